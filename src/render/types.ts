@@ -1,0 +1,27 @@
+import type {
+  APIActionRowComponent,
+  APIAllowedMentions,
+  APIComponentInMessageActionRow,
+  APIEmbed,
+} from 'discord-api-types/v10';
+
+/** A Discord message body as API JSON; the bot layer adapts it to discord.js and adds flags. */
+export interface MessagePayload {
+  content?: string;
+  embeds: APIEmbed[];
+  components: APIActionRowComponent<APIComponentInMessageActionRow>[];
+  /** Always `{ parse: [] }`: nothing a renderer outputs may ping. */
+  allowed_mentions: APIAllowedMentions;
+}
+
+/** Everything a renderer needs besides the domain object; renderers read no clock and no config. */
+export interface RenderContext {
+  /** Interaction locale, e.g. `en-US` or `de`; numbers are formatted with it (`en-US` on bad tags). */
+  locale: string;
+  /** Current Unix time in seconds. */
+  nowSec: number;
+  /** IPFS gateway origin, e.g. `https://ipfs.io`; `ipfs://CID/x` becomes `https://ipfs.io/ipfs/CID/x`. */
+  ipfsGateway: string;
+  /** Set when the data was served stale because Web3.bio was unreachable. */
+  stale?: { fetchedAt: number } | undefined;
+}

@@ -1,0 +1,25 @@
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { type Command, PRIVATE_OPTION, stringOption, withFreshness } from '../src/discord/command.ts';
+import { renderAvatar } from '../src/render/avatar.ts';
+
+export default {
+  data: {
+    name: 'avatar',
+    description: 'Show the avatar of a web3 name or address',
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: 'identity',
+        description: 'ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an address',
+        required: true,
+        max_length: 256,
+      },
+      PRIVATE_OPTION,
+    ],
+  },
+  cooldown: true,
+  async answer(options, ctx) {
+    const fetched = await ctx.deps.web3bio.getAvatar(stringOption(options, 'identity'));
+    return renderAvatar(fetched.data, withFreshness(ctx.render, fetched));
+  },
+} satisfies Command;

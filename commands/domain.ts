@@ -1,0 +1,25 @@
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { type Command, PRIVATE_OPTION, stringOption, withFreshness } from '../src/discord/command.ts';
+import { renderDomain } from '../src/render/domain.ts';
+
+export default {
+  data: {
+    name: 'domain',
+    description: 'Show owner, resolver, records and expiry of an ENS, Basenames, Linea or Solana name',
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: 'name',
+        description: 'e.g. vitalik.eth, tony.base.eth, bonfida.sol',
+        required: true,
+        max_length: 256,
+      },
+      PRIVATE_OPTION,
+    ],
+  },
+  cooldown: true,
+  async answer(options, ctx) {
+    const fetched = await ctx.deps.web3bio.getDomain(stringOption(options, 'name'));
+    return renderDomain(fetched.data, withFreshness(ctx.render, fetched));
+  },
+} satisfies Command;

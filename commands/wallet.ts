@@ -1,0 +1,44 @@
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import {
+  type Command,
+  type CommandContext,
+  PRIVATE_OPTION,
+  stringOption,
+  withFreshness,
+} from '../src/discord/command.ts';
+import { encodeCustomId } from '../src/discord/customId.ts';
+import type { MessagePayload } from '../src/render/types.ts';
+import { renderWallet } from '../src/render/wallet.ts';
+
+async function walletPayload(identity: string, page: number, ctx: CommandContext): Promise<MessagePayload> {
+  const fetched = await ctx.deps.web3bio.getWallet(identity);
+  const pageId = (p: number) => encodeCustomId('wallet', 'page', p, identity) ?? 'wallet|too-long';
+  return renderWallet(fetched.data, page, withFreshness(ctx.render, fetched), pageId);
+}
+
+export default {
+  data: {
+    name: 'wallet',
+    description: 'Show the identities, domains and credentials linked to a wallet (needs an API key)',
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: 'identity',
+        description: 'An EVM or Solana address, or a name',
+        required: true,
+        max_length: 256,
+      },
+      PRIVATE_OPTION,
+    ],
+  },
+  cooldown: true,
+  componentsOwnerOnly: true,
+  answer(options, ctx) {
+    return walletPayload(stringOption(options, 'identity'), 0, ctx);
+  },
+  components: {
+    page([page, identity], _values, ctx) {
+      return walletPayload(identity ?? '', Number.parseInt(page ?? '0', 10) || 0, ctx);
+    },
+  },
+} satisfies Command;

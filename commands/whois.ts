@@ -1,0 +1,66 @@
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import {
+  type Command,
+  type CommandContext,
+  PRIVATE_OPTION,
+  stringOption,
+  withFreshness,
+} from '../src/discord/command.ts';
+import { encodeCustomId } from '../src/discord/customId.ts';
+import type { MessagePayload } from '../src/render/types.ts';
+import { renderWhois } from '../src/render/whois.ts';
+import { PLATFORM_SEGMENTS, type PlatformSegment } from '../src/web3bio/types.ts';
+
+const isPlatform = (value: unknown): value is PlatformSegment =>
+  PLATFORM_SEGMENTS.includes(value as PlatformSegment);
+
+async function whoisPayload(
+  identity: string,
+  platform: PlatformSegment | undefined,
+  selected: number,
+  ctx: CommandContext,
+): Promise<MessagePayload> {
+  const { web3bio } = ctx.deps;
+  const fetched = platform
+    ? await web3bio.getPlatformProfile(platform, identity).then((f) => ({ ...f, data: [f.data] }))
+    : await web3bio.getProfiles(identity);
+  // An identity too long for a custom id gets a menu that explains itself when used.
+  const selectId = encodeCustomId('whois', 'select', platform ?? '', identity) ?? 'whois|too-long';
+  return renderWhois(fetched.data, selected, withFreshness(ctx.render, fetched), selectId);
+}
+
+export default {
+  data: {
+    name: 'whois',
+    description: 'Show the web3 profile of a name or address',
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: 'identity',
+        description: 'ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an EVM or Solana address',
+        required: true,
+        max_length: 256,
+      },
+      {
+        type: ApplicationCommandOptionType.String,
+        name: 'platform',
+        description: 'Only this platform',
+        required: false,
+        choices: PLATFORM_SEGMENTS.map((p) => ({ name: p, value: p })),
+      },
+      PRIVATE_OPTION,
+    ],
+  },
+  cooldown: true,
+  componentsOwnerOnly: true,
+  answer(options, ctx) {
+    const platform = isPlatform(options.platform) ? options.platform : undefined;
+    return whoisPayload(stringOption(options, 'identity'), platform, 0, ctx);
+  },
+  components: {
+    select([platform, identity], values, ctx) {
+      const selected = Number.parseInt(values[0] ?? '0', 10);
+      return whoisPayload(identity ?? '', isPlatform(platform) ? platform : undefined, selected, ctx);
+    },
+  },
+} satisfies Command;

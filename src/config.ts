@@ -1,0 +1,121 @@
+import { z } from 'zod';
+
+/** Blank values count as unset, so `KEY=` in .env falls back to the default. */
+const optionalText = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z.string().trim().optional(),
+);
+
+const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T>) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    schema.default(fallback as never),
+  );
+
+const seconds = (fallback: number) => withDefault(z.coerce.number().int().min(0).max(31_536_000), fallback);
+
+const boolean = (fallback: boolean) => withDefault(z.stringbool(), fallback);
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/** Every environment key the bot reads; `.env.example` documents each one. */
+export const ConfigSchema = z.object({
+  DISCORD_TOKEN: optionalText.pipe(
+    z.string({ error: 'is required (the bot token from the Developer Portal)' }),
+  ),
+  DISCORD_APPLICATION_ID: optionalText.pipe(
+    z
+      .string({ error: 'is required (the application id)' })
+      .regex(/^\d{17,20}$/, 'must be a Discord snowflake'),
+  ),
+  DISCORD_API_URL: optionalText.pipe(httpUrl.optional()),
+  DEV_GUILD_ID: optionalText.pipe(
+    z
+      .string()
+      .regex(/^\d{17,20}$/, 'must be a Discord snowflake')
+      .optional(),
+  ),
+
+  WEB3BIO_API_URL: withDefault(httpUrl, 'https://api.web3.bio'),
+  WEB3BIO_API_KEY: optionalText,
+  WEB3BIO_RATE_LIMIT: optionalText.pipe(
+    z
+      .string()
+      .regex(/^(\d+)\/(\d+)s$|^off$/, 'must look like "5/10s" (requests per seconds) or "off"')
+      .optional(),
+  ),
+  WEB3BIO_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(120_000), 10_000),
+  WEB3BIO_CONCURRENCY: withDefault(z.coerce.number().int().min(1).max(256), 8),
+
+  CACHE_MAX_ENTRIES: withDefault(z.coerce.number().int().min(100), 50_000),
+  CACHE_MAX_MB: withDefault(z.coerce.number().int().min(1), 64),
+  CACHE_TTL_PROFILE_SECONDS: seconds(7_200),
+  CACHE_TTL_CREDENTIAL_SECONDS: seconds(7_200),
+  CACHE_TTL_DOMAIN_SECONDS: seconds(900),
+  CACHE_TTL_AVATAR_SECONDS: seconds(86_400),
+  CACHE_TTL_WALLET_SECONDS: seconds(600),
+  CACHE_NEGATIVE_TTL_SECONDS: seconds(60),
+  CACHE_STALE_IF_ERROR_SECONDS: seconds(86_400),
+  REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' }).optional()),
+
+  IPFS_GATEWAY: withDefault(httpUrl, 'https://ipfs.io'),
+  USER_COOLDOWN_COMMANDS: withDefault(z.coerce.number().int().min(0).max(1_000), 5),
+  USER_COOLDOWN_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 30),
+  DEFER_AFTER_MS: withDefault(z.coerce.number().int().min(0).max(2_500), 1_200),
+
+  DATA_DIR: withDefault(z.string(), './data'),
+  DATABASE_URL: optionalText.pipe(
+    z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
+  ),
+  HTTP_PORT: withDefault(z.coerce.number().int().min(0).max(65_535), 8_080),
+  HTTP_HOST: withDefault(z.string(), '0.0.0.0'),
+  PUBLIC_URL: optionalText.pipe(httpUrl.optional()),
+  RPC_URL: optionalText.pipe(httpUrl.optional()),
+  GATING_ENABLED: boolean(false),
+  GATING_RECHECK_HOURS: withDefault(
+    z.coerce
+      .number()
+      .min(0.01)
+      .max(24 * 30),
+    24,
+  ),
+
+  LOG_LEVEL: withDefault(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+});
+
+export type Config = z.output<typeof ConfigSchema>;
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(
+      `Invalid configuration (see .env.example for every key):\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Parse the environment once, listing every bad or missing key at once. Never echoes values. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const result = ConfigSchema.safeParse(env);
+  const problems = result.success
+    ? []
+    : result.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`);
+  const gatingOn = z.stringbool().safeParse(env.GATING_ENABLED?.trim() || 'false');
+  if (gatingOn.success && gatingOn.data && !env.PUBLIC_URL?.trim()) {
+    problems.push('PUBLIC_URL is required when GATING_ENABLED=true (the address members open to sign)');
+  }
+  if (!result.success || problems.length > 0) throw new ConfigError(problems);
+  return result.data;
+}
+
+/** `WEB3BIO_RATE_LIMIT` as the client's option: unset picks the client's default for the key state. */
+export function rateLimitOption(
+  value: string | undefined,
+): { requests: number; intervalMs: number } | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'off') return null;
+  const [requests, secondsText] = value.slice(0, -1).split('/');
+  return { requests: Number(requests), intervalMs: Number(secondsText) * 1_000 };
+}

@@ -1,0 +1,31 @@
+import 'dotenv/config';
+import { REST, Routes } from 'discord.js';
+import { commandsFor } from '../commands/index.ts';
+import { ConfigError, loadConfig } from './config.ts';
+
+/**
+ * Register the slash commands with REST alone (no gateway login): to DEV_GUILD_ID when set, else
+ * globally. A bulk overwrite, so running it twice changes nothing.
+ */
+async function deploy(): Promise<void> {
+  const config = loadConfig(process.env);
+  const body = commandsFor(config).map((c) => c.data);
+  const rest = new REST(config.DISCORD_API_URL ? { api: config.DISCORD_API_URL } : {}).setToken(
+    config.DISCORD_TOKEN,
+  );
+  const route = config.DEV_GUILD_ID
+    ? Routes.applicationGuildCommands(config.DISCORD_APPLICATION_ID, config.DEV_GUILD_ID)
+    : Routes.applicationCommands(config.DISCORD_APPLICATION_ID);
+  const registered = (await rest.put(route, { body })) as { name: string }[];
+  const where = config.DEV_GUILD_ID ? `guild ${config.DEV_GUILD_ID}` : 'globally';
+  console.log(
+    `Registered ${registered.length} commands ${where}: ${registered.map((c) => `/${c.name}`).join(', ')}`,
+  );
+}
+
+deploy().catch((error: unknown) => {
+  console.error(
+    error instanceof ConfigError ? error.message : `Command registration failed: ${String(error)}`,
+  );
+  process.exitCode = 1;
+});

@@ -1,0 +1,100 @@
+import type {
+  ChatInputCommandInteraction,
+  MessageComponentInteraction,
+  UserContextMenuCommandInteraction,
+} from 'discord.js';
+import {
+  ApplicationCommandOptionType,
+  type RESTPostAPIChatInputApplicationCommandsJSONBody,
+  type RESTPostAPIContextMenuApplicationCommandsJSONBody,
+} from 'discord-api-types/v10';
+import type { Config } from '../config.ts';
+import type { Logger } from '../log.ts';
+import type { MessagePayload, RenderContext } from '../render/types.ts';
+import type { Web3BioClient } from '../web3bio/client.ts';
+
+export type OptionValue = string | number | boolean;
+export type CommandOptions = Readonly<Record<string, OptionValue | undefined>>;
+
+/** What every command can use. Commands never read `process.env`. */
+export interface BotDeps {
+  config: Config;
+  logger: Logger;
+  web3bio: Web3BioClient;
+}
+
+export interface CommandContext {
+  deps: BotDeps;
+  render: RenderContext;
+  userId: string;
+  guildId: string | null;
+  /** The discord.js interaction, when there is one (absent in `npm run preview`). */
+  interaction?: ChatInputCommandInteraction | UserContextMenuCommandInteraction | MessageComponentInteraction;
+}
+
+/** A component handler receives the parts of its custom id after the command and handler names. */
+export type ComponentHandler = (
+  args: string[],
+  values: string[],
+  ctx: CommandContext,
+) => Promise<MessagePayload>;
+
+export interface Command {
+  data: RESTPostAPIChatInputApplicationCommandsJSONBody | RESTPostAPIContextMenuApplicationCommandsJSONBody;
+  /** Counts against the per-user cooldown (lookups that may reach the upstream). */
+  cooldown?: boolean;
+  /** Always answer privately (otherwise only when the `private` option is true). */
+  ephemeral?: boolean;
+  answer(options: CommandOptions, ctx: CommandContext): Promise<MessagePayload>;
+  /** Handlers for components on this command's messages, by handler name (see customId.ts). */
+  components?: Record<string, ComponentHandler>;
+  /** Only the user who ran the command may use its components (others get a short private note). */
+  componentsOwnerOnly?: boolean;
+}
+
+/** The `private` option every lookup offers. */
+export const PRIVATE_OPTION = {
+  type: ApplicationCommandOptionType.Boolean,
+  name: 'private',
+  description: 'Only you see the answer',
+  required: false,
+} as const;
+
+/** Read a required string option; the router guarantees required options are present. */
+export function stringOption(options: CommandOptions, name: string): string {
+  const value = options[name];
+  return typeof value === 'string' ? value : '';
+}
+
+export function isPrivate(options: CommandOptions): boolean {
+  return options.private === true;
+}
+
+/** The render context for an answer built from `fetched`: marks stale data so render shows a note. */
+export function withFreshness(
+  render: RenderContext,
+  fetched: { stale: boolean; fetchedAt: number },
+): RenderContext {
+  return fetched.stale ? { ...render, stale: { fetchedAt: fetched.fetchedAt } } : render;
+}
+
+/**
+ * Turn `name=value` text (from the preview CLI) into typed options, using the command's own option
+ * definitions, so preview and Discord feed `answer` the same shapes.
+ */
+export function coerceOptions(command: Command, raw: Record<string, string>): Record<string, OptionValue> {
+  const defs = 'options' in command.data ? (command.data.options ?? []) : [];
+  const out: Record<string, OptionValue> = {};
+  for (const [name, text] of Object.entries(raw)) {
+    const def = defs.find((d) => d.name === name);
+    if (!def) throw new Error(`/${command.data.name} has no option "${name}"`);
+    if (def.type === ApplicationCommandOptionType.Boolean) out[name] = /^(true|yes|1)$/i.test(text);
+    else if (
+      def.type === ApplicationCommandOptionType.Integer ||
+      def.type === ApplicationCommandOptionType.Number
+    )
+      out[name] = Number(text);
+    else out[name] = text;
+  }
+  return out;
+}

@@ -1,0 +1,238 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  type ChatInputCommandInteraction,
+  type Interaction,
+  type InteractionEditReplyOptions,
+  type InteractionReplyOptions,
+  type MessageComponentInteraction,
+  MessageFlags,
+  type UserContextMenuCommandInteraction,
+} from 'discord.js';
+import { renderCooldown, renderError } from '../render/errors.ts';
+import type { MessagePayload, RenderContext } from '../render/types.ts';
+import { isWeb3BioError } from '../web3bio/errors.ts';
+import type { BotDeps, Command, CommandContext, CommandOptions } from './command.ts';
+import type { Cooldown } from './cooldown.ts';
+import { decodeCustomId } from './customId.ts';
+
+type CommandInteraction = ChatInputCommandInteraction | UserContextMenuCommandInteraction;
+type Outcome = { ok: true; payload: MessagePayload } | { ok: false; error: unknown };
+
+export interface InteractionRouter {
+  /** Handle one interaction. Never rejects: this is the one error boundary. */
+  handle(interaction: Interaction): Promise<void>;
+  /** Resolves when every interaction in flight has been answered. */
+  drain(): Promise<void>;
+  readonly inFlight: number;
+}
+
+/** discord.js reply options from a render payload; mentions are never parsed. */
+export function toReplyOptions(payload: MessagePayload, ephemeral: boolean): InteractionReplyOptions {
+  return {
+    content: payload.content ?? '',
+    embeds: payload.embeds,
+    components: payload.components,
+    allowedMentions: { parse: [] },
+    ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
+  };
+}
+
+function toEditOptions(payload: MessagePayload): InteractionEditReplyOptions {
+  return {
+    content: payload.content ?? '',
+    embeds: payload.embeds,
+    components: payload.components,
+    allowedMentions: { parse: [] },
+  };
+}
+
+export function createRouter(options: {
+  commands: readonly Command[];
+  deps: BotDeps;
+  cooldown: Cooldown;
+}): InteractionRouter {
+  const { deps, cooldown } = options;
+  const byName = new Map(options.commands.map((c) => [c.data.name, c]));
+  const inFlight = new Set<Promise<void>>();
+  const deferAfterMs = deps.config.DEFER_AFTER_MS;
+
+  const renderContext = (locale: string): RenderContext => ({
+    locale,
+    nowSec: Math.floor(Date.now() / 1_000),
+    ipfsGateway: deps.config.IPFS_GATEWAY,
+  });
+
+  /** Run `work`; when it is not done within DEFER_AFTER_MS, `defer` first so Discord's 3 s window is met. */
+  async function settle(
+    work: Promise<MessagePayload>,
+    defer: () => Promise<unknown>,
+  ): Promise<{ outcome: Outcome; deferred: boolean }> {
+    const guarded = work.then(
+      (payload): Outcome => ({ ok: true, payload }),
+      (error: unknown): Outcome => ({ ok: false, error }),
+    );
+    const timer = new AbortController();
+    const first = await Promise.race([
+      guarded,
+      delay(deferAfterMs, null, { signal: timer.signal }).catch(() => null),
+    ]);
+    timer.abort();
+    if (first) return { outcome: first, deferred: false };
+    await defer();
+    return { outcome: await guarded, deferred: true };
+  }
+
+  function logOutcome(base: Record<string, unknown>, outcome: Outcome, started: number): void {
+    const ms = Math.round(performance.now() - started);
+    if (outcome.ok) {
+      deps.logger.info({ ...base, ms }, 'interaction answered');
+    } else if (isWeb3BioError(outcome.error)) {
+      const level =
+        outcome.error.kind === 'not_found' || outcome.error.kind === 'invalid_identity' ? 'info' : 'warn';
+      deps.logger[level]({ ...base, ms, err: outcome.error.toLog() }, 'interaction answered with an error');
+    } else {
+      deps.logger.error({ ...base, ms, err: outcome.error }, 'interaction failed');
+    }
+  }
+
+  async function handleCommand(
+    interaction: CommandInteraction,
+    base: Record<string, unknown>,
+  ): Promise<void> {
+    const render = renderContext(interaction.locale);
+    const command = byName.get(interaction.commandName);
+    if (!command) {
+      await interaction.reply(toReplyOptions(renderError(new Error('unknown command'), render), true));
+      return;
+    }
+    if (command.cooldown) {
+      const waitMs = cooldown.take(interaction.user.id);
+      if (waitMs > 0) {
+        deps.logger.info({ ...base, waitMs }, 'cooldown');
+        await interaction.reply(toReplyOptions(renderCooldown(waitMs, render), true));
+        return;
+      }
+    }
+    const options: Record<string, string | number | boolean> = {};
+    for (const option of interaction.options.data) {
+      if (option.value !== undefined) options[option.name] = option.value;
+    }
+    const ephemeral = command.ephemeral === true || options.private === true;
+    const ctx: CommandContext = {
+      deps,
+      render,
+      userId: interaction.user.id,
+      guildId: interaction.guildId,
+      interaction,
+    };
+    const started = performance.now();
+    const { outcome, deferred } = await settle(command.answer(options as CommandOptions, ctx), () =>
+      interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
+    );
+    logOutcome(base, outcome, started);
+    if (outcome.ok) {
+      if (deferred) await interaction.editReply(toEditOptions(outcome.payload));
+      else await interaction.reply(toReplyOptions(outcome.payload, ephemeral));
+      return;
+    }
+    const errorPayload = renderError(outcome.error, render);
+    if (!deferred) await interaction.reply(toReplyOptions(errorPayload, true));
+    else if (ephemeral) await interaction.editReply(toEditOptions(errorPayload));
+    else {
+      // A public "thinking…" cannot turn private: remove it and answer privately.
+      await interaction.deleteReply();
+      await interaction.followUp(toReplyOptions(errorPayload, true));
+    }
+  }
+
+  async function handleComponent(
+    interaction: MessageComponentInteraction,
+    base: Record<string, unknown>,
+  ): Promise<void> {
+    const render = renderContext(interaction.locale);
+    const parsed = decodeCustomId(interaction.customId);
+    const command = parsed ? byName.get(parsed.command) : undefined;
+    const handler = parsed && command?.components?.[parsed.handler];
+    if (!parsed || !command || !handler) {
+      await interaction.reply(toReplyOptions(renderError(new Error('unknown component'), render), true));
+      return;
+    }
+    const ownerId = interaction.message.interactionMetadata?.user.id;
+    if (command.componentsOwnerOnly && ownerId && ownerId !== interaction.user.id) {
+      await interaction.reply({
+        content: `Only the person who ran this command can use these controls. Run \`/${command.data.name}\` yourself.`,
+        allowedMentions: { parse: [] },
+        flags: MessageFlags.Ephemeral,
+      });
+      return;
+    }
+    const values = interaction.isStringSelectMenu() ? interaction.values : [];
+    const ctx: CommandContext = {
+      deps,
+      render,
+      userId: interaction.user.id,
+      guildId: interaction.guildId,
+      interaction,
+    };
+    const started = performance.now();
+    const { outcome, deferred } = await settle(handler(parsed.args, values, ctx), () =>
+      interaction.deferUpdate(),
+    );
+    logOutcome(base, outcome, started);
+    if (outcome.ok) {
+      if (deferred) await interaction.editReply(toEditOptions(outcome.payload));
+      else await interaction.update(toEditOptions(outcome.payload));
+      return;
+    }
+    const errorPayload = toReplyOptions(renderError(outcome.error, render), true);
+    if (deferred) await interaction.followUp(errorPayload);
+    else await interaction.reply(errorPayload);
+  }
+
+  async function handle(interaction: Interaction): Promise<void> {
+    const base = {
+      interactionId: interaction.id,
+      userId: interaction.user.id,
+      guildId: interaction.guildId,
+      command: interaction.isCommand() ? interaction.commandName : undefined,
+      customId: interaction.isMessageComponent() ? interaction.customId : undefined,
+    };
+    try {
+      if (interaction.isChatInputCommand() || interaction.isUserContextMenuCommand())
+        await handleCommand(interaction, base);
+      else if (interaction.isMessageComponent()) await handleComponent(interaction, base);
+      else if (interaction.isAutocomplete()) await interaction.respond([]);
+    } catch (error) {
+      deps.logger.error({ ...base, err: error }, 'interaction boundary caught an error');
+      await lastResortReply(interaction);
+    }
+  }
+
+  async function lastResortReply(interaction: Interaction): Promise<void> {
+    if (!interaction.isRepliable()) return;
+    const payload = toReplyOptions(
+      renderError(new Error('internal'), renderContext(interaction.locale)),
+      true,
+    );
+    try {
+      if (interaction.replied || interaction.deferred) await interaction.followUp(payload);
+      else await interaction.reply(payload);
+    } catch (error) {
+      deps.logger.warn({ interactionId: interaction.id, err: error }, 'could not send the error reply');
+    }
+  }
+
+  return {
+    handle(interaction) {
+      const task = handle(interaction);
+      inFlight.add(task);
+      return task.finally(() => inFlight.delete(task));
+    },
+    async drain() {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+    get inFlight() {
+      return inFlight.size;
+    },
+  };
+}

@@ -75,4 +75,11 @@ export interface CacheOptions {
   fromNegative?: (data: unknown, key: string) => Error;
   /** Clock, injectable for tests (ms since epoch). */
   now?: () => number;
+  /**
+   * Told about a store failure (e.g. Redis down). Lookups never fail because of the store: a failed read
+   * counts as a miss, a failed write or delete is skipped.
+   */
+  onStoreError?: (error: unknown, operation: StoreOperation, key: string) => void;
 }
+
+export type StoreOperation = 'get' | 'set' | 'delete';

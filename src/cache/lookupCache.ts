@@ -1,0 +1,160 @@
+import type {
+  CachedValue,
+  CacheOptions,
+  CachePolicy,
+  LookupCache,
+  LookupOptions,
+  StoredEntry,
+  StoreOperation,
+} from './types.ts';
+
+type Flight = Promise<CachedValue<unknown>>;
+
+/**
+ * A `LookupCache` over `options.store`: fresh hits skip the loader, concurrent misses of one key share
+ * one loader call, negative answers are cached, and expired entries cover loader outages.
+ */
+export function createLookupCache(options: CacheOptions): LookupCache {
+  const { store } = options;
+  const now = options.now ?? Date.now;
+  const fromNegative = options.fromNegative ?? defaultFromNegative;
+  const inflight = new Map<string, Flight>();
+
+  function report(error: unknown, operation: StoreOperation, key: string): void {
+    try {
+      options.onStoreError?.(error, operation, key);
+    } catch {
+      // A faulty reporter must not turn a store hiccup into a failed lookup.
+    }
+  }
+
+  async function read(key: string): Promise<StoredEntry | undefined> {
+    try {
+      return await store.get(key);
+    } catch (error) {
+      report(error, 'get', key);
+      return undefined;
+    }
+  }
+
+  async function write(key: string, entry: StoredEntry, retainMs: number): Promise<void> {
+    if (!(retainMs > 0)) return;
+    try {
+      await store.set(key, entry, retainMs);
+    } catch (error) {
+      report(error, 'set', key);
+    }
+  }
+
+  function negativeDataOf(error: unknown): unknown {
+    if (options.toNegative === undefined) return undefined;
+    try {
+      return options.toNegative(error);
+    } catch {
+      return undefined;
+    }
+  }
+
+  async function load<T>(
+    key: string,
+    loader: () => Promise<T>,
+    policy: CachePolicy,
+  ): Promise<CachedValue<T>> {
+    let value: T;
+    try {
+      value = await loader();
+    } catch (error) {
+      return recover(key, error, policy);
+    }
+    const fetchedAt = now();
+    const entry: StoredEntry = { value, negative: false, fetchedAt, expiresAt: fetchedAt + policy.ttlMs };
+    // Awaited so that once callers see the value, later gets find it in the store (no second loader call).
+    await write(key, entry, policy.ttlMs + policy.staleIfErrorMs);
+    return { value, hit: false, stale: false, fetchedAt };
+  }
+
+  async function recover<T>(key: string, error: unknown, policy: CachePolicy): Promise<CachedValue<T>> {
+    const negativeData = negativeDataOf(error);
+    if (negativeData !== undefined) {
+      // A negative answer (e.g. not found) is the upstream's verdict, not an outage: never mask it with stale data.
+      if (policy.negativeTtlMs > 0) {
+        const fetchedAt = now();
+        const entry: StoredEntry = {
+          value: negativeData,
+          negative: true,
+          fetchedAt,
+          expiresAt: fetchedAt + policy.negativeTtlMs,
+        };
+        await write(key, entry, policy.negativeTtlMs);
+      }
+      throw error;
+    }
+    const previous = await read(key);
+    if (previous !== undefined && !previous.negative && now() < previous.expiresAt + policy.staleIfErrorMs) {
+      return { value: previous.value as T, hit: true, stale: true, fetchedAt: previous.fetchedAt };
+    }
+    throw error;
+  }
+
+  function startFlight<T>(
+    key: string,
+    loader: () => Promise<T>,
+    policy: CachePolicy,
+  ): Promise<CachedValue<T>> {
+    // `finally` runs asynchronously, so the flight is registered before it can be removed, even when
+    // the loader throws synchronously.
+    const flight = load(key, loader, policy).finally(() => inflight.delete(key));
+    inflight.set(key, flight);
+    return flight;
+  }
+
+  return {
+    async get<T>(
+      key: string,
+      loader: () => Promise<T>,
+      policy: CachePolicy,
+      lookupOptions?: LookupOptions,
+    ): Promise<CachedValue<T>> {
+      const pending = inflight.get(key) as Promise<CachedValue<T>> | undefined;
+      if (pending !== undefined) return pending;
+      if (lookupOptions?.bypass !== true) {
+        // Inlined rather than `read(key)`: the hit path allocates nothing but its result.
+        let entry: StoredEntry | undefined;
+        try {
+          entry = await store.get(key);
+        } catch (error) {
+          report(error, 'get', key);
+        }
+        if (entry !== undefined && now() < entry.expiresAt) {
+          if (entry.negative) throw fromNegative(entry.value, key);
+          return { value: entry.value as T, hit: true, stale: false, fetchedAt: entry.fetchedAt };
+        }
+      }
+      // Another get may have started a flight while this one was reading the store.
+      const joined = inflight.get(key) as Promise<CachedValue<T>> | undefined;
+      return joined ?? startFlight(key, loader, policy);
+    },
+
+    async set<T>(key: string, value: T, policy: CachePolicy): Promise<void> {
+      const fetchedAt = now();
+      const entry: StoredEntry = { value, negative: false, fetchedAt, expiresAt: fetchedAt + policy.ttlMs };
+      await write(key, entry, policy.ttlMs + policy.staleIfErrorMs);
+    },
+
+    async delete(key: string): Promise<void> {
+      try {
+        await store.delete(key);
+      } catch (error) {
+        report(error, 'delete', key);
+      }
+    },
+
+    async close(): Promise<void> {
+      await store.close?.();
+    },
+  };
+}
+
+function defaultFromNegative(_data: unknown, key: string): Error {
+  return new Error(`Cached negative answer for ${key}`);
+}

@@ -1,0 +1,356 @@
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { createLookupCache } from '../../src/cache/lookupCache.ts';
+import type { CachePolicy, CacheStore, LookupCache, StoredEntry } from '../../src/cache/types.ts';
+import { NotFoundError, UpstreamError } from '../../src/web3bio/errors.ts';
+import { memoryHarness, redisHarness, type StoreHarness } from './storeHarness.ts';
+
+const POLICY: CachePolicy = { ttlMs: 60_000, negativeTtlMs: 10_000, staleIfErrorMs: 30_000 };
+const START = 1_700_000_000_000;
+
+/** A 5xx from upstream: an outage, not an answer. */
+const outage = () => new UpstreamError(503, 'http://127.0.0.1/profile/x', 'down');
+
+function toNegative(error: unknown): unknown {
+  return error instanceof NotFoundError ? { identity: error.identity } : undefined;
+}
+
+function fromNegative(data: unknown, key: string): Error {
+  const identity = (data as { identity?: unknown }).identity;
+  return new NotFoundError(typeof identity === 'string' ? identity : key);
+}
+
+/** A loader that counts its calls and answers from a script (a value, or an error to throw). */
+function scriptedLoader<T>(...answers: Array<T | Error>) {
+  let calls = 0;
+  return vi.fn(async (): Promise<T> => {
+    const answer = answers[Math.min(calls++, answers.length - 1)];
+    if (answer instanceof Error) throw answer;
+    return answer as T;
+  });
+}
+
+describe.each([memoryHarness(), redisHarness()])('LookupCache over $name', (harness: StoreHarness) => {
+  afterAll(() => harness.cleanup());
+
+  function setup(store: CacheStore = harness.create()) {
+    const clock = { now: START };
+    const storeErrors: Array<[unknown, string, string]> = [];
+    const cache: LookupCache = createLookupCache({
+      store,
+      now: () => clock.now,
+      toNegative,
+      fromNegative,
+      onStoreError: (error, operation, key) => storeErrors.push([error, operation, key]),
+    });
+    return { cache, clock, store, storeErrors };
+  }
+
+  it('serves a fresh entry without the loader, then reloads once it expires', async () => {
+    const { cache, clock, storeErrors } = setup();
+    const loader = scriptedLoader({ name: 'vitalik.eth' }, { name: 'vitalik.eth v2' });
+
+    expect(await cache.get('p:1', loader, POLICY)).toEqual({
+      value: { name: 'vitalik.eth' },
+      hit: false,
+      stale: false,
+      fetchedAt: START,
+    });
+    clock.now = START + POLICY.ttlMs - 1;
+    expect(await cache.get('p:1', loader, POLICY)).toEqual({
+      value: { name: 'vitalik.eth' },
+      hit: true,
+      stale: false,
+      fetchedAt: START,
+    });
+    expect(loader).toHaveBeenCalledTimes(1);
+
+    clock.now = START + POLICY.ttlMs;
+    const reloaded = await cache.get('p:1', loader, POLICY);
+    expect(reloaded).toEqual({
+      value: { name: 'vitalik.eth v2' },
+      hit: false,
+      stale: false,
+      fetchedAt: clock.now,
+    });
+    expect(loader).toHaveBeenCalledTimes(2);
+    expect(storeErrors).toEqual([]);
+  });
+
+  it('shares one loader call among 100 concurrent gets of one key', async () => {
+    const { cache } = setup();
+    let release = (_value: string) => {};
+    const loader = vi.fn(() => new Promise<string>((resolve) => (release = resolve)));
+
+    const gets = Array.from({ length: 100 }, () => cache.get('p:hot', loader, POLICY));
+    await vi.waitFor(() => expect(loader).toHaveBeenCalled());
+    release('answer');
+    const results = await Promise.all(gets);
+
+    expect(loader).toHaveBeenCalledTimes(1);
+    expect(new Set(results.map((r) => r.value))).toEqual(new Set(['answer']));
+    expect(await cache.get('p:hot', loader, POLICY)).toMatchObject({ value: 'answer', hit: true });
+    expect(loader).toHaveBeenCalledTimes(1);
+  });
+
+  it('keeps different keys in separate flights', async () => {
+    const { cache } = setup();
+    const a = scriptedLoader('a');
+    const b = scriptedLoader('b');
+    const [ra, rb] = await Promise.all([cache.get('k:a', a, POLICY), cache.get('k:b', b, POLICY)]);
+    expect([ra.value, rb.value]).toEqual(['a', 'b']);
+    expect(a).toHaveBeenCalledTimes(1);
+    expect(b).toHaveBeenCalledTimes(1);
+  });
+
+  it('shares a rejection among concurrent gets, then lets the next get call the loader again', async () => {
+    const { cache } = setup();
+    const failure = outage();
+    const loader = scriptedLoader<string>(failure, 'recovered');
+
+    const results = await Promise.allSettled(
+      Array.from({ length: 20 }, () => cache.get('p:x', loader, POLICY)),
+    );
+    expect(results.every((r) => r.status === 'rejected' && r.reason === failure)).toBe(true);
+    expect(loader).toHaveBeenCalledTimes(1);
+
+    expect(await cache.get('p:x', loader, POLICY)).toMatchObject({ value: 'recovered', hit: false });
+    expect(loader).toHaveBeenCalledTimes(2);
+  });
+
+  it('clears the flight when the loader throws synchronously', async () => {
+    const { cache } = setup();
+    const loader = vi.fn((): Promise<string> => {
+      throw new Error('sync boom');
+    });
+    await expect(cache.get('p:sync', loader, POLICY)).rejects.toThrow('sync boom');
+    await expect(cache.get('p:sync', loader, POLICY)).rejects.toThrow('sync boom');
+    expect(loader).toHaveBeenCalledTimes(2);
+  });
+
+  it('caches a negative answer for negativeTtlMs, rebuilding the error without the loader', async () => {
+    const { cache, clock } = setup();
+    const notFound = new NotFoundError('nobody.eth');
+    const loader = scriptedLoader<string>(notFound, 'now exists');
+
+    await expect(cache.get('p:nobody', loader, POLICY)).rejects.toBe(notFound);
+    clock.now = START + POLICY.negativeTtlMs - 1;
+    const cached = await cache.get('p:nobody', loader, POLICY).catch((error: unknown) => error);
+    expect(cached).toBeInstanceOf(NotFoundError);
+    expect(cached).not.toBe(notFound);
+    expect((cached as NotFoundError).identity).toBe('nobody.eth');
+    expect(loader).toHaveBeenCalledTimes(1);
+
+    clock.now = START + POLICY.negativeTtlMs;
+    expect(await cache.get('p:nobody', loader, POLICY)).toMatchObject({ value: 'now exists', hit: false });
+    expect(loader).toHaveBeenCalledTimes(2);
+  });
+
+  it('does not cache negative answers when negativeTtlMs is 0', async () => {
+    const { cache } = setup();
+    const loader = scriptedLoader<string>(new NotFoundError('nobody.eth'));
+    const policy = { ...POLICY, negativeTtlMs: 0 };
+    await expect(cache.get('p:neg0', loader, policy)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(cache.get('p:neg0', loader, policy)).rejects.toBeInstanceOf(NotFoundError);
+    expect(loader).toHaveBeenCalledTimes(2);
+  });
+
+  it('calls the loader on a bypass get even while a negative entry is cached', async () => {
+    const { cache } = setup();
+    const loader = scriptedLoader<string>(new NotFoundError('late.eth'), 'registered');
+    await expect(cache.get('p:late', loader, POLICY)).rejects.toBeInstanceOf(NotFoundError);
+    expect(await cache.get('p:late', loader, POLICY, { bypass: true })).toMatchObject({
+      value: 'registered',
+      hit: false,
+    });
+    expect(await cache.get('p:late', loader, POLICY)).toMatchObject({ value: 'registered', hit: true });
+    expect(loader).toHaveBeenCalledTimes(2);
+  });
+
+  it('treats a toNegative that throws as "not negative"', async () => {
+    const clock = { now: START };
+    const cache = createLookupCache({
+      store: harness.create(),
+      now: () => clock.now,
+      toNegative: () => {
+        throw new Error('mapper bug');
+      },
+    });
+    const failure = outage();
+    const loader = scriptedLoader<string>(failure);
+    await expect(cache.get('p:mapper', loader, POLICY)).rejects.toBe(failure);
+    await expect(cache.get('p:mapper', loader, POLICY)).rejects.toBe(failure);
+    expect(loader).toHaveBeenCalledTimes(2);
+  });
+
+  it('serves an expired entry as stale when the loader fails within staleIfErrorMs, and only then', async () => {
+    const { cache, clock } = setup();
+    const failure = outage();
+    const loader = scriptedLoader<string>('good', failure);
+    await cache.get('p:s', loader, POLICY);
+
+    clock.now = START + POLICY.ttlMs + POLICY.staleIfErrorMs - 1;
+    expect(await cache.get('p:s', loader, POLICY)).toEqual({
+      value: 'good',
+      hit: true,
+      stale: true,
+      fetchedAt: START,
+    });
+
+    clock.now = START + POLICY.ttlMs + POLICY.staleIfErrorMs;
+    await expect(cache.get('p:s', loader, POLICY)).rejects.toBe(failure);
+    expect(loader).toHaveBeenCalledTimes(3);
+  });
+
+  it('serves no stale value when staleIfErrorMs is 0', async () => {
+    const { cache, clock } = setup();
+    const policy = { ...POLICY, staleIfErrorMs: 0 };
+    const failure = outage();
+    const loader = scriptedLoader<string>('good', failure);
+    await cache.get('p:s0', loader, policy);
+    clock.now = START + policy.ttlMs;
+    await expect(cache.get('p:s0', loader, policy)).rejects.toBe(failure);
+  });
+
+  it('never serves a negative entry as stale', async () => {
+    const { cache, clock } = setup();
+    const failure = outage();
+    const loader = scriptedLoader<string>(new NotFoundError('gone.eth'), failure);
+    await expect(cache.get('p:gone', loader, POLICY)).rejects.toBeInstanceOf(NotFoundError);
+    clock.now = START + POLICY.negativeTtlMs;
+    await expect(cache.get('p:gone', loader, POLICY)).rejects.toBe(failure);
+  });
+
+  it('does not mask a negative answer with a stale good value', async () => {
+    const { cache, clock } = setup();
+    const notFound = new NotFoundError('was.eth');
+    const loader = scriptedLoader<string>('was here', notFound);
+    await cache.get('p:was', loader, POLICY);
+    clock.now = START + POLICY.ttlMs;
+    await expect(cache.get('p:was', loader, POLICY)).rejects.toBe(notFound);
+  });
+
+  it('bypasses a fresh entry, shares the bypass loader call, and stores its answer', async () => {
+    const { cache } = setup();
+    const loader = scriptedLoader('v1', 'v2', 'v3');
+    await cache.get('p:b', loader, POLICY);
+
+    const bypassed = await Promise.all(
+      Array.from({ length: 10 }, () => cache.get('p:b', loader, POLICY, { bypass: true })),
+    );
+    expect(bypassed.map((r) => r.value)).toEqual(Array(10).fill('v2'));
+    expect(bypassed[0]).toMatchObject({ hit: false, stale: false });
+    expect(loader).toHaveBeenCalledTimes(2);
+    expect(await cache.get('p:b', loader, POLICY)).toMatchObject({ value: 'v2', hit: true });
+  });
+
+  it('serves the cached value as stale when a bypass get fails', async () => {
+    const { cache } = setup();
+    const loader = scriptedLoader<string>('kept', outage());
+    await cache.get('p:bs', loader, POLICY);
+    expect(await cache.get('p:bs', loader, POLICY, { bypass: true })).toEqual({
+      value: 'kept',
+      hit: true,
+      stale: true,
+      fetchedAt: START,
+    });
+  });
+
+  it('fills entries with set and forgets them with delete', async () => {
+    const { cache, clock } = setup();
+    const loader = scriptedLoader('from loader');
+    await cache.set('p:batch', { name: 'from batch' }, POLICY);
+    clock.now = START + 5;
+    expect(await cache.get('p:batch', loader, POLICY)).toEqual({
+      value: { name: 'from batch' },
+      hit: true,
+      stale: false,
+      fetchedAt: START,
+    });
+    await cache.delete('p:batch');
+    expect(await cache.get('p:batch', loader, POLICY)).toMatchObject({ value: 'from loader', hit: false });
+    expect(loader).toHaveBeenCalledTimes(1);
+  });
+
+  it('stores entries with the fresh TTL plus the stale window as retention', async () => {
+    const writes: Array<[string, StoredEntry, number]> = [];
+    const store = harness.create();
+    const recording: CacheStore = {
+      get: (key) => store.get(key),
+      delete: (key) => store.delete(key),
+      set: (key, entry, retainMs) => {
+        writes.push([key, entry, retainMs]);
+        return store.set(key, entry, retainMs);
+      },
+    };
+    const { cache } = setup(recording);
+    await cache.get('p:r', async () => 'v', POLICY);
+    await expect(
+      cache.get('p:n', async () => Promise.reject(new NotFoundError('n')), POLICY),
+    ).rejects.toThrow();
+    expect(writes).toEqual([
+      ['p:r', { value: 'v', negative: false, fetchedAt: START, expiresAt: START + POLICY.ttlMs }, 90_000],
+      [
+        'p:n',
+        { value: { identity: 'n' }, negative: true, fetchedAt: START, expiresAt: START + 10_000 },
+        10_000,
+      ],
+    ]);
+  });
+});
+
+describe('LookupCache with a failing store', () => {
+  const broken: CacheStore = {
+    get: async () => Promise.reject(new Error('store down')),
+    set: async () => Promise.reject(new Error('store down')),
+    delete: async () => Promise.reject(new Error('store down')),
+  };
+
+  it('answers through the loader and reports each store failure', async () => {
+    const reported: string[] = [];
+    const cache = createLookupCache({
+      store: broken,
+      onStoreError: (error, operation, key) =>
+        reported.push(`${operation} ${key} ${(error as Error).message}`),
+    });
+    const loader = scriptedLoader('a', 'b');
+    expect(await cache.get('k', loader, POLICY)).toMatchObject({ value: 'a', hit: false });
+    expect(await cache.get('k', loader, POLICY)).toMatchObject({ value: 'b', hit: false });
+    await cache.set('k', 'c', POLICY);
+    await cache.delete('k');
+    expect(reported).toEqual([
+      'get k store down',
+      'set k store down',
+      'get k store down',
+      'set k store down',
+      'set k store down',
+      'delete k store down',
+    ]);
+  });
+
+  it('survives a reporter that throws, and rethrows loader errors with nothing to serve', async () => {
+    const cache = createLookupCache({
+      store: broken,
+      onStoreError: () => {
+        throw new Error('reporter bug');
+      },
+    });
+    expect(await cache.get('k', async () => 1, POLICY)).toMatchObject({ value: 1 });
+    const failure = outage();
+    await expect(cache.get('k', async () => Promise.reject(failure), POLICY)).rejects.toBe(failure);
+  });
+
+  it('closes its store', async () => {
+    const close = vi.fn(async () => {});
+    const cache = createLookupCache({ store: { ...broken, close } });
+    await cache.close();
+    expect(close).toHaveBeenCalledTimes(1);
+  });
+
+  it('uses a generic error for cached negatives when no fromNegative is given', async () => {
+    const cache = createLookupCache({ store: memoryHarness().create(), toNegative });
+    const loader = scriptedLoader<string>(new NotFoundError('x.eth'));
+    await expect(cache.get('k:x', loader, POLICY)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(cache.get('k:x', loader, POLICY)).rejects.toThrow('Cached negative answer for k:x');
+    expect(loader).toHaveBeenCalledTimes(1);
+  });
+});

@@ -1,0 +1,58 @@
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { MemoryStore } from '../../src/cache/memoryStore.ts';
+import { RedisStore } from '../../src/cache/redisStore.ts';
+import type { CacheStore } from '../../src/cache/types.ts';
+
+export const REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** Makes fresh, isolated stores of one kind and removes whatever they left behind. */
+export interface StoreHarness {
+  name: string;
+  create(): CacheStore;
+  cleanup(): Promise<void>;
+}
+
+export function memoryHarness(): StoreHarness {
+  return { name: 'MemoryStore', create: () => new MemoryStore(), cleanup: async () => {} };
+}
+
+/** Every store gets its own prefix under one per-run root, so runs and tests never see each other's keys. */
+export function redisHarness(): StoreHarness & { client: Redis; root: string } {
+  const root = `web3bio-test:${randomUUID()}:`;
+  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  let count = 0;
+  return {
+    name: 'RedisStore',
+    client,
+    root,
+    create: () => {
+      count += 1;
+      return new RedisStore({ client, prefix: `${root}${count}:` });
+    },
+    cleanup: async () => {
+      await deleteKeys(client, `${root}*`);
+      await client.quit();
+    },
+  };
+}
+
+export async function deleteKeys(client: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
+    if (keys.length > 0) await client.del(...keys);
+    cursor = next;
+  } while (cursor !== '0');
+}
+
+/** A loopback port with nothing listening on it. */
+export async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  return address.port;
+}

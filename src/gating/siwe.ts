@@ -1,0 +1,260 @@
+/**
+ * Wallet-signature proof of ownership: Sign-In with Ethereum (EIP-4361) challenges bound to a Discord
+ * user, a guild, an identity and the expected signer, with one-time expiring nonces.
+ * @see https://eips.ethereum.org/EIPS/eip-4361
+ */
+import { randomBytes } from 'node:crypto';
+import { createPublicClient, getAddress, http, isAddress, recoverMessageAddress, verifyMessage } from 'viem';
+import { createSiweMessage, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
+import type { GatingStore, NonceRecord } from '../store/types.ts';
+
+export interface SiweConfig {
+  /** Where the bot's verification page is reachable, e.g. https://bot.example.org */
+  publicUrl: string;
+  /** JSON-RPC endpoint; when set, contract-wallet signatures are checked through ERC-1271/6492. */
+  rpcUrl?: string;
+  /** How long a challenge stays valid; default 10 minutes. */
+  ttlMs?: number;
+  /** Clock in ms since epoch, injectable for tests. */
+  now?: () => number;
+}
+
+export type { NonceRecord };
+
+/** The part of the gating store that challenges need. */
+export type NonceStore = Pick<GatingStore, 'createNonce' | 'consumeNonce' | 'getNonce'>;
+
+export type VerifyFailureReason =
+  | 'unknown_nonce'
+  | 'expired'
+  | 'used'
+  | 'tampered'
+  | 'wrong_domain'
+  | 'wrong_address'
+  | 'bad_signature'
+  | 'malformed';
+
+export type VerifyOutcome =
+  | { ok: true; record: NonceRecord; address: `0x${string}` }
+  | { ok: false; reason: VerifyFailureReason; message: string };
+
+export const DEFAULT_CHALLENGE_TTL_MS = 10 * 60_000;
+/** 128 random bits as lowercase hex: alphanumeric, as EIP-4361 requires of a nonce. */
+const NONCE_PATTERN = /^[0-9a-f]{32}$/;
+const SNOWFLAKE_PATTERN = /^\d{1,20}$/;
+const SIGNATURE_PATTERN = /^0x[0-9a-fA-F]{2,6000}$/;
+const MESSAGE_MAX_LENGTH = 4_000;
+const IDENTITY_MAX_LENGTH = 100;
+/** Line breaks would split the EIP-4361 statement; control and format characters can disguise text. */
+const UNSAFE_STATEMENT_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/** True when `value` has the shape of a nonce this module issues (cheap check before any lookup). */
+export function isChallengeNonce(value: string): boolean {
+  return NONCE_PATTERN.test(value);
+}
+
+/** Creates and stores a one-time challenge; returns the link the member opens to sign it. */
+export async function createChallenge(
+  store: NonceStore,
+  cfg: SiweConfig,
+  input: { guildId: string; userId: string; identity: string; address: `0x${string}` },
+): Promise<{ nonce: string; url: string; expiresAt: number }> {
+  if (!SNOWFLAKE_PATTERN.test(input.guildId) || !SNOWFLAKE_PATTERN.test(input.userId)) {
+    throw new TypeError('guildId and userId must be Discord snowflakes');
+  }
+  if (!isAddress(input.address, { strict: false })) throw new TypeError('address is not an Ethereum address');
+  if (displayIdentity(input.identity) === '') throw new TypeError('identity is empty');
+  const nonce = randomBytes(16).toString('hex');
+  const expiresAt = clock(cfg)() + ttl(cfg);
+  const record = {
+    nonce,
+    guildId: input.guildId,
+    userId: input.userId,
+    identity: input.identity,
+    address: input.address.toLowerCase(),
+    expiresAt,
+  };
+  // Fail here rather than on the page if the configuration cannot produce a valid message.
+  buildSiweMessage(cfg, { ...record, usedAt: null });
+  await store.createNonce(record);
+  return { nonce, url: `${baseUrl(cfg)}/verify/${nonce}`, expiresAt };
+}
+
+/**
+ * The exact EIP-4361 message for a record. Deterministic (issuedAt is derived from the expiry), so the
+ * server can rebuild it at verification time instead of trusting a client's copy.
+ */
+export function buildSiweMessage(cfg: SiweConfig, rec: NonceRecord): string {
+  const site = siteOf(cfg);
+  return createSiweMessage({
+    scheme: site.scheme,
+    domain: site.domain,
+    uri: site.uri,
+    address: getAddress(rec.address),
+    chainId: 1,
+    version: '1',
+    nonce: rec.nonce,
+    statement:
+      `Link Discord user ${rec.userId} in server ${rec.guildId} to the web3 identity ${displayIdentity(rec.identity)}. ` +
+      'This is a signature, not a transaction: it costs nothing and moves no funds.',
+    issuedAt: new Date(rec.expiresAt - ttl(cfg)),
+    expirationTime: new Date(rec.expiresAt),
+  });
+}
+
+/**
+ * Checks a signed challenge and, only when it is valid, consumes its nonce (so a failed attempt can be
+ * retried, but a replay is refused as `used`). Without `message`, the one built for the nonce is checked.
+ */
+export async function verifyChallenge(
+  store: NonceStore,
+  cfg: SiweConfig,
+  input: { nonce: string; message?: string | undefined; signature: `0x${string}` },
+): Promise<VerifyOutcome> {
+  if (!isChallengeNonce(input.nonce)) return fail('unknown_nonce');
+  const submitted = input.message;
+  if (submitted !== undefined && (typeof submitted !== 'string' || submitted.length > MESSAGE_MAX_LENGTH)) {
+    return fail('malformed');
+  }
+  if (typeof input.signature !== 'string' || !SIGNATURE_PATTERN.test(input.signature))
+    return fail('malformed');
+
+  const record = await store.getNonce(input.nonce);
+  if (!record) return fail('unknown_nonce');
+  if (record.usedAt !== null) return fail('used');
+  const now = clock(cfg)();
+  if (now >= record.expiresAt) return fail('expired');
+
+  const expected = buildSiweMessage(cfg, record);
+  if (submitted !== undefined && submitted !== expected) return explainMismatch(cfg, record, submitted);
+  if (!validateSiweMessage({ message: parseSiweMessage(expected), time: new Date(now) })) {
+    return fail('expired');
+  }
+
+  const signatureCheck = await checkSignature(cfg, record, expected, input.signature, now);
+  if (signatureCheck) return signatureCheck;
+
+  const consumed = await store.consumeNonce(record.nonce, now);
+  if (!consumed) return fail('used');
+  return { ok: true, record: consumed, address: getAddress(record.address) };
+}
+
+/** Undefined when the signature is the expected signer's; otherwise the refusal. */
+async function checkSignature(
+  cfg: SiweConfig,
+  record: NonceRecord,
+  message: string,
+  signature: `0x${string}`,
+  now: number,
+): Promise<VerifyOutcome | undefined> {
+  const expectedSigner = getAddress(record.address);
+  const eoaValid = await verifyMessage({ address: expectedSigner, message, signature }).catch(() => false);
+  if (eoaValid) return undefined;
+
+  if (cfg.rpcUrl) {
+    const verdict = await verifyContractWallet(cfg.rpcUrl, {
+      address: expectedSigner,
+      message,
+      signature,
+      nonce: record.nonce,
+      time: new Date(now),
+    });
+    if (verdict === true) return undefined;
+    if (verdict === 'unavailable') {
+      return fail(
+        'bad_signature',
+        'The wallet signature could not be checked right now (the chain node did not answer). Try again in a minute.',
+      );
+    }
+  }
+
+  const recovered = await recoverMessageAddress({ message, signature }).catch(() => undefined);
+  if (recovered) {
+    return fail(
+      'wrong_address',
+      `The message was signed by ${recovered}, but this link is for ${expectedSigner}. Switch to that account in your wallet and sign again.`,
+    );
+  }
+  return fail('bad_signature');
+}
+
+/** ERC-1271 (and ERC-6492 for undeployed accounts) through the configured chain node. */
+async function verifyContractWallet(
+  rpcUrl: string,
+  check: { address: `0x${string}`; message: string; signature: `0x${string}`; nonce: string; time: Date },
+): Promise<boolean | 'unavailable'> {
+  const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 1, timeout: 10_000 }) });
+  try {
+    if (await client.verifySiweMessage(check)) return true;
+  } catch {
+    return 'unavailable';
+  }
+  // viem reports a failed eth_call as an invalid signature; tell "node down" apart so the member retries.
+  return client.getChainId().then(
+    () => false,
+    () => 'unavailable' as const,
+  );
+}
+
+/** Names the most specific reason a submitted message differs from the one built for the nonce. */
+function explainMismatch(cfg: SiweConfig, record: NonceRecord, message: string): VerifyOutcome {
+  const parsed = parseSiweMessage(message);
+  if (!parsed.address || !parsed.domain || !parsed.uri || !parsed.nonce) return fail('malformed');
+  const site = siteOf(cfg);
+  if (
+    parsed.domain !== site.domain ||
+    parsed.uri !== site.uri ||
+    (parsed.scheme ?? site.scheme) !== site.scheme
+  ) {
+    return fail('wrong_domain');
+  }
+  if (parsed.address.toLowerCase() !== record.address) return fail('wrong_address');
+  return fail('tampered');
+}
+
+const FAILURE_MESSAGES: Record<VerifyFailureReason, string> = {
+  unknown_nonce: 'This link is not valid. Run /verify in Discord to get a new one.',
+  expired: 'This link has expired (links last 10 minutes). Run /verify in Discord to get a new one.',
+  used: 'This link was already used. Run /verify in Discord if you need a new one.',
+  tampered: 'The signed message is not the one this link asked for. Reload the page and sign again.',
+  wrong_domain: 'The signed message is for a different site. Reload this page and sign the message it shows.',
+  wrong_address: 'The message names a different wallet than this link. Reload the page and sign again.',
+  bad_signature: 'The signature is not valid for this wallet. Sign again with the wallet this link is for.',
+  malformed: 'The request was not understood. Reload the page and try again.',
+};
+
+/** What a member is told for a refusal, when there is nothing more specific to say. */
+export function verifyFailureMessage(reason: VerifyFailureReason): string {
+  return FAILURE_MESSAGES[reason];
+}
+
+function fail(reason: VerifyFailureReason, message = FAILURE_MESSAGES[reason]): VerifyOutcome {
+  return { ok: false, reason, message };
+}
+
+/** The identity as it may appear in a one-line statement. */
+function displayIdentity(identity: string): string {
+  const cleaned = identity.replace(UNSAFE_STATEMENT_CHARS, '').trim();
+  const chars = Array.from(cleaned);
+  return chars.length > IDENTITY_MAX_LENGTH
+    ? `${chars.slice(0, IDENTITY_MAX_LENGTH - 3).join('')}...`
+    : cleaned;
+}
+
+function baseUrl(cfg: SiweConfig): string {
+  return cfg.publicUrl.replace(/\/+$/, '');
+}
+
+function siteOf(cfg: SiweConfig): { scheme: string; domain: string; uri: string } {
+  const url = new URL(baseUrl(cfg));
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError('publicUrl must be http(s)');
+  return { scheme: url.protocol.slice(0, -1), domain: url.host, uri: baseUrl(cfg) };
+}
+
+function ttl(cfg: SiweConfig): number {
+  return cfg.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS;
+}
+
+function clock(cfg: SiweConfig): () => number {
+  return cfg.now ?? Date.now;
+}

@@ -1,0 +1,319 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { parseSiweMessage } from 'viem/siwe';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  buildSiweMessage,
+  createChallenge,
+  type NonceStore,
+  type SiweConfig,
+  verifyChallenge,
+} from '../../src/gating/siwe.ts';
+import { openNonceStore } from './nonceStore.ts';
+
+const GUILD = '111111111111111111';
+const USER = '222222222222222222';
+const T0 = Date.UTC(2025, 5, 1, 12, 0, 0);
+
+let store: NonceStore & { close(): Promise<void> };
+let clock: number;
+let cfg: SiweConfig;
+const signer = privateKeyToAccount(generatePrivateKey());
+const stranger = privateKeyToAccount(generatePrivateKey());
+
+beforeEach(async () => {
+  store = await openNonceStore();
+  clock = T0;
+  cfg = { publicUrl: 'https://bot.example.org/', now: () => clock };
+});
+afterEach(async () => {
+  await store.close();
+});
+
+async function challengeAndMessage(identity = 'vitalik.eth') {
+  const challenge = await createChallenge(store, cfg, {
+    guildId: GUILD,
+    userId: USER,
+    identity,
+    address: signer.address,
+  });
+  const record = await store.getNonce(challenge.nonce);
+  if (!record) throw new Error('challenge was not stored');
+  return { challenge, record, message: buildSiweMessage(cfg, record) };
+}
+
+describe('createChallenge', () => {
+  it('stores a 128-bit nonce bound to user, guild, identity and lowercase address, expiring in 10 minutes', async () => {
+    const { challenge, record } = await challengeAndMessage();
+    expect(challenge.nonce).toMatch(/^[0-9a-f]{32}$/);
+    expect(challenge.url).toBe(`https://bot.example.org/verify/${challenge.nonce}`);
+    expect(challenge.expiresAt).toBe(T0 + 10 * 60_000);
+    expect(record).toEqual({
+      nonce: challenge.nonce,
+      guildId: GUILD,
+      userId: USER,
+      identity: 'vitalik.eth',
+      address: signer.address.toLowerCase(),
+      expiresAt: T0 + 10 * 60_000,
+      usedAt: null,
+    });
+    const other = await createChallenge(store, cfg, {
+      guildId: GUILD,
+      userId: USER,
+      identity: 'vitalik.eth',
+      address: signer.address,
+    });
+    expect(other.nonce).not.toBe(challenge.nonce);
+  });
+
+  it('refuses input that is not a snowflake or an address', async () => {
+    const base = { guildId: GUILD, userId: USER, identity: 'a.eth', address: signer.address };
+    await expect(createChallenge(store, cfg, { ...base, userId: 'abc' })).rejects.toThrow(TypeError);
+    await expect(createChallenge(store, cfg, { ...base, address: '0x1234' })).rejects.toThrow(TypeError);
+    await expect(createChallenge(store, cfg, { ...base, identity: '\n\u200b' })).rejects.toThrow(TypeError);
+  });
+});
+
+describe('buildSiweMessage', () => {
+  it('builds an EIP-4361 message bound to the site, the nonce and the expected signer', async () => {
+    const { record, message } = await challengeAndMessage();
+    const parsed = parseSiweMessage(message);
+    expect(parsed.scheme).toBe('https');
+    expect(parsed.domain).toBe('bot.example.org');
+    expect(parsed.uri).toBe('https://bot.example.org');
+    expect(parsed.address).toBe(signer.address);
+    expect(parsed.chainId).toBe(1);
+    expect(parsed.nonce).toBe(record.nonce);
+    expect(parsed.issuedAt?.getTime()).toBe(T0);
+    expect(parsed.expirationTime?.getTime()).toBe(T0 + 10 * 60_000);
+    expect(parsed.statement).toContain(`Discord user ${USER}`);
+    expect(parsed.statement).toContain(`server ${GUILD}`);
+    expect(parsed.statement).toContain('vitalik.eth');
+    expect(parsed.statement).toContain('not a transaction');
+    expect(buildSiweMessage(cfg, record)).toBe(message);
+  });
+
+  it('keeps a hostile identity on one statement line', async () => {
+    const { message } = await challengeAndMessage('evil.eth\nURI: https://attacker.example\u2028x');
+    const parsed = parseSiweMessage(message);
+    expect(parsed.uri).toBe('https://bot.example.org');
+    expect(parsed.statement).toContain('evil.ethURI: https://attacker.examplex');
+    expect(message.split('\n').filter((line) => line.startsWith('URI:'))).toEqual([
+      'URI: https://bot.example.org',
+    ]);
+  });
+});
+
+describe('verifyChallenge', () => {
+  it('accepts the signed message once, then refuses the replay as used', async () => {
+    const { record, message } = await challengeAndMessage();
+    const signature = await signer.signMessage({ message });
+    clock = T0 + 60_000;
+    const outcome = await verifyChallenge(store, cfg, { nonce: record.nonce, message, signature });
+    expect(outcome).toEqual({
+      ok: true,
+      record: { ...record, usedAt: T0 + 60_000 },
+      address: signer.address,
+    });
+    expect((await store.getNonce(record.nonce))?.usedAt).toBe(T0 + 60_000);
+
+    const replay = await verifyChallenge(store, cfg, { nonce: record.nonce, message, signature });
+    expect(replay).toMatchObject({ ok: false, reason: 'used' });
+  });
+
+  it('lets only one of two concurrent submissions win', async () => {
+    const { record, message } = await challengeAndMessage();
+    const signature = await signer.signMessage({ message });
+    const outcomes = await Promise.all([
+      verifyChallenge(store, cfg, { nonce: record.nonce, message, signature }),
+      verifyChallenge(store, cfg, { nonce: record.nonce, message, signature }),
+    ]);
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
+    expect(outcomes.find((o) => !o.ok)).toMatchObject({ reason: 'used' });
+  });
+
+  it('refuses an expired challenge and does not consume it', async () => {
+    const { record, message } = await challengeAndMessage();
+    const signature = await signer.signMessage({ message });
+    clock = T0 + 10 * 60_000;
+    const outcome = await verifyChallenge(store, cfg, { nonce: record.nonce, message, signature });
+    expect(outcome).toMatchObject({ ok: false, reason: 'expired' });
+    if (!outcome.ok) expect(outcome.message).toMatch(/expired/);
+    expect((await store.getNonce(record.nonce))?.usedAt).toBeNull();
+  });
+
+  it('refuses a tampered message even when it is validly signed, and keeps the nonce usable', async () => {
+    const { record, message } = await challengeAndMessage();
+    const tampered = message.replace(`server ${GUILD}`, 'server 999999999999999999');
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message: tampered,
+      signature: await signer.signMessage({ message: tampered }),
+    });
+    expect(outcome).toMatchObject({ ok: false, reason: 'tampered' });
+
+    const honest = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message,
+      signature: await signer.signMessage({ message }),
+    });
+    expect(honest.ok).toBe(true);
+  });
+
+  it('refuses a message naming another nonce as tampered', async () => {
+    const first = await challengeAndMessage();
+    const second = await challengeAndMessage();
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: first.record.nonce,
+      message: second.message,
+      signature: await signer.signMessage({ message: second.message }),
+    });
+    expect(outcome).toMatchObject({ ok: false, reason: 'tampered' });
+  });
+
+  it('refuses a message for another domain or URI', async () => {
+    const { record, message } = await challengeAndMessage();
+    for (const foreign of [
+      message.replace('https://bot.example.org wants', 'https://evil.example.org wants'),
+      message.replace('URI: https://bot.example.org', 'URI: https://evil.example.org'),
+    ]) {
+      const outcome = await verifyChallenge(store, cfg, {
+        nonce: record.nonce,
+        message: foreign,
+        signature: await signer.signMessage({ message: foreign }),
+      });
+      expect(outcome).toMatchObject({ ok: false, reason: 'wrong_domain' });
+    }
+  });
+
+  it('refuses a message naming another address', async () => {
+    const { record, message } = await challengeAndMessage();
+    const foreign = message.replace(signer.address, stranger.address);
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message: foreign,
+      signature: await stranger.signMessage({ message: foreign }),
+    });
+    expect(outcome).toMatchObject({ ok: false, reason: 'wrong_address' });
+  });
+
+  it('refuses the right message signed by another key, naming the signer', async () => {
+    const { record, message } = await challengeAndMessage();
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message,
+      signature: await stranger.signMessage({ message }),
+    });
+    expect(outcome).toMatchObject({ ok: false, reason: 'wrong_address' });
+    if (!outcome.ok) expect(outcome.message).toContain(stranger.address);
+    expect((await store.getNonce(record.nonce))?.usedAt).toBeNull();
+  });
+
+  it('refuses a signature that recovers to nothing as bad_signature', async () => {
+    const { record, message } = await challengeAndMessage();
+    const garbage = `0x${'00'.repeat(65)}` as const;
+    const outcome = await verifyChallenge(store, cfg, { nonce: record.nonce, message, signature: garbage });
+    expect(outcome).toMatchObject({ ok: false, reason: 'bad_signature' });
+  });
+
+  it('refuses unknown nonces and malformed input without throwing', async () => {
+    const { record, message } = await challengeAndMessage();
+    const signature = await signer.signMessage({ message });
+    await expect(
+      verifyChallenge(store, cfg, { nonce: 'f'.repeat(32), message, signature }),
+    ).resolves.toMatchObject({ ok: false, reason: 'unknown_nonce' });
+    await expect(
+      verifyChallenge(store, cfg, { nonce: '../../etc/passwd', message, signature }),
+    ).resolves.toMatchObject({ ok: false, reason: 'unknown_nonce' });
+    await expect(
+      verifyChallenge(store, cfg, { nonce: record.nonce, message, signature: 'nope' as `0x${string}` }),
+    ).resolves.toMatchObject({ ok: false, reason: 'malformed' });
+    await expect(
+      verifyChallenge(store, cfg, { nonce: record.nonce, message: 'hello', signature }),
+    ).resolves.toMatchObject({ ok: false, reason: 'malformed' });
+    await expect(
+      verifyChallenge(store, cfg, { nonce: record.nonce, message: 'x'.repeat(100_000), signature }),
+    ).resolves.toMatchObject({ ok: false, reason: 'malformed' });
+  });
+});
+
+describe('verifyChallenge with a contract wallet (ERC-1271 through RPC_URL)', () => {
+  let rpc: Server;
+  let rpcAnswer: 'valid' | 'invalid' | 'down';
+  let ethCalls: number;
+
+  beforeEach(async () => {
+    ethCalls = 0;
+    rpc = createServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk: Buffer) => {
+        body += chunk.toString();
+      });
+      req.on('end', () => {
+        const request = JSON.parse(body) as { id: number; method: string };
+        if (rpcAnswer === 'down') {
+          res.writeHead(503).end();
+          return;
+        }
+        if (request.method === 'eth_call') ethCalls += 1;
+        // The ERC-6492 universal validator returns an ABI-encoded bool.
+        const result = `0x${(rpcAnswer === 'valid' ? '1' : '0').padStart(64, '0')}`;
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: request.id, result }));
+      });
+    });
+    await new Promise<void>((resolve) => rpc.listen(0, '127.0.0.1', resolve));
+    cfg.rpcUrl = `http://127.0.0.1:${(rpc.address() as AddressInfo).port}`;
+  });
+  afterEach(async () => {
+    await new Promise((resolve) => rpc.close(resolve));
+  });
+
+  it('accepts a signature the wallet contract approves', async () => {
+    rpcAnswer = 'valid';
+    const { record, message } = await challengeAndMessage();
+    const contractSignature = `0x${'ab'.repeat(100)}` as const;
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message,
+      signature: contractSignature,
+    });
+    expect(outcome.ok).toBe(true);
+    expect(ethCalls).toBe(1);
+  });
+
+  it('refuses a signature the wallet contract rejects, and reports an unreachable node', async () => {
+    rpcAnswer = 'invalid';
+    const { record, message } = await challengeAndMessage();
+    const contractSignature = `0x${'ab'.repeat(100)}` as const;
+    const rejected = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message,
+      signature: contractSignature,
+    });
+    expect(rejected).toMatchObject({ ok: false, reason: 'bad_signature' });
+
+    rpcAnswer = 'down';
+    const unavailable = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message,
+      signature: contractSignature,
+    });
+    expect(unavailable).toMatchObject({ ok: false, reason: 'bad_signature' });
+    if (!unavailable.ok) expect(unavailable.message).toMatch(/could not be checked/);
+    expect((await store.getNonce(record.nonce))?.usedAt).toBeNull();
+  });
+
+  it('still accepts a plain-account signature without asking the node', async () => {
+    rpcAnswer = 'invalid';
+    const { record, message } = await challengeAndMessage();
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message,
+      signature: await signer.signMessage({ message }),
+    });
+    expect(outcome.ok).toBe(true);
+    expect(ethCalls).toBe(0);
+  });
+});

@@ -1,0 +1,166 @@
+/**
+ * The wallet-signature page: one small self-contained HTML document (inline style and script, both
+ * allowed by a per-response CSP nonce), readable without JavaScript.
+ */
+import type { NonceRecord } from './siwe.ts';
+
+export type VerifyPageState = { kind: 'ready'; record: NonceRecord } | { kind: 'expired' } | { kind: 'used' };
+
+const STYLE = `
+:root{color-scheme:light;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;background:#f6f7f9}
+body{margin:0;padding:1rem}
+main{max-width:34rem;margin:2rem auto;padding:1.5rem;background:#fff;border:1px solid #d0d4da;border-radius:.75rem}
+h1{font-size:1.4rem;margin:0 0 .75rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem;margin:1rem 0}
+dt{font-weight:600}dd{margin:0;overflow-wrap:anywhere}
+code{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.95em}
+.safe{padding:.75rem 1rem;background:#eef4ff;border-left:4px solid #1d4ed8}
+button{font:inherit;font-weight:600;padding:.7rem 1.2rem;color:#fff;background:#1d4ed8;border:0;border-radius:.5rem;cursor:pointer}
+button:hover{background:#1e40af}button:disabled{background:#5b6472;cursor:wait}
+button:focus-visible{outline:3px solid #111;outline-offset:3px}
+#status{min-height:1.5em;margin-top:1rem}
+.error{color:#b91c1c}.success{color:#166534;font-weight:600}
+`;
+
+// Plain browser JavaScript; every user-visible string goes through textContent, never innerHTML.
+const SCRIPT = `
+(function () {
+  var root = document.getElementById('verify');
+  var button = document.getElementById('sign');
+  var status = document.getElementById('status');
+  var nonce = root.dataset.nonce;
+  var expected = root.dataset.address.toLowerCase();
+  var expiry = document.getElementById('expiry');
+  if (expiry) expiry.textContent = new Date(expiry.getAttribute('datetime')).toLocaleString();
+  function say(text, tone) { status.textContent = text; status.className = tone || ''; }
+  function toHex(text) {
+    var bytes = new TextEncoder().encode(text), out = '0x';
+    for (var i = 0; i < bytes.length; i++) out += bytes[i].toString(16).padStart(2, '0');
+    return out;
+  }
+  async function run() {
+    var wallet = window.ethereum;
+    if (!wallet || typeof wallet.request !== 'function') {
+      say('No browser wallet was found. Open this link in a browser with a wallet extension, or in your wallet app\\'s browser.', 'error');
+      return;
+    }
+    button.disabled = true;
+    var done = false;
+    try {
+      say('Waiting for your wallet to share an account...');
+      var accounts = await wallet.request({ method: 'eth_requestAccounts' });
+      var account = (accounts || []).find(function (a) { return String(a).toLowerCase() === expected; });
+      if (!account) {
+        say('Your wallet shared ' + (accounts && accounts[0] ? accounts[0] : 'no account') + ', but this link is for ' + root.dataset.address + '. Switch to that account in your wallet, then press the button again.', 'error');
+        return;
+      }
+      var got = await fetch(nonce + '/message', { headers: { accept: 'application/json' }, cache: 'no-store' });
+      var body = await got.json();
+      if (!got.ok) { say(body.message || 'This link can no longer be used.', 'error'); return; }
+      say('Check your wallet and sign the message. It is not a transaction and costs nothing.');
+      var signature = await wallet.request({ method: 'personal_sign', params: [toHex(body.message), account] });
+      say('Checking your signature...');
+      var sent = await fetch(nonce, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json' },
+        body: JSON.stringify({ signature: signature }),
+      });
+      var result = await sent.json();
+      if (result.ok) {
+        done = true;
+        button.hidden = true;
+        say('Verified. You can close this tab; your roles will update in Discord.', 'success');
+      } else {
+        say(result.message || 'The signature was refused.', 'error');
+      }
+    } catch (error) {
+      if (error && error.code === 4001) say('You cancelled in your wallet. Nothing was signed.', 'error');
+      else say('Something went wrong: ' + (error && error.message ? error.message : 'unknown error') + '. Try again.', 'error');
+    } finally {
+      if (!done) button.disabled = false;
+    }
+  }
+  // The note stays visible when scripts are off or blocked, which <noscript> alone would not cover.
+  document.getElementById('needs-js').hidden = true;
+  button.hidden = false;
+  button.addEventListener('click', run);
+})();
+`;
+
+const SAFETY_NOTE =
+  'Signing only proves you own this wallet. This page never asks for a transaction, a payment or your ' +
+  'seed phrase (recovery phrase). Never type your seed phrase anywhere.';
+
+/** The whole verification page for one state; `cspNonce` must match the response's CSP nonce. */
+export function renderVerifyPage(state: VerifyPageState, cspNonce: string): string {
+  switch (state.kind) {
+    case 'ready':
+      return htmlDocument('Link your wallet to Discord', cspNonce, readyBody(state.record), {
+        nonce: state.record.nonce,
+        address: state.record.address,
+      });
+    case 'used':
+      return htmlDocument(
+        'This link was already used',
+        cspNonce,
+        '<p>Each link works once. If your roles did not update, run <code>/verify</code> in Discord to get a new link.</p>',
+      );
+    case 'expired':
+      return htmlDocument(
+        'This link has expired',
+        cspNonce,
+        '<p>Links work once and only for 10 minutes. Go back to Discord and run <code>/verify</code> to get a new one.</p>',
+      );
+  }
+}
+
+function readyBody(record: NonceRecord): string {
+  const expires = new Date(record.expiresAt).toISOString();
+  return `<dl>
+<dt>Discord user</dt><dd><code>${escapeHtml(record.userId)}</code></dd>
+<dt>Discord server</dt><dd><code>${escapeHtml(record.guildId)}</code></dd>
+<dt>Identity</dt><dd>${escapeHtml(record.identity)}</dd>
+<dt>Wallet address</dt><dd><code>${escapeHtml(record.address)}</code></dd>
+</dl>
+<p class="safe">${SAFETY_NOTE}</p>
+<p>This link works once and expires at <time id="expiry" datetime="${expires}">${expires.replace('T', ' ').slice(0, 16)} UTC</time>.</p>
+<p id="needs-js" class="error">This page needs JavaScript and a browser wallet to sign. Turn JavaScript on, or open this link in your wallet app's browser.</p>
+<button type="button" id="sign" hidden>Connect wallet and sign</button>
+<p id="status" role="status" aria-live="polite"></p>`;
+}
+
+/** With `signing` data the page carries the signing script, which reads the data from `<main>`. */
+function htmlDocument(
+  title: string,
+  cspNonce: string,
+  body: string,
+  signing?: { nonce: string; address: string },
+): string {
+  const nonceAttr = escapeHtml(cspNonce);
+  const data = signing
+    ? ` data-nonce="${escapeHtml(signing.nonce)}" data-address="${escapeHtml(signing.address)}"`
+    : '';
+  const script = signing ? `<script nonce="${nonceAttr}">${SCRIPT}</script>\n` : '';
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(title)}</title>
+<style nonce="${nonceAttr}">${STYLE}</style>
+</head>
+<body>
+<main id="verify"${data}>
+<h1>${escapeHtml(title)}</h1>
+${body}
+</main>
+${script}</body>
+</html>
+`;
+}
+
+/** Escapes text for HTML element content and double-quoted attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

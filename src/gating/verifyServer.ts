@@ -1,0 +1,322 @@
+/**
+ * The HTTP server behind `PUBLIC_URL`: serves the signing page, hands out the exact message to sign,
+ * and verifies signatures. Every response carries strict security headers and is never cached.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import {
+  buildSiweMessage,
+  isChallengeNonce,
+  type NonceRecord,
+  type NonceStore,
+  type SiweConfig,
+  type VerifyFailureReason,
+  verifyChallenge,
+  verifyFailureMessage,
+} from './siwe.ts';
+import { renderVerifyPage, type VerifyPageState } from './verifyPage.ts';
+
+/** The subset of a pino logger the server uses. */
+export interface VerifyServerLogger {
+  info(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export interface VerifyServerOptions {
+  port: number;
+  /** Default: all interfaces (the page is public, usually behind a TLS reverse proxy). */
+  host?: string;
+  store: NonceStore;
+  siwe: SiweConfig;
+  /** Called once per successful verification, after the nonce was consumed. */
+  onVerified: (result: { record: NonceRecord; address: string }) => Promise<void>;
+  logger?: VerifyServerLogger;
+}
+
+export interface VerifyServer {
+  /** Where the server listens (not the public URL). */
+  url: string;
+  port: number;
+  close(): Promise<void>;
+}
+
+const MAX_BODY_BYTES = 8 * 1024;
+const PAGE_ROUTE = /^\/verify\/([^/]+)$/;
+const MESSAGE_ROUTE = /^\/verify\/([^/]+)\/message$/;
+const SIGNATURE_SHAPE = /^0x[0-9a-fA-F]+$/;
+
+const BASE_HEADERS: Record<string, string> = {
+  'cache-control': 'no-store, max-age=0',
+  pragma: 'no-cache',
+  'x-content-type-options': 'nosniff',
+  'x-frame-options': 'DENY',
+  'referrer-policy': 'no-referrer',
+  'cross-origin-opener-policy': 'same-origin',
+  'cross-origin-resource-policy': 'same-origin',
+  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
+};
+const NON_HTML_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
+
+const STATUS_BY_REASON: Record<VerifyFailureReason, number> = {
+  unknown_nonce: 404,
+  expired: 410,
+  used: 410,
+  malformed: 400,
+  tampered: 422,
+  wrong_domain: 422,
+  wrong_address: 422,
+  bad_signature: 422,
+};
+
+const NO_LOG: VerifyServerLogger = { info() {}, warn() {}, error() {} };
+
+/** Starts the verification server on node:http; resolves once it listens. */
+export async function startVerifyServer(opts: VerifyServerOptions): Promise<VerifyServer> {
+  const log = opts.logger ?? NO_LOG;
+  const server = createServer((req, res) => {
+    handle(req, res, opts, log).catch((error: unknown) => {
+      log.error(
+        { err: errorSummary(error), method: req.method, route: routeName(safePath(req)) },
+        'verify server request failed',
+      );
+      if (!res.headersSent) sendJson(res, 500, { ok: false, message: 'Something went wrong. Try again.' });
+      else res.destroy();
+    });
+  });
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 15_000;
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host ?? '0.0.0.0', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const shownHost = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address;
+  log.info({ port }, 'verify server listening');
+  return {
+    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
+    port,
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        server.closeAllConnections();
+      }),
+  };
+}
+
+async function handle(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: VerifyServerOptions,
+  log: VerifyServerLogger,
+): Promise<void> {
+  const path = safePath(req);
+  const method = req.method ?? 'GET';
+  const readOnly = method === 'GET' || method === 'HEAD';
+
+  if (path === '/healthz') {
+    if (!readOnly) return methodNotAllowed(res, 'GET, HEAD');
+    return send(res, 200, 'text/plain; charset=utf-8', 'ok');
+  }
+
+  const messageMatch = MESSAGE_ROUTE.exec(path);
+  if (messageMatch) {
+    if (!readOnly) return methodNotAllowed(res, 'GET, HEAD');
+    return sendMessage(res, opts, messageMatch[1] ?? '');
+  }
+
+  const pageMatch = PAGE_ROUTE.exec(path);
+  if (pageMatch) {
+    const nonce = pageMatch[1] ?? '';
+    if (readOnly) return sendPage(res, opts, nonce);
+    if (method === 'POST') return receiveSignature(req, res, opts, log, nonce);
+    return methodNotAllowed(res, 'GET, HEAD, POST');
+  }
+
+  return sendJson(res, 404, { ok: false, message: 'Not found.' });
+}
+
+/** The challenge behind a link if it can still be signed, else why not. */
+async function openChallenge(
+  opts: VerifyServerOptions,
+  nonce: string,
+): Promise<{ record: NonceRecord } | { refusal: 'unknown_nonce' | 'used' | 'expired' }> {
+  const record = isChallengeNonce(nonce) ? await opts.store.getNonce(nonce) : undefined;
+  if (!record) return { refusal: 'unknown_nonce' };
+  if (record.usedAt !== null) return { refusal: 'used' };
+  if (record.expiresAt <= (opts.siwe.now ?? Date.now)()) return { refusal: 'expired' };
+  return { record };
+}
+
+async function sendPage(res: ServerResponse, opts: VerifyServerOptions, nonce: string): Promise<void> {
+  const challenge = await openChallenge(opts, nonce);
+  const state: VerifyPageState =
+    'record' in challenge
+      ? { kind: 'ready', record: challenge.record }
+      : { kind: challenge.refusal === 'used' ? 'used' : 'expired' };
+  const cspNonce = randomBytes(16).toString('base64');
+  const csp = [
+    "default-src 'none'",
+    `script-src 'nonce-${cspNonce}'`,
+    `style-src 'nonce-${cspNonce}'`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+  send(res, 200, 'text/html; charset=utf-8', renderVerifyPage(state, cspNonce), csp);
+}
+
+async function sendMessage(res: ServerResponse, opts: VerifyServerOptions, nonce: string): Promise<void> {
+  const challenge = await openChallenge(opts, nonce);
+  if (!('record' in challenge)) return sendFailure(res, challenge.refusal);
+  sendJson(res, 200, { message: buildSiweMessage(opts.siwe, challenge.record) });
+}
+
+async function receiveSignature(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: VerifyServerOptions,
+  log: VerifyServerLogger,
+  nonce: string,
+): Promise<void> {
+  const contentType = req.headers['content-type'] ?? '';
+  if (!/^application\/json\s*(;|$)/i.test(contentType)) {
+    req.resume();
+    return sendJson(res, 415, { ok: false, reason: 'malformed', message: 'Send JSON.' });
+  }
+  const raw = await readBody(req, MAX_BODY_BYTES);
+  if (raw === undefined) {
+    res.setHeader('connection', 'close');
+    return sendJson(res, 413, { ok: false, reason: 'malformed', message: 'The request is too large.' });
+  }
+  const body = parseSignatureBody(raw);
+  if (!body) return sendFailure(res, 'malformed');
+
+  const outcome = await verifyChallenge(opts.store, opts.siwe, { nonce, ...body });
+  const logFields = { nonce: nonce.slice(0, 8), signature: shorten(body.signature) };
+  if (!outcome.ok) {
+    log.info({ ...logFields, reason: outcome.reason }, 'wallet signature refused');
+    return sendJson(res, STATUS_BY_REASON[outcome.reason], {
+      ok: false,
+      reason: outcome.reason,
+      message: outcome.message,
+    });
+  }
+
+  const { record, address } = outcome;
+  log.info({ ...logFields, guildId: record.guildId, userId: record.userId }, 'wallet signature verified');
+  try {
+    await opts.onVerified({ record, address });
+  } catch (error) {
+    log.error({ ...logFields, err: errorSummary(error) }, 'onVerified failed after a valid signature');
+    return sendJson(res, 500, {
+      ok: false,
+      reason: 'internal',
+      message:
+        'Your signature was valid, but linking failed on our side. Run /verify in Discord to try again.',
+    });
+  }
+  sendJson(res, 200, {
+    ok: true,
+    message: 'Verified. You can close this tab; your roles will update in Discord.',
+  });
+}
+
+function parseSignatureBody(raw: string): { signature: `0x${string}`; message?: string } | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    return undefined;
+  }
+  if (typeof parsed !== 'object' || parsed === null) return undefined;
+  const { signature, message } = parsed as Record<string, unknown>;
+  if (typeof signature !== 'string' || !SIGNATURE_SHAPE.test(signature)) return undefined;
+  if (message !== undefined && typeof message !== 'string') return undefined;
+  return message === undefined
+    ? { signature: signature as `0x${string}` }
+    : { signature: signature as `0x${string}`, message };
+}
+
+/** The body as text, or undefined when it exceeds `limit` bytes (reading stops there). */
+function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  if (Number(req.headers['content-length'] ?? 0) > limit) {
+    req.resume();
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendFailure(res: ServerResponse, reason: VerifyFailureReason): void {
+  sendJson(res, STATUS_BY_REASON[reason], { ok: false, reason, message: verifyFailureMessage(reason) });
+}
+
+function methodNotAllowed(res: ServerResponse, allow: string): void {
+  res.setHeader('allow', allow);
+  sendJson(res, 405, { ok: false, message: 'Method not allowed.' });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  send(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
+}
+
+function send(
+  res: ServerResponse,
+  status: number,
+  contentType: string,
+  body: string,
+  csp = NON_HTML_CSP,
+): void {
+  res.writeHead(status, {
+    ...BASE_HEADERS,
+    'content-security-policy': csp,
+    'content-type': contentType,
+    'content-length': Buffer.byteLength(body),
+  });
+  res.end(body);
+}
+
+function safePath(req: IncomingMessage): string {
+  const url = req.url ?? '/';
+  const queryStart = url.indexOf('?');
+  return queryStart === -1 ? url : url.slice(0, queryStart);
+}
+
+/** The route without its nonce, for logs. */
+function routeName(path: string): string {
+  if (MESSAGE_ROUTE.test(path)) return '/verify/:nonce/message';
+  if (PAGE_ROUTE.test(path)) return '/verify/:nonce';
+  return path.slice(0, 64);
+}
+
+/** Enough of a signature to correlate log lines, never the whole thing. */
+function shorten(signature: string): string {
+  return `${signature.slice(0, 10)}…(${signature.length} chars)`;
+}
+
+function errorSummary(error: unknown): { name: string; message: string } {
+  return error instanceof Error
+    ? { name: error.name, message: error.message.slice(0, 200) }
+    : { name: 'unknown', message: String(error).slice(0, 200) };
+}

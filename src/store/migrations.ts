@@ -1,0 +1,123 @@
+import type { Dialect, SqlDriver } from './sql.ts';
+
+/** One schema step. `sql` is written once; dialect differences come in through `d.types`. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: (d: Dialect) => string;
+}
+
+/** Ordered list; append new steps, never edit an applied one. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'gating tables',
+    sql: ({ types: t }) => `
+      CREATE TABLE guild_settings (
+        guild_id TEXT PRIMARY KEY,
+        enabled ${t.bool} NOT NULL,
+        human_role_id TEXT NOT NULL,
+        spam_role_id TEXT,
+        risky_role_id TEXT,
+        min_score ${t.real},
+        spam_removes_human ${t.bool} NOT NULL DEFAULT TRUE,
+        log_channel_id TEXT,
+        last_full_sync_at ${t.bigint},
+        updated_at ${t.bigint} NOT NULL
+      );
+
+      CREATE TABLE links (
+        guild_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        identity TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        address TEXT,
+        proof_method TEXT NOT NULL CHECK (proof_method IN ('record', 'signature')),
+        proven_at ${t.bigint} NOT NULL,
+        last_check_at ${t.bigint},
+        last_check_ok ${t.bool},
+        last_result ${t.json},
+        PRIMARY KEY (guild_id, user_id, identity)
+      );
+      CREATE INDEX links_by_identity ON links (guild_id, identity);
+
+      CREATE TABLE audit_events (
+        id ${t.autoId},
+        guild_id TEXT NOT NULL,
+        user_id TEXT,
+        kind TEXT NOT NULL,
+        role_id TEXT,
+        reason TEXT NOT NULL,
+        details ${t.json},
+        created_at ${t.bigint} NOT NULL
+      );
+      CREATE INDEX audit_events_by_guild ON audit_events (guild_id, created_at, id);
+      CREATE INDEX audit_events_by_user ON audit_events (guild_id, user_id, created_at, id);
+
+      CREATE TABLE nonces (
+        nonce TEXT PRIMARY KEY,
+        guild_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        identity TEXT NOT NULL,
+        address TEXT NOT NULL,
+        expires_at ${t.bigint} NOT NULL,
+        used_at ${t.bigint}
+      );
+      CREATE INDEX nonces_by_expiry ON nonces (expires_at);
+
+      CREATE TABLE role_changes (
+        id ${t.autoId},
+        guild_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        role_id TEXT NOT NULL,
+        op TEXT NOT NULL CHECK (op IN ('add', 'remove')),
+        reason TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'in_progress', 'done', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        lease_until ${t.bigint},
+        detail TEXT,
+        created_at ${t.bigint} NOT NULL,
+        updated_at ${t.bigint} NOT NULL
+      );
+      CREATE UNIQUE INDEX role_changes_one_pending ON role_changes (guild_id, user_id, role_id)
+        WHERE status = 'pending';
+      CREATE INDEX role_changes_by_key ON role_changes (guild_id, user_id, role_id, status);
+      CREATE INDEX role_changes_open ON role_changes (status, id)
+        WHERE status IN ('pending', 'in_progress');
+    `,
+  },
+];
+
+/**
+ * Apply the migrations this database lacks, all in one transaction, recording each in
+ * `schema_migrations`. Safe to run on every start and from several processes at once.
+ */
+export async function runMigrations(
+  driver: SqlDriver,
+  now: number,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<number[]> {
+  const { dialect } = driver;
+  return driver.transaction(async (tx) => {
+    if (dialect.migrationLock) await tx.query(dialect.migrationLock);
+    await tx.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      version INTEGER PRIMARY KEY,
+      name TEXT NOT NULL,
+      applied_at ${dialect.types.bigint} NOT NULL
+    )`);
+    const rows = await tx.query('SELECT version FROM schema_migrations');
+    const applied = new Set(rows.map((r) => Number(r.version)));
+    const done: number[] = [];
+    for (const m of [...migrations].sort((a, b) => a.version - b.version)) {
+      if (applied.has(m.version)) continue;
+      await tx.exec(m.sql(dialect));
+      await tx.query('INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)', [
+        m.version,
+        m.name,
+        now,
+      ]);
+      done.push(m.version);
+    }
+    return done;
+  });
+}

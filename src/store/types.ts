@@ -1,0 +1,205 @@
+/**
+ * Persistence for the gating module behind one small interface. Times are ms since epoch; JSON
+ * columns hold plain JSON-safe data. SQLite (embedded default) and PostgreSQL implement it.
+ */
+import type { CredentialSet } from '../web3bio/types.ts';
+
+/** A guild's gating configuration. A row exists once `/gating setup` has run. */
+export interface GuildSettings {
+  guildId: string;
+  enabled: boolean;
+  humanRoleId: string;
+  spamRoleId: string | null;
+  riskyRoleId: string | null;
+  /** Passport-style score at or above which an `isHuman` score credential earns the human role. */
+  minScore: number | null;
+  /** A spam flag takes the human role away. */
+  spamRemovesHuman: boolean;
+  logChannelId: string | null;
+  lastFullSyncAt: number | null;
+  updatedAt: number;
+}
+
+/** What `/gating setup` writes; the store keeps `lastFullSyncAt` and stamps `updatedAt`. */
+export type GuildSettingsInput = Omit<GuildSettings, 'lastFullSyncAt' | 'updatedAt'>;
+
+export type ProofMethod = 'record' | 'signature';
+
+/** A Discord member's proven identity in one guild. */
+export interface LinkRecord {
+  guildId: string;
+  userId: string;
+  /** The identity as proven, e.g. `vitalik.eth`. */
+  identity: string;
+  platform: string;
+  /** The identity's address when known (lowercase for EVM). */
+  address: string | null;
+  proofMethod: ProofMethod;
+  provenAt: number;
+  lastCheckAt: number | null;
+  /** Whether the last check's lookup worked; null before the first check. */
+  lastCheckOk: boolean | null;
+  /** Credentials from the last successful check; kept as is when a later check fails. */
+  lastResult: CredentialSet | null;
+}
+
+/** What a verification writes; check fields start empty unless given. */
+export type LinkInput = Omit<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'> &
+  Partial<Pick<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'>>;
+
+/** Identifies one link. */
+export interface LinkKey {
+  guildId: string;
+  userId: string;
+  identity: string;
+}
+
+/** The outcome of one re-check of a link. */
+export interface LinkCheck {
+  at: number;
+  ok: boolean;
+  /** Stored only when `ok`; a failed check keeps the last known result. */
+  result?: CredentialSet | null;
+}
+
+export type AuditKind =
+  | 'role_added'
+  | 'role_removed'
+  | 'role_failed'
+  | 'linked'
+  | 'unlinked'
+  | 'settings_changed'
+  | (string & {});
+
+export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
+
+export interface AuditEvent {
+  id: number;
+  guildId: string;
+  /** The member concerned (or the admin, for settings changes). */
+  userId: string | null;
+  kind: AuditKind;
+  roleId: string | null;
+  reason: string;
+  details: JsonValue | null;
+  createdAt: number;
+}
+
+export type AuditEventInput = Omit<AuditEvent, 'id' | 'createdAt' | 'userId' | 'roleId' | 'details'> &
+  Partial<Pick<AuditEvent, 'userId' | 'roleId' | 'details' | 'createdAt'>>;
+
+export interface AuditQuery {
+  guildId: string;
+  userId?: string;
+  /** Default 50, at most 500. */
+  limit?: number;
+  /** Only events older than this event id (paging). */
+  beforeId?: number;
+}
+
+/** A one-time SIWE nonce bound to a member, a guild, an identity and the expected signer. */
+export interface NonceRecord {
+  nonce: string;
+  guildId: string;
+  userId: string;
+  identity: string;
+  /** Expected signer, lowercase. */
+  address: string;
+  expiresAt: number;
+  usedAt: number | null;
+}
+
+export type RoleOp = 'add' | 'remove';
+
+export interface RoleChangeInput {
+  guildId: string;
+  userId: string;
+  roleId: string;
+  op: RoleOp;
+  /** Audit-log reason, also stored with the audit event. */
+  reason: string;
+}
+
+export type RoleChangeStatus = 'pending' | 'in_progress' | 'done' | 'failed';
+
+export interface RoleChange extends RoleChangeInput {
+  id: number;
+  status: RoleChangeStatus;
+  /** How many times it was claimed. */
+  attempts: number;
+  /** While in progress: when the claim lapses and another worker may take it. */
+  leaseUntil: number | null;
+  detail: string | null;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/**
+ * `created`: a new pending change; `replaced`: a pending change of the opposite op now carries this op;
+ * `duplicate`: the same op was already pending or in progress, nothing new was queued.
+ */
+export type EnqueueOutcome = 'created' | 'replaced' | 'duplicate';
+
+export interface GatingStore {
+  getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
+  /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
+  saveGuildSettings(
+    settings: GuildSettingsInput,
+    actor?: { userId: string; reason: string },
+  ): Promise<GuildSettings>;
+  /** All guilds with settings, or only enabled ones. */
+  listGuildSettings(opts?: { enabledOnly?: boolean }): Promise<GuildSettings[]>;
+  markFullSync(guildId: string, at: number): Promise<void>;
+
+  /** Create or refresh a link and write a `linked` audit event in the same transaction. */
+  saveLink(link: LinkInput, reason: string): Promise<LinkRecord>;
+  /** Delete a link and write an `unlinked` audit event in the same transaction; false when there was none. */
+  removeLink(key: LinkKey, reason: string): Promise<boolean>;
+  getLink(key: LinkKey): Promise<LinkRecord | undefined>;
+  /** A member's links in one guild, oldest proof first. */
+  getUserLinks(guildId: string, userId: string): Promise<LinkRecord[]>;
+  /** Links in a guild that name this identity (any member). */
+  getIdentityLinks(guildId: string, identity: string): Promise<LinkRecord[]>;
+  /** A guild's links ordered by user id then identity; page with `afterUserId` (whole members per page). */
+  listLinks(guildId: string, opts?: { afterUserId?: string; limit?: number }): Promise<LinkRecord[]>;
+  /** Distinct members with at least one link in the guild. */
+  countLinkedUsers(guildId: string): Promise<number>;
+  /** Record a re-check; a failed check keeps the last result; false when the link is gone. */
+  recordLinkCheck(key: LinkKey, check: LinkCheck): Promise<boolean>;
+
+  addAuditEvent(event: AuditEventInput): Promise<AuditEvent>;
+  /** Newest first. */
+  listAuditEvents(query: AuditQuery): Promise<AuditEvent[]>;
+
+  createNonce(record: Omit<NonceRecord, 'usedAt'>): Promise<void>;
+  /** Atomically mark used and return it; undefined when missing, already used or expired (at `now`). */
+  consumeNonce(nonce: string, now: number): Promise<NonceRecord | undefined>;
+  getNonce(nonce: string): Promise<NonceRecord | undefined>;
+  /** Delete nonces whose expiry is at or before `now`; returns how many. */
+  deleteExpiredNonces(now: number): Promise<number>;
+
+  /** Queue a role change; idempotent per (guild, user, role) while pending (a newer opposite op replaces it). */
+  enqueueRoleChange(change: RoleChangeInput): Promise<{ change: RoleChange; outcome: EnqueueOutcome }>;
+  /**
+   * Claim up to `limit` changes (oldest first), marking them in progress under a lease. Changes whose
+   * lease lapsed (a crashed worker) are claimable again. A change waits while an earlier one for the
+   * same (guild, user, role) is in progress.
+   */
+  claimRoleChanges(guildId: string | undefined, limit: number): Promise<RoleChange[]>;
+  /** Finish a claimed change and write its audit event in the same transaction; false when it was not in progress. */
+  completeRoleChange(id: number, outcome: 'done' | 'failed', detail?: string): Promise<boolean>;
+  /** Changes not finished yet (pending or in progress). */
+  pendingRoleChanges(guildId?: string): Promise<number>;
+  /** Delete finished changes last updated before `before`; returns how many. */
+  deleteFinishedRoleChanges(before: number): Promise<number>;
+
+  close(): Promise<void>;
+}
+
+/** Options both implementations take. */
+export interface StoreOptions {
+  /** Clock (ms since epoch) for stamps and leases; injectable for tests. */
+  now?: () => number;
+  /** How long a claim on a role change lasts. Default 60 s. */
+  leaseMs?: number;
+}

@@ -1,0 +1,454 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { GatingStore, GuildSettingsInput, LinkInput, StoreOptions } from '../../src/store/types.ts';
+import type { CredentialSet } from '../../src/web3bio/types.ts';
+import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+
+const G = 'guild-1';
+const HOSTILE = `'); DROP TABLE links; -- "quoted" \\ ✓ 𝔘 %s $1 ?1`;
+
+const SETTINGS: GuildSettingsInput = {
+  guildId: G,
+  enabled: true,
+  humanRoleId: 'role-human',
+  spamRoleId: 'role-spam',
+  riskyRoleId: null,
+  minScore: 20.5,
+  spamRemovesHuman: true,
+  logChannelId: 'chan-log',
+};
+
+const CREDENTIALS: CredentialSet = {
+  isHuman: [
+    {
+      id: 'ens,vitalik.eth',
+      platform: 'humanpassport',
+      category: 'isHuman',
+      source: 'human-passport',
+      type: 'score',
+      value: '32.1',
+      label: 'Passport',
+      description: 'Proof of personhood',
+      link: null,
+      updatedAt: 1_700_000_000,
+      expiredAt: null,
+    },
+  ],
+  isRisky: [],
+  isSpam: [],
+};
+
+function link(userId: string, identity: string, provenAt = 1_000): LinkInput {
+  return {
+    guildId: G,
+    userId,
+    identity,
+    platform: 'ens',
+    address: '0xabc',
+    proofMethod: 'record',
+    provenAt,
+  };
+}
+
+/** A settable clock shared by the stores a test opens. */
+function clock(start = 1_700_000_000_000) {
+  const c = { t: start, now: () => c.t };
+  return c;
+}
+
+const harnesses: [string, () => StoreHarness][] = [
+  ['sqlite', sqliteHarness],
+  ['postgres', postgresHarness],
+];
+
+describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
+  let h: StoreHarness;
+  let store: GatingStore;
+  let time: ReturnType<typeof clock>;
+
+  const open = (opts: StoreOptions = {}) => h.open({ now: time.now, ...opts });
+
+  beforeAll(() => {
+    h = makeHarness();
+  });
+  afterAll(async () => {
+    await h.cleanup();
+  });
+  beforeEach(async () => {
+    time = clock();
+    await h.fresh();
+    store = await open();
+  });
+
+  describe('migrations', () => {
+    it('are recorded once and re-opening applies nothing twice', async () => {
+      await store.saveGuildSettings(SETTINGS);
+      await store.close();
+      const again = await open();
+      const third = await open();
+      expect(await h.migrationRows()).toBe(1);
+      expect((await again.getGuildSettings(G))?.humanRoleId).toBe('role-human');
+      expect(await third.listGuildSettings()).toHaveLength(1);
+    });
+
+    it('survive concurrent first starts', async () => {
+      await h.fresh();
+      const [a, b] = await Promise.all([open(), open()]);
+      expect(await h.migrationRows()).toBe(1);
+      await a?.saveGuildSettings(SETTINGS);
+      expect(await b?.getGuildSettings(G)).toBeDefined();
+    });
+  });
+
+  describe('guild settings', () => {
+    it('round-trips every field and updates in place', async () => {
+      expect(await store.getGuildSettings(G)).toBeUndefined();
+      const saved = await store.saveGuildSettings(SETTINGS);
+      expect(saved).toEqual({ ...SETTINGS, lastFullSyncAt: null, updatedAt: time.t });
+      expect(await store.getGuildSettings(G)).toEqual(saved);
+
+      time.t += 5;
+      await store.saveGuildSettings({ ...SETTINGS, enabled: false, minScore: null, spamRemovesHuman: false });
+      const updated = await store.getGuildSettings(G);
+      expect(updated).toMatchObject({ enabled: false, minScore: null, spamRemovesHuman: false });
+      expect(updated?.updatedAt).toBe(time.t);
+    });
+
+    it('lists enabled guilds and keeps the last full sync across saves', async () => {
+      await store.saveGuildSettings(SETTINGS);
+      await store.saveGuildSettings({ ...SETTINGS, guildId: 'guild-2', enabled: false });
+      await store.markFullSync(G, 42);
+      await store.saveGuildSettings({ ...SETTINGS, logChannelId: null });
+      expect((await store.listGuildSettings()).map((s) => s.guildId)).toEqual([G, 'guild-2']);
+      const enabled = await store.listGuildSettings({ enabledOnly: true });
+      expect(enabled.map((s) => s.guildId)).toEqual([G]);
+      expect(enabled[0]?.lastFullSyncAt).toBe(42);
+      expect(enabled[0]?.logChannelId).toBeNull();
+    });
+
+    it('writes a settings_changed audit event when an actor is given', async () => {
+      await store.saveGuildSettings(SETTINGS, { userId: 'admin', reason: '/gating setup' });
+      await store.saveGuildSettings(SETTINGS);
+      const events = await store.listAuditEvents({ guildId: G });
+      expect(events).toHaveLength(1);
+      expect(events[0]).toMatchObject({
+        kind: 'settings_changed',
+        userId: 'admin',
+        reason: '/gating setup',
+        details: { humanRoleId: 'role-human', minScore: 20.5 },
+      });
+    });
+  });
+
+  describe('links', () => {
+    it('saves, refreshes and removes links with audit events', async () => {
+      const saved = await store.saveLink(link('u1', 'vitalik.eth'), 'verified by record');
+      expect(saved).toEqual({
+        ...link('u1', 'vitalik.eth'),
+        lastCheckAt: null,
+        lastCheckOk: null,
+        lastResult: null,
+      });
+      await store.saveLink({ ...link('u1', 'vitalik.eth', 2_000), proofMethod: 'signature' }, 'signed');
+      expect(await store.getUserLinks(G, 'u1')).toEqual([
+        expect.objectContaining({ proofMethod: 'signature', provenAt: 2_000 }),
+      ]);
+
+      expect(
+        await store.removeLink({ guildId: G, userId: 'u1', identity: 'vitalik.eth' }, 'record gone'),
+      ).toBe(true);
+      expect(await store.removeLink({ guildId: G, userId: 'u1', identity: 'vitalik.eth' }, 'again')).toBe(
+        false,
+      );
+      expect(await store.getLink({ guildId: G, userId: 'u1', identity: 'vitalik.eth' })).toBeUndefined();
+
+      const kinds = (await store.listAuditEvents({ guildId: G, userId: 'u1' })).map((e) => [
+        e.kind,
+        e.reason,
+      ]);
+      expect(kinds).toEqual([
+        ['unlinked', 'record gone'],
+        ['linked', 'signed'],
+        ['linked', 'verified by record'],
+      ]);
+    });
+
+    it('keeps the last result when a check fails', async () => {
+      const key = { guildId: G, userId: 'u1', identity: 'vitalik.eth' };
+      await store.saveLink(link('u1', 'vitalik.eth'), 'verified');
+      expect(await store.recordLinkCheck(key, { at: 10, ok: true, result: CREDENTIALS })).toBe(true);
+      expect(await store.recordLinkCheck(key, { at: 20, ok: false, result: null })).toBe(true);
+      expect(await store.getLink(key)).toMatchObject({
+        lastCheckAt: 20,
+        lastCheckOk: false,
+        lastResult: CREDENTIALS,
+      });
+      expect(await store.recordLinkCheck({ ...key, identity: 'gone.eth' }, { at: 30, ok: true })).toBe(false);
+    });
+
+    it('pages a guild by whole members and counts them', async () => {
+      for (const [user, identity] of [
+        ['u3', 'c.eth'],
+        ['u1', 'a.eth'],
+        ['u1', 'b.eth'],
+        ['u2', 'a.eth'],
+      ] as const) {
+        await store.saveLink(link(user, identity), 'verified');
+      }
+      await store.saveLink({ ...link('u9', 'z.eth'), guildId: 'other' }, 'verified');
+      const page1 = await store.listLinks(G, { limit: 1 });
+      expect(page1.map((l) => `${l.userId}:${l.identity}`)).toEqual(['u1:a.eth', 'u1:b.eth']);
+      const page2 = await store.listLinks(G, { afterUserId: 'u1', limit: 5 });
+      expect(page2.map((l) => l.userId)).toEqual(['u2', 'u3']);
+      expect(await store.listLinks(G)).toHaveLength(4);
+      expect(await store.countLinkedUsers(G)).toBe(3);
+      expect((await store.getIdentityLinks(G, 'a.eth')).map((l) => l.userId)).toEqual(['u1', 'u2']);
+    });
+
+    it('stores hostile text verbatim', async () => {
+      await store.saveLink(link('u1', HOSTILE), HOSTILE);
+      expect((await store.getUserLinks(G, 'u1'))[0]?.identity).toBe(HOSTILE);
+      expect((await store.listAuditEvents({ guildId: G }))[0]?.reason).toBe(HOSTILE);
+    });
+
+    it('stores U+0000 as U+FFFD in text and JSON, and still finds the row by its original key', async () => {
+      const key = { guildId: G, userId: 'u1', identity: 'a\0b.eth' };
+      await store.saveLink(link('u1', key.identity), 'nul\0reason');
+      expect(
+        await store.recordLinkCheck(key, { at: 1, ok: true, result: { ...CREDENTIALS, isSpam: [] } }),
+      ).toBe(true);
+      await store.addAuditEvent({ guildId: G, kind: 'x', reason: 'r', details: { text: 'x\0y' } });
+      expect((await store.getLink(key))?.identity).toBe('a\uFFFDb.eth');
+      const [custom, linked] = await store.listAuditEvents({ guildId: G });
+      expect(custom?.details).toEqual({ text: 'x\uFFFDy' });
+      expect(linked?.reason).toBe('nul\uFFFDreason');
+    });
+  });
+
+  describe('audit events', () => {
+    it('lists newest first, by member, with limit and paging', async () => {
+      for (let i = 1; i <= 5; i += 1) {
+        time.t += 1;
+        await store.addAuditEvent({
+          guildId: G,
+          userId: i % 2 ? 'odd' : 'even',
+          kind: 'role_added',
+          roleId: 'r',
+          reason: `event ${i}`,
+          details: { i, nested: [true, null, 'x'] },
+        });
+      }
+      await store.addAuditEvent({ guildId: 'other', kind: 'linked', reason: 'elsewhere' });
+
+      const all = await store.listAuditEvents({ guildId: G });
+      expect(all.map((e) => e.reason)).toEqual(['event 5', 'event 4', 'event 3', 'event 2', 'event 1']);
+      expect(all[0]).toMatchObject({
+        userId: 'odd',
+        roleId: 'r',
+        details: { i: 5, nested: [true, null, 'x'] },
+      });
+      expect(all[0]?.createdAt).toBe(time.t);
+
+      const odd = await store.listAuditEvents({ guildId: G, userId: 'odd', limit: 2 });
+      expect(odd.map((e) => e.reason)).toEqual(['event 5', 'event 3']);
+      const older = await store.listAuditEvents({ guildId: G, beforeId: all[1]?.id ?? 0 });
+      expect(older.map((e) => e.reason)).toEqual(['event 3', 'event 2', 'event 1']);
+      const other = await store.listAuditEvents({ guildId: 'other' });
+      expect(other).toEqual([expect.objectContaining({ userId: null, roleId: null, details: null })]);
+    });
+  });
+
+  describe('nonces', () => {
+    const NONCE = {
+      nonce: 'n-1',
+      guildId: G,
+      userId: 'u1',
+      identity: 'vitalik.eth',
+      address: '0xABCdef',
+      expiresAt: 10_000,
+    };
+
+    it('creates, reads and consumes once', async () => {
+      await store.createNonce(NONCE);
+      expect(await store.getNonce('n-1')).toEqual({ ...NONCE, address: '0xabcdef', usedAt: null });
+      expect(await store.consumeNonce('n-1', 9_999)).toEqual({
+        ...NONCE,
+        address: '0xabcdef',
+        usedAt: 9_999,
+      });
+      expect(await store.consumeNonce('n-1', 9_999)).toBeUndefined();
+      expect((await store.getNonce('n-1'))?.usedAt).toBe(9_999);
+      expect(await store.consumeNonce('missing', 1)).toBeUndefined();
+      expect(await store.getNonce('missing')).toBeUndefined();
+    });
+
+    it('refuses a duplicate nonce', async () => {
+      await store.createNonce(NONCE);
+      await expect(store.createNonce({ ...NONCE, userId: 'attacker' })).rejects.toThrow();
+      expect((await store.getNonce('n-1'))?.userId).toBe('u1');
+    });
+
+    it('treats a nonce as expired from its expiry instant', async () => {
+      await store.createNonce(NONCE);
+      expect(await store.consumeNonce('n-1', 10_000)).toBeUndefined();
+      expect((await store.getNonce('n-1'))?.usedAt).toBeNull();
+    });
+
+    it('lets exactly one of many concurrent consumers win', async () => {
+      const other = await open();
+      await store.createNonce(NONCE);
+      const attempts = Array.from({ length: 12 }, (_, i) =>
+        (i % 2 ? store : other).consumeNonce('n-1', 5_000),
+      );
+      const results = await Promise.all(attempts);
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+    });
+
+    it('deletes expired nonces only', async () => {
+      await store.createNonce({ ...NONCE, nonce: 'old', expiresAt: 100 });
+      await store.createNonce({ ...NONCE, nonce: 'edge', expiresAt: 200 });
+      await store.createNonce({ ...NONCE, nonce: 'live', expiresAt: 300 });
+      expect(await store.deleteExpiredNonces(200)).toBe(2);
+      expect(await store.getNonce('old')).toBeUndefined();
+      expect(await store.getNonce('live')).toBeDefined();
+      expect(await store.deleteExpiredNonces(200)).toBe(0);
+    });
+  });
+
+  describe('role-change queue', () => {
+    const ADD = {
+      guildId: G,
+      userId: 'u1',
+      roleId: 'human',
+      op: 'add' as const,
+      reason: 'isHuman: passport',
+    };
+    const REMOVE = { ...ADD, op: 'remove' as const, reason: 'isSpam: flagged' };
+
+    it('is idempotent while pending and lets a newer opposite op replace it', async () => {
+      const first = await store.enqueueRoleChange(ADD);
+      expect(first.outcome).toBe('created');
+      expect(first.change).toMatchObject({ ...ADD, status: 'pending', attempts: 0, leaseUntil: null });
+      const again = await store.enqueueRoleChange(ADD);
+      expect(again).toMatchObject({ outcome: 'duplicate', change: { id: first.change.id } });
+      const flipped = await store.enqueueRoleChange(REMOVE);
+      expect(flipped).toMatchObject({ outcome: 'replaced', change: { id: first.change.id, op: 'remove' } });
+      expect(flipped.change.reason).toBe('isSpam: flagged');
+      await store.enqueueRoleChange({ ...ADD, roleId: 'spam' });
+      await store.enqueueRoleChange({ ...ADD, guildId: 'guild-2' });
+      expect(await store.pendingRoleChanges(G)).toBe(2);
+      expect(await store.pendingRoleChanges()).toBe(3);
+    });
+
+    it('claims oldest first within a guild and limit, then not again while leased', async () => {
+      await store.enqueueRoleChange(ADD);
+      await store.enqueueRoleChange({ ...ADD, userId: 'u2' });
+      await store.enqueueRoleChange({ ...ADD, userId: 'u3' });
+      await store.enqueueRoleChange({ ...ADD, guildId: 'guild-2' });
+      const claimed = await store.claimRoleChanges(G, 2);
+      expect(claimed.map((c) => c.userId)).toEqual(['u1', 'u2']);
+      expect(claimed[0]).toMatchObject({ status: 'in_progress', attempts: 1, leaseUntil: time.t + 60_000 });
+      expect((await store.claimRoleChanges(G, 10)).map((c) => c.userId)).toEqual(['u3']);
+      expect(await store.claimRoleChanges(G, 10)).toEqual([]);
+      expect(await store.pendingRoleChanges(G)).toBe(3);
+      expect((await store.claimRoleChanges(undefined, 10)).map((c) => c.guildId)).toEqual(['guild-2']);
+    });
+
+    it('does not queue the same op again while it is in progress', async () => {
+      const { change } = await store.enqueueRoleChange(ADD);
+      await store.claimRoleChanges(G, 10);
+      expect(await store.enqueueRoleChange(ADD)).toMatchObject({
+        outcome: 'duplicate',
+        change: { id: change.id },
+      });
+      expect(await store.pendingRoleChanges(G)).toBe(1);
+    });
+
+    it('holds an opposite op until the in-progress change finishes', async () => {
+      await store.enqueueRoleChange(ADD);
+      const [inFlight] = await store.claimRoleChanges(G, 10);
+      const queued = await store.enqueueRoleChange(REMOVE);
+      expect(queued.outcome).toBe('created');
+      expect(await store.claimRoleChanges(G, 10)).toEqual([]);
+      expect(await store.completeRoleChange(inFlight?.id ?? -1, 'done')).toBe(true);
+      expect((await store.claimRoleChanges(G, 10)).map((c) => c.op)).toEqual(['remove']);
+
+      // Asking again for what is in flight cancels the stale opposite one still waiting.
+      await store.enqueueRoleChange(ADD);
+      expect(await store.enqueueRoleChange(REMOVE)).toMatchObject({ outcome: 'duplicate' });
+      expect(await store.pendingRoleChanges(G)).toBe(1);
+    });
+
+    it('writes the audit event with the outcome, once', async () => {
+      await store.enqueueRoleChange(ADD);
+      await store.enqueueRoleChange({ ...REMOVE, roleId: 'spam' });
+      await store.enqueueRoleChange({ ...ADD, roleId: 'risky' });
+      const [add, remove, fail] = await store.claimRoleChanges(G, 10);
+      time.t += 7;
+      expect(await store.completeRoleChange(add?.id ?? -1, 'done')).toBe(true);
+      expect(await store.completeRoleChange(remove?.id ?? -1, 'done', 'ok')).toBe(true);
+      expect(await store.completeRoleChange(fail?.id ?? -1, 'failed', '50013 Missing Permissions')).toBe(
+        true,
+      );
+      expect(await store.completeRoleChange(add?.id ?? -1, 'done')).toBe(false);
+      expect(await store.completeRoleChange(9_999, 'done')).toBe(false);
+      expect(await store.pendingRoleChanges()).toBe(0);
+
+      const events = await store.listAuditEvents({ guildId: G, userId: 'u1' });
+      expect(events.map((e) => [e.kind, e.roleId, e.reason])).toEqual([
+        ['role_failed', 'risky', ADD.reason],
+        ['role_removed', 'spam', REMOVE.reason],
+        ['role_added', 'human', ADD.reason],
+      ]);
+      expect(events[0]?.details).toMatchObject({
+        op: 'add',
+        attempts: 1,
+        detail: '50013 Missing Permissions',
+      });
+      expect(events[0]?.createdAt).toBe(time.t);
+    });
+
+    it('re-claims a crashed worker’s changes after the lease, after a restart, without duplicates', async () => {
+      store = await open({ leaseMs: 1_000 });
+      await store.enqueueRoleChange(ADD);
+      await store.enqueueRoleChange({ ...ADD, userId: 'u2' });
+      const crashed = await store.claimRoleChanges(G, 10);
+      expect(crashed).toHaveLength(2);
+      await store.close();
+
+      const restarted = await open({ leaseMs: 1_000 });
+      expect(await restarted.pendingRoleChanges(G)).toBe(2);
+      time.t += 999;
+      expect(await restarted.claimRoleChanges(G, 10)).toEqual([]);
+      time.t += 1;
+      const reclaimed = await restarted.claimRoleChanges(G, 10);
+      expect(reclaimed.map((c) => [c.id, c.attempts])).toEqual(crashed.map((c) => [c.id, 2]));
+      for (const c of reclaimed) expect(await restarted.completeRoleChange(c.id, 'done')).toBe(true);
+      expect(await restarted.claimRoleChanges(G, 10)).toEqual([]);
+      expect(await restarted.listAuditEvents({ guildId: G })).toHaveLength(2);
+    });
+
+    it('never hands one change to two concurrent claimers', async () => {
+      const other = await open();
+      for (let i = 0; i < 20; i += 1) await store.enqueueRoleChange({ ...ADD, userId: `u${i}` });
+      const batches = await Promise.all([
+        store.claimRoleChanges(G, 7),
+        other.claimRoleChanges(G, 7),
+        store.claimRoleChanges(G, 7),
+        other.claimRoleChanges(G, 7),
+      ]);
+      const ids = batches.flat().map((c) => c.id);
+      expect(ids).toHaveLength(20);
+      expect(new Set(ids).size).toBe(20);
+    });
+
+    it('prunes finished changes only', async () => {
+      await store.enqueueRoleChange(ADD);
+      await store.enqueueRoleChange({ ...ADD, userId: 'u2' });
+      const [done] = await store.claimRoleChanges(G, 1);
+      await store.completeRoleChange(done?.id ?? -1, 'done');
+      expect(await store.deleteFinishedRoleChanges(time.t)).toBe(0);
+      expect(await store.deleteFinishedRoleChanges(time.t + 1)).toBe(1);
+      expect(await store.pendingRoleChanges(G)).toBe(1);
+    });
+  });
+});

@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
+import { openPostgresStore } from '../../src/store/postgresStore.ts';
+import { openSqliteStore } from '../../src/store/sqliteStore.ts';
+import type { GatingStore, StoreOptions } from '../../src/store/types.ts';
+
+export const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+/** One backend the contract suite runs against; each `fresh()` starts an empty database. */
+export interface StoreHarness {
+  name: string;
+  /** Start a new empty database for the next test. */
+  fresh(): Promise<void>;
+  /** Open a store on the current database (several may be open at once). */
+  open(opts?: StoreOptions): Promise<GatingStore>;
+  /** Rows in `schema_migrations` of the current database. */
+  migrationRows(): Promise<number>;
+  /** Close every store opened and remove every database made. */
+  cleanup(): Promise<void>;
+}
+
+export function sqliteHarness(): StoreHarness {
+  const root = mkdtempSync(join(tmpdir(), 'gating-store-'));
+  const opened: GatingStore[] = [];
+  let n = 0;
+  let path = '';
+  return {
+    name: 'sqlite',
+    async fresh() {
+      n += 1;
+      path = join(root, `db-${n}`, 'bot.sqlite');
+    },
+    async open(opts) {
+      const store = await openSqliteStore(path, opts);
+      opened.push(store);
+      return store;
+    },
+    async migrationRows() {
+      const db = new DatabaseSync(path, { readOnly: true });
+      try {
+        const row = db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get();
+        return Number(row?.n);
+      } finally {
+        db.close();
+      }
+    },
+    async cleanup() {
+      await Promise.all(opened.map((s) => s.close().catch(() => undefined)));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export function postgresHarness(): StoreHarness {
+  const prefix = `gating_test_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Pool({ connectionString: POSTGRES_URL, max: 2 });
+  const schemas: string[] = [];
+  const opened: GatingStore[] = [];
+  let schema = '';
+  return {
+    name: 'postgres',
+    async fresh() {
+      schema = `${prefix}_${schemas.length + 1}`;
+      schemas.push(schema);
+      await admin.query(`CREATE SCHEMA ${schema}`);
+    },
+    async open(opts) {
+      const store = await openPostgresStore(POSTGRES_URL, { ...opts, schema });
+      opened.push(store);
+      return store;
+    },
+    async migrationRows() {
+      const result = await admin.query(`SELECT COUNT(*) AS n FROM ${schema}.schema_migrations`);
+      return Number(result.rows[0]?.n);
+    },
+    async cleanup() {
+      await Promise.all(opened.map((s) => s.close().catch(() => undefined)));
+      for (const s of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${s} CASCADE`);
+      await admin.end();
+    },
+  };
+}

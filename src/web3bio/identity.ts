@@ -1,0 +1,369 @@
+/**
+ * Identity parsing: turn what a user typed into the normalised identity the server expects (and the
+ * cache keys on), or reject it with a friendly reason before any request is made.
+ */
+import { ens_normalize } from '@adraffy/ens-normalize';
+import { InvalidIdentityError } from './errors.ts';
+import { BATCH_PLATFORMS, type BatchPlatform, type Platform, type PlatformSegment } from './types.ts';
+
+export type IdentityKind =
+  | 'evm-address'
+  | 'solana-address'
+  | 'ens'
+  | 'basenames'
+  | 'linea'
+  | 'farcaster'
+  | 'farcaster-fid'
+  | 'lens'
+  | 'sns'
+  | 'unstoppabledomains'
+  | 'dotbit';
+
+export interface ParsedIdentity {
+  /** What the caller passed. */
+  input: string;
+  /** Normalised form, as sent to the server and used in cache keys. */
+  identity: string;
+  kind: IdentityKind;
+  /** The platform label the server uses for this identity. */
+  platform: Platform;
+}
+
+export const MAX_IDENTITY_LENGTH = 256;
+
+/** Human-readable list of accepted inputs, for error messages. */
+export const ACCEPTED_FORMS: readonly string[] = [
+  'an ENS name (vitalik.eth)',
+  'an EVM address (0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045)',
+  'a Solana address',
+  'a Farcaster username (dwr, dwr.eth, dwr.farcaster) or FID (farcaster,#3)',
+  'a Lens handle (stani.lens)',
+  'a Basename (tony.base.eth or tony.base)',
+  'a Linea name (name.linea.eth)',
+  'a Solana name (bonfida.sol)',
+  'an Unstoppable Domains name (sandy.nft)',
+  'a .bit name',
+];
+
+const EVM_ADDRESS = /^0x[0-9a-f]{40}$/i;
+const NEAR_EVM_ADDRESS = /^0x[0-9a-f]{30,}$/i;
+const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+const FID = /^farcaster,#(\d{1,20})$/i;
+const LEGACY_FID = /^fid:(\d{1,20})$/i;
+const FID_TAIL = /^#\d{1,20}$/;
+const FARCASTER_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
+const LENS_HANDLE = /^[a-z0-9_][a-z0-9_-]{0,63}$/;
+const FARCASTER_SUFFIX = /\.(farcaster|fcast\.id|farcaster\.eth)$/;
+
+const CONTROL = /\p{Cc}/u;
+const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
+const WHITESPACE = /\s/;
+const PATH_CHARACTERS = /[/\\?#%]/;
+
+/** Top-level names of Unstoppable Domains (the ones that do not clash with DNS names ENS resolves). */
+const UNSTOPPABLE_TLDS = new Set([
+  'crypto',
+  'nft',
+  'x',
+  'wallet',
+  'blockchain',
+  'bitcoin',
+  'dao',
+  '888',
+  'zil',
+  'klever',
+  'hi',
+  'kresus',
+  'polygon',
+  'binanceus',
+  'unstoppable',
+  'pudgy',
+  'austin',
+  'bitget',
+  'witg',
+  'metropolis',
+  'stepn',
+  'ubu',
+  'altimist',
+  'pog',
+  'kryptic',
+  'benji',
+  'chomp',
+  'smobler',
+  'xmr',
+  'raiin',
+  'tball',
+]);
+
+/** Kinds each platform route accepts. */
+const ROUTE_KINDS: Record<PlatformSegment, readonly IdentityKind[]> = {
+  ens: ['evm-address', 'ens', 'basenames', 'linea'],
+  farcaster: ['evm-address', 'solana-address', 'farcaster', 'farcaster-fid', 'ens', 'basenames', 'linea'],
+  lens: ['evm-address', 'lens'],
+  basenames: ['evm-address', 'basenames'],
+  linea: ['evm-address', 'linea'],
+  solana: ['solana-address', 'sns'],
+  unstoppabledomains: ['evm-address', 'unstoppabledomains'],
+  dotbit: ['evm-address', 'dotbit'],
+};
+
+/** On a platform route a bare name gets that platform's suffix (`stani` on lens is `stani.lens`). */
+const BARE_NAME_SUFFIX: Partial<Record<PlatformSegment, string>> = {
+  ens: '.eth',
+  lens: '.lens',
+  basenames: '.base.eth',
+  linea: '.linea.eth',
+  solana: '.sol',
+  dotbit: '.bit',
+};
+
+const ROUTE_EXAMPLES: Record<PlatformSegment, string> = {
+  ens: 'an ENS name or an EVM address',
+  farcaster: 'a Farcaster username, FID or address',
+  lens: 'a Lens handle or an EVM address',
+  basenames: 'a Basename (name.base.eth) or an EVM address',
+  linea: 'a Linea name (name.linea.eth) or an EVM address',
+  solana: 'a Solana name (name.sol) or a Solana address',
+  unstoppabledomains: 'an Unstoppable Domains name or an EVM address',
+  dotbit: 'a .bit name or an EVM address',
+};
+
+const KIND_PLATFORM: Record<IdentityKind, Platform> = {
+  'evm-address': 'ethereum',
+  'solana-address': 'solana',
+  ens: 'ens',
+  basenames: 'basenames',
+  linea: 'linea',
+  farcaster: 'farcaster',
+  'farcaster-fid': 'farcaster',
+  lens: 'lens',
+  sns: 'sns',
+  unstoppabledomains: 'unstoppabledomains',
+  dotbit: 'dotbit',
+};
+
+const BATCH_PLATFORM_OF_KIND: Partial<Record<IdentityKind, BatchPlatform>> = {
+  'evm-address': 'ethereum',
+  ens: 'ens',
+  basenames: 'basenames',
+  linea: 'linea',
+  farcaster: 'farcaster',
+  'farcaster-fid': 'farcaster',
+  lens: 'lens',
+};
+
+interface Detected {
+  kind: IdentityKind;
+  /** Normalised name or address; farcaster names without suffix, FIDs as `farcaster,#<fid>`. */
+  value: string;
+}
+
+/**
+ * Parse and normalise an identity. Without `platform` the result is what the universal routes take;
+ * with it, what `/profile/<platform>/…` takes. Throws InvalidIdentityError with a friendly reason.
+ */
+export function parseIdentity(input: string, platform?: PlatformSegment): ParsedIdentity {
+  const detected = detect(input);
+  if (!platform) {
+    const identity = detected.kind === 'farcaster' ? `${detected.value}.farcaster` : detected.value;
+    return { input, identity, kind: detected.kind, platform: KIND_PLATFORM[detected.kind] };
+  }
+  const suffix = BARE_NAME_SUFFIX[platform];
+  const isBareName = detected.kind === 'farcaster' && !input.includes('.');
+  const onRoute = isBareName && suffix ? detect(`${detected.value}${suffix}`, input) : detected;
+  if (!ROUTE_KINDS[platform].includes(onRoute.kind)) {
+    throw new InvalidIdentityError(
+      input,
+      `the ${platform} lookup takes ${ROUTE_EXAMPLES[platform]}, and this looks like ${describeKind(onRoute.kind)}`,
+    );
+  }
+  return {
+    input,
+    identity: onRoute.value,
+    kind: onRoute.kind,
+    platform: platform === 'solana' ? 'sns' : platform,
+  };
+}
+
+/**
+ * Parse a batch id `<platform>,<identity>` (platform one of BATCH_PLATFORMS). A bare identity is
+ * accepted too and gets the platform it is detected as.
+ */
+export function parseBatchId(input: string): { platform: BatchPlatform; identity: string; id: string } {
+  const text = typeof input === 'string' ? input.trim() : '';
+  const comma = text.indexOf(',');
+  if (comma === -1) {
+    const detected = detect(text, input);
+    const platform = BATCH_PLATFORM_OF_KIND[detected.kind];
+    if (!platform) {
+      throw new InvalidIdentityError(input, `${describeKind(detected.kind)} cannot be looked up in a batch`);
+    }
+    return batchId(platform, detected);
+  }
+  const prefix = text.slice(0, comma).toLowerCase();
+  const rest = text.slice(comma + 1);
+  if (!isBatchPlatform(prefix)) {
+    throw new InvalidIdentityError(
+      input,
+      `a batch id starts with one of ${BATCH_PLATFORMS.join(', ')} and a comma (ens,vitalik.eth)`,
+    );
+  }
+  if (prefix === 'farcaster' && FID_TAIL.test(rest)) {
+    return batchId('farcaster', detect(`farcaster,${rest}`, input));
+  }
+  if (prefix === 'ethereum') {
+    const detected = detect(rest, input);
+    if (detected.kind !== 'evm-address') {
+      throw new InvalidIdentityError(input, 'an ethereum batch id takes an EVM address');
+    }
+    return batchId('ethereum', detected);
+  }
+  const parsed = parseIdentity(rest, prefix);
+  return batchId(prefix, { kind: parsed.kind, value: parsed.identity });
+}
+
+/** Encode one path segment, always: reserved characters and dot-only segments included. */
+export function encodeSegment(value: string): string {
+  const encoded = encodeURIComponent(value).replace(
+    /[!'()*]/g,
+    (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`,
+  );
+  return /^\.+$/.test(encoded) ? encoded.replaceAll('.', '%2E') : encoded;
+}
+
+function isBatchPlatform(value: string): value is BatchPlatform {
+  return (BATCH_PLATFORMS as readonly string[]).includes(value);
+}
+
+function batchId(platform: BatchPlatform, detected: Detected) {
+  const identity =
+    detected.kind === 'farcaster-fid' ? detected.value.slice('farcaster,'.length) : detected.value;
+  return { platform, identity, id: `${platform},${identity}` };
+}
+
+function detect(raw: string, original: string = raw): Detected {
+  if (typeof raw !== 'string') throw new InvalidIdentityError(String(original), 'it is not text');
+  const text = raw.trim();
+  if (text === '') throw new InvalidIdentityError(original, 'it is empty');
+  if (text.length > MAX_IDENTITY_LENGTH) {
+    throw new InvalidIdentityError(original, `it is longer than ${MAX_IDENTITY_LENGTH} characters`);
+  }
+
+  const fid = FID.exec(text) ?? LEGACY_FID.exec(text);
+  if (fid?.[1]) return { kind: 'farcaster-fid', value: `farcaster,#${BigInt(fid[1]).toString()}` };
+
+  if (CONTROL.test(text)) throw new InvalidIdentityError(original, 'it contains control characters');
+  if (BIDI.test(text)) {
+    throw new InvalidIdentityError(original, 'it contains hidden text-direction characters');
+  }
+  if (WHITESPACE.test(text)) throw new InvalidIdentityError(original, 'it contains spaces');
+  if (PATH_CHARACTERS.test(text)) {
+    throw new InvalidIdentityError(original, 'it contains characters names never use (/ \\ ? # %)');
+  }
+  if (text.includes('..')) throw new InvalidIdentityError(original, 'it contains two dots in a row');
+
+  if (!text.includes('.')) return detectDotless(text, original);
+  return detectName(text, original);
+}
+
+function detectDotless(text: string, original: string): Detected {
+  if (EVM_ADDRESS.test(text)) return { kind: 'evm-address', value: text.toLowerCase() };
+  if (NEAR_EVM_ADDRESS.test(text)) {
+    throw new InvalidIdentityError(original, 'an EVM address is 0x followed by 40 hexadecimal characters');
+  }
+  if (SOLANA_ADDRESS.test(text)) return { kind: 'solana-address', value: text };
+  const lower = text.toLowerCase();
+  if (FARCASTER_NAME.test(lower)) return { kind: 'farcaster', value: lower };
+  // Not a plain username: let ENSIP-15 say what is wrong, so the reason is specific.
+  normaliseEns(text, original);
+  throw new InvalidIdentityError(original, 'it is not a name with an ending like .eth, nor an address');
+}
+
+function detectName(text: string, original: string): Detected {
+  const lower = text.normalize('NFC').toLowerCase();
+  // Lens handles allow underscores anywhere, which ENSIP-15 does not, so they skip it.
+  if (lower.endsWith('.lens')) return lensHandle(lower, original);
+  const name = normaliseEns(text, original);
+  if (name.endsWith('.lens')) return lensHandle(name, original);
+  const farcaster = FARCASTER_SUFFIX.exec(name);
+  if (farcaster) {
+    const username = name.slice(0, farcaster.index);
+    if (!FARCASTER_NAME.test(username)) {
+      throw new InvalidIdentityError(original, 'a Farcaster username has only letters, digits and dashes');
+    }
+    return { kind: 'farcaster', value: username };
+  }
+  if (name.endsWith('.base.eth')) return { kind: 'basenames', value: name };
+  if (name.endsWith('.base')) return { kind: 'basenames', value: `${name}.eth` };
+  if (name.endsWith('.linea.eth')) return { kind: 'linea', value: name };
+  if (name.endsWith('.linea')) return { kind: 'linea', value: `${name}.eth` };
+  if (name.endsWith('.sol')) return { kind: 'sns', value: name };
+  if (name.endsWith('.bit')) return { kind: 'dotbit', value: name };
+  const tld = name.slice(name.lastIndexOf('.') + 1);
+  if (UNSTOPPABLE_TLDS.has(tld)) return { kind: 'unstoppabledomains', value: name };
+  return { kind: 'ens', value: name };
+}
+
+function lensHandle(name: string, original: string): Detected {
+  const handle = name.slice(0, -'.lens'.length);
+  if (!LENS_HANDLE.test(handle)) {
+    throw new InvalidIdentityError(original, 'a Lens handle has only letters, digits and underscores');
+  }
+  return { kind: 'lens', value: name };
+}
+
+function normaliseEns(text: string, original: string): string {
+  try {
+    return ens_normalize(text);
+  } catch (error) {
+    throw new InvalidIdentityError(original, friendlyEnsReason(error));
+  }
+}
+
+/** Turn an ens-normalize error into words for a Discord user (never echoing the input back). */
+export function friendlyEnsReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : '';
+  if (message.includes('empty label')) return 'part of the name is empty';
+  if (message.includes('underscore')) return 'an underscore is only allowed at the start of a name';
+  if (message.includes('label extension'))
+    return 'a name cannot have "--" as its third and fourth characters';
+  if (message.includes('confusable')) return 'it looks confusingly like a name in another script';
+  const mixture = /illegal mixture: ([\w ]+?) \+ ([\w ]+?)(?: |$)/.exec(message);
+  if (mixture) {
+    return `it mixes ${mixture[1]} and ${mixture[2]} characters, which is how look-alike names are made`;
+  }
+  if (message.includes('illegal mixture')) return 'it mixes scripts, which is how look-alike names are made';
+  if (message.includes('combining') || message.includes('non-spacing')) {
+    return 'it has too many or misplaced accent marks';
+  }
+  if (message.includes('illegal placement')) return 'a character is in a place where names cannot have it';
+  if (message.includes('disallowed')) return 'it contains a character names cannot have';
+  return 'it is not a valid name';
+}
+
+function describeKind(kind: IdentityKind): string {
+  switch (kind) {
+    case 'evm-address':
+      return 'an EVM address';
+    case 'solana-address':
+      return 'a Solana address';
+    case 'ens':
+      return 'an ENS name';
+    case 'basenames':
+      return 'a Basename';
+    case 'linea':
+      return 'a Linea name';
+    case 'farcaster':
+      return 'a Farcaster username';
+    case 'farcaster-fid':
+      return 'a Farcaster FID';
+    case 'lens':
+      return 'a Lens handle';
+    case 'sns':
+      return 'a Solana name';
+    case 'unstoppabledomains':
+      return 'an Unstoppable Domains name';
+    case 'dotbit':
+      return 'a .bit name';
+  }
+}

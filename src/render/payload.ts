@@ -1,0 +1,26 @@
+import type { APIEmbed } from 'discord-api-types/v10';
+import { clampMessage, discordTime } from './safe.ts';
+import type { MessagePayload, RenderContext } from './types.ts';
+
+/** The visible note for stale data; message content, because footers do not render `<t:…>` tags. */
+export function staleNote(ctx: RenderContext): string | undefined {
+  if (!ctx.stale) return undefined;
+  const fetchedSec = Math.floor(ctx.stale.fetchedAt / 1000);
+  const when = Number.isFinite(fetchedSec) ? discordTime(fetchedSec, 'R') : 'earlier';
+  return `⚠️ Web3.bio is unreachable: showing data from ${when}.`;
+}
+
+/** Assemble a payload: stale note, no mentions, every Discord limit enforced. */
+export function finishPayload(
+  embeds: APIEmbed[],
+  components: MessagePayload['components'],
+  ctx: RenderContext,
+): MessagePayload {
+  const note = staleNote(ctx);
+  return clampMessage({
+    ...(note ? { content: note } : {}),
+    embeds,
+    components,
+    allowed_mentions: { parse: [] },
+  });
+}

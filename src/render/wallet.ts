@@ -1,0 +1,145 @@
+import {
+  type APIActionRowComponent,
+  type APIButtonComponentWithCustomId,
+  type APIEmbed,
+  type APIEmbedField,
+  ButtonStyle,
+  ComponentType,
+} from 'discord-api-types/v10';
+import { credentialVerdict } from '../web3bio/credentials.ts';
+import type { WalletBundle, WalletEntry, WalletGraphEntry } from '../web3bio/types.ts';
+import { credentialCounts, verdictColor, verdictLine } from './credentials.ts';
+import { fieldsWithin, formatNumber, joinLinesWithin } from './format.ts';
+import { finishPayload } from './payload.ts';
+import { cleanLine, DISCORD_LIMITS, escapeLine, escapeText, inlineCode, safeUrl, truncate } from './safe.ts';
+import { platformColor, platformName } from './style.ts';
+import type { MessagePayload, RenderContext } from './types.ts';
+
+/** Identity graph entries per page of the wallet message. */
+export const WALLET_GRAPH_PAGE_SIZE = 8;
+
+const DESCRIPTION_MAX = 1000;
+/** What the graph embed may use of the 6000-character message total once the wallet embed is in. */
+const GRAPH_FIELDS_BUDGET = 2500;
+
+function entryTitle(entry: WalletEntry): string {
+  return `**${escapeLine(platformName(entry.platform))}** ${escapeLine(truncate(entry.identity, 120))}`;
+}
+
+function domainLine(domain: WalletEntry): string {
+  return `${entryTitle(domain)}${domain.isPrimary ? ' ⭐ primary' : ''}`;
+}
+
+function graphField(entry: WalletGraphEntry): APIEmbedField {
+  const displayName = cleanLine(entry.displayName ?? '');
+  const address =
+    entry.address && entry.address !== entry.identity ? inlineCode(truncate(entry.address, 120)) : '';
+  const sources = entry.sources.map((s) => escapeLine(truncate(s, 40))).filter(Boolean);
+  const lines = [
+    displayName && displayName !== cleanLine(entry.identity) ? escapeLine(truncate(displayName, 100)) : '',
+    address,
+    sources.length > 0 ? `via ${sources.slice(0, 5).join(', ')}` : '',
+  ];
+  return {
+    name: `${escapeLine(platformName(entry.platform))} · ${escapeLine(truncate(entry.identity, 150))}${entry.isPrimary ? ' ⭐' : ''}`,
+    value: lines.filter(Boolean).join('\n') || '\u200b',
+    inline: false,
+  };
+}
+
+function pageCount(entries: number): number {
+  return Math.max(1, Math.ceil(entries / WALLET_GRAPH_PAGE_SIZE));
+}
+
+function clampPage(page: number, pages: number): number {
+  if (!Number.isFinite(page)) return 0;
+  return Math.min(Math.max(Math.trunc(page), 0), pages - 1);
+}
+
+function walletEmbed(bundle: WalletBundle, ctx: RenderContext): APIEmbed {
+  const address = inlineCode(truncate(bundle.address ?? '', 200));
+  const verdict = credentialVerdict(bundle.credential, ctx.nowSec);
+  const avatar = safeUrl(bundle.avatar, ctx.ipfsGateway);
+  const description = truncate(escapeText(bundle.description ?? '').trim(), DESCRIPTION_MAX);
+  const fields: APIEmbedField[] = [
+    ...(address ? [{ name: 'Address', value: address, inline: false }] : []),
+    ...(bundle.domains.length > 0
+      ? [
+          {
+            name: 'Domains',
+            value: joinLinesWithin(bundle.domains.map(domainLine), DISCORD_LIMITS.fieldValue),
+            inline: false,
+          },
+        ]
+      : []),
+    {
+      name: 'Credentials',
+      value: `${verdictLine(verdict)}\n${credentialCounts(bundle.credential, ctx.nowSec)}`,
+      inline: false,
+    },
+  ];
+  return {
+    author: { name: `${platformName(bundle.platform)} · ${cleanLine(bundle.identity)}` },
+    title: escapeLine(bundle.displayName ?? '') || escapeLine(bundle.identity) || 'Wallet',
+    ...(description ? { description } : {}),
+    color: verdict === 'none' ? platformColor(bundle.platform) : verdictColor(verdict),
+    ...(avatar ? { thumbnail: { url: avatar } } : {}),
+    fields,
+  };
+}
+
+function graphEmbed(bundle: WalletBundle, page: number, pages: number, ctx: RenderContext): APIEmbed {
+  const total = bundle.identityGraph.length;
+  const start = page * WALLET_GRAPH_PAGE_SIZE;
+  const entries = bundle.identityGraph.slice(start, start + WALLET_GRAPH_PAGE_SIZE);
+  const count = formatNumber(total, ctx.locale);
+  return {
+    title: 'Identity graph',
+    description:
+      total === 0
+        ? 'No linked identities.'
+        : `${count} linked ${total === 1 ? 'identity' : 'identities'} · page ${page + 1} of ${pages}`,
+    color: platformColor(bundle.platform),
+    fields: fieldsWithin(entries.map(graphField), DISCORD_LIMITS.fields, GRAPH_FIELDS_BUDGET),
+    footer: { text: 'Web3.bio wallet data' },
+  };
+}
+
+function pageButtons(
+  page: number,
+  pages: number,
+  pageCustomId: (page: number) => string,
+): APIActionRowComponent<APIButtonComponentWithCustomId> {
+  return {
+    type: ComponentType.ActionRow,
+    components: [
+      {
+        type: ComponentType.Button,
+        style: ButtonStyle.Secondary,
+        label: '◀ Previous',
+        custom_id: pageCustomId(page - 1),
+        disabled: page <= 0,
+      },
+      {
+        type: ComponentType.Button,
+        style: ButtonStyle.Secondary,
+        label: 'Next ▶',
+        custom_id: pageCustomId(page + 1),
+        disabled: page >= pages - 1,
+      },
+    ],
+  };
+}
+
+/** The wallet message: identity, domains and credential summary, then one page of the identity graph. */
+export function renderWallet(
+  bundle: WalletBundle,
+  page: number,
+  ctx: RenderContext,
+  pageCustomId: (page: number) => string,
+): MessagePayload {
+  const pages = pageCount(bundle.identityGraph.length);
+  const current = clampPage(page, pages);
+  const components = pages > 1 ? [pageButtons(current, pages, pageCustomId)] : [];
+  return finishPayload([walletEmbed(bundle, ctx), graphEmbed(bundle, current, pages, ctx)], components, ctx);
+}

@@ -45,8 +45,10 @@ const SNOWFLAKE_PATTERN = /^\d{1,20}$/;
 const SIGNATURE_PATTERN = /^0x[0-9a-fA-F]{2,6000}$/;
 const MESSAGE_MAX_LENGTH = 4_000;
 const IDENTITY_MAX_LENGTH = 100;
-/** Line breaks would split the EIP-4361 statement; control and format characters can disguise text. */
-const UNSAFE_STATEMENT_CHARS = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+/** Never part of a real identity; line breaks would also split the one-line EIP-4361 statement. */
+const CONTROL_CHARS = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+/** Controls plus bidi overrides, which can make the statement read differently from what is signed. */
+const UNSAFE_STATEMENT_CHARS = /[\p{Cc}\p{Zl}\p{Zp}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 
 /** True when `value` has the shape of a nonce this module issues (cheap check before any lookup). */
 export function isChallengeNonce(value: string): boolean {
@@ -63,6 +65,7 @@ export async function createChallenge(
     throw new TypeError('guildId and userId must be Discord snowflakes');
   }
   if (!isAddress(input.address, { strict: false })) throw new TypeError('address is not an Ethereum address');
+  if (CONTROL_CHARS.test(input.identity)) throw new TypeError('identity contains control characters');
   if (displayIdentity(input.identity) === '') throw new TypeError('identity is empty');
   const nonce = randomBytes(16).toString('hex');
   const expiresAt = clock(cfg)() + ttl(cfg);

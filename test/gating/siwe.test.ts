@@ -71,7 +71,13 @@ describe('createChallenge', () => {
     const base = { guildId: GUILD, userId: USER, identity: 'a.eth', address: signer.address };
     await expect(createChallenge(store, cfg, { ...base, userId: 'abc' })).rejects.toThrow(TypeError);
     await expect(createChallenge(store, cfg, { ...base, address: '0x1234' })).rejects.toThrow(TypeError);
-    await expect(createChallenge(store, cfg, { ...base, identity: '\n\u200b' })).rejects.toThrow(TypeError);
+    await expect(createChallenge(store, cfg, { ...base, identity: ' \u202e ' })).rejects.toThrow(TypeError);
+    await expect(createChallenge(store, cfg, { ...base, identity: 'a.eth\nURI: x' })).rejects.toThrow(
+      TypeError,
+    );
+    await expect(createChallenge(store, cfg, { ...base, identity: 'a.eth\u0000' })).rejects.toThrow(
+      TypeError,
+    );
   });
 });
 
@@ -94,8 +100,12 @@ describe('buildSiweMessage', () => {
     expect(buildSiweMessage(cfg, record)).toBe(message);
   });
 
-  it('keeps a hostile identity on one statement line', async () => {
-    const { message } = await challengeAndMessage('evil.eth\nURI: https://attacker.example\u2028x');
+  it('keeps a hostile identity from the store on one statement line', async () => {
+    const { record } = await challengeAndMessage();
+    const message = buildSiweMessage(cfg, {
+      ...record,
+      identity: 'evil.eth\nURI: https://attacker.example\u2028x',
+    });
     const parsed = parseSiweMessage(message);
     expect(parsed.uri).toBe('https://bot.example.org');
     expect(parsed.statement).toContain('evil.ethURI: https://attacker.examplex');
@@ -120,6 +130,26 @@ describe('verifyChallenge', () => {
 
     const replay = await verifyChallenge(store, cfg, { nonce: record.nonce, message, signature });
     expect(replay).toMatchObject({ ok: false, reason: 'used' });
+  });
+
+  it('verifies a challenge for an emoji identity, dropping a bidi override from the statement', async () => {
+    const { record, message } = await challengeAndMessage('👨‍👩‍👧 ünï\u202e.eth');
+    expect(parseSiweMessage(message).statement).toContain('identity 👨‍👩‍👧 ünï.eth.');
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      message,
+      signature: await signer.signMessage({ message }),
+    });
+    expect(outcome.ok).toBe(true);
+  });
+
+  it('checks the message it built itself when the client sends only a signature', async () => {
+    const { record, message } = await challengeAndMessage();
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: record.nonce,
+      signature: await signer.signMessage({ message }),
+    });
+    expect(outcome.ok).toBe(true);
   });
 
   it('lets only one of two concurrent submissions win', async () => {

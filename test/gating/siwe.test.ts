@@ -6,24 +6,24 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   buildSiweMessage,
   createChallenge,
-  type NonceStore,
   type SiweConfig,
   verifyChallenge,
 } from '../../src/gating/siwe.ts';
-import { openNonceStore } from './nonceStore.ts';
+import { openSqliteStore } from '../../src/store/sqliteStore.ts';
+import type { GatingStore } from '../../src/store/types.ts';
 
 const GUILD = '111111111111111111';
 const USER = '222222222222222222';
 const T0 = Date.UTC(2025, 5, 1, 12, 0, 0);
 
-let store: NonceStore & { close(): Promise<void> };
+let store: GatingStore;
 let clock: number;
 let cfg: SiweConfig;
 const signer = privateKeyToAccount(generatePrivateKey());
 const stranger = privateKeyToAccount(generatePrivateKey());
 
 beforeEach(async () => {
-  store = await openNonceStore();
+  store = await openSqliteStore(':memory:');
   clock = T0;
   cfg = { publicUrl: 'https://bot.example.org/', now: () => clock };
 });

@@ -4,7 +4,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createChallenge, type NonceRecord, type SiweConfig } from '../../src/gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from '../../src/gating/verifyServer.ts';
-import { openNonceStore } from './nonceStore.ts';
+import { openSqliteStore } from '../../src/store/sqliteStore.ts';
+import type { GatingStore } from '../../src/store/types.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const GUILD = '111111111111111111';
@@ -15,7 +16,7 @@ const stranger = privateKeyToAccount(generatePrivateKey());
 
 let browser: Browser;
 let server: VerifyServer;
-let store: Awaited<ReturnType<typeof openNonceStore>>;
+let store: GatingStore;
 let clock: number;
 const siwe: SiweConfig = { publicUrl: 'https://bot.example.org', now: () => clock };
 const verified: { record: NonceRecord; address: string }[] = [];
@@ -26,7 +27,7 @@ beforeAll(async () => {
   if (!existsSync(CHROMIUM)) {
     throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
   }
-  store = await openNonceStore();
+  store = await openSqliteStore(':memory:');
   server = await startVerifyServer({
     port: 0,
     host: '127.0.0.1',

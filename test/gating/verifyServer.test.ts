@@ -11,13 +11,14 @@ import {
   type VerifyServer,
   type VerifyServerLogger,
 } from '../../src/gating/verifyServer.ts';
-import { openNonceStore } from './nonceStore.ts';
+import { openSqliteStore } from '../../src/store/sqliteStore.ts';
+import type { GatingStore } from '../../src/store/types.ts';
 
 const GUILD = '111111111111111111';
 const USER = '222222222222222222';
 const member = privateKeyToAccount(generatePrivateKey());
 
-let store: Awaited<ReturnType<typeof openNonceStore>>;
+let store: GatingStore;
 let server: VerifyServer;
 let clock: number;
 let siwe: SiweConfig;
@@ -26,7 +27,7 @@ let failVerified: boolean;
 let logs: unknown[];
 
 beforeEach(async () => {
-  store = await openNonceStore();
+  store = await openSqliteStore(':memory:');
   clock = Date.now();
   siwe = { publicUrl: 'https://bot.example.org', now: () => clock };
   verified = [];

@@ -42,7 +42,8 @@ function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
   };
 }
 
-function createPostgresDriver(pool: pg.Pool): SqlDriver {
+/** A driver over a pool: statements on any connection, transactions on one. */
+export function createPostgresDriver(pool: pg.Pool): SqlDriver {
   return {
     dialect: POSTGRES_DIALECT,
     ...executor(pool),

@@ -53,8 +53,9 @@ interface Lock {
  */
 const FILE_LOCKS = new Map<string, Lock>();
 
-function lockFor(path: string): Lock {
-  if (path === ':memory:') return { tail: Promise.resolve() };
+function lockFor(db: DatabaseSync): Lock {
+  const path = db.location();
+  if (path === null) return { tail: Promise.resolve() };
   const key = resolve(path);
   let lock = FILE_LOCKS.get(key);
   if (!lock) {
@@ -68,7 +69,8 @@ function lockFor(path: string): Lock {
  * A driver over one `DatabaseSync` connection. An async transaction must not let other calls run on
  * the connection (or the file) mid-way, so every call takes the file's lock.
  */
-function createSqliteDriver(db: DatabaseSync, lock: Lock): SqlDriver {
+export function createSqliteDriver(db: DatabaseSync): SqlDriver {
+  const lock = lockFor(db);
   const statements = new Map<string, StatementSync>();
   let closed = false;
 
@@ -133,7 +135,7 @@ export async function openSqliteStore(path: string, opts: StoreOptions = {}): Pr
     db.exec('PRAGMA journal_mode = WAL');
     db.exec('PRAGMA synchronous = NORMAL');
     db.exec('PRAGMA foreign_keys = ON');
-    const driver = createSqliteDriver(db, lockFor(path));
+    const driver = createSqliteDriver(db);
     await runMigrations(driver, (opts.now ?? Date.now)());
     return createSqlStore(driver, opts);
   } catch (error) {

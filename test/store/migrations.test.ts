@@ -1,0 +1,74 @@
+import { DatabaseSync } from 'node:sqlite';
+import pg from 'pg';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS, type Migration, runMigrations } from '../../src/store/migrations.ts';
+import { createPostgresDriver } from '../../src/store/postgresStore.ts';
+import type { SqlDriver } from '../../src/store/sql.ts';
+import { createSqliteDriver } from '../../src/store/sqliteStore.ts';
+import { POSTGRES_URL } from './harness.ts';
+
+const SCHEMA = `migrations_test_${process.pid}_${Date.now().toString(36)}`;
+const admin = new pg.Pool({ connectionString: POSTGRES_URL, max: 1 });
+
+afterAll(async () => {
+  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+  await admin.end();
+});
+
+const EXTRA: Migration = {
+  version: 2,
+  name: 'extra table',
+  sql: ({ types }) => `CREATE TABLE extra (id ${types.autoId}, at ${types.bigint} NOT NULL)`,
+};
+const BROKEN: Migration = {
+  version: 3,
+  name: 'half a step',
+  sql: () => 'CREATE TABLE half_done (x TEXT); SELECT no_such_column FROM no_such_table;',
+};
+
+const factories: [string, () => Promise<SqlDriver>][] = [
+  ['sqlite', async () => createSqliteDriver(new DatabaseSync(':memory:'))],
+  [
+    'postgres',
+    async () => {
+      await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE; CREATE SCHEMA ${SCHEMA}`);
+      return createPostgresDriver(
+        new pg.Pool({ connectionString: POSTGRES_URL, max: 2, options: `-c search_path=${SCHEMA}` }),
+      );
+    },
+  ],
+];
+
+describe.each(factories)('runMigrations (%s)', (_name, makeDriver) => {
+  it('applies each version once, in order, and records it', async () => {
+    const driver = await makeDriver();
+    try {
+      expect(await runMigrations(driver, 1)).toEqual([1]);
+      expect(await runMigrations(driver, 2)).toEqual([]);
+      expect(await runMigrations(driver, 3, [EXTRA, ...MIGRATIONS])).toEqual([2]);
+      await driver.query('INSERT INTO extra (at) VALUES ($1)', [5]);
+      const rows = await driver.query(
+        'SELECT version, name, applied_at FROM schema_migrations ORDER BY version',
+      );
+      expect(rows.map((r) => [Number(r.version), r.name, Number(r.applied_at)])).toEqual([
+        [1, 'gating tables', 1],
+        [2, 'extra table', 3],
+      ]);
+    } finally {
+      await driver.close();
+    }
+  });
+
+  it('rolls a failing step back entirely', async () => {
+    const driver = await makeDriver();
+    try {
+      await expect(runMigrations(driver, 1, [...MIGRATIONS, EXTRA, BROKEN])).rejects.toThrow();
+      // Nothing of that run stays, not even the steps before the broken one.
+      await expect(driver.query('SELECT COUNT(*) AS n FROM half_done')).rejects.toThrow();
+      await expect(driver.query('SELECT COUNT(*) AS n FROM extra')).rejects.toThrow();
+      expect(await runMigrations(driver, 2)).toEqual([1]);
+    } finally {
+      await driver.close();
+    }
+  });
+});

@@ -363,7 +363,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     },
 
     async enqueueRoleChange(c: RoleChangeInput) {
-      return driver.transaction(async (tx) => {
+      return driver.transaction<{ change: RoleChange; outcome: EnqueueOutcome }>(async (tx) => {
         const at = now();
         const key = [c.guildId, c.userId, c.roleId];
         const open = (
@@ -376,11 +376,11 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
         ).map(toChange);
         const pending = open.find((o) => o.status === 'pending');
         const inFlight = open.filter((o) => o.status === 'in_progress').at(-1);
-        if (pending?.op === c.op) return { change: pending, outcome: 'duplicate' as EnqueueOutcome };
+        if (pending?.op === c.op) return { change: pending, outcome: 'duplicate' };
         if (inFlight?.op === c.op) {
           // The in-flight change already does what is asked; a pending opposite one is now stale.
           if (pending) await tx.query('DELETE FROM role_changes WHERE id = $1', [pending.id]);
-          return { change: inFlight, outcome: 'duplicate' as EnqueueOutcome };
+          return { change: inFlight, outcome: 'duplicate' };
         }
         const rows = await tx.query(
           `INSERT INTO role_changes (guild_id, user_id, role_id, op, reason, status, attempts, created_at, updated_at)
@@ -392,7 +392,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
         );
         const change = first(rows, toChange);
         if (!change) throw new Error('role change upsert returned no row');
-        return { change, outcome: (pending ? 'replaced' : 'created') as EnqueueOutcome };
+        return { change, outcome: pending ? 'replaced' : 'created' };
       });
     },
 

@@ -1,6 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
+  ApplicationCommandOptionType,
   type ChatInputCommandInteraction,
+  type CommandInteractionOption,
   type Interaction,
   type InteractionEditReplyOptions,
   type InteractionReplyOptions,
@@ -44,6 +46,23 @@ function toEditOptions(payload: MessagePayload): InteractionEditReplyOptions {
     components: payload.components,
     allowedMentions: { parse: [] },
   };
+}
+
+/**
+ * Flatten interaction options into `name -> value`. A subcommand (group) is read as `subcommand`
+ * (`group`) and its own options are flattened beside it.
+ */
+export function readOptions(
+  data: readonly CommandInteractionOption[],
+): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const option of data) {
+    if (option.type === ApplicationCommandOptionType.Subcommand) out.subcommand = option.name;
+    else if (option.type === ApplicationCommandOptionType.SubcommandGroup) out.group = option.name;
+    else if (option.value !== undefined) out[option.name] = option.value;
+    if (option.options) Object.assign(out, readOptions(option.options));
+  }
+  return out;
 }
 
 export function createRouter(options: {
@@ -113,10 +132,7 @@ export function createRouter(options: {
         return;
       }
     }
-    const options: Record<string, string | number | boolean> = {};
-    for (const option of interaction.options.data) {
-      if (option.value !== undefined) options[option.name] = option.value;
-    }
+    const options = readOptions(interaction.options.data);
     const ephemeral = command.ephemeral === true || options.private === true;
     const ctx: CommandContext = {
       deps,

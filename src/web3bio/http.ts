@@ -1,0 +1,290 @@
+/**
+ * The transport under the client: undici GETs with keep-alive, a per-attempt timeout, the caller's
+ * AbortSignal, the API key header, retries with full-jitter backoff (honouring Retry-After), a
+ * concurrency limit and a client-side rate limiter. Statuses >= 400 become the error family.
+ */
+import { Agent, type Dispatcher, request } from 'undici';
+import {
+  InvalidIdentityError,
+  NetworkError,
+  NotFoundError,
+  RateLimitedError,
+  SchemaError,
+  TimeoutError,
+  UnauthorizedError,
+  UpstreamError,
+  type Web3BioError,
+} from './errors.ts';
+import { ConcurrencyLimit, type RateLimit, SlidingWindowLimiter } from './rateLimiter.ts';
+
+export interface RetryOptions {
+  /** Extra attempts after the first. */
+  retries: number;
+  baseDelayMs: number;
+  maxDelayMs: number;
+}
+
+/** pino-compatible subset. */
+export interface TransportLogger {
+  debug(obj: object, msg?: string): void;
+  warn(obj: object, msg?: string): void;
+}
+
+export interface TransportOptions {
+  baseUrl: string;
+  apiKey?: string | undefined;
+  /** Injected dispatcher; when absent the transport owns a keep-alive Agent and closes it. */
+  dispatcher?: Dispatcher | undefined;
+  timeoutMs: number;
+  retry: RetryOptions;
+  rateLimit: RateLimit | null;
+  concurrency: number;
+  userAgent: string;
+  logger?: TransportLogger | undefined;
+  /** Random source in [0, 1) for jitter; injectable for tests. */
+  random?: () => number;
+}
+
+export interface GetOptions {
+  /** The identity the request is about, for NotFoundError and InvalidIdentityError. */
+  identity: string;
+  signal?: AbortSignal | undefined;
+  /** Per attempt; defaults to the transport's. */
+  timeoutMs?: number | undefined;
+}
+
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  /** The request URL, safe to log. */
+  url: string;
+}
+
+/** Largest body read; a bigger answer is treated as broken rather than buffered. */
+export const MAX_BODY_BYTES = 8 * 1024 * 1024;
+
+const REDACTED = '[redacted]';
+
+/** GET transport with retries and limits. */
+export class Web3BioTransport {
+  readonly #baseUrl: string;
+  readonly #safeBaseUrl: string;
+  readonly #apiKey: string | undefined;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  readonly #timeoutMs: number;
+  readonly #retry: RetryOptions;
+  readonly #limiter: SlidingWindowLimiter | null;
+  readonly #slots: ConcurrencyLimit;
+  readonly #headers: Record<string, string>;
+  readonly #logger: TransportLogger | undefined;
+  readonly #random: () => number;
+  #closed = false;
+
+  constructor(options: TransportOptions) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#safeBaseUrl = safeUrl(this.#baseUrl);
+    this.#apiKey = options.apiKey || undefined;
+    this.#ownsDispatcher = options.dispatcher === undefined;
+    this.#dispatcher =
+      options.dispatcher ??
+      new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connections: options.concurrency });
+    this.#timeoutMs = options.timeoutMs;
+    this.#retry = options.retry;
+    this.#limiter = options.rateLimit ? new SlidingWindowLimiter(options.rateLimit) : null;
+    this.#slots = new ConcurrencyLimit(options.concurrency);
+    this.#logger = options.logger;
+    this.#random = options.random ?? Math.random;
+    this.#headers = {
+      accept: 'application/json, text/plain;q=0.9, */*;q=0.8',
+      'user-agent': options.userAgent,
+    };
+    if (this.#apiKey) this.#headers['x-api-key'] = `Bearer ${this.#apiKey}`;
+  }
+
+  /**
+   * GET `path` (already encoded, starting with `/`). Answers below 400 are returned as they are
+   * (redirects are not followed); 429, 5xx, network errors and timeouts are retried; the last failure
+   * is thrown as a Web3BioError. An abort of `signal` rejects with its reason and is never retried.
+   */
+  async get(path: string, options: GetOptions): Promise<HttpAnswer> {
+    const url = `${this.#safeBaseUrl}${path}`;
+    for (let attempt = 0; ; attempt++) {
+      let error: Web3BioError;
+      try {
+        return await this.#attempt(path, url, options, attempt);
+      } catch (caught) {
+        if (options.signal?.aborted || this.#closed || !isRetryable(caught)) throw caught;
+        error = caught;
+      }
+      if (attempt >= this.#retry.retries) throw error;
+      const delayMs = this.#retryDelay(attempt, error);
+      this.#logger?.warn(
+        { url, attempt: attempt + 1, delayMs, error: error.toLog() },
+        'web3bio request failed, retrying',
+      );
+      await sleep(delayMs, options.signal);
+    }
+  }
+
+  /** Close the owned dispatcher and reject queued requests. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#limiter?.close(new Error('Web3.bio client closed'));
+    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  }
+
+  async #attempt(path: string, url: string, options: GetOptions, attempt: number): Promise<HttpAnswer> {
+    if (this.#closed) throw new Error('Web3.bio client closed');
+    const release = await this.#slots.acquire(options.signal);
+    try {
+      await this.#limiter?.acquire(options.signal);
+      const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+      const timeout = new AbortController();
+      const timer = setTimeout(() => timeout.abort(), timeoutMs);
+      const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal;
+      const started = performance.now();
+      try {
+        const response = await request(`${this.#baseUrl}${path}`, {
+          method: 'GET',
+          headers: this.#headers,
+          dispatcher: this.#dispatcher,
+          signal,
+        });
+        const body = this.#scrub(await readBody(response.body, url));
+        const answer: HttpAnswer = { status: response.statusCode, headers: response.headers, body, url };
+        this.#logger?.debug(
+          { url, status: answer.status, attempt: attempt + 1, ms: Math.round(performance.now() - started) },
+          'web3bio request',
+        );
+        if (answer.status >= 400) throw errorForStatus(answer, options.identity);
+        return answer;
+      } catch (error) {
+        if (options.signal?.aborted) throw options.signal.reason;
+        if (timeout.signal.aborted) throw new TimeoutError(url, timeoutMs);
+        if (isWeb3BioErrorLike(error)) throw error;
+        throw new NetworkError(url, scrubError(error, this.#apiKey));
+      } finally {
+        clearTimeout(timer);
+      }
+    } finally {
+      release();
+    }
+  }
+
+  #retryDelay(attempt: number, error: Web3BioError): number {
+    const { baseDelayMs, maxDelayMs } = this.#retry;
+    if (error instanceof RateLimitedError && error.retryAfterMs !== null) {
+      return Math.min(error.retryAfterMs, maxDelayMs);
+    }
+    const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
+    return Math.floor(this.#random() * ceiling);
+  }
+
+  /** An upstream that echoes the key back must not get it into errors or logs. */
+  #scrub(text: string): string {
+    return this.#apiKey && text.includes(this.#apiKey) ? text.split(this.#apiKey).join(REDACTED) : text;
+  }
+}
+
+/** Map a status >= 400 to the error family. */
+export function errorForStatus(answer: HttpAnswer, identity: string): Web3BioError {
+  const { status, url, body } = answer;
+  if (status === 400) {
+    return new InvalidIdentityError(identity, 'Web3.bio does not accept it as an identity');
+  }
+  if (status === 401 || status === 403) return new UnauthorizedError(status, url, body);
+  if (status === 404) return new NotFoundError(identity, status, url, body);
+  if (status === 429) {
+    return new RateLimitedError(url, body, parseRetryAfter(header(answer.headers, 'retry-after')));
+  }
+  return new UpstreamError(status, url, body);
+}
+
+/** Retry-After as milliseconds from now: delta-seconds or an HTTP date; null when absent or invalid. */
+export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | null {
+  if (value === undefined) return null;
+  const text = value.trim();
+  if (/^\d+$/.test(text)) return Number(text) * 1_000;
+  const date = Date.parse(text);
+  return Number.isNaN(date) ? null : Math.max(0, date - now);
+}
+
+/** First value of a response header. */
+export function header(
+  headers: Record<string, string | string[] | undefined>,
+  name: string,
+): string | undefined {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+}
+
+/** The URL without credentials, query or fragment. */
+export function safeUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    parsed.username = '';
+    parsed.password = '';
+    parsed.search = '';
+    parsed.hash = '';
+    return parsed.toString().replace(/\/+$/, '');
+  } catch {
+    return '(invalid base URL)';
+  }
+}
+
+function isRetryable(error: unknown): error is Web3BioError {
+  if (error instanceof RateLimitedError || error instanceof NetworkError || error instanceof TimeoutError) {
+    return true;
+  }
+  return error instanceof UpstreamError && error.status >= 500;
+}
+
+function isWeb3BioErrorLike(error: unknown): boolean {
+  return (
+    error instanceof InvalidIdentityError ||
+    error instanceof UnauthorizedError ||
+    error instanceof NotFoundError ||
+    error instanceof RateLimitedError ||
+    error instanceof UpstreamError ||
+    error instanceof SchemaError
+  );
+}
+
+async function readBody(body: Dispatcher.ResponseData['body'], url: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    const buffer = chunk as Buffer;
+    size += buffer.length;
+    if (size > MAX_BODY_BYTES) {
+      body.destroy();
+      throw new SchemaError(url, '', [`response body larger than ${MAX_BODY_BYTES} bytes`]);
+    }
+    chunks.push(buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** A cause safe to keep: the original error unless its message holds the key. */
+function scrubError(error: unknown, apiKey: string | undefined): unknown {
+  if (!apiKey || !(error instanceof Error) || !error.message.includes(apiKey)) return error;
+  return new Error(error.message.split(apiKey).join(REDACTED));
+}
+
+function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    signal?.throwIfAborted();
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -229,6 +229,44 @@ describe.each([memoryHarness(), redisHarness()])('LookupCache over $name', (harn
     await expect(cache.get('p:was', loader, POLICY)).rejects.toBe(notFound);
   });
 
+  it('does not mask a negative answer with a stale good value when negatives are not cached', async () => {
+    const { cache, clock } = setup();
+    const policy = { ...POLICY, negativeTtlMs: 0 };
+    const notFound = new NotFoundError('was.eth');
+    const loader = scriptedLoader<string>('was here', notFound);
+    await cache.get('p:was0', loader, policy);
+    clock.now = START + policy.ttlMs;
+    await expect(cache.get('p:was0', loader, policy)).rejects.toBe(notFound);
+  });
+
+  it('joins a load already in flight even when its own store read would finish after that load', async () => {
+    const inner = harness.create();
+    let holdReads = false;
+    const heldReads: Array<() => void> = [];
+    const slowReads: CacheStore = {
+      get: async (key) => {
+        const result = inner.get(key);
+        if (holdReads) await new Promise<void>((resolve) => heldReads.push(resolve));
+        return result;
+      },
+      set: (key, entry, retainMs) => inner.set(key, entry, retainMs),
+      delete: (key) => inner.delete(key),
+    };
+    const { cache } = setup(slowReads);
+    let release = (_value: string) => {};
+    const loader = vi.fn(() => new Promise<string>((resolve) => (release = resolve)));
+
+    const first = cache.get('p:j', loader, POLICY);
+    await vi.waitFor(() => expect(loader).toHaveBeenCalled());
+    holdReads = true;
+    const second = cache.get('p:j', loader, POLICY);
+    release('once');
+    expect((await first).value).toBe('once');
+    for (const resume of heldReads) resume();
+    expect((await second).value).toBe('once');
+    expect(loader).toHaveBeenCalledTimes(1);
+  });
+
   it('bypasses a fresh entry, shares the bypass loader call, and stores its answer', async () => {
     const { cache } = setup();
     const loader = scriptedLoader('v1', 'v2', 'v3');

@@ -1,0 +1,90 @@
+/**
+ * `npm run fake-api [-- --mode spec|live] [--latency MS] [--key KEY[:basic]]`: the stand-in Web3.bio API for
+ * running the bot offline. Listens on 127.0.0.1:$FAKE_WEB3BIO_PORT (default 8787).
+ */
+import { startFakeWeb3Bio } from './server.ts';
+
+export const DEFAULT_PORT = 8787;
+const USAGE = 'usage: npm run fake-api -- [--mode live|spec] [--latency MS] [--key KEY[:basic]]...';
+
+export interface RunnerOptions {
+  mode: 'live' | 'spec';
+  latencyMs: number;
+  apiKeys: Record<string, 'full' | 'basic'>;
+}
+
+/** Parse the runner's flags; throws an Error whose message is fit to print. */
+export function parseRunnerArgs(argv: readonly string[]): RunnerOptions {
+  const options: RunnerOptions = { mode: 'live', latencyMs: 0, apiKeys: {} };
+  for (let index = 0; index < argv.length; index++) {
+    const flag = argv[index];
+    const value = argv[index + 1];
+    if (flag === '--help' || flag === '-h') throw new Error(USAGE);
+    if (value === undefined) throw new Error(`${flag} needs a value\n${USAGE}`);
+    index++;
+    if (flag === '--mode') {
+      if (value !== 'live' && value !== 'spec') throw new Error(`--mode must be live or spec\n${USAGE}`);
+      options.mode = value;
+    } else if (flag === '--latency') {
+      const ms = Number(value);
+      if (!Number.isInteger(ms) || ms < 0)
+        throw new Error(`--latency must be a whole number of ms\n${USAGE}`);
+      options.latencyMs = ms;
+    } else if (flag === '--key') {
+      const basic = value.endsWith(':basic');
+      const key = basic ? value.slice(0, -':basic'.length) : value;
+      if (key === '') throw new Error(`--key needs a non-empty key\n${USAGE}`);
+      options.apiKeys[key] = basic ? 'basic' : 'full';
+    } else {
+      throw new Error(`unknown option ${flag}\n${USAGE}`);
+    }
+  }
+  return options;
+}
+
+/** Port from `FAKE_WEB3BIO_PORT`: blank means the default; 0 picks a free port. */
+export function parsePort(value: string | undefined): number {
+  if (value === undefined || value.trim() === '') return DEFAULT_PORT;
+  const port = Number(value);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new Error('FAKE_WEB3BIO_PORT must be a port number (0-65535)');
+  }
+  return port;
+}
+
+async function main(): Promise<void> {
+  let options: RunnerOptions;
+  let port: number;
+  try {
+    options = parseRunnerArgs(process.argv.slice(2));
+    port = parsePort(process.env.FAKE_WEB3BIO_PORT);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : String(error));
+    process.exitCode = 2;
+    return;
+  }
+  const fake = await startFakeWeb3Bio({
+    port,
+    mode: options.mode,
+    latencyMs: options.latencyMs,
+    apiKeys: options.apiKeys,
+  });
+  const keyCount = Object.keys(options.apiKeys).length;
+  console.log(`Fake Web3.bio API (${options.mode} mode) listening on ${fake.url}`);
+  console.log(`Point the bot at it: WEB3BIO_API_URL=${fake.url} npm start`);
+  if (keyCount > 0) console.log(`${keyCount} API key(s) accepted; /wallet needs a full one.`);
+  const stop = (signal: NodeJS.Signals) => {
+    console.log(`${signal}: stopping`);
+    fake.close().then(
+      () => console.log('stopped'),
+      (error: unknown) => {
+        console.error('close failed', error);
+        process.exitCode = 1;
+      },
+    );
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+if (import.meta.main) await main();

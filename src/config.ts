@@ -14,7 +14,10 @@ const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T>) =>
 
 const seconds = (fallback: number) => withDefault(z.coerce.number().int().min(0).max(31_536_000), fallback);
 
-const boolean = (fallback: boolean) => withDefault(z.stringbool(), fallback);
+const boolean = (fallback: boolean) =>
+  z
+    .preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.stringbool().optional())
+    .transform((v) => v ?? fallback);
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 

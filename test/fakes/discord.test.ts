@@ -1,0 +1,538 @@
+import { once } from 'node:events';
+import {
+  ActionRowBuilder,
+  ApplicationCommandOptionType,
+  ApplicationCommandType,
+  Client,
+  DiscordAPIError,
+  EmbedBuilder,
+  Events,
+  GatewayIntentBits,
+  type Interaction,
+  StringSelectMenuBuilder,
+} from 'discord.js';
+import type { RESTPostAPIApplicationCommandsJSONBody } from 'discord-api-types/v10';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { type FakeDiscord, type FakeGuild, startFakeDiscord } from './discord/server.ts';
+
+type Handler = (interaction: Interaction) => Promise<unknown>;
+
+let fake: FakeDiscord;
+let guild: FakeGuild;
+let clients: Client[] = [];
+
+beforeEach(async () => {
+  fake = await startFakeDiscord();
+  guild = fake.addGuild({ name: 'Test Guild' });
+  fake.addMember(guild.id, { id: '200000000000000001', username: 'alice' });
+});
+
+afterEach(async () => {
+  await Promise.all(clients.map((client) => client.destroy()));
+  clients = [];
+  await fake.close();
+});
+
+/** A real discord.js client logged in to the fake, with `handler` answering every interaction. */
+async function startBot(
+  handler: Handler = async () => {},
+  intents = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers],
+) {
+  const client = new Client({ intents, rest: { api: fake.apiUrl } });
+  clients.push(client);
+  const errors: unknown[] = [];
+  client.on(Events.InteractionCreate, (interaction) => {
+    handler(interaction).catch((error: unknown) => errors.push(error));
+  });
+  const ready = once(client, Events.ClientReady);
+  await client.login(fake.token);
+  await ready;
+  return { client, errors };
+}
+
+const ALICE = '200000000000000001';
+
+describe('gateway', () => {
+  it('logs a real client in, with the guild, its roles and the bot member cached', async () => {
+    const { client } = await startBot();
+    const cached = client.guilds.cache.get(guild.id);
+    expect(cached?.name).toBe('Test Guild');
+    expect(cached?.roles.cache.has(guild.botRoleId)).toBe(true);
+    expect(cached?.members.me?.id).toBe(fake.botUserId);
+    // Without GuildPresences, Discord's GUILD_CREATE carries only the bot's own member.
+    expect([...(cached?.members.cache.keys() ?? [])]).toEqual([fake.botUserId]);
+    expect(client.user?.id).toBe(fake.botUserId);
+    expect(fake.requests.map((r) => `${r.method} ${r.path}`)).toEqual(['GET /gateway/bot']);
+  });
+
+  it('rejects login with a bad token (401 on GET /gateway/bot)', async () => {
+    const client = new Client({ intents: [GatewayIntentBits.Guilds], rest: { api: fake.apiUrl } });
+    clients.push(client);
+    await expect(client.login('wrong-token')).rejects.toThrow();
+    expect(fake.requests.at(-1)?.status).toBe(401);
+  });
+
+  it('closes the socket with 4004 on IDENTIFY with a bad token', async () => {
+    const socket = new WebSocket(fake.gatewayUrl);
+    const [hello] = (await once(socket, 'message')) as [Buffer];
+    expect(JSON.parse(hello.toString())).toMatchObject({ op: 10, d: { heartbeat_interval: 41_250 } });
+    socket.send(JSON.stringify({ op: 2, d: { token: 'wrong', intents: 1, properties: {} } }));
+    const [code] = (await once(socket, 'close')) as [number];
+    expect(code).toBe(4004);
+  });
+
+  it('acknowledges heartbeats', async () => {
+    const socket = new WebSocket(fake.gatewayUrl);
+    await once(socket, 'message');
+    socket.send(JSON.stringify({ op: 1, d: null }));
+    const [ack] = (await once(socket, 'message')) as [Buffer];
+    expect(JSON.parse(ack.toString()).op).toBe(11);
+    socket.close();
+  });
+
+  it('survives a 4000 disconnect: the client resumes and gets what it missed', async () => {
+    const { client } = await startBot(async (interaction) => {
+      if (interaction.isChatInputCommand()) await interaction.reply('still here');
+    });
+    const resumed = once(client, Events.ShardResume);
+    fake.disconnectGateway(4000);
+    // Played while the socket is down: replayed on RESUME.
+    const result = await fake.runCommand({ name: 'ping', userId: ALICE });
+    const [, replayed] = await resumed;
+    expect(replayed).toBeGreaterThanOrEqual(1);
+    expect(result.message?.content).toBe('still here');
+    expect(fake.requests.filter((r) => r.path === '/gateway/bot')).toHaveLength(1);
+  });
+
+  it('dispatches GUILD_MEMBER_ADD when a member joins', async () => {
+    const { client } = await startBot();
+    const joined = once(client, Events.GuildMemberAdd);
+    fake.addMember(guild.id, { id: '200000000000000009', username: 'newcomer' }, { dispatchJoin: true });
+    const [member] = await joined;
+    expect(member.user.username).toBe('newcomer');
+  });
+
+  it('sends member events only to sessions with the GuildMembers intent', async () => {
+    const joins: string[] = [];
+    const { client } = await startBot(
+      async (interaction) => {
+        if (interaction.isChatInputCommand()) await interaction.reply('pong');
+      },
+      [GatewayIntentBits.Guilds],
+    );
+    client.on(Events.GuildMemberAdd, (member) => joins.push(member.id));
+    fake.addMember(guild.id, { id: '200000000000000009', username: 'newcomer' }, { dispatchJoin: true });
+    // Dispatches are ordered on the socket: once this command is answered, a join would have arrived.
+    await fake.runCommand({ name: 'ping', userId: ALICE });
+    expect(joins).toEqual([]);
+  });
+
+  it('answers op 8 so guild.members.fetch() returns every member', async () => {
+    const { client } = await startBot();
+    const members = await client.guilds.cache.get(guild.id)?.members.fetch();
+    expect(members?.has(ALICE)).toBe(true);
+    expect(members?.size).toBe(guild.members.size);
+  });
+});
+
+describe('interactions', () => {
+  it('captures a reply with its embed', async () => {
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      const name = interaction.options.getString('name', true);
+      await interaction.reply({
+        embeds: [new EmbedBuilder().setTitle(`Profile of ${name}`).setColor(0x00ff00)],
+      });
+    });
+    const result = await fake.runCommand({
+      name: 'profile',
+      userId: ALICE,
+      options: [{ name: 'name', type: ApplicationCommandOptionType.String, value: 'vitalik.eth' }],
+    });
+    expect(result.callbacks.map((c) => c.type)).toEqual([4]);
+    expect(result.message?.embeds[0]?.title).toBe('Profile of vitalik.eth');
+    expect(result.message?.embeds[0]?.color).toBe(0x00ff00);
+    expect(result.ephemeral).toBe(false);
+    expect(result.ackMs).toBeGreaterThanOrEqual(0);
+    expect(result.doneMs).toBeGreaterThanOrEqual(result.ackMs);
+    expect(fake.state.messages.get(result.message?.id ?? '')?.embeds).toHaveLength(1);
+  });
+
+  it('follows a deferred reply to its edit, and flags ephemeral deferrals', async () => {
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      await interaction.deferReply({ flags: 'Ephemeral' });
+      await interaction.editReply({ content: 'done thinking' });
+    });
+    const result = await fake.runCommand({ name: 'slow', userId: ALICE });
+    expect(result.callbacks.map((c) => c.type)).toEqual([5]);
+    expect(result.message?.content).toBe('done thinking');
+    expect(result.ephemeral).toBe(true);
+    expect((result.message?.flags ?? 0) & 128).toBe(0);
+    expect(fake.requests.some((r) => r.method === 'PATCH' && r.path.endsWith('/messages/@original'))).toBe(
+      true,
+    );
+  });
+
+  it('treats the first follow-up after a deferral as the reply, later ones as follow-ups', async () => {
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      await interaction.deferReply();
+      await interaction.followUp('first');
+      await interaction.followUp('second');
+    });
+    const result = await fake.runCommand({ name: 'slow', userId: ALICE });
+    expect(result.message?.content).toBe('first');
+    await fake.waitForRequest(
+      (r) =>
+        r.method === 'POST' &&
+        r.path.startsWith('/webhooks/') &&
+        r.body !== null &&
+        (r.body as { content?: string }).content === 'second',
+    );
+    expect(result.followUps.map((m) => m.content)).toEqual(['second']);
+  });
+
+  it('plays a select-menu click that the bot answers with update', async () => {
+    await startBot(async (interaction) => {
+      if (interaction.isChatInputCommand()) {
+        const menu = new StringSelectMenuBuilder()
+          .setCustomId('pick')
+          .addOptions({ label: 'ENS', value: 'ens' }, { label: 'Farcaster', value: 'farcaster' });
+        await interaction.reply({
+          content: 'choose',
+          components: [new ActionRowBuilder<StringSelectMenuBuilder>().addComponents(menu)],
+        });
+      } else if (interaction.isStringSelectMenu()) {
+        await interaction.update({
+          content: `picked ${interaction.values.join(',')} by ${interaction.user.username}`,
+          components: [],
+        });
+      }
+    });
+    const reply = await fake.runCommand({ name: 'choose', userId: ALICE });
+    expect(reply.message).not.toBeNull();
+    if (!reply.message) return;
+    const click = await fake.clickComponent({
+      message: reply.message,
+      customId: 'pick',
+      values: ['farcaster'],
+      userId: ALICE,
+    });
+    expect(click.callbacks.map((c) => c.type)).toEqual([7]);
+    expect(click.message?.id).toBe(reply.message.id);
+    expect(click.message?.content).toBe('picked farcaster by alice');
+    expect(fake.state.messages.get(reply.message.id)?.components).toEqual([]);
+    await expect(
+      fake.clickComponent({ message: reply.message, customId: 'pick', values: ['ens'], userId: ALICE }),
+    ).rejects.toThrow(/no component/);
+  });
+
+  it('rejects a click with a value the menu does not offer', async () => {
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      const menu = new StringSelectMenuBuilder()
+        .setCustomId('pick')
+        .addOptions({ label: 'ENS', value: 'ens' });
+      await interaction.reply({
+        components: [new ActionRowBuilder<StringSelectMenuBuilder>().addComponents(menu)],
+      });
+    });
+    const reply = await fake.runCommand({ name: 'choose', userId: ALICE });
+    if (!reply.message) throw new Error('no reply');
+    await expect(
+      fake.clickComponent({ message: reply.message, customId: 'pick', values: ['lens'], userId: ALICE }),
+    ).rejects.toThrow(/no option/);
+  });
+
+  it('resolves user options and user context menus', async () => {
+    const seen: string[] = [];
+    await startBot(async (interaction) => {
+      if (interaction.isUserContextMenuCommand()) {
+        seen.push(`menu:${interaction.targetUser.username}:${interaction.targetMember ? 'member' : 'none'}`);
+        await interaction.reply('ok');
+      } else if (interaction.isChatInputCommand()) {
+        const user = interaction.options.getUser('who', true);
+        seen.push(`option:${user.username}:${interaction.memberPermissions?.has('ManageRoles')}`);
+        await interaction.reply('ok');
+      }
+    });
+    await fake.runCommand({
+      name: 'whois',
+      userId: ALICE,
+      memberPermissions: 1n << 28n,
+      options: [{ name: 'who', type: ApplicationCommandOptionType.User, value: fake.botUserId }],
+    });
+    await fake.runCommand({ name: 'Show profile', type: 'user', targetId: ALICE, userId: ALICE });
+    expect(seen).toEqual(['option:web3bio-bot:true', 'menu:alice:member']);
+  });
+
+  it('plays commands in a DM', async () => {
+    fake.addUser({ id: '200000000000000002', username: 'dm-user' });
+    let inGuild: boolean | undefined;
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      inGuild = interaction.inGuild();
+      await interaction.reply(`hi ${interaction.user.username}`);
+    });
+    const result = await fake.runCommand({ name: 'ping', userId: '200000000000000002', guildId: null });
+    expect(inGuild).toBe(false);
+    expect(result.message?.content).toBe('hi dm-user');
+  });
+
+  it('uploads files as multipart and resolves attachment:// in embeds', async () => {
+    const png = Buffer.from([0x89, 0x50, 0x4e, 0x47, 1, 2, 3]);
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      await interaction.reply({
+        files: [{ attachment: png, name: 'card.png' }],
+        embeds: [{ title: 'card', image: { url: 'attachment://card.png' } }],
+      });
+    });
+    const result = await fake.runCommand({ name: 'card', userId: ALICE });
+    const attachment = result.message?.attachments[0];
+    expect(attachment?.filename).toBe('card.png');
+    expect(result.message?.embeds[0]?.image?.url).toBe(attachment?.url);
+    const served = await fetch(attachment?.url ?? '');
+    expect(Buffer.from(await served.arrayBuffer())).toEqual(png);
+    expect(fake.requests.find((r) => r.path.endsWith('/callback'))?.files[0]?.filename).toBe('card.png');
+  });
+
+  it('records who a message would ping, honouring allowed_mentions', async () => {
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      await interaction.reply({ content: `<@${ALICE}> @everyone`, allowedMentions: { parse: [] } });
+      await interaction.followUp({ content: `<@${ALICE}>` });
+    });
+    const result = await fake.runCommand({ name: 'ping', userId: ALICE });
+    expect(result.message?.mentions).toEqual([]);
+    expect(result.message?.mention_everyone).toBe(false);
+    await fake.waitForRequest((r) => r.path.startsWith('/webhooks/') && r.status === 200);
+    expect(result.followUps[0]?.mentions.map((u) => u.id)).toEqual([ALICE]);
+  });
+
+  it('answers an embed over Discord limits with 50035, which the bot sees as DiscordAPIError', async () => {
+    const failures: unknown[] = [];
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      await interaction
+        .reply({ embeds: [{ description: 'x'.repeat(4097), url: 'javascript:alert(1)' }] })
+        .catch((error: unknown) => {
+          failures.push(error);
+        });
+    });
+    await expect(fake.runCommand({ name: 'big', userId: ALICE, timeoutMs: 200 })).rejects.toThrow(
+      /no complete response/,
+    );
+    expect(failures[0]).toBeInstanceOf(DiscordAPIError);
+    expect((failures[0] as DiscordAPIError).code).toBe(50_035);
+    const raw = (failures[0] as DiscordAPIError).rawError as unknown as {
+      errors: { embeds: Record<string, Record<string, unknown>> };
+    };
+    expect(Object.keys(raw.errors.embeds['0'] ?? {}).sort()).toEqual(['description', 'url']);
+  });
+
+  it('refuses a second acknowledgement with 40060', async () => {
+    const { promise: secondCode, resolve } = Promise.withResolvers<number>();
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      await interaction.reply('one');
+      // discord.js refuses a second reply itself, so go around it to see the server's answer.
+      const raw = await fetch(
+        `${fake.apiUrl}/v10/interactions/${interaction.id}/${interaction.token}/callback`,
+        {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ type: 4, data: { content: 'two' } }),
+        },
+      );
+      resolve(((await raw.json()) as { code: number }).code);
+    });
+    const result = await fake.runCommand({ name: 'ping', userId: ALICE });
+    expect(await secondCode).toBe(40_060);
+    expect(result.message?.content).toBe('one');
+  });
+
+  it('answers callbacks after the deadline with 10062 Unknown interaction', async () => {
+    await fake.close();
+    fake = await startFakeDiscord({ interactionAckDeadlineMs: 0 });
+    guild = fake.addGuild();
+    fake.addMember(guild.id, { id: ALICE, username: 'alice' });
+    const failures: unknown[] = [];
+    await startBot(async (interaction) => {
+      if (interaction.isChatInputCommand())
+        await interaction.reply('late').catch((error: unknown) => failures.push(error));
+    });
+    await expect(fake.runCommand({ name: 'ping', userId: ALICE, timeoutMs: 200 })).rejects.toThrow();
+    expect((failures[0] as DiscordAPIError).code).toBe(10_062);
+  });
+
+  it('resolves at the first callback with until: ack (a modal)', async () => {
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      await interaction.showModal({
+        custom_id: 'link',
+        title: 'Link a wallet',
+        components: [
+          { type: 1, components: [{ type: 4, custom_id: 'address', label: 'Address', style: 1 }] },
+        ],
+      });
+    });
+    const result = await fake.runCommand({ name: 'link', userId: ALICE });
+    expect(result.callbacks[0]?.type).toBe(9);
+    expect(result.callbacks[0]?.data.custom_id).toBe('link');
+    expect(result.message).toBeNull();
+  });
+});
+
+describe('REST', () => {
+  it('adds a role with an audit reason, updates state and dispatches GUILD_MEMBER_UPDATE', async () => {
+    const role = fake.addRole(guild.id, { name: 'verified-human' });
+    const { client } = await startBot();
+    const updated = once(client, Events.GuildMemberUpdate);
+    const member = await client.guilds.cache.get(guild.id)?.members.fetch(ALICE);
+    await member?.roles.add(role.id, 'Web3.bio: isHuman credential');
+    expect(guild.members.get(ALICE)?.roles).toEqual([role.id]);
+    expect(fake.state.auditLog.at(-1)).toMatchObject({
+      userId: ALICE,
+      action: 'member_role_add',
+      reason: 'Web3.bio: isHuman credential',
+    });
+    const put = await fake.waitForRequest(
+      (r) => r.method === 'PUT' && r.path === `/guilds/${guild.id}/members/${ALICE}/roles/${role.id}`,
+    );
+    expect(put.status).toBe(204);
+    expect(decodeURIComponent(put.headers['x-audit-log-reason'] ?? '')).toBe('Web3.bio: isHuman credential');
+    const [, after] = await updated;
+    expect(after.roles.cache.has(role.id)).toBe(true);
+    await member?.roles.remove(role.id);
+    expect(guild.members.get(ALICE)?.roles).toEqual([]);
+  });
+
+  it('honours a 429: discord.js retries after retry_after', async () => {
+    const role = fake.addRole(guild.id, { name: 'holder' });
+    const { client } = await startBot();
+    fake.addFault({ method: 'PUT', path: /\/roles\//, status: 429, body: { retry_after: 0.3 } });
+    const member = await client.guilds.cache.get(guild.id)?.members.fetch(ALICE);
+    await member?.roles.add(role.id);
+    const puts = fake.requests.filter((r) => r.method === 'PUT');
+    expect(puts.map((r) => r.status)).toEqual([429, 204]);
+    expect((puts[1]?.at ?? 0) - (puts[0]?.at ?? 0)).toBeGreaterThanOrEqual(290);
+    expect(guild.members.get(ALICE)?.roles).toEqual([role.id]);
+  });
+
+  it('limits role edits per guild like a Discord bucket, and discord.js paces itself', async () => {
+    const roles = [1, 2, 3].map((n) => fake.addRole(guild.id, { name: `r${n}` }));
+    const { client } = await startBot();
+    fake.limitRoleEdits(guild.id, 2);
+    const member = await client.guilds.cache.get(guild.id)?.members.fetch(ALICE);
+    const started = Date.now();
+    for (const role of roles) await member?.roles.add(role.id);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(500);
+    expect(guild.members.get(ALICE)?.roles.sort()).toEqual(roles.map((r) => r.id).sort());
+    const puts = fake.requests.filter((r) => r.method === 'PUT');
+    expect(puts.filter((r) => r.status === 204)).toHaveLength(3);
+  });
+
+  it('answers 50013 for a role above the bot or managed, and 10011/10007 for unknown ids', async () => {
+    const above = fake.addRole(guild.id, { name: 'admin', position: 50 });
+    const { client } = await startBot();
+    const cachedGuild = client.guilds.cache.get(guild.id);
+    const member = await cachedGuild?.members.fetch(ALICE);
+    const codeOf = (promise: Promise<unknown> | undefined) =>
+      (promise ?? Promise.resolve()).then(
+        () => null,
+        (error: unknown) => (error instanceof DiscordAPIError ? error.code : String(error)),
+      );
+    expect(await codeOf(member?.roles.add(above.id))).toBe(50_013);
+    expect(await codeOf(member?.roles.add(guild.botRoleId))).toBe(50_013);
+    expect(await codeOf(member?.roles.add('123456789012345678'))).toBe(10_011);
+    expect(await codeOf(cachedGuild?.members.addRole({ user: '999999999999999999', role: above.id }))).toBe(
+      10_007,
+    );
+    expect(guild.members.get(ALICE)?.roles).toEqual([]);
+  });
+
+  it('edits member roles with PATCH, checking every changed role', async () => {
+    const low = fake.addRole(guild.id, { name: 'low' });
+    const high = fake.addRole(guild.id, { name: 'high', position: 99 });
+    const { client } = await startBot();
+    const member = await client.guilds.cache.get(guild.id)?.members.fetch(ALICE);
+    await member?.roles.set([low.id], 'sync');
+    expect(guild.members.get(ALICE)?.roles).toEqual([low.id]);
+    await expect(member?.roles.set([low.id, high.id])).rejects.toMatchObject({ code: 50_013 });
+    expect(fake.state.auditLog.at(-1)).toMatchObject({ action: 'member_update', reason: 'sync' });
+  });
+
+  it('lists members with limit/after in id order', async () => {
+    fake.addMember(guild.id, { id: '200000000000000003', username: 'carol' });
+    const { client } = await startBot();
+    const page = await client.guilds.cache
+      .get(guild.id)
+      ?.members.list({ limit: 2, after: '200000000000000001' });
+    expect([...(page?.keys() ?? [])]).toEqual(
+      ['200000000000000003', fake.botUserId].sort((a, b) => (BigInt(a) < BigInt(b) ? -1 : 1)).slice(0, 2),
+    );
+  });
+
+  it('stores registered commands with stable ids and uses them in interactions', async () => {
+    let commandId: string | undefined;
+    const { client } = await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      commandId = interaction.commandId;
+      await interaction.reply('ok');
+    });
+    const definitions: RESTPostAPIApplicationCommandsJSONBody[] = [
+      {
+        name: 'profile',
+        description: 'Show a profile',
+        options: [{ name: 'id', description: 'identity', type: ApplicationCommandOptionType.String }],
+      },
+      { name: 'Show profile', type: ApplicationCommandType.User },
+    ];
+    const first = await client.application?.commands.set(definitions);
+    const second = await client.application?.commands.set(definitions);
+    expect([...(second?.keys() ?? [])]).toEqual([...(first?.keys() ?? [])]);
+    expect(fake.state.commands.global.map((c) => c.name)).toEqual(['profile', 'Show profile']);
+    await client.application?.commands.set([{ name: 'dev', description: 'dev only' }], guild.id);
+    expect(fake.state.commands.guilds.get(guild.id)?.[0]?.guild_id).toBe(guild.id);
+    await fake.runCommand({ name: 'profile', userId: ALICE });
+    expect(commandId).toBe(fake.state.commands.global[0]?.id);
+    await expect(
+      client.application?.commands.set([{ name: 'Bad Name', description: 'x' }]),
+    ).rejects.toMatchObject({ code: 50_035 });
+  });
+
+  it('answers 401 without the bot token and records unknown routes as 404', async () => {
+    const anonymous = await fetch(`${fake.apiUrl}/v10/users/@me`);
+    expect(anonymous.status).toBe(401);
+    const unknown = await fetch(`${fake.apiUrl}/v10/nowhere`, {
+      headers: { authorization: `Bot ${fake.token}` },
+    });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ code: 0 });
+    expect(fake.requests.map((r) => [r.path, r.status])).toEqual([
+      ['/users/@me', 401],
+      ['/nowhere', 404],
+    ]);
+  });
+
+  it('stores channel messages the bot sends', async () => {
+    const { client } = await startBot();
+    const channel = await client.channels.fetch(guild.textChannelId);
+    if (!channel?.isSendable()) throw new Error('channel not sendable');
+    const sent = await channel.send({ content: 'gm' });
+    expect(fake.state.messages.get(sent.id)?.content).toBe('gm');
+    await sent.edit('gn');
+    expect(fake.state.messages.get(sent.id)?.content).toBe('gn');
+  });
+
+  it('fails matching requests with addFault, then recovers', async () => {
+    fake.addFault({ path: /^\/users\/@me$/, status: 403, body: { message: 'Missing Access', code: 50_001 } });
+    const headers = { authorization: `Bot ${fake.token}` };
+    expect((await fetch(`${fake.apiUrl}/v10/users/@me`, { headers })).status).toBe(403);
+    expect((await fetch(`${fake.apiUrl}/v10/users/@me`, { headers })).status).toBe(200);
+    expect(fake.requests.map((r) => r.fault)).toEqual([true, false]);
+  });
+});

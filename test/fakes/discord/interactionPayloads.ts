@@ -1,0 +1,446 @@
+import type {
+  APIApplicationCommandInteractionDataOption,
+  APIBaseInteraction,
+  APIChatInputApplicationCommandDMInteraction,
+  APIChatInputApplicationCommandGuildInteraction,
+  APIChatInputApplicationCommandInteraction,
+  APIChatInputApplicationCommandInteractionData,
+  APIDMChannel,
+  APIInteractionDataResolved,
+  APIInteractionDataResolvedChannel,
+  APIInteractionDataResolvedGuildMember,
+  APIInteractionGuildMember,
+  APIMessageComponentInteraction,
+  APIMessageComponentInteractionData,
+  APIUser,
+  APIUserApplicationCommandDMInteraction,
+  APIUserApplicationCommandGuildInteraction,
+  APIUserApplicationCommandInteraction,
+  APIUserApplicationCommandInteractionData,
+  ChannelFlags,
+  InteractionType,
+} from 'discord-api-types/v10';
+import {
+  ApplicationCommandOptionType,
+  ApplicationCommandType,
+  ApplicationIntegrationType,
+  ChannelType,
+  ComponentType,
+  InteractionContextType,
+  Locale,
+} from 'discord-api-types/v10';
+import { asRecord } from './messages.ts';
+import { nextSnowflake } from './snowflake.ts';
+import { type FakeDiscordState, type FakeGuild, type FakeMessage, memberPermissions } from './state.ts';
+
+export interface CommandInput {
+  name: string;
+  options?: APIApplicationCommandInteractionDataOption[];
+  /** Defaults to the first guild; `null` plays the command in a DM with the bot. */
+  guildId?: string | null;
+  /** Defaults to the guild's first text channel. */
+  channelId?: string;
+  userId: string;
+  locale?: Locale | `${Locale}`;
+  /** 'user' plays a user context-menu command on `targetId`. */
+  type?: 'chat' | 'user';
+  targetId?: string;
+  /** Overrides the member's computed permissions in the payload. */
+  memberPermissions?: bigint;
+}
+
+export interface ComponentInput {
+  message: FakeMessage;
+  customId: string;
+  values?: string[];
+  userId: string;
+  guildId?: string | null;
+  locale?: Locale | `${Locale}`;
+}
+
+export interface PayloadContext {
+  readonly state: FakeDiscordState;
+  readonly applicationId: string;
+}
+
+/** Everything an interaction says about where and by whom it was run. */
+interface Invocation {
+  readonly guild: FakeGuild | null;
+  readonly user: APIUser;
+  readonly channelId: string;
+  readonly fields: Pick<
+    APIBaseInteraction<InteractionType, unknown>,
+    | 'app_permissions'
+    | 'attachment_size_limit'
+    | 'authorizing_integration_owners'
+    | 'channel'
+    | 'channel_id'
+    | 'context'
+    | 'entitlements'
+    | 'guild'
+    | 'guild_locale'
+    | 'locale'
+    | 'version'
+  > &
+    Required<
+      Pick<APIBaseInteraction<InteractionType, unknown>, 'channel' | 'channel_id' | 'app_permissions'>
+    >;
+  readonly member: APIInteractionGuildMember | null;
+}
+
+const ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024;
+
+/** Builds the INTERACTION_CREATE payload for a slash command or user context-menu command. */
+export function buildCommandInteraction(
+  ctx: PayloadContext,
+  input: CommandInput,
+  id: string,
+  token: string,
+): APIChatInputApplicationCommandInteraction | APIUserApplicationCommandInteraction {
+  const invocation = invoke(
+    ctx,
+    input.guildId,
+    input.userId,
+    input.channelId,
+    input.locale,
+    input.memberPermissions,
+  );
+  const guildId = invocation.guild?.id;
+  const commandType = input.type === 'user' ? ApplicationCommandType.User : ApplicationCommandType.ChatInput;
+  const command = findCommand(ctx.state, input.name, commandType, guildId);
+  const commandId = command?.id ?? syntheticCommandId(input.name);
+  const scope = command?.guild_id ? { guild_id: command.guild_id } : {};
+  const base = {
+    id,
+    application_id: ctx.applicationId,
+    type: 2 as InteractionType.ApplicationCommand,
+    token,
+    ...invocation.fields,
+  };
+  const resolved: APIInteractionDataResolved = {};
+  if (commandType === ApplicationCommandType.User) {
+    const targetId = input.targetId ?? input.userId;
+    resolveUser(ctx.state, invocation.guild, targetId, resolved);
+    const data: APIUserApplicationCommandInteractionData = {
+      id: commandId,
+      name: input.name,
+      type: ApplicationCommandType.User,
+      target_id: targetId,
+      resolved: { users: resolved.users ?? {}, ...(resolved.members ? { members: resolved.members } : {}) },
+      ...scope,
+    };
+    if (invocation.member && guildId) {
+      const payload: APIUserApplicationCommandGuildInteraction = {
+        ...base,
+        guild_id: guildId,
+        member: invocation.member,
+        data,
+      };
+      return payload;
+    }
+    const payload: APIUserApplicationCommandDMInteraction = { ...base, user: invocation.user, data };
+    return payload;
+  }
+  resolveOptions(ctx.state, invocation.guild, input.options ?? [], resolved);
+  const data: APIChatInputApplicationCommandInteractionData = {
+    id: commandId,
+    name: input.name,
+    type: ApplicationCommandType.ChatInput,
+    ...(input.options ? { options: input.options } : {}),
+    ...(Object.keys(resolved).length > 0 ? { resolved } : {}),
+    ...scope,
+  };
+  if (invocation.member && guildId) {
+    const payload: APIChatInputApplicationCommandGuildInteraction = {
+      ...base,
+      guild_id: guildId,
+      member: invocation.member,
+      data,
+    };
+    return payload;
+  }
+  const payload: APIChatInputApplicationCommandDMInteraction = { ...base, user: invocation.user, data };
+  return payload;
+}
+
+/** Builds the INTERACTION_CREATE payload for a click on a button or a choice in a select menu. */
+export function buildComponentInteraction(
+  ctx: PayloadContext,
+  input: ComponentInput,
+  id: string,
+  token: string,
+): APIMessageComponentInteraction {
+  const message = ctx.state.messages.get(input.message.id);
+  if (!message)
+    throw new Error(
+      `clickComponent: message ${input.message.id} is not one the bot sent (or it was deleted)`,
+    );
+  const component = findComponent(message.components ?? [], input.customId);
+  if (!component)
+    throw new Error(
+      `clickComponent: message ${message.id} has no component with custom_id "${input.customId}"`,
+    );
+  if (component.disabled === true)
+    throw new Error(`clickComponent: component "${input.customId}" is disabled`);
+  const channelGuildId = findChannelGuildId(ctx.state, message.channel_id);
+  const invocation = invoke(
+    ctx,
+    input.guildId === undefined ? channelGuildId : input.guildId,
+    input.userId,
+    message.channel_id,
+    input.locale,
+  );
+  const data = componentData(ctx.state, invocation.guild, component, input);
+  const who =
+    invocation.member && invocation.guild
+      ? { guild_id: invocation.guild.id, member: invocation.member }
+      : { user: invocation.user };
+  return {
+    id,
+    application_id: ctx.applicationId,
+    type: 3 as InteractionType.MessageComponent,
+    token,
+    ...invocation.fields,
+    ...who,
+    message,
+    data,
+  } as APIMessageComponentInteraction;
+}
+
+function invoke(
+  ctx: PayloadContext,
+  guildIdInput: string | null | undefined,
+  userId: string,
+  channelIdInput: string | undefined,
+  locale: Locale | `${Locale}` | undefined,
+  permissionsOverride?: bigint,
+): Invocation {
+  const { state } = ctx;
+  const user = state.users.get(userId);
+  if (!user) throw new Error(`unknown user ${userId}: add them with addMember or addUser first`);
+  const guildId = guildIdInput === undefined ? state.guilds.keys().next().value : guildIdInput;
+  const common = {
+    version: 1 as const,
+    locale: (locale ?? Locale.EnglishUS) as Locale,
+    entitlements: [],
+    attachment_size_limit: ATTACHMENT_SIZE_LIMIT,
+  };
+  if (guildId === null || guildId === undefined) {
+    const dm = dmChannelFor(state, user);
+    return {
+      guild: null,
+      user,
+      channelId: dm.id,
+      member: null,
+      fields: {
+        ...common,
+        channel: dm,
+        channel_id: dm.id,
+        app_permissions: '0',
+        context: InteractionContextType.BotDM,
+        authorizing_integration_owners: { [ApplicationIntegrationType.UserInstall]: user.id },
+      },
+    };
+  }
+  const guild = state.guilds.get(guildId);
+  if (!guild) throw new Error(`unknown guild ${guildId}`);
+  const member = guild.members.get(userId);
+  if (!member)
+    throw new Error(`user ${userId} is not a member of guild ${guildId}: add them with addMember first`);
+  const channelId = channelIdInput ?? guild.textChannelId;
+  const channel = guild.channels.get(channelId);
+  if (!channel) throw new Error(`unknown channel ${channelId} in guild ${guildId}`);
+  const botMember = guild.members.get(state.botUser.id);
+  const appPermissions = botMember ? memberPermissions(guild, botMember) : 0n;
+  const permissions = permissionsOverride ?? memberPermissions(guild, member);
+  return {
+    guild,
+    user,
+    channelId,
+    member: { ...member, user, permissions: permissions.toString() },
+    fields: {
+      ...common,
+      channel,
+      channel_id: channelId,
+      guild: { id: guild.id, locale: guild.preferredLocale, features: [] },
+      guild_locale: guild.preferredLocale,
+      app_permissions: appPermissions.toString(),
+      context: InteractionContextType.Guild,
+      authorizing_integration_owners: { [ApplicationIntegrationType.GuildInstall]: guild.id },
+    },
+  };
+}
+
+function dmChannelFor(state: FakeDiscordState, user: APIUser): APIDMChannel {
+  for (const channel of state.dmChannels.values()) {
+    if (channel.recipients?.some((recipient) => recipient.id === user.id)) return channel;
+  }
+  const channel: APIDMChannel = {
+    id: nextSnowflake(),
+    type: ChannelType.DM,
+    name: null,
+    last_message_id: null,
+    recipients: [user],
+    flags: 0 as ChannelFlags,
+  };
+  state.dmChannels.set(channel.id, channel);
+  return channel;
+}
+
+/** The DM channel with a user, created on first use, as `POST /users/@me/channels` does. */
+export function openDmChannel(state: FakeDiscordState, user: APIUser): APIDMChannel {
+  return dmChannelFor(state, user);
+}
+
+function findCommand(
+  state: FakeDiscordState,
+  name: string,
+  type: ApplicationCommandType,
+  guildId: string | undefined,
+) {
+  const matches = (command: { name: string; type?: ApplicationCommandType }) =>
+    command.name === name && (command.type ?? ApplicationCommandType.ChatInput) === type;
+  const inGuild = guildId ? state.commands.guilds.get(guildId)?.find(matches) : undefined;
+  return inGuild ?? state.commands.global.find(matches);
+}
+
+const syntheticIds = new Map<string, string>();
+
+function syntheticCommandId(name: string): string {
+  let id = syntheticIds.get(name);
+  if (!id) {
+    id = nextSnowflake();
+    syntheticIds.set(name, id);
+  }
+  return id;
+}
+
+function resolveOptions(
+  state: FakeDiscordState,
+  guild: FakeGuild | null,
+  options: APIApplicationCommandInteractionDataOption[],
+  resolved: APIInteractionDataResolved,
+): void {
+  for (const option of options) {
+    if ('options' in option && Array.isArray(option.options)) {
+      resolveOptions(state, guild, option.options as APIApplicationCommandInteractionDataOption[], resolved);
+      continue;
+    }
+    if (!('value' in option)) continue;
+    const value = String(option.value);
+    if (option.type === ApplicationCommandOptionType.User) resolveUser(state, guild, value, resolved);
+    else if (option.type === ApplicationCommandOptionType.Role) resolveRole(guild, value, resolved);
+    else if (option.type === ApplicationCommandOptionType.Channel)
+      resolveChannel(state, guild, value, resolved);
+    else if (option.type === ApplicationCommandOptionType.Mentionable) {
+      if (state.users.has(value)) resolveUser(state, guild, value, resolved);
+      else resolveRole(guild, value, resolved);
+    }
+  }
+}
+
+function resolveUser(
+  state: FakeDiscordState,
+  guild: FakeGuild | null,
+  userId: string,
+  resolved: APIInteractionDataResolved,
+): void {
+  const user = state.users.get(userId);
+  if (!user) throw new Error(`cannot resolve user ${userId}: add them with addMember or addUser first`);
+  resolved.users = { ...resolved.users, [userId]: user };
+  const member = guild?.members.get(userId);
+  if (guild && member) {
+    const { user: _user, deaf: _deaf, mute: _mute, ...rest } = member;
+    const partial: APIInteractionDataResolvedGuildMember = {
+      ...rest,
+      permissions: memberPermissions(guild, member).toString(),
+    };
+    resolved.members = { ...resolved.members, [userId]: partial };
+  }
+}
+
+function resolveRole(guild: FakeGuild | null, roleId: string, resolved: APIInteractionDataResolved): void {
+  const role = guild?.roles.get(roleId);
+  if (!role) throw new Error(`cannot resolve role ${roleId}`);
+  resolved.roles = { ...resolved.roles, [roleId]: role };
+}
+
+function resolveChannel(
+  state: FakeDiscordState,
+  guild: FakeGuild | null,
+  channelId: string,
+  resolved: APIInteractionDataResolved,
+): void {
+  const channel = guild?.channels.get(channelId) ?? state.dmChannels.get(channelId);
+  if (!channel) throw new Error(`cannot resolve channel ${channelId}`);
+  const entry = {
+    id: channel.id,
+    type: channel.type,
+    name: channel.name ?? null,
+    permissions: '0',
+  } as APIInteractionDataResolvedChannel;
+  resolved.channels = { ...resolved.channels, [channelId]: entry };
+}
+
+function findChannelGuildId(state: FakeDiscordState, channelId: string): string | null {
+  for (const guild of state.guilds.values()) if (guild.channels.has(channelId)) return guild.id;
+  return null;
+}
+
+/** Searches classic action rows and Components V2 containers/sections for an interactive component. */
+function findComponent(components: readonly unknown[], customId: string): Record<string, unknown> | null {
+  for (const raw of components) {
+    const component = asRecord(raw);
+    if (!component) continue;
+    if (component.custom_id === customId && component.type !== ComponentType.TextInput) return component;
+    const nested = [
+      ...(Array.isArray(component.components) ? component.components : []),
+      component.accessory,
+    ].filter(Boolean);
+    const found = findComponent(nested, customId);
+    if (found) return found;
+  }
+  return null;
+}
+
+function componentData(
+  state: FakeDiscordState,
+  guild: FakeGuild | null,
+  component: Record<string, unknown>,
+  input: ComponentInput,
+): APIMessageComponentInteractionData {
+  const type = Number(component.type);
+  if (type === ComponentType.Button) {
+    if (input.values) throw new Error(`clickComponent: "${input.customId}" is a button, it takes no values`);
+    return { custom_id: input.customId, component_type: ComponentType.Button };
+  }
+  const values = input.values ?? [];
+  const min = Number(component.min_values ?? 1);
+  const max = Number(component.max_values ?? 1);
+  if (values.length < min || values.length > max) {
+    throw new Error(`clickComponent: "${input.customId}" takes ${min}..${max} values, got ${values.length}`);
+  }
+  if (type === ComponentType.StringSelect) {
+    const allowed = (Array.isArray(component.options) ? component.options : []).map((option) =>
+      String(asRecord(option)?.value),
+    );
+    const unknown = values.filter((value) => !allowed.includes(value));
+    if (unknown.length > 0)
+      throw new Error(`clickComponent: "${input.customId}" has no option(s) ${unknown.join(', ')}`);
+    return { custom_id: input.customId, component_type: ComponentType.StringSelect, values };
+  }
+  const resolved: APIInteractionDataResolved = {};
+  for (const value of values) {
+    if (type === ComponentType.UserSelect) resolveUser(state, guild, value, resolved);
+    else if (type === ComponentType.RoleSelect) resolveRole(guild, value, resolved);
+    else if (type === ComponentType.ChannelSelect) resolveChannel(state, guild, value, resolved);
+    else if (state.users.has(value)) resolveUser(state, guild, value, resolved);
+    else resolveRole(guild, value, resolved);
+  }
+  return {
+    custom_id: input.customId,
+    component_type: type,
+    values,
+    resolved,
+  } as APIMessageComponentInteractionData;
+}

@@ -1,0 +1,361 @@
+import { describe, expect, it } from 'vitest';
+import type { RoleProblem } from '../../src/gating/hierarchy.ts';
+import type { GuildPreview, GuildStatus, MemberReport } from '../../src/gating/service.ts';
+import {
+  type GuildNames,
+  renderDisabled,
+  renderGuildRecheck,
+  renderMemberRecheck,
+  renderMemberReport,
+  renderNeedsManageRoles,
+  renderPreview,
+  renderRules,
+  renderSetupResult,
+  renderStatus,
+  renderUnverified,
+  renderVerifyResult,
+  renderWhoami,
+  SIGNING_PROMISE,
+} from '../../src/render/gating.ts';
+import type { MessagePayload } from '../../src/render/types.ts';
+import type { GuildSettings, LinkRecord } from '../../src/store/types.ts';
+import type { CredentialSet } from '../../src/web3bio/types.ts';
+import { credential, ctx, HOSTILE, NOW_SEC } from './fixtures.ts';
+import { assertWithinDiscordLimits, visibleText } from './limits.ts';
+
+const HUMAN = '1000000000000000001';
+const SPAM = '1000000000000000002';
+const RISKY = '1000000000000000003';
+const LOG = '1000000000000000010';
+const USER = '2000000000000000001';
+const NOW_MS = NOW_SEC * 1000;
+
+const names: GuildNames = {
+  roles: new Map([
+    [HUMAN, 'Verified Human'],
+    [SPAM, 'Spam'],
+  ]),
+  channels: new Map([[LOG, 'gating-log']]),
+  users: new Map([[USER, 'alice']]),
+};
+
+const hostileNames: GuildNames = {
+  roles: new Map([
+    [HUMAN, HOSTILE],
+    [SPAM, '@everyone'],
+  ]),
+  channels: new Map([[LOG, HOSTILE]]),
+  users: new Map([[USER, HOSTILE]]),
+};
+
+function checked(payload: MessagePayload): MessagePayload {
+  assertWithinDiscordLimits(payload);
+  return payload;
+}
+
+function humanSet(): CredentialSet {
+  return { isHuman: [credential({ label: 'Gitcoin Passport' })], isRisky: [], isSpam: [] };
+}
+
+function link(overrides: Partial<LinkRecord> = {}): LinkRecord {
+  return {
+    guildId: '3000000000000000001',
+    userId: USER,
+    identity: 'alice.eth',
+    platform: 'ens',
+    address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045',
+    proofMethod: 'record',
+    provenAt: NOW_MS - 3_600_000,
+    lastCheckAt: NOW_MS - 60_000,
+    lastCheckOk: true,
+    lastResult: humanSet(),
+    ...overrides,
+  };
+}
+
+function settings(overrides: Partial<GuildSettings> = {}): GuildSettings {
+  return {
+    guildId: '3000000000000000001',
+    enabled: true,
+    humanRoleId: HUMAN,
+    spamRoleId: SPAM,
+    riskyRoleId: null,
+    minScore: 20,
+    spamRemovesHuman: true,
+    logChannelId: LOG,
+    lastFullSyncAt: NOW_MS - 7_200_000,
+    updatedAt: NOW_MS,
+    ...overrides,
+  };
+}
+
+function report(overrides: Partial<MemberReport> = {}): MemberReport {
+  return {
+    userId: USER,
+    links: [link()],
+    evidence: [{ identity: 'alice.eth', credentials: humanSet() }],
+    decisions: [
+      { roleId: HUMAN, want: true, because: 'isHuman: Gitcoin Passport (alice.eth)' },
+      { roleId: SPAM, want: false, because: 'no unexpired isSpam flag (alice.eth)' },
+    ],
+    currentRoleIds: [SPAM],
+    diff: {
+      add: [{ roleId: HUMAN, because: 'isHuman: Gitcoin Passport (alice.eth)' }],
+      remove: [{ roleId: SPAM, because: 'no unexpired isSpam flag (alice.eth)' }],
+    },
+    ...overrides,
+  };
+}
+
+const problem: RoleProblem = {
+  roleId: HUMAN,
+  roleName: 'Verified Human',
+  problem: 'above_bot',
+  fix: 'Move the bot’s role above “Verified Human” in Server Settings → Roles',
+};
+
+describe('renderVerifyResult', () => {
+  const challenge = {
+    kind: 'challenge' as const,
+    url: 'https://bot.example.org/verify/0123456789abcdef0123456789abcdef',
+    expiresAt: NOW_MS + 600_000,
+    address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045',
+  };
+
+  it('answers a challenge with a link button, the relative expiry and the no-transaction promise', () => {
+    const payload = checked(renderVerifyResult(challenge, 'alice.eth', names, ctx()));
+    const button = payload.components[0]?.components[0];
+    expect(button).toMatchObject({ type: 2, style: 5, url: challenge.url, label: 'Open the signing page' });
+    const text = visibleText(payload);
+    expect(text).toContain(`<t:${NOW_SEC + 600}:R>`);
+    expect(text).toContain(SIGNING_PROMISE);
+    expect(text).toMatch(/never asks for a transaction.*seed phrase/);
+    expect(text).toContain('`0xd8da6bf26964af9d7eed9e03e53415d37aa96045`');
+    expect(text).toContain('**alice.eth**');
+  });
+
+  it('drops a signing URL that is not http(s) rather than linking it', () => {
+    const payload = checked(
+      renderVerifyResult({ ...challenge, url: 'javascript:alert(1)' }, 'alice.eth', names, ctx()),
+    );
+    expect(payload.components).toEqual([]);
+    expect(visibleText(payload)).not.toContain('javascript:');
+  });
+
+  it('lists the role changes of a record-proven link by role name', () => {
+    const payload = checked(
+      renderVerifyResult({ kind: 'linked', link: link(), diff: report().diff }, 'alice.eth', names, ctx()),
+    );
+    const text = visibleText(payload);
+    expect(payload.embeds[0]?.title).toBe('Verified');
+    expect(text).toContain('➕ **Verified Human**: isHuman: Gitcoin Passport \\(alice.eth\\)');
+    expect(text).toContain('➖ **Spam**');
+  });
+
+  it('says so when a linked identity changes no role', () => {
+    const payload = checked(
+      renderVerifyResult(
+        { kind: 'linked', link: link(), diff: { add: [], remove: [] } },
+        'alice.eth',
+        names,
+        ctx(),
+      ),
+    );
+    expect(visibleText(payload)).toContain('Your roles already match');
+  });
+
+  it('shows a refusal reason, escaped', () => {
+    const payload = checked(renderVerifyResult({ kind: 'refused', reason: HOSTILE }, HOSTILE, names, ctx()));
+    expect(payload.embeds[0]?.title).toBe('❌ Not verified');
+    expect(payload.components).toEqual([]);
+  });
+});
+
+describe('renderWhoami', () => {
+  it('shows each proven identity with its proof, verdict and last check, and why each gated role is held', () => {
+    const payload = checked(renderWhoami(report(), names, ctx()));
+    const embed = payload.embeds[0];
+    const identityField = embed?.fields?.find((f) => f.name.startsWith('alice'));
+    expect(identityField?.name).toBe('alice.eth · ENS');
+    expect(identityField?.value).toContain('its own record names you');
+    expect(identityField?.value).toContain(`<t:${NOW_SEC - 3600}:R>`);
+    expect(identityField?.value).toContain('Likely human');
+    const roles = embed?.fields?.find((f) => f.name === 'Gated roles: wanted vs held')?.value ?? '';
+    expect(roles).toContain('**Verified Human**: ➕ wanted · not held yet');
+    expect(roles).toContain('↳ isHuman: Gitcoin Passport \\(alice.eth\\)');
+    expect(roles).toContain('**Spam**: ➖ not wanted · still held');
+  });
+
+  it('tells a member without a link how to start', () => {
+    const payload = checked(renderWhoami(report({ links: [], evidence: [] }), names, ctx()));
+    expect(payload.embeds[0]?.title).toBe('No proven identity');
+    expect(visibleText(payload)).toContain('/verify');
+  });
+
+  it('says a failed lookup keeps the last known result', () => {
+    const payload = checked(
+      renderWhoami(
+        report({
+          links: [link({ lastCheckOk: false })],
+          evidence: [{ identity: 'alice.eth', credentials: null }],
+          decisions: [
+            { roleId: HUMAN, want: null, because: 'lookup failed for alice.eth: keeping the current state' },
+          ],
+          currentRoleIds: [HUMAN],
+        }),
+        names,
+        ctx(),
+      ),
+    );
+    const text = visibleText(payload);
+    expect(text).toContain('lookup failed: the last known result stands');
+    expect(text).toContain('(lookup failed)');
+    expect(text).toContain('⏸️ held, kept while the lookup fails');
+  });
+});
+
+describe('renderMemberReport', () => {
+  it('names the member and what a re-check would change', () => {
+    const payload = checked(renderMemberReport(report(), names, ctx()));
+    const text = visibleText(payload);
+    expect(text).toContain('**alice** has 1 proven identity.');
+    expect(text).toContain('A re-check would change');
+    expect(text).toContain('➕ **Verified Human**');
+  });
+
+  it('shows ids for roles and members the guild no longer has', () => {
+    const payload = checked(
+      renderMemberReport(report(), { ...names, roles: new Map(), users: new Map() }, ctx()),
+    );
+    const text = visibleText(payload);
+    expect(text).toContain(`member \`${USER}\``);
+    expect(text).toContain(`a missing role \`${HUMAN}\``);
+  });
+
+  it('keeps hostile role, member and identity names inert', () => {
+    const hostileReport = report({
+      links: [link({ identity: HOSTILE, platform: HOSTILE })],
+      evidence: [{ identity: HOSTILE, credentials: humanSet() }],
+      decisions: [{ roleId: HUMAN, want: true, because: HOSTILE }],
+      diff: { add: [{ roleId: HUMAN, because: HOSTILE }], remove: [] },
+    });
+    const payload = checked(renderMemberReport(hostileReport, hostileNames, ctx()));
+    expect(visibleText(payload)).not.toMatch(/(?<!\\)\*\*@everyone/);
+  });
+});
+
+describe('setup, rules and disable', () => {
+  it('refuses setup with each problem and its fix, and says nothing was saved', () => {
+    const payload = checked(renderSetupResult({ settings: null, problems: [problem] }, names, ctx()));
+    const text = visibleText(payload);
+    expect(payload.embeds[0]?.title).toBe('❌ Role gating not set up');
+    expect(text).toContain('Nothing was saved');
+    expect(text).toContain('Move the bot’s role above “Verified Human” in Server Settings → Roles');
+  });
+
+  it('confirms setup with the rules by name', () => {
+    const payload = checked(renderSetupResult({ settings: settings(), problems: [] }, names, ctx()));
+    const fields = payload.embeds[0]?.fields ?? [];
+    expect(fields.find((f) => f.name === 'Human role')?.value).toContain('**Verified Human**');
+    expect(fields.find((f) => f.name === 'Human role')?.value).toContain('score ≥ 20');
+    expect(fields.find((f) => f.name === 'Log channel')?.value).toBe('**#gating\\-log**');
+    expect(fields.find((f) => f.name === 'Flags')?.value).toContain('takes the human role away');
+  });
+
+  it('shows rules, or how to set up when there are none', () => {
+    expect(visibleText(checked(renderRules(undefined, names, ctx())))).toContain('/gating setup');
+    const off = checked(
+      renderRules(settings({ enabled: false, minScore: null, spamRoleId: null }), names, ctx()),
+    );
+    expect(visibleText(off)).toContain('Role gating is off');
+    expect(visibleText(off)).toContain('Spam: no role');
+    checked(renderRules(settings(), hostileNames, ctx()));
+  });
+
+  it('tells whether disable changed anything', () => {
+    expect(checked(renderDisabled(true, ctx())).embeds[0]?.title).toBe('Role gating turned off');
+    expect(checked(renderDisabled(false, ctx())).embeds[0]?.title).toBe('Role gating was already off');
+  });
+});
+
+describe('recheck, preview and status', () => {
+  it('reports a member re-check with the queued changes, or that nothing changes', () => {
+    const payload = checked(renderMemberRecheck(USER, report().diff, names, ctx()));
+    expect(visibleText(payload)).toContain('➖ **Spam**');
+    const none = checked(renderMemberRecheck(USER, { add: [], remove: [] }, names, ctx()));
+    expect(visibleText(none)).toContain('already match');
+  });
+
+  it('reports a server re-check, finished or still running', () => {
+    const done = checked(
+      renderGuildRecheck({ kind: 'done', members: 1200, changes: 7, failures: 2, unlinked: 1 }, ctx()),
+    );
+    expect(visibleText(done)).toContain('Checked 1,200 linked members');
+    expect(visibleText(done)).toContain('Lookups failed for 2 members');
+    const running = checked(renderGuildRecheck({ kind: 'running', linkedMembers: 10_000 }, ctx()));
+    expect(visibleText(running)).toContain('10,000 linked members');
+  });
+
+  it('shows a dry run with counts and at most ten sample members', () => {
+    const preview: GuildPreview = {
+      members: 40,
+      addCount: 12,
+      removeCount: 3,
+      unknownCount: 1,
+      sample: Array.from({ length: 12 }, (_, i) => ({
+        userId: i === 0 ? USER : `20000000000000001${String(i).padStart(2, '0')}`,
+        add: [HUMAN],
+        remove: i % 2 === 0 ? [SPAM] : [],
+        because: [i === 0 ? HOSTILE : 'isHuman: Gitcoin Passport (x.eth)'],
+      })),
+    };
+    const payload = checked(renderPreview(preview, names, ctx()));
+    const embed = payload.embeds[0];
+    expect(embed?.description).toContain('Would add: 12 · would remove: 3');
+    expect(embed?.description).toContain('Nothing was changed.');
+    expect(embed?.fields).toHaveLength(10);
+    expect(embed?.fields?.[0]?.name).toBe('alice');
+    expect(embed?.fields?.[1]?.name).toMatch(/^Member \d+$/);
+  });
+
+  it('shows status problems with their fixes and every check', () => {
+    const status: GuildStatus = {
+      enabled: true,
+      settings: settings(),
+      manageRoles: false,
+      guildMembersIntent: true,
+      problems: [problem],
+      lastFullSyncAt: null,
+      queueLength: 42,
+      linkedMembers: 5,
+    };
+    const payload = checked(renderStatus(status, names, ctx()));
+    const fields = payload.embeds[0]?.fields ?? [];
+    expect(payload.embeds[0]?.description).toBe('Some things need attention.');
+    expect(fields.find((f) => f.name === 'Bot permissions')?.value).toMatch(/^❌ Manage Roles is missing/);
+    expect(fields.find((f) => f.name === 'Role hierarchy')?.value).toContain('Move the bot’s role above');
+    expect(fields.find((f) => f.name === 'Last full re-check')?.value).toBe('never');
+    expect(fields.find((f) => f.name === 'Role changes queued')?.value).toBe('42');
+    const healthy = checked(
+      renderStatus({ ...status, manageRoles: true, problems: [], lastFullSyncAt: NOW_MS }, names, ctx()),
+    );
+    expect(healthy.embeds[0]?.description).toBe('Everything the bot needs is in place.');
+  });
+});
+
+describe('small messages', () => {
+  it('refuses a member without Manage Roles and says nothing changed', () => {
+    const text = visibleText(checked(renderNeedsManageRoles(ctx())));
+    expect(text).toContain('Manage Roles');
+    expect(text).toContain('Nothing was changed');
+  });
+
+  it('counts unlinked identities', () => {
+    expect(visibleText(checked(renderUnverified(2, null, ctx())))).toContain(
+      '2 linked identities were removed',
+    );
+    expect(visibleText(checked(renderUnverified(0, 'bob.eth', ctx())))).toContain(
+      '**bob.eth** is not linked',
+    );
+  });
+});

@@ -270,6 +270,8 @@ describe('setup, rules and disable', () => {
     expect(visibleText(off)).toContain('Role gating is off');
     expect(visibleText(off)).toContain('Spam: no role');
     checked(renderRules(settings(), hostileNames, ctx()));
+    const risky = checked(renderRules(settings({ riskyRoleId: RISKY }), names, ctx()));
+    expect(visibleText(risky)).toContain(`Risky: a missing role \`${RISKY}\``);
   });
 
   it('tells whether disable changed anything', () => {

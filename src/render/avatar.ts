@@ -13,7 +13,7 @@ export function renderAvatar(result: AvatarResult, ctx: RenderContext): MessageP
     ? {
         title: `Avatar of ${identity}`,
         url,
-        description: maskedLink('Open the full-size image', url),
+        description: maskedLink('Open the image at full size', url),
         image: { url },
         color: COLORS.info,
         footer: { text: 'Web3.bio' },

@@ -104,18 +104,19 @@ function trimUrlEnd(url: string): string {
 
 /**
  * Escape Discord markdown and neutralise mentions, masked links and control/bidi characters.
- * URLs in the text stay clickable as `<url>` autolinks (escaping inside them would corrupt the link).
+ * Safe URLs in the text stay clickable as normalised `<url>` autolinks (escaping inside a URL would
+ * corrupt it); other URLs are escaped like the rest.
  */
 export function escapeText(s: string): string {
   const text = cleanText(s);
   let out = '';
   let last = 0;
   for (const match of text.matchAll(URL_IN_TEXT_RE)) {
-    const url = trimUrlEnd(match[0]);
-    if (!URL.canParse(url)) continue;
-    out += escapeSegment(text.slice(last, match.index));
-    out += `<${url}>`;
-    last = match.index + url.length;
+    const token = trimUrlEnd(match[0]);
+    const url = safeUrl(token, '')?.replace(EVERYONE_RE, '%40$1');
+    if (!url) continue;
+    out += `${escapeSegment(text.slice(last, match.index))}<${url}>`;
+    last = match.index + token.length;
   }
   return out + escapeSegment(text.slice(last));
 }
@@ -141,9 +142,12 @@ export function maskedLink(text: string, url: string | null, maxText = 100): str
   return `[${label}](${url})`;
 }
 
-/** A copyable inline code span; backticks are dropped since code spans cannot escape them. */
-export function inlineCode(s: string): string {
-  const code = cleanLine(s).replace(/`/g, '');
+/**
+ * A copyable inline code span of at most `max` characters, cut inside the backticks so the span always
+ * closes. Backticks are dropped since code spans cannot escape them.
+ */
+export function inlineCode(s: string, max = 200): string {
+  const code = truncate(neutraliseMentions(cleanLine(s).replace(/`/g, '')), max - 2);
   return code === '' ? '' : `\`${code}\``;
 }
 

@@ -23,8 +23,12 @@ export function ctx(overrides: Partial<RenderContext> = {}): RenderContext {
   return { locale: 'en-US', nowSec: NOW_SEC, ipfsGateway: 'https://ipfs.io', ...overrides };
 }
 
+export function fixtureText(name: string): string {
+  return readFileSync(new URL(`../fixtures/web3bio/${name}`, import.meta.url), 'utf8');
+}
+
 export function fixture(name: string): unknown {
-  return JSON.parse(readFileSync(new URL(`../fixtures/web3bio/${name}`, import.meta.url), 'utf8'));
+  return JSON.parse(fixtureText(name));
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);

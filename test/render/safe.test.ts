@@ -47,13 +47,16 @@ describe('escapeText', () => {
   it('breaks masked links', () => {
     const out = escapeText('[click me](https://evil.example)');
     expect(out).not.toMatch(/(?<!\\)\]\(/);
-    expect(out).toBe('\\[click me\\]\\(<https://evil.example>\\)');
+    expect(out).toBe('\\[click me\\]\\(<https://evil.example/>\\)');
   });
   it('keeps URLs in prose clickable without corrupting them', () => {
     expect(escapeText('see https://my-site.example/a_b_(c). Bye')).toBe(
-      'see <https://my-site.example/a_b_(c)>. Bye',
+      'see <https://my-site.example/a_b_%28c%29>. Bye',
     );
     expect(escapeText('(https://x.example/p)')).toBe('\\(<https://x.example/p>\\)');
+    expect(escapeText('https://x.example/@everyone')).toBe('<https://x.example/%40everyone>');
+    expect(escapeText('https://u:p@x.example/')).toBe('https://u:p@x.example/');
+    expect(escapeText('https://x.example/](javascript:y)')).toBe('<https://x.example/%5D%28javascript:y%29>');
   });
   it('strips control and bidi characters and repairs lone surrogates', () => {
     expect(escapeText('a\u0000b\u0007c\u202Ed\u2066e\u200Ff\u200Bg')).toBe('abcdefg');
@@ -74,6 +77,8 @@ describe('escapeLine, cleanText, inlineCode, maskedLink', () => {
   });
   it('inlineCode wraps and drops backticks', () => {
     expect(inlineCode('0xabc')).toBe('`0xabc`');
+    expect(inlineCode('x'.repeat(300), 10)).toBe('`xxxxxxx…`');
+    expect(inlineCode('<#2> @here')).toBe('`<\u200b#2> @\u200bhere`');
     expect(inlineCode('0x`abc`')).toBe('`0xabc`');
     expect(inlineCode('``')).toBe('');
   });

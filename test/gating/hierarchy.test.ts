@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { type RoleInfo, type RoleProblemsInput, roleProblems } from '../../src/gating/hierarchy.ts';
+
+const GUILD = '100';
+
+function roles(...list: RoleInfo[]): Map<string, RoleInfo> {
+  return new Map(list.map((r) => [r.id, r]));
+}
+
+const everyone: RoleInfo = { id: GUILD, name: '@everyone', position: 0, managed: false };
+const verified: RoleInfo = { id: '1', name: 'Verified', position: 2, managed: false };
+const spam: RoleInfo = { id: '2', name: 'Spam', position: 3, managed: false };
+const botRole: RoleInfo = { id: '3', name: 'web3bio-bot', position: 5, managed: true };
+const admins: RoleInfo = { id: '4', name: 'Admins', position: 8, managed: false };
+
+function input(over: Partial<RoleProblemsInput>): RoleProblemsInput {
+  return {
+    guildId: GUILD,
+    roleIds: [],
+    roles: roles(everyone, verified, spam, botRole, admins),
+    botHighestPosition: 5,
+    botCanManageRoles: true,
+    ...over,
+  };
+}
+
+describe('roleProblems', () => {
+  it('finds nothing wrong with regular roles below the bot', () => {
+    expect(roleProblems(input({ roleIds: ['1', '2'] }))).toEqual([]);
+  });
+
+  it('refuses a role at or above the bot’s highest role, naming the role and the fix', () => {
+    const problems = roleProblems(input({ roleIds: ['4', '1'], botHighestPosition: 5 }));
+    expect(problems).toEqual([
+      {
+        roleId: '4',
+        roleName: 'Admins',
+        problem: 'above_bot',
+        fix: 'Move the bot’s role above “Admins” in Server Settings → Roles.',
+      },
+    ]);
+    const tie = roleProblems(input({ roleIds: ['2'], botHighestPosition: 3 }));
+    expect(tie.map((p) => p.problem)).toEqual(['above_bot']);
+  });
+
+  it('refuses @everyone, managed roles and roles that no longer exist', () => {
+    const problems = roleProblems(input({ roleIds: [GUILD, '3', '999'] }));
+    expect(problems.map((p) => [p.roleId, p.problem])).toEqual([
+      [GUILD, 'everyone'],
+      ['3', 'managed'],
+      ['999', 'missing'],
+    ]);
+    expect(problems[1]?.fix).toContain('“web3bio-bot”');
+    expect(problems[2]?.fix).toContain('999');
+    expect(problems[2]?.fix).toContain('/gating setup');
+  });
+
+  it('reports a missing Manage Roles permission for each role it would block', () => {
+    const problems = roleProblems(input({ roleIds: ['1', '2'], botCanManageRoles: false }));
+    expect(problems.map((p) => [p.roleId, p.problem])).toEqual([
+      ['1', 'no_permission'],
+      ['2', 'no_permission'],
+    ]);
+    expect(problems[0]?.fix).toBe(
+      'Give the bot’s role the Manage Roles permission in Server Settings → Roles, so it can assign “Verified”.',
+    );
+  });
+
+  it('lists both problems when a role is above the bot and the bot lacks the permission', () => {
+    const problems = roleProblems(input({ roleIds: ['4'], botCanManageRoles: false }));
+    expect(problems.map((p) => p.problem)).toEqual(['above_bot', 'no_permission']);
+  });
+
+  it('checks a role listed twice once', () => {
+    expect(roleProblems(input({ roleIds: ['4', '4'] }))).toHaveLength(1);
+  });
+
+  it('keeps hostile role names on one bounded line', () => {
+    const long: RoleInfo = {
+      id: '7',
+      name: `evil\nname\u0000${'x'.repeat(300)}`,
+      position: 9,
+      managed: false,
+    };
+    const [problem] = roleProblems(input({ roleIds: ['7'], roles: roles(long) }));
+    expect(problem?.fix).not.toMatch(/[\n\u0000]/);
+    expect(problem?.fix.length).toBeLessThan(200);
+    expect(problem?.roleName).toBe(long.name);
+  });
+});

@@ -3,6 +3,8 @@ import {
   ActionRowBuilder,
   ApplicationCommandOptionType,
   ApplicationCommandType,
+  ButtonBuilder,
+  ButtonStyle,
   Client,
   DiscordAPIError,
   EmbedBuilder,
@@ -368,21 +370,74 @@ describe('interactions', () => {
     expect((failures[0] as DiscordAPIError).code).toBe(10_062);
   });
 
-  it('resolves at the first callback with until: ack (a modal)', async () => {
+  it('plays a modal: shown by a command, submitted with checked inputs, answered with a reply', async () => {
+    const modal = {
+      custom_id: 'link',
+      title: 'Link a wallet',
+      components: [
+        {
+          type: 1,
+          components: [{ type: 4, custom_id: 'address', label: 'Address', style: 1, max_length: 42 }],
+        },
+        { type: 1, components: [{ type: 4, custom_id: 'note', label: 'Note', style: 2, required: false }] },
+      ],
+    };
     await startBot(async (interaction) => {
-      if (!interaction.isChatInputCommand()) return;
-      await interaction.showModal({
-        custom_id: 'link',
-        title: 'Link a wallet',
-        components: [
-          { type: 1, components: [{ type: 4, custom_id: 'address', label: 'Address', style: 1 }] },
-        ],
-      });
+      if (interaction.isChatInputCommand()) await interaction.showModal(modal);
+      else if (interaction.isModalSubmit()) {
+        await interaction.reply({
+          content: `linked ${interaction.fields.getTextInputValue('address')}`,
+          flags: 'Ephemeral',
+        });
+      }
     });
-    const result = await fake.runCommand({ name: 'link', userId: ALICE });
-    expect(result.callbacks[0]?.type).toBe(9);
-    expect(result.callbacks[0]?.data.custom_id).toBe('link');
-    expect(result.message).toBeNull();
+    const opened = await fake.runCommand({ name: 'link', userId: ALICE });
+    expect(opened.callbacks.map((c) => c.type)).toEqual([9]);
+    expect(opened.callbacks[0]?.data.title).toBe('Link a wallet');
+    expect(opened.message).toBeNull();
+    await expect(fake.submitModal({ opened, fields: { address: '' } })).rejects.toThrow(/required/);
+    await expect(fake.submitModal({ opened, fields: { address: '0x1', extra: 'x' } })).rejects.toThrow(
+      /no input/,
+    );
+    const submitted = await fake.submitModal({
+      opened,
+      fields: { address: '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045' },
+    });
+    expect(submitted.message?.content).toBe('linked 0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045');
+    expect(submitted.ephemeral).toBe(true);
+  });
+
+  it('follows deferUpdate to the edit of the clicked message, or resolves at the ack with until: ack', async () => {
+    await startBot(async (interaction) => {
+      if (interaction.isChatInputCommand()) {
+        const row = new ActionRowBuilder<ButtonBuilder>().addComponents(
+          new ButtonBuilder().setCustomId('refresh').setLabel('Refresh').setStyle(ButtonStyle.Primary),
+          new ButtonBuilder().setCustomId('ack-only').setLabel('Ack').setStyle(ButtonStyle.Secondary),
+        );
+        await interaction.reply({ content: 'v1', components: [row] });
+      } else if (interaction.isButton()) {
+        await interaction.deferUpdate();
+        if (interaction.customId === 'refresh') await interaction.editReply({ content: 'v2' });
+      }
+    });
+    const reply = await fake.runCommand({ name: 'panel', userId: ALICE });
+    if (!reply.message) throw new Error('no reply');
+    const refreshed = await fake.clickComponent({
+      message: reply.message,
+      customId: 'refresh',
+      userId: ALICE,
+    });
+    expect(refreshed.callbacks.map((c) => c.type)).toEqual([6]);
+    expect(refreshed.message?.id).toBe(reply.message.id);
+    expect(fake.state.messages.get(reply.message.id)?.content).toBe('v2');
+    const acked = await fake.clickComponent({
+      message: reply.message,
+      customId: 'ack-only',
+      userId: ALICE,
+      until: 'ack',
+    });
+    expect(acked.callbacks.map((c) => c.type)).toEqual([6]);
+    expect(acked.message).toBeNull();
   });
 });
 

@@ -12,6 +12,10 @@ import type {
   APIInteractionGuildMember,
   APIMessageComponentInteraction,
   APIMessageComponentInteractionData,
+  APIModalSubmissionComponent,
+  APIModalSubmitInteraction,
+  APIModalSubmitStringSelectComponent,
+  APIModalSubmitTextInputComponent,
   APIUser,
   APIUserApplicationCommandDMInteraction,
   APIUserApplicationCommandGuildInteraction,
@@ -56,6 +60,20 @@ export interface ComponentInput {
   userId: string;
   guildId?: string | null;
   locale?: Locale | `${Locale}`;
+}
+
+export interface ModalInput {
+  /** Values by text input (or select) custom_id; inputs left out are submitted empty. */
+  fields: Record<string, string | string[]>;
+  locale?: Locale | `${Locale}`;
+}
+
+/** Where and by whom a modal was opened. */
+export interface ModalOpener {
+  readonly user: APIUser;
+  readonly guildId: string | null;
+  readonly channelId: string;
+  readonly sourceMessageId: string | null;
 }
 
 export interface PayloadContext {
@@ -205,6 +223,88 @@ export function buildComponentInteraction(
     message,
     data,
   } as APIMessageComponentInteraction;
+}
+
+/** Builds the INTERACTION_CREATE payload for a user submitting a modal the bot showed. */
+export function buildModalSubmitInteraction(
+  ctx: PayloadContext,
+  opener: ModalOpener,
+  modal: Record<string, unknown>,
+  input: ModalInput,
+  id: string,
+  token: string,
+): APIModalSubmitInteraction {
+  const invocation = invoke(ctx, opener.guildId, opener.user.id, opener.channelId, input.locale);
+  const used = new Set<string>();
+  const rows = Array.isArray(modal.components) ? modal.components : [];
+  const components = rows.map((raw) => submittedRow(asRecord(raw) ?? {}, input.fields, used));
+  const unknown = Object.keys(input.fields).filter((key) => !used.has(key));
+  if (unknown.length > 0) throw new Error(`submitModal: the modal has no input(s) ${unknown.join(', ')}`);
+  const message = opener.sourceMessageId ? ctx.state.messages.get(opener.sourceMessageId) : undefined;
+  const who =
+    invocation.member && invocation.guild
+      ? { guild_id: invocation.guild.id, member: invocation.member }
+      : { user: invocation.user };
+  return {
+    id,
+    application_id: ctx.applicationId,
+    type: 5 as InteractionType.ModalSubmit,
+    token,
+    ...invocation.fields,
+    ...who,
+    ...(message ? { message } : {}),
+    data: { custom_id: String(modal.custom_id), components },
+  };
+}
+
+function submittedRow(
+  row: Record<string, unknown>,
+  fields: ModalInput['fields'],
+  used: Set<string>,
+): APIModalSubmissionComponent {
+  if (row.type === ComponentType.ActionRow) {
+    const children = Array.isArray(row.components) ? row.components : [];
+    const inputs = children.map((child) => submittedInput(asRecord(child) ?? {}, fields, used));
+    const textInputs = inputs.filter(
+      (entry): entry is APIModalSubmitTextInputComponent => entry.type === ComponentType.TextInput,
+    );
+    return { type: ComponentType.ActionRow, components: textInputs };
+  }
+  if (row.type === ComponentType.Label) {
+    return {
+      type: ComponentType.Label,
+      component: submittedInput(asRecord(row.component) ?? {}, fields, used),
+    };
+  }
+  return { type: ComponentType.TextDisplay };
+}
+
+function submittedInput(
+  component: Record<string, unknown>,
+  fields: ModalInput['fields'],
+  used: Set<string>,
+): APIModalSubmitTextInputComponent | APIModalSubmitStringSelectComponent {
+  const customId = String(component.custom_id);
+  used.add(customId);
+  const given = fields[customId];
+  if (component.type === ComponentType.StringSelect) {
+    const values = given === undefined ? [] : Array.isArray(given) ? given : [given];
+    return { type: ComponentType.StringSelect, custom_id: customId, values };
+  }
+  if (component.type !== ComponentType.TextInput) {
+    throw new Error(
+      `submitModal: input "${customId}" of type ${String(component.type)} is not supported by the fake`,
+    );
+  }
+  if (Array.isArray(given)) throw new Error(`submitModal: "${customId}" is a text input, give it a string`);
+  const value = given ?? '';
+  const min = Number(component.min_length ?? 0);
+  const max = Number(component.max_length ?? 4000);
+  if (component.required !== false && value === '') throw new Error(`submitModal: "${customId}" is required`);
+  if (value !== '' && (value.length < min || value.length > max)) {
+    throw new Error(`submitModal: "${customId}" takes ${min}..${max} characters, got ${value.length}`);
+  }
+  return { type: ComponentType.TextInput, custom_id: customId, value };
 }
 
 function invoke(

@@ -1,4 +1,4 @@
-import type { APIMessage, APIUser, MessageFlags } from 'discord-api-types/v10';
+import type { APIMessage, APIMessageInteractionMetadata, APIUser, MessageFlags } from 'discord-api-types/v10';
 import { InteractionResponseType, InteractionType, type MessageType } from 'discord-api-types/v10';
 import { type Answer, apiError, noContent } from './http.ts';
 import {
@@ -41,7 +41,9 @@ export type WaitUntil = 'ack' | 'done';
 export interface TrackInput {
   readonly id: string;
   readonly token: string;
-  readonly kind: 'command' | 'component';
+  readonly kind: 'command' | 'component' | 'modal';
+  /** For a modal submit: the interaction that opened the modal. */
+  readonly openedBy: string | null;
   readonly user: APIUser;
   readonly channelId: string;
   readonly guildId: string | null;
@@ -74,6 +76,12 @@ export interface TrackerContext {
   /** Discord drops callbacks that come later than 3 s after the interaction. */
   readonly ackDeadlineMs: number;
 }
+
+const INTERACTION_TYPES = {
+  command: InteractionType.ApplicationCommand,
+  component: InteractionType.MessageComponent,
+  modal: InteractionType.ModalSubmit,
+} as const;
 
 const UNKNOWN_INTERACTION = apiError(404, 10_062, 'Unknown interaction');
 const UNKNOWN_WEBHOOK = apiError(404, 10_015, 'Unknown Webhook');
@@ -123,6 +131,13 @@ export class InteractionTracker {
     });
   }
 
+  /** The opening interaction and the modal it showed, if `interactionId` answered with a modal. */
+  openedModal(interactionId: string): { input: TrackInput; modal: Payload } | null {
+    const tracked = this.#byId.get(interactionId);
+    const callback = tracked?.result.callbacks.find((c) => c.type === InteractionResponseType.Modal);
+    return tracked && callback ? { input: tracked.input, modal: asRecord(callback.data) ?? {} } : null;
+  }
+
   /** Rejects an interaction that could not be dispatched. */
   abandon(id: string, error: Error): void {
     const tracked = this.#byId.get(id);
@@ -161,10 +176,7 @@ export class InteractionTracker {
       body: {
         interaction: {
           id,
-          type:
-            tracked.input.kind === 'command'
-              ? InteractionType.ApplicationCommand
-              : InteractionType.MessageComponent,
+          type: INTERACTION_TYPES[tracked.input.kind],
           response_message_id: message?.id,
           response_message_loading: stage === 'deferred-reply',
           response_message_ephemeral: tracked.result.ephemeral,
@@ -231,6 +243,8 @@ export class InteractionTracker {
     if (method === 'GET') return { status: 200, body: current };
     if (method === 'DELETE') {
       this.#ctx.state.messages.delete(current.id);
+      if (isOriginal) tracked.result.message = null;
+      else tracked.result.followUps = tracked.result.followUps.filter((m) => m.id !== current.id);
       return noContent;
     }
     const payload = asRecord(body) ?? {};
@@ -253,7 +267,8 @@ export class InteractionTracker {
 
   /** Applies a callback; answers the new stage, or an error answer. */
   #acknowledge(tracked: Tracked, type: number, data: Payload, files: UploadedFile[]): Stage | Answer {
-    const isComponent = tracked.input.kind === 'component';
+    // Components, and modals opened from one, may update the message the component sits on.
+    const onMessage = tracked.input.sourceMessageId !== null;
     switch (type) {
       case InteractionResponseType.ChannelMessageWithSource: {
         const invalid = validateMessagePayload(data, { isCreate: true, hasFiles: files.length > 0 });
@@ -286,7 +301,7 @@ export class InteractionTracker {
         const source = tracked.input.sourceMessageId
           ? this.#ctx.state.messages.get(tracked.input.sourceMessageId)
           : undefined;
-        if (!isComponent || !source) return invalidCallbackType(type);
+        if (!onMessage || !source) return invalidCallbackType(type);
         if (type === InteractionResponseType.DeferredMessageUpdate) {
           this.#setOriginal(tracked, source);
           tracked.result.message = null;
@@ -298,6 +313,7 @@ export class InteractionTracker {
         return 'updated';
       }
       case InteractionResponseType.Modal: {
+        if (tracked.input.kind === 'modal') return invalidCallbackType(type);
         if (typeof data.custom_id !== 'string' || typeof data.title !== 'string')
           return invalidCallbackType(type);
         return 'modal';
@@ -337,22 +353,31 @@ export class InteractionTracker {
       flags: flags as MessageFlags,
       webhook_id: this.#ctx.applicationId,
       application_id: this.#ctx.applicationId,
-      interaction_metadata:
-        input.kind === 'command'
-          ? {
-              id: input.id,
-              type: InteractionType.ApplicationCommand,
-              user: input.user,
-              authorizing_integration_owners: {},
-            }
-          : {
-              id: input.id,
-              type: InteractionType.MessageComponent,
-              user: input.user,
-              authorizing_integration_owners: {},
-              interacted_message_id: input.sourceMessageId ?? '0',
-            },
+      interaction_metadata: this.#metadata(input),
     };
+  }
+
+  #metadata(input: TrackInput): APIMessageInteractionMetadata {
+    const base = { id: input.id, user: input.user, authorizing_integration_owners: {} };
+    if (input.kind === 'command') return { ...base, type: InteractionType.ApplicationCommand };
+    if (input.kind === 'component') {
+      return {
+        ...base,
+        type: InteractionType.MessageComponent,
+        interacted_message_id: input.sourceMessageId ?? '0',
+      };
+    }
+    const opener = input.openedBy ? this.#byId.get(input.openedBy)?.input : undefined;
+    const triggering =
+      opener?.kind === 'component'
+        ? {
+            ...base,
+            id: opener.id,
+            type: InteractionType.MessageComponent as const,
+            interacted_message_id: opener.sourceMessageId ?? '0',
+          }
+        : { ...base, id: opener?.id ?? '0', type: InteractionType.ApplicationCommand as const };
+    return { ...base, type: InteractionType.ModalSubmit, triggering_interaction_metadata: triggering };
   }
 
   #settle(tracked: Tracked): void {
@@ -394,6 +419,6 @@ function invalidCallbackType(type: number): Answer {
 function describeTimeout(tracked: Tracked): string {
   const { input, result, stage } = tracked;
   const seen = result.callbacks.map((callback) => callback.type).join(', ') || 'none';
-  const what = input.kind === 'command' ? `/${input.commandName}` : `component "${input.commandName}"`;
+  const what = `${input.kind} "${input.commandName}"`;
   return `${what}: no complete response within ${input.timeoutMs} ms (stage ${stage}; callback types seen: ${seen}; follow-ups: ${result.followUps.length})`;
 }

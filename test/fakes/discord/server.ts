@@ -13,8 +13,10 @@ import { type Answer, apiError, type ParsedRequest, readBody, writeAnswer } from
 import {
   buildCommandInteraction,
   buildComponentInteraction,
+  buildModalSubmitInteraction,
   type CommandInput,
   type ComponentInput,
+  type ModalInput,
 } from './interactionPayloads.ts';
 import { type InteractionResult, InteractionTracker, type WaitUntil } from './interactions.ts';
 import { asRecord } from './messages.ts';
@@ -99,6 +101,13 @@ export interface ClickComponentInput extends ComponentInput {
   until?: WaitUntil;
 }
 
+export interface SubmitModalInput extends ModalInput {
+  /** The result of the command or click the bot answered with the modal. */
+  opened: InteractionResult;
+  timeoutMs?: number;
+  until?: WaitUntil;
+}
+
 export interface FakeDiscord {
   /** 'http://127.0.0.1:PORT/api': pass as the Client's `rest.api` (DISCORD_API_URL). */
   readonly apiUrl: string;
@@ -137,6 +146,8 @@ export interface FakeDiscord {
   runCommand(input: RunCommandInput): Promise<InteractionResult>;
   /** Plays a click on a component of a message the bot sent (select menu values or button). */
   clickComponent(input: ClickComponentInput): Promise<InteractionResult>;
+  /** Plays the same user submitting the modal the bot showed; inputs are checked against the modal. */
+  submitModal(input: SubmitModalInput): Promise<InteractionResult>;
   /** Sends any gateway dispatch to the connected bot(s). */
   dispatch(event: string, data: unknown): void;
   /** The first recorded request, past or future, that matches; rejects after `timeoutMs` (default 5000). */
@@ -246,7 +257,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     let answer: Answer;
     if (routePath === undefined) answer = apiError(404, 0, '404: Not Found');
     else if ('status' in read) answer = read;
-    else answer = fault ?? handleRest(rest, parsed);
+    else answer = fault ?? answerSafely(rest, parsed);
     writeAnswer(res, answer);
     record(parsed, at, answer.status, fault !== null);
   }
@@ -403,6 +414,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
             channelId: payload.channel_id,
             guildId: payload.guild_id ?? null,
             sourceMessageId: null,
+            openedBy: null,
             commandName: input.name,
             messageType:
               input.type === 'user' ? MessageType.ContextMenuCommand : MessageType.ChatInputCommand,
@@ -421,7 +433,35 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
             channelId: payload.channel_id,
             guildId: payload.guild_id ?? null,
             sourceMessageId: payload.message.id,
+            openedBy: null,
             commandName: input.customId,
+            messageType: MessageType.Default,
+          },
+        };
+      });
+    },
+    submitModal(input) {
+      return play(input, (id, interactionToken) => {
+        const opened = interactions.openedModal(input.opened.interactionId);
+        if (!opened) throw new Error('submitModal: that interaction was not answered with a modal');
+        const payload = buildModalSubmitInteraction(
+          { state, applicationId },
+          opened.input,
+          opened.modal,
+          input,
+          id,
+          interactionToken,
+        );
+        return {
+          payload,
+          track: {
+            kind: 'modal',
+            user: opened.input.user,
+            channelId: opened.input.channelId,
+            guildId: opened.input.guildId,
+            sourceMessageId: opened.input.sourceMessageId,
+            openedBy: opened.input.id,
+            commandName: payload.data.custom_id,
             messageType: MessageType.Default,
           },
         };
@@ -467,6 +507,15 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
   };
   return fake;
+}
+
+/** A bug in the fake must still be answered and recorded, not hang the client. */
+function answerSafely(rest: RestContext, req: ParsedRequest): Answer {
+  try {
+    return handleRest(rest, req);
+  } catch (error) {
+    return apiError(500, 0, `fake Discord failed: ${String(error)}`);
+  }
 }
 
 function decodePath(path: string): string {

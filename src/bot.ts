@@ -6,6 +6,7 @@ import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
 import type { Logger } from './log.ts';
 import type { Web3BioClient } from './web3bio/client.ts';
+import { parseIdentity } from './web3bio/identity.ts';
 
 export interface Bot {
   client: Client;
@@ -60,6 +61,10 @@ export async function startBot(options: {
     logger.warn({ code: event.code, shardId }, 'gateway disconnected'),
   );
   client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'gateway resumed'));
+
+  // ens-normalize builds its tables on first use, blocking the event loop for about a second; done
+  // here, that cost cannot land inside the first interaction's 3 s window, where no deferral timer could fire.
+  parseIdentity('vitalik.eth');
 
   const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
   await client.login(config.DISCORD_TOKEN);

@@ -1,15 +1,23 @@
 import type { Config } from '../src/config.ts';
 import type { Command } from '../src/discord/command.ts';
 import avatar from './avatar.ts';
+import checkCredentials from './checkCredentials.ts';
 import creds from './creds.ts';
 import domain from './domain.ts';
+import gating from './gating.ts';
+import unverify from './unverify.ts';
+import verify from './verify.ts';
 import wallet from './wallet.ts';
+import whoami from './whoami.ts';
 import whois from './whois.ts';
 
 /** The lookup commands every deployment has. */
 export const LOOKUP_COMMANDS: readonly Command[] = [whois, avatar, creds, domain, wallet];
 
+/** The role-gating commands, registered only when GATING_ENABLED. */
+export const GATING_COMMANDS: readonly Command[] = [verify, unverify, whoami, gating, checkCredentials];
+
 /** The one registry: the router and the deploy script both read it. */
-export function commandsFor(_config: Pick<Config, 'GATING_ENABLED'>): readonly Command[] {
-  return LOOKUP_COMMANDS;
+export function commandsFor(config: Pick<Config, 'GATING_ENABLED'>): readonly Command[] {
+  return config.GATING_ENABLED ? [...LOOKUP_COMMANDS, ...GATING_COMMANDS] : LOOKUP_COMMANDS;
 }

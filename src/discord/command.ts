@@ -9,6 +9,7 @@ import {
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord-api-types/v10';
 import type { Config } from '../config.ts';
+import type { GatingService } from '../gating/service.ts';
 import type { Logger } from '../log.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
@@ -21,6 +22,8 @@ export interface BotDeps {
   config: Config;
   logger: Logger;
   web3bio: Web3BioClient;
+  /** Present only when GATING_ENABLED: the role-gating commands answer through it. */
+  gating?: GatingService;
 }
 
 export interface CommandContext {

@@ -1,0 +1,33 @@
+import { ApplicationCommandType } from 'discord-api-types/v10';
+import type { Command } from '../src/discord/command.ts';
+import {
+  GUILD_ONLY_CONTEXTS,
+  gatingAccess,
+  guildNames,
+  MANAGE_ROLES_PERMISSION,
+} from '../src/discord/gatingContext.ts';
+import { renderMemberReport, renderNotSetUp } from '../src/render/gating.ts';
+
+export default {
+  data: {
+    name: 'Check web3 credentials',
+    type: ApplicationCommandType.User,
+    default_member_permissions: MANAGE_ROLES_PERMISSION,
+    contexts: GUILD_ONLY_CONTEXTS,
+  },
+  ephemeral: true,
+  async answer(options, ctx) {
+    const access = gatingAccess(ctx, { moderator: true });
+    if (!access.ok) return access.answer;
+    const interaction = ctx.interaction;
+    const targetId =
+      interaction?.isUserContextMenuCommand() === true
+        ? interaction.targetId
+        : typeof options.user === 'string'
+          ? options.user
+          : ctx.userId;
+    if (!(await access.service.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
+    const report = await access.service.report(access.guildId, targetId);
+    return renderMemberReport(report, guildNames(ctx, [targetId]), ctx.render);
+  },
+} satisfies Command;

@@ -1,0 +1,30 @@
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import type { Command } from '../src/discord/command.ts';
+import { GUILD_ONLY_CONTEXTS, gatingAccess } from '../src/discord/gatingContext.ts';
+import { renderUnverified } from '../src/render/gating.ts';
+
+export default {
+  data: {
+    name: 'unverify',
+    description: 'Unlink your web3 identities (or one of them) in this server',
+    contexts: GUILD_ONLY_CONTEXTS,
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: 'identity',
+        description: 'Only this identity (default: all of them)',
+        required: false,
+        max_length: 256,
+      },
+    ],
+  },
+  ephemeral: true,
+  async answer(options, ctx) {
+    const access = gatingAccess(ctx);
+    if (!access.ok) return access.answer;
+    const identity =
+      typeof options.identity === 'string' && options.identity.trim() ? options.identity.trim() : null;
+    const removed = await access.service.unverify(access.guildId, ctx.userId, identity ?? undefined);
+    return renderUnverified(removed, identity, ctx.render);
+  },
+} satisfies Command;

@@ -1,0 +1,31 @@
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { type Command, stringOption } from '../src/discord/command.ts';
+import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
+import { renderVerifyResult } from '../src/render/gating.ts';
+
+export default {
+  data: {
+    name: 'verify',
+    description: 'Prove you own a web3 identity, so your roles follow its credentials',
+    contexts: GUILD_ONLY_CONTEXTS,
+    options: [
+      {
+        type: ApplicationCommandOptionType.String,
+        name: 'identity',
+        description: 'Your ENS, Farcaster, Lens or Basenames name, or your wallet address',
+        required: true,
+        max_length: 256,
+      },
+    ],
+  },
+  cooldown: true,
+  ephemeral: true,
+  async answer(options, ctx) {
+    const access = gatingAccess(ctx);
+    if (!access.ok) return access.answer;
+    const identity = stringOption(options, 'identity');
+    const username = ctx.interaction?.user.username ?? '';
+    const result = await access.service.verify(access.guildId, { id: ctx.userId, username }, identity);
+    return renderVerifyResult(result, identity, guildNames(ctx), ctx.render);
+  },
+} satisfies Command;

@@ -1,0 +1,20 @@
+import type { Command } from '../src/discord/command.ts';
+import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
+import { renderNotSetUp, renderWhoami } from '../src/render/gating.ts';
+
+export default {
+  data: {
+    name: 'whoami',
+    description: 'Your proven web3 identities here, and the credential behind each gated role',
+    contexts: GUILD_ONLY_CONTEXTS,
+  },
+  cooldown: true,
+  ephemeral: true,
+  async answer(_options, ctx) {
+    const access = gatingAccess(ctx);
+    if (!access.ok) return access.answer;
+    if (!(await access.service.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
+    const report = await access.service.report(access.guildId, ctx.userId);
+    return renderWhoami(report, guildNames(ctx), ctx.render);
+  },
+} satisfies Command;

@@ -1,0 +1,58 @@
+/**
+ * What the gating commands share: the service for this guild (or the message that says why there is
+ * none), the run-time Manage Roles check, and the names render shows instead of mentions.
+ */
+import { PermissionFlagsBits } from 'discord-api-types/v10';
+import type { GatingService } from '../gating/service.ts';
+import {
+  type GuildNames,
+  renderGatingUnavailable,
+  renderGuildOnly,
+  renderNeedsManageRoles,
+} from '../render/gating.ts';
+import type { MessagePayload } from '../render/types.ts';
+import type { CommandContext } from './command.ts';
+
+/** Guild only, as `contexts` on the command data (InteractionContextType.Guild). */
+export const GUILD_ONLY_CONTEXTS = [0];
+/** `default_member_permissions` for moderator commands: Manage Roles, as Discord's string bitfield. */
+export const MANAGE_ROLES_PERMISSION = PermissionFlagsBits.ManageRoles.toString();
+
+export type GatingAccess =
+  | { ok: true; service: GatingService; guildId: string }
+  | { ok: false; answer: MessagePayload };
+
+/** The service and guild for a gating command; with `moderator`, also requires Manage Roles now. */
+export function gatingAccess(ctx: CommandContext, opts: { moderator?: boolean } = {}): GatingAccess {
+  const service = ctx.deps.gating;
+  if (!service) return { ok: false, answer: renderGatingUnavailable(ctx.render) };
+  if (!ctx.guildId) return { ok: false, answer: renderGuildOnly(ctx.render) };
+  // default_member_permissions can be overridden per server: check the member's permissions again.
+  if (opts.moderator && !hasManageRoles(ctx))
+    return { ok: false, answer: renderNeedsManageRoles(ctx.render) };
+  return { ok: true, service, guildId: ctx.guildId };
+}
+
+/** Whether the member who ran the interaction holds Manage Roles (false when unknown). */
+export function hasManageRoles(ctx: CommandContext): boolean {
+  return ctx.interaction?.memberPermissions?.has(PermissionFlagsBits.ManageRoles) === true;
+}
+
+/** Role, channel and member names from the guild caches, for render (never mentions). */
+export function guildNames(ctx: CommandContext, userIds: readonly string[] = []): GuildNames {
+  const interaction = ctx.interaction;
+  const guild = interaction?.guild;
+  const roles = new Map<string, string>();
+  const channels = new Map<string, string>();
+  const users = new Map<string, string>();
+  if (guild) {
+    for (const role of guild.roles.cache.values()) roles.set(role.id, role.name);
+    for (const channel of guild.channels.cache.values()) channels.set(channel.id, channel.name);
+  }
+  for (const userId of userIds) {
+    const name =
+      guild?.members.cache.get(userId)?.displayName ?? interaction?.client.users.cache.get(userId)?.username;
+    if (name !== undefined) users.set(userId, name);
+  }
+  return { roles, channels, users };
+}

@@ -1,12 +1,27 @@
 import type { APIEmbedField } from 'discord-api-types/v10';
 
+// Building an Intl.NumberFormat costs about 0.1 ms; a message formats many numbers in a few locales.
+const FORMATTER_CACHE_MAX = 64;
+const formatters = new Map<string, Intl.NumberFormat>();
+
+function numberFormat(locale: string, options: Intl.NumberFormatOptions | undefined): Intl.NumberFormat {
+  const key = `${locale}\u0000${JSON.stringify(options ?? {})}`;
+  const cached = formatters.get(key);
+  if (cached) return cached;
+  let formatter: Intl.NumberFormat;
+  try {
+    formatter = new Intl.NumberFormat(locale, options);
+  } catch {
+    formatter = new Intl.NumberFormat('en-US', options);
+  }
+  if (formatters.size >= FORMATTER_CACHE_MAX) formatters.clear();
+  formatters.set(key, formatter);
+  return formatter;
+}
+
 /** `n` formatted for the locale; bad or unknown locale tags fall back to `en-US`. */
 export function formatNumber(n: number, locale: string, options?: Intl.NumberFormatOptions): string {
-  try {
-    return new Intl.NumberFormat(locale, options).format(n);
-  } catch {
-    return new Intl.NumberFormat('en-US', options).format(n);
-  }
+  return numberFormat(locale, options).format(n);
 }
 
 /** The "…and N more" line that ends a list cut short. */

@@ -51,10 +51,10 @@ const LIST_MARKER_RE = /^(\s*)(\d+)\.(?=\s)|^(\s*)\+(?=\s)/gm;
 // `<@id>`, `<@!id>`, `<@&id>`, `<#id>`, `</cmd:id>`, `<t:…>`, `<:emoji:id>`, `<a:emoji:id>`, `<id:…>`.
 const ANGLE_MENTION_RE = /<(?=[@#/:]|[a-z]+:)/gi;
 const EVERYONE_RE = /@(everyone|here)/gi;
-const URL_IN_TEXT_RE = /https?:\/\/[^\s<>]+/gi;
+const URL_IN_TEXT_RE = /https?:\/\/[^\s<>\\]+/gi;
 const UNSAFE_URL_CHAR_RE = /[\p{Cc}\s\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff]/u;
 
-/** Remove control, bidi and invisible filler characters and lone surrogates; keep newlines. */
+/** Remove control, bidi and invisible filler characters, replace lone surrogates with U+FFFD; keep newlines. */
 export function cleanText(s: string): string {
   return s
     .toWellFormed()

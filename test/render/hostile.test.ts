@@ -22,7 +22,7 @@ import type {
 import { HOSTILE, NOW_SEC } from './fixtures.ts';
 import { assertWithinDiscordLimits } from './limits.ts';
 
-const RUNS = 150;
+const RUNS = 60;
 
 /** mulberry32: a tiny seeded PRNG. */
 function rng(seed: number): () => number {

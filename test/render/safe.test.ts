@@ -55,6 +55,7 @@ describe('escapeText', () => {
     );
     expect(escapeText('(https://x.example/p)')).toBe('\\(<https://x.example/p>\\)');
     expect(escapeText('https://x.example/@everyone')).toBe('<https://x.example/%40everyone>');
+    expect(escapeText('https://t.co/abc\\n\\nAPIs')).toBe('<https://t.co/abc>\\\\n\\\\nAPIs');
     expect(escapeText('https://u:p@x.example/')).toBe('https://u:p@x.example/');
     expect(escapeText('https://x.example/](javascript:y)')).toBe('<https://x.example/%5D%28javascript:y%29>');
   });

@@ -180,7 +180,11 @@ export class Web3BioClient {
     this.#ownsCache = options.cache === undefined;
     this.#cache =
       options.cache ?? createLookupCache({ store: new MemoryStore(), ...createClientCacheOptions() });
-    this.#ttl = { ...DEFAULT_TTL_MS, ...options.ttl };
+    this.#ttl = { ...DEFAULT_TTL_MS };
+    for (const [endpoint, ms] of Object.entries(options.ttl ?? {})) {
+      if (endpoint in DEFAULT_TTL_MS && typeof ms === 'number' && ms >= 0)
+        this.#ttl[endpoint as EndpointName] = ms;
+    }
     this.#negativeTtlMs = options.negativeTtlMs ?? 60_000;
     this.#staleIfErrorMs = options.staleIfErrorMs ?? 24 * 60 * 60_000;
     this.#batchers = {

@@ -6,6 +6,7 @@
 import { Agent, type Dispatcher, request } from 'undici';
 import {
   InvalidIdentityError,
+  isWeb3BioError,
   NetworkError,
   NotFoundError,
   RateLimitedError,
@@ -164,7 +165,7 @@ export class Web3BioTransport {
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
         if (timeout.signal.aborted) throw new TimeoutError(url, timeoutMs);
-        if (isWeb3BioErrorLike(error)) throw error;
+        if (isWeb3BioError(error)) throw error;
         throw new NetworkError(url, scrubError(error, this.#apiKey));
       } finally {
         clearTimeout(timer);
@@ -240,17 +241,6 @@ function isRetryable(error: unknown): error is Web3BioError {
     return true;
   }
   return error instanceof UpstreamError && error.status >= 500;
-}
-
-function isWeb3BioErrorLike(error: unknown): boolean {
-  return (
-    error instanceof InvalidIdentityError ||
-    error instanceof UnauthorizedError ||
-    error instanceof NotFoundError ||
-    error instanceof RateLimitedError ||
-    error instanceof UpstreamError ||
-    error instanceof SchemaError
-  );
 }
 
 async function readBody(body: Dispatcher.ResponseData['body'], url: string): Promise<string> {

@@ -45,7 +45,8 @@ export interface CommandInput {
   /** Defaults to the guild's first text channel. */
   channelId?: string;
   userId: string;
-  locale?: Locale | `${Locale}`;
+  /** The user's client locale, e.g. 'en-US' or 'de' (default 'en-US'); any string is passed through. */
+  locale?: string;
   /** 'user' plays a user context-menu command on `targetId`. */
   type?: 'chat' | 'user';
   targetId?: string;
@@ -59,13 +60,15 @@ export interface ComponentInput {
   values?: string[];
   userId: string;
   guildId?: string | null;
-  locale?: Locale | `${Locale}`;
+  /** The user's client locale, e.g. 'en-US' or 'de' (default 'en-US'); any string is passed through. */
+  locale?: string;
 }
 
 export interface ModalInput {
   /** Values by text input (or select) custom_id; inputs left out are submitted empty. */
   fields: Record<string, string | string[]>;
-  locale?: Locale | `${Locale}`;
+  /** The user's client locale, e.g. 'en-US' or 'de' (default 'en-US'); any string is passed through. */
+  locale?: string;
 }
 
 /** Where and by whom a modal was opened. */
@@ -312,7 +315,7 @@ function invoke(
   guildIdInput: string | null | undefined,
   userId: string,
   channelIdInput: string | undefined,
-  locale: Locale | `${Locale}` | undefined,
+  locale: string | undefined,
   permissionsOverride?: bigint,
 ): Invocation {
   const { state } = ctx;
@@ -326,7 +329,7 @@ function invoke(
     attachment_size_limit: ATTACHMENT_SIZE_LIMIT,
   };
   if (guildId === null || guildId === undefined) {
-    const dm = dmChannelFor(state, user);
+    const dm = openDmChannel(state, user);
     return {
       guild: null,
       user,
@@ -371,7 +374,8 @@ function invoke(
   };
 }
 
-function dmChannelFor(state: FakeDiscordState, user: APIUser): APIDMChannel {
+/** The DM channel with a user, created on first use, as `POST /users/@me/channels` does. */
+export function openDmChannel(state: FakeDiscordState, user: APIUser): APIDMChannel {
   for (const channel of state.dmChannels.values()) {
     if (channel.recipients?.some((recipient) => recipient.id === user.id)) return channel;
   }
@@ -385,11 +389,6 @@ function dmChannelFor(state: FakeDiscordState, user: APIUser): APIDMChannel {
   };
   state.dmChannels.set(channel.id, channel);
   return channel;
-}
-
-/** The DM channel with a user, created on first use, as `POST /users/@me/channels` does. */
-export function openDmChannel(state: FakeDiscordState, user: APIUser): APIDMChannel {
-  return dmChannelFor(state, user);
 }
 
 function findCommand(

@@ -11,8 +11,11 @@ import {
 import {
   ApiKeyRequiredError,
   InvalidIdentityError,
+  NetworkError,
   NotFoundError,
+  RateLimitedError,
   SchemaError,
+  TimeoutError,
   UnauthorizedError,
   UpstreamError,
   type Web3BioError,
@@ -201,6 +204,17 @@ describe.each(['live', 'spec'] as const)('every endpoint against the stand-in (%
     const error = await rejection(clientFor(fake).getProfiles('vitalik.eth'));
     expect(error).toBeInstanceOf(SchemaError);
     expect((error as SchemaError).path).toBe('');
+  });
+
+  it('persistent 429s, drops and slow answers -> RateLimitedError, NetworkError, TimeoutError', async () => {
+    const client = clientFor(fake, { timeoutMs: 30 });
+    fake.addFault({ match: 'vitalik', action: { kind: 'rate-limit' } });
+    fake.addFault({ match: 'dwr', action: { kind: 'drop' } });
+    fake.addFault({ match: 'stani', action: { kind: 'latency', ms: 500 } });
+    expect(await rejection(client.getProfiles('vitalik.eth'))).toBeInstanceOf(RateLimitedError);
+    expect(await rejection(client.getProfiles('dwr.eth'))).toBeInstanceOf(NetworkError);
+    expect(await rejection(client.getProfiles('stani.lens'))).toBeInstanceOf(TimeoutError);
+    expect(fake.requests).toHaveLength(3 * (FAST_RETRY.retries + 1));
   });
 
   it('a persistent 500 -> UpstreamError after the retries', async () => {

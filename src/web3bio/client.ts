@@ -90,8 +90,8 @@ export interface CallOptions {
 }
 
 export const DEFAULT_BASE_URL = 'https://api.web3.bio';
-export const PROJECT_URL = 'https://github.com/web3bio-discord-bot/web3bio-discord-bot';
-export const DEFAULT_USER_AGENT = `web3bio-discord-bot/${packageJson.version} (+${PROJECT_URL})`;
+/** Names the project and its version; no made-up homepage until the project has a public one. */
+export const DEFAULT_USER_AGENT = `web3bio-discord-bot/${packageJson.version} (Discord bot; Node.js ${process.versions.node})`;
 export const DEFAULT_TTL_MS: Readonly<Record<EndpointName, number>> = {
   profile: 2 * 60 * 60_000,
   ns: 2 * 60 * 60_000,

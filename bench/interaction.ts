@@ -1,0 +1,231 @@
+/**
+ * Issue #3: the interaction path. A slash command dispatched over the stand-in gateway until its final
+ * message reaches the stand-in REST, for `/whois` on a cache hit and on a miss, against a `ping` command
+ * that answers a constant through the same bot, router and REST path, in the same run.
+ */
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { commandsFor } from '../commands/index.ts';
+import { type Bot, startBot } from '../src/bot.ts';
+import { loadConfig } from '../src/config.ts';
+import type { Command } from '../src/discord/command.ts';
+import { createLogger } from '../src/log.ts';
+import type { MessagePayload } from '../src/render/types.ts';
+import type { Web3BioClient } from '../src/web3bio/client.ts';
+import { createWeb3BioFromConfig } from '../src/wiring.ts';
+import { type FakeDiscord, type InteractionResult, startFakeDiscord } from '../test/fakes/discord/server.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
+import { addBenchProfiles } from './profiles.ts';
+import {
+  type BenchTable,
+  formatNumber,
+  median,
+  medianOfRounds,
+  rotate,
+  type Summary,
+  summarize,
+  verdict,
+} from './stats.ts';
+
+export interface InteractionBenchOptions {
+  /** A short smoke run: one round, few interactions. */
+  quick?: boolean;
+  /** Rounds; default 3 (quick: 1). */
+  rounds?: number;
+  /** Per round: baseline and cache-hit interactions, default 200 (quick: 20). */
+  hits?: number;
+  /** Per round: cache-miss interactions, each a distinct identity; default 50 (quick: 5). */
+  misses?: number;
+  /** Stand-in upstream latency, ms; default 50. */
+  upstreamLatencyMs?: number;
+  progress?: (line: string) => void;
+}
+
+const HIT_RATIO_TARGET = 1.5;
+const HIT_IDENTITY = 'vitalik.eth';
+const USER_ID = '300000000000000001';
+const PING_PAYLOAD: MessagePayload = {
+  content: 'pong',
+  embeds: [],
+  components: [],
+  allowed_mentions: { parse: [] },
+};
+
+/** The baseline: a command that answers a constant through the same router and REST path. */
+export const PING_COMMAND: Command = {
+  data: { name: 'ping', description: 'Answers a constant (benchmark baseline)' },
+  async answer() {
+    return PING_PAYLOAD;
+  },
+};
+
+type CaseName = 'baseline /ping' | '/whois cache hit' | '/whois cache miss';
+
+interface Case {
+  name: CaseName;
+  run: () => Promise<InteractionResult>;
+  /** Whether the response is the one this case expects (an interaction that errored does not count). */
+  check: (result: InteractionResult) => boolean;
+}
+
+interface Setup {
+  discord: FakeDiscord;
+  upstream: FakeWeb3Bio;
+  web3bio: Web3BioClient;
+  bot: Bot;
+}
+
+async function start(latencyMs: number, missIdentities: number): Promise<Setup & { misses: string[] }> {
+  const upstream = await startFakeWeb3Bio({ latencyMs });
+  const misses = addBenchProfiles(upstream.world, 0, missIdentities);
+  const discord = await startFakeDiscord();
+  const guild = discord.addGuild({ name: 'Bench Guild' });
+  discord.addMember(guild.id, { id: USER_ID, username: 'bench' });
+  const config = loadConfig({
+    DISCORD_API_URL: discord.apiUrl,
+    DISCORD_TOKEN: discord.token,
+    DISCORD_APPLICATION_ID: discord.applicationId,
+    WEB3BIO_API_URL: upstream.url,
+    WEB3BIO_RATE_LIMIT: 'off',
+    USER_COOLDOWN_COMMANDS: '0',
+    LOG_LEVEL: 'info',
+  });
+  // Logged as in production (same serialisation work per interaction), then dropped.
+  const logger = createLogger({
+    level: config.LOG_LEVEL,
+    secrets: [config.DISCORD_TOKEN],
+    destination: { write: () => {} },
+  });
+  const web3bio = createWeb3BioFromConfig(config, logger);
+  try {
+    const bot = await startBot({ config, logger, web3bio, commands: [...commandsFor(config), PING_COMMAND] });
+    return { discord, upstream, web3bio, bot, misses };
+  } catch (error) {
+    await Promise.allSettled([web3bio.close(), discord.close(), upstream.close()]);
+    throw error;
+  }
+}
+
+async function stop(setup: Setup): Promise<void> {
+  await setup.bot.stop(5_000);
+  await Promise.allSettled([setup.web3bio.close(), setup.discord.close(), setup.upstream.close()]);
+}
+
+function whois(discord: FakeDiscord, identity: string): Promise<InteractionResult> {
+  return discord.runCommand({
+    name: 'whois',
+    userId: USER_ID,
+    options: [{ name: 'identity', type: ApplicationCommandOptionType.String, value: identity }],
+  });
+}
+
+const hasEmbed = (result: InteractionResult) => (result.message?.embeds.length ?? 0) > 0;
+
+/** Run the interaction suite; one table. */
+export async function runInteractionBench(options: InteractionBenchOptions = {}): Promise<BenchTable[]> {
+  const quick = options.quick === true;
+  const rounds = options.rounds ?? (quick ? 1 : 3);
+  const hits = options.hits ?? (quick ? 20 : 200);
+  const missCount = options.misses ?? (quick ? 5 : 50);
+  const latencyMs = options.upstreamLatencyMs ?? 50;
+  const progress = options.progress ?? (() => {});
+  const setup = await start(latencyMs, rounds * missCount);
+  const { discord, upstream } = setup;
+  const missIdentities = [...setup.misses];
+  const cases: Record<CaseName, Case> = {
+    'baseline /ping': {
+      name: 'baseline /ping',
+      run: () => discord.runCommand({ name: 'ping', userId: USER_ID }),
+      check: (result) => result.message?.content === 'pong',
+    },
+    '/whois cache hit': {
+      name: '/whois cache hit',
+      run: () => whois(discord, HIT_IDENTITY),
+      check: hasEmbed,
+    },
+    '/whois cache miss': {
+      name: '/whois cache miss',
+      run: () => whois(discord, missIdentities.shift() ?? HIT_IDENTITY),
+      check: hasEmbed,
+    },
+  };
+  const samples = new Map<CaseName, Summary[]>();
+  const failures = new Map<CaseName, number>();
+  const hitRatios: number[] = [];
+  try {
+    // Warm-up: JIT, the gateway and REST connections, and the cache entry the hits read.
+    for (let i = 0; i < (quick ? 5 : 30); i++) {
+      await cases['baseline /ping'].run();
+      await cases['/whois cache hit'].run();
+    }
+    const upstreamBefore = upstream.requests.length;
+    for (let round = 0; round < rounds; round++) {
+      progress(`interaction: round ${round + 1}/${rounds}`);
+      const times = new Map<CaseName, number[]>();
+      // Misses are spread evenly among the hits; the order of the cases rotates every iteration.
+      const missEvery = Math.max(1, Math.floor(hits / missCount));
+      let missesLeft = missCount;
+      for (let i = 0; i < hits; i++) {
+        const due: Case[] = [cases['baseline /ping'], cases['/whois cache hit']];
+        if (missesLeft > 0 && i % missEvery === 0) {
+          due.push(cases['/whois cache miss']);
+          missesLeft--;
+        }
+        for (const item of rotate(due, i)) {
+          const result = await item.run();
+          if (!item.check(result)) failures.set(item.name, (failures.get(item.name) ?? 0) + 1);
+          const list = times.get(item.name) ?? [];
+          list.push(result.doneMs);
+          times.set(item.name, list);
+        }
+      }
+      const summaries = new Map([...times].map(([name, list]) => [name, summarize(list)]));
+      for (const [name, summary] of summaries) samples.set(name, [...(samples.get(name) ?? []), summary]);
+      const base = summaries.get('baseline /ping')?.p50 ?? Number.NaN;
+      hitRatios.push((summaries.get('/whois cache hit')?.p50 ?? Number.NaN) / base);
+    }
+    const upstreamRequests = upstream.requests.length - upstreamBefore;
+    const hitRatio = median(hitRatios);
+    const basePerRound = samples.get('baseline /ping') ?? [];
+    const rows = (Object.keys(cases) as CaseName[]).map((name) => {
+      const summary = medianOfRounds(samples.get(name) ?? []);
+      const ratio =
+        name === '/whois cache hit'
+          ? hitRatio
+          : median((samples.get(name) ?? []).map((s, i) => s.p50 / (basePerRound[i]?.p50 ?? Number.NaN)));
+      const isHit = name === '/whois cache hit';
+      return [
+        name,
+        formatNumber(summary.n),
+        formatNumber(summary.p50, 2),
+        formatNumber(summary.p90, 2),
+        formatNumber(summary.p99, 2),
+        `${formatNumber(ratio, 2)}×`,
+        formatNumber(failures.get(name) ?? 0),
+        isHit ? `p50 ≤ ${HIT_RATIO_TARGET}× baseline` : '',
+        isHit ? verdict(hitRatio <= HIT_RATIO_TARGET && (failures.get(name) ?? 0) === 0) : '',
+      ];
+    });
+    return [
+      {
+        suite:
+          'Interaction path: gateway dispatch → final message at the stand-in REST, /whois vs a constant /ping (issue #3)',
+        method: `${rounds} round(s) × (${formatNumber(hits)} /ping + ${formatNumber(hits)} /whois hits + ${formatNumber(missCount)} /whois misses, each miss a distinct identity), one at a time, case order rotated every iteration; real startBot + discord.js against the stand-in Discord and Web3.bio in this process; stand-in upstream latency ${latencyMs} ms; ${upstreamRequests} upstream requests during the rounds (one per miss expected); medians of rounds, ratios the median of per-round p50 ratios`,
+        targets: [`/whois cache-hit p50 ≤ ${HIT_RATIO_TARGET}× the baseline's`],
+        columns: [
+          'Case',
+          'Interactions',
+          'p50 ms',
+          'p90 ms',
+          'p99 ms',
+          'p50 vs baseline',
+          'Wrong answers',
+          'Target',
+          'Result',
+        ],
+        rows,
+      },
+    ];
+  } finally {
+    await stop(setup);
+  }
+}

@@ -1,0 +1,848 @@
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { GatingService } from '../../src/gating/service.ts';
+import { buildSiweMessage, verifyChallenge } from '../../src/gating/siwe.ts';
+import type { GatingStore } from '../../src/store/types.ts';
+import type { FakeGuild } from '../fakes/discord/server.ts';
+import {
+  addEnsIdentity,
+  addGuild,
+  addMember,
+  addRole,
+  channelMessages,
+  createService,
+  type Fakes,
+  memberRoles,
+  openStore,
+  PUBLIC_URL,
+  roleEdits,
+  startFakes,
+  uniqueName,
+  waitFor,
+} from './serviceHarness.ts';
+
+const ADMIN = '900000000000000001';
+const signer = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
+
+let fakes: Fakes;
+let guild: FakeGuild;
+let human: string;
+let spam: string;
+let store: GatingStore;
+let service: GatingService;
+const services: GatingService[] = [];
+
+beforeAll(async () => {
+  fakes = await startFakes();
+});
+afterAll(async () => {
+  await fakes.close();
+});
+
+beforeEach(async () => {
+  guild = await addGuild(fakes);
+  human = (await addRole(fakes, guild, 'Verified', 2)).id;
+  spam = (await addRole(fakes, guild, 'Spam', 3)).id;
+  store = await openStore();
+  service = track(createService(fakes, store));
+});
+afterEach(async () => {
+  for (const s of services.splice(0)) await s.stop();
+  await store.close();
+});
+
+function track(s: GatingService): GatingService {
+  services.push(s);
+  return s;
+}
+
+async function setUp(over: { logChannelId?: string | null; spamRoleId?: string | null } = {}) {
+  const result = await service.setup(
+    guild.id,
+    {
+      humanRoleId: human,
+      spamRoleId: over.spamRoleId === undefined ? spam : over.spamRoleId,
+      riskyRoleId: null,
+      minScore: 20,
+      logChannelId: over.logChannelId === undefined ? guild.textChannelId : over.logChannelId,
+    },
+    ADMIN,
+  );
+  expect(result.problems).toEqual([]);
+  await service.idle(guild.id);
+  return result;
+}
+
+/** A member proven by record, holding the human role, with the queue drained. */
+async function verifiedMember(username: string) {
+  const identity = addEnsIdentity(fakes, uniqueName(username), { discordHandle: username });
+  const userId = await addMember(fakes, guild, username);
+  const result = await service.verify(guild.id, { id: userId, username }, identity.name);
+  expect(result.kind).toBe('linked');
+  await service.idle(guild.id);
+  expect(memberRoles(fakes, guild, userId)).toContain(human);
+  return { userId, identity };
+}
+
+describe('verify by the identity’s own record', () => {
+  it('links the identity and adds the role with an audit-log reason, stored and posted without pings', async () => {
+    await setUp();
+    const identity = addEnsIdentity(fakes, uniqueName('alice'), { discordHandle: '@Alice' });
+    const userId = await addMember(fakes, guild, 'alice');
+
+    const result = await service.verify(guild.id, { id: userId, username: 'alice' }, identity.name);
+    expect(result.kind).toBe('linked');
+    if (result.kind !== 'linked') return;
+    expect(result.link).toMatchObject({
+      userId,
+      identity: identity.name,
+      proofMethod: 'record',
+      address: identity.address,
+    });
+    expect(result.diff.add.map((a) => a.roleId)).toEqual([human]);
+    await service.idle(guild.id);
+
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+    const [edit] = roleEdits(fakes, guild.id, userId, human, 'PUT');
+    expect(edit?.headers['x-audit-log-reason']).toBeDefined();
+    const audit = fakes.discord.state.auditLog.find(
+      (e) => e.userId === userId && e.action === 'member_role_add',
+    );
+    expect(audit?.reason).toBe(`web3 gating: isHuman: Dentity Humanity Verified (${identity.name})`);
+
+    const events = await store.listAuditEvents({ guildId: guild.id, userId });
+    expect(events.map((e) => e.kind).sort()).toEqual(['linked', 'role_added']);
+    expect(events.find((e) => e.kind === 'role_added')?.reason).toBe(audit?.reason);
+
+    const posts = fakes.discord.requests.filter(
+      (r) => r.method === 'POST' && r.path === `/channels/${guild.textChannelId}/messages`,
+    );
+    expect(posts.length).toBeGreaterThan(0);
+    for (const post of posts) expect(post.body).toMatchObject({ allowed_mentions: { parse: [] } });
+    const log = channelMessages(fakes, guild.textChannelId).join('\n');
+    expect(log).toContain(`Added <@&${human}> to <@${userId}>`);
+    expect(log).toContain(`Verified <@${userId}> as`);
+  });
+
+  it('accepts the com.discord text record of the domain', async () => {
+    await setUp();
+    const identity = addEnsIdentity(fakes, uniqueName('carol'));
+    fakes.web3.world.setDomain(identity.name, {
+      identity: identity.name,
+      platform: 'ens',
+      resolvedAddress: identity.address,
+      ownerAddress: identity.address,
+      texts: { 'com.discord': 'carol#0' },
+      addresses: { ethereum: identity.address },
+    });
+    const userId = await addMember(fakes, guild, 'carol');
+    const result = await service.verify(guild.id, { id: userId, username: 'carol' }, identity.name);
+    expect(result.kind).toBe('linked');
+  });
+
+  it('reads the record fresh, past the cache', async () => {
+    await setUp();
+    const name = uniqueName('dave');
+    addEnsIdentity(fakes, name);
+    const userId = await addMember(fakes, guild, 'dave');
+    expect((await service.verify(guild.id, { id: userId, username: 'dave' }, name)).kind).toBe('challenge');
+    addEnsIdentity(fakes, name, { discordHandle: 'dave' });
+    expect((await service.verify(guild.id, { id: userId, username: 'dave' }, name)).kind).toBe('linked');
+  });
+});
+
+describe('verify by wallet signature', () => {
+  it('answers with a one-time link for the identity’s address when no record names the member', async () => {
+    await setUp();
+    const identity = addEnsIdentity(fakes, uniqueName('erin'), { discordHandle: 'someone-else' });
+    const userId = await addMember(fakes, guild, 'erin');
+    const result = await service.verify(guild.id, { id: userId, username: 'erin' }, identity.name);
+    expect(result).toMatchObject({ kind: 'challenge', address: identity.address });
+    if (result.kind !== 'challenge') return;
+    expect(result.url).toMatch(new RegExp(`^${PUBLIC_URL}/verify/[0-9a-f]{32}$`));
+    expect(result.expiresAt).toBeGreaterThan(Date.now() + 9 * 60_000);
+    expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
+  });
+
+  it('links after a valid signature and adds the role', async () => {
+    await setUp();
+    const address = signer.address.toLowerCase();
+    const identity = addEnsIdentity(fakes, uniqueName('frank'), { address });
+    const userId = await addMember(fakes, guild, 'frank');
+    const result = await service.verify(guild.id, { id: userId, username: 'frank' }, identity.name);
+    if (result.kind !== 'challenge') throw new Error(`expected a challenge, got ${result.kind}`);
+    const nonce = result.url.split('/').at(-1) ?? '';
+    const record = await store.getNonce(nonce);
+    if (!record) throw new Error('nonce not stored');
+    const siwe = { publicUrl: PUBLIC_URL };
+    const signature = await signer.signMessage({ message: buildSiweMessage(siwe, record) });
+    const outcome = await verifyChallenge(store, siwe, { nonce, signature });
+    if (!outcome.ok) throw new Error(outcome.message);
+
+    await service.completeSignature({ record: outcome.record, address: outcome.address });
+    await service.idle(guild.id);
+    const [link] = await store.getUserLinks(guild.id, userId);
+    expect(link).toMatchObject({ identity: identity.name, proofMethod: 'signature', address });
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+  });
+
+  it('goes straight to a challenge for an EVM address, with no lookup', async () => {
+    await setUp();
+    const userId = await addMember(fakes, guild, 'gina');
+    const before = fakes.web3.requests.length;
+    const result = await service.verify(guild.id, { id: userId, username: 'gina' }, signer.address);
+    expect(result).toMatchObject({ kind: 'challenge', address: signer.address.toLowerCase() });
+    expect(fakes.web3.requests.length).toBe(before);
+  });
+});
+
+describe('verify refuses, storing nothing', () => {
+  it('an invalid identity, with the friendly reason', async () => {
+    await setUp();
+    const result = await service.verify(guild.id, { id: '1', username: 'x' }, 'not a name');
+    expect(result).toEqual({ kind: 'refused', reason: expect.stringContaining('spaces') });
+  });
+
+  it('when gating is not set up in the guild', async () => {
+    const result = await service.verify(guild.id, { id: '1', username: 'x' }, 'vitalik.eth');
+    expect(result).toEqual({ kind: 'refused', reason: expect.stringContaining('/gating setup') });
+  });
+
+  it('when the lookup fails: try again later', async () => {
+    await setUp();
+    const identity = addEnsIdentity(fakes, uniqueName('hal'), { discordHandle: 'hal' });
+    fakes.web3.addFault({ match: identity.name, times: 10, action: { kind: 'status', status: 500 } });
+    const userId = await addMember(fakes, guild, 'hal');
+    const result = await service.verify(guild.id, { id: userId, username: 'hal' }, identity.name);
+    fakes.web3.clearFaults();
+    expect(result).toEqual({ kind: 'refused', reason: expect.stringContaining('try again later') });
+    expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
+    expect(await store.listAuditEvents({ guildId: guild.id, userId })).toEqual([]);
+  });
+
+  it('when the identity is unknown or has no Ethereum address', async () => {
+    await setUp();
+    const userId = await addMember(fakes, guild, 'ivy');
+    const unknown = await service.verify(guild.id, { id: userId, username: 'ivy' }, uniqueName('nobody'));
+    expect(unknown).toEqual({ kind: 'refused', reason: expect.stringContaining('no profile') });
+
+    fakes.web3.world.addProfile({
+      identity: 'ivyname.sol',
+      platform: 'sns',
+      address: 'So1anaAddre55111111111111111111111111111111',
+      links: {},
+    });
+    const solana = await service.verify(guild.id, { id: userId, username: 'ivy' }, 'ivyname.sol');
+    expect(solana).toEqual({ kind: 'refused', reason: expect.stringContaining('no Ethereum address') });
+    expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
+  });
+});
+
+describe('re-checks', () => {
+  it('removes the role when the credential is lost (fresh lookups on /gating recheck)', async () => {
+    await setUp();
+    const { userId, identity } = await verifiedMember('jack');
+    fakes.web3.world.setCredentials(identity.name, { isHuman: [], isRisky: [], isSpam: [] });
+
+    const cached = await service.recheckGuild(guild.id);
+    expect(cached.changes).toBe(0);
+    const fresh = await service.recheckGuild(guild.id, { fresh: true });
+    expect(fresh).toMatchObject({ members: 1, changes: 1, failures: 0, unlinked: 0 });
+    await service.idle(guild.id);
+    expect(memberRoles(fakes, guild, userId)).toEqual([]);
+    const removed = fakes.discord.state.auditLog.find(
+      (e) => e.userId === userId && e.action === 'member_role_remove',
+    );
+    expect(removed?.reason).toContain('no unexpired isHuman credential');
+    expect((await store.getGuildSettings(guild.id))?.lastFullSyncAt).toEqual(expect.any(Number));
+  });
+
+  it('removes nothing while the upstream is down, and keeps the last known result', async () => {
+    await setUp();
+    const { userId, identity } = await verifiedMember('kate');
+    fakes.web3.world.setCredentials(identity.name, { isHuman: [], isRisky: [], isSpam: [] });
+    fakes.web3.addFault({ match: '/credential', action: { kind: 'status', status: 500 } });
+    try {
+      const result = await service.recheckGuild(guild.id, { fresh: true });
+      expect(result).toMatchObject({ members: 1, changes: 0, failures: 1 });
+      await service.idle(guild.id);
+    } finally {
+      fakes.web3.clearFaults();
+    }
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+    expect(roleEdits(fakes, guild.id, userId, human, 'DELETE')).toEqual([]);
+    const [link] = await store.getUserLinks(guild.id, userId);
+    expect(link?.lastCheckOk).toBe(false);
+    expect(link?.lastResult?.isHuman).toHaveLength(1);
+  });
+
+  it('changes nothing on a stale answer served during an outage', async () => {
+    await setUp();
+    const { userId, identity } = await verifiedMember('kim');
+    fakes.web3.world.setCredentials(identity.name, {
+      isHuman: [],
+      isRisky: [],
+      isSpam: [spamFlag(identity.name)],
+    });
+    await fakes.web3bio.getCredentials(identity.name, { fresh: true });
+    fakes.web3.addFault({ match: '/credential', action: { kind: 'status', status: 503 } });
+    try {
+      const result = await service.recheckGuild(guild.id, { fresh: true });
+      expect(result).toMatchObject({ changes: 0, failures: 1 });
+    } finally {
+      fakes.web3.clearFaults();
+    }
+    await service.idle(guild.id);
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+  });
+
+  it('removes nothing when a never-cached lookup fails', async () => {
+    await setUp();
+    const identity = addEnsIdentity(fakes, uniqueName('lou'), { discordHandle: 'lou', human: false });
+    const userId = await addMember(fakes, guild, 'lou', [human]);
+    await store.saveLink(
+      {
+        guildId: guild.id,
+        userId,
+        identity: identity.name,
+        platform: 'ens',
+        address: identity.address,
+        proofMethod: 'record',
+        provenAt: Date.now(),
+      },
+      'seeded',
+    );
+    fakes.web3.addFault({ match: '/credential', action: { kind: 'status', status: 500 } });
+    try {
+      const result = await service.recheckGuild(guild.id);
+      expect(result).toMatchObject({ members: 1, changes: 0, failures: 1 });
+    } finally {
+      fakes.web3.clearFaults();
+    }
+    await service.idle(guild.id);
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+    const [link] = await store.getUserLinks(guild.id, userId);
+    expect(link).toMatchObject({ lastCheckOk: false, lastResult: null });
+  });
+
+  it('removes the link, then the role, when the record no longer names the member', async () => {
+    await setUp();
+    const { userId, identity } = await verifiedMember('liam');
+    addEnsIdentity(fakes, identity.name, { address: identity.address, discordHandle: 'not-liam' });
+
+    const result = await service.recheckGuild(guild.id, { fresh: true });
+    expect(result).toMatchObject({ members: 1, unlinked: 1, changes: 1 });
+    await service.idle(guild.id);
+    expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
+    const [unlinked] = await store
+      .listAuditEvents({ guildId: guild.id, userId })
+      .then((e) => e.filter((x) => x.kind === 'unlinked'));
+    expect(unlinked?.reason).toContain('no longer names liam');
+    expect(memberRoles(fakes, guild, userId)).toEqual([]);
+  });
+
+  it('keeps a record link when the record lookup fails', async () => {
+    await setUp();
+    const { userId, identity } = await verifiedMember('mia');
+    fakes.web3.addFault({ match: '/profile', action: { kind: 'status', status: 500 } });
+    try {
+      const result = await service.recheckGuild(guild.id, { fresh: true });
+      expect(result.unlinked).toBe(0);
+    } finally {
+      fakes.web3.clearFaults();
+    }
+    expect((await store.getUserLinks(guild.id, userId)).map((l) => l.identity)).toEqual([identity.name]);
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+  });
+
+  it('re-checks record proofs with batched profile lookups', async () => {
+    await setUp();
+    await verifiedMember('nia');
+    await verifiedMember('otto');
+    const before = fakes.web3.requests.length;
+    await service.recheckGuild(guild.id, { fresh: true });
+    const paths = fakes.web3.requests.slice(before).map((r) => decodeURIComponent(r.path));
+    expect(paths.filter((p) => p.startsWith('/profile/batch/'))).toHaveLength(1);
+    expect(paths.filter((p) => p.startsWith('/profile/ens/'))).toEqual([]);
+    expect(paths.filter((p) => p.startsWith('/credential/'))).toHaveLength(2);
+  });
+
+  it('costs no Discord request for members whose roles are already right', async () => {
+    await setUp();
+    await verifiedMember('pam');
+    const before = fakes.discord.requests.filter((r) => r.path.includes('/roles/')).length;
+    const result = await service.recheckGuild(guild.id, { fresh: true });
+    await service.idle(guild.id);
+    expect(result.changes).toBe(0);
+    expect(fakes.discord.requests.filter((r) => r.path.includes('/roles/')).length).toBe(before);
+  });
+});
+
+describe('role edits Discord refuses or slows down', () => {
+  it('50013: fails once, tells the admins in the log channel, and does not retry in a loop', async () => {
+    await setUp();
+    const first = addEnsIdentity(fakes, uniqueName('quinn'), { discordHandle: 'quinn' });
+    const second = addEnsIdentity(fakes, uniqueName('rose'), { discordHandle: 'rose' });
+    const quinn = await addMember(fakes, guild, 'quinn');
+    const rose = await addMember(fakes, guild, 'rose');
+    fakes.discord.addFault({
+      method: 'PUT',
+      path: new RegExp(`^/guilds/${guild.id}/members/\\d+/roles/`),
+      times: 100,
+      status: 403,
+      body: { message: 'Missing Permissions', code: 50013 },
+    });
+    await service.verify(guild.id, { id: quinn, username: 'quinn' }, first.name);
+    await service.verify(guild.id, { id: rose, username: 'rose' }, second.name);
+    await service.idle(guild.id);
+
+    const puts = [...roleEdits(fakes, guild.id, quinn, human), ...roleEdits(fakes, guild.id, rose, human)];
+    expect(puts).toHaveLength(1);
+    const failed = (await store.listAuditEvents({ guildId: guild.id })).filter(
+      (e) => e.kind === 'role_failed',
+    );
+    expect(failed.map((e) => e.userId).sort()).toEqual([quinn, rose].sort());
+    expect(await store.pendingRoleChanges(guild.id)).toBe(0);
+    const warnings = channelMessages(fakes, guild.textChannelId)
+      .flatMap((m) => m.split('\n'))
+      .filter((l) => l.startsWith('⚠️'));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('Missing Permissions');
+    expect(warnings[0]).toContain('Move it above “Verified”'.replace('Move', 'move'));
+  });
+
+  it('refuses, before any request, a role moved above the bot after setup', async () => {
+    await setUp();
+    const identity = addEnsIdentity(fakes, uniqueName('sam'), { discordHandle: 'sam' });
+    const userId = await addMember(fakes, guild, 'sam');
+    const role = fakes.discord.state.guilds.get(guild.id)?.roles.get(human);
+    if (!role) throw new Error('role missing');
+    const moved = { ...role, position: 50 };
+    fakes.discord.state.guilds.get(guild.id)?.roles.set(human, moved);
+    fakes.discord.dispatch('GUILD_ROLE_UPDATE', { guild_id: guild.id, role: moved });
+    await waitFor(() => fakes.client.guilds.cache.get(guild.id)?.roles.cache.get(human)?.rawPosition === 50);
+
+    await service.verify(guild.id, { id: userId, username: 'sam' }, identity.name);
+    await service.idle(guild.id);
+    expect(roleEdits(fakes, guild.id, userId, human)).toEqual([]);
+    const [failed] = (await store.listAuditEvents({ guildId: guild.id, userId })).filter(
+      (e) => e.kind === 'role_failed',
+    );
+    expect(failed?.details).toMatchObject({
+      detail: 'Move the bot’s role above “Verified” in Server Settings → Roles.',
+    });
+    expect(channelMessages(fakes, guild.textChannelId).join('\n')).toContain(
+      'Move the bot’s role above “Verified”',
+    );
+  });
+
+  it('429 on role edits: every edit applied, none sent before retry_after', async () => {
+    await setUp({ logChannelId: null });
+    const members: string[] = [];
+    for (const name of ['tara', 'uma', 'vic', 'wes', 'xia']) {
+      const identity = addEnsIdentity(fakes, uniqueName(name), { discordHandle: name });
+      const userId = await addMember(fakes, guild, name);
+      await store.saveLink(
+        {
+          guildId: guild.id,
+          userId,
+          identity: identity.name,
+          platform: 'ens',
+          address: identity.address,
+          proofMethod: 'record',
+          provenAt: Date.now(),
+        },
+        'seeded',
+      );
+      members.push(userId);
+    }
+    fakes.discord.limitRoleEdits(guild.id, 2);
+    fakes.discord.addFault({
+      method: 'PUT',
+      path: new RegExp(`^/guilds/${guild.id}/members/\\d+/roles/`),
+      times: 1,
+      status: 429,
+      body: { retry_after: 0.4 },
+    });
+    try {
+      const result = await service.recheckGuild(guild.id);
+      expect(result.changes).toBe(5);
+      await service.idle(guild.id);
+    } finally {
+      fakes.discord.limitRoleEdits(guild.id, null);
+    }
+    for (const userId of members) {
+      expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+      expect(roleEdits(fakes, guild.id, userId, human).filter((r) => r.status === 204)).toHaveLength(1);
+    }
+    const edits = fakes.discord.requests.filter(
+      (r) => r.method === 'PUT' && r.path.startsWith(`/guilds/${guild.id}/members/`),
+    );
+    const limited = edits.filter((r) => r.status === 429);
+    expect(limited.length).toBeGreaterThan(0);
+    for (const hit of limited) {
+      const next = edits.find(
+        (r) => r.at > hit.at || (r.at === hit.at && edits.indexOf(r) > edits.indexOf(hit)),
+      );
+      expect(next).toBeDefined();
+      // The forced 429 says 0.4 s; the limiter's own say what is left of its 1 s window.
+      if (hit.fault) expect((next?.at ?? 0) - hit.at).toBeGreaterThanOrEqual(400);
+    }
+    // The limiter never let more than 2 edits through in a window, and no limiter 429 was provoked
+    // by a request sent while discord.js knew the bucket was empty.
+    const successes = edits.filter((r) => r.status === 204).map((r) => r.at);
+    for (const at of successes) {
+      expect(successes.filter((t) => t >= at && t < at + 1_000).length).toBeLessThanOrEqual(2);
+    }
+  });
+});
+
+describe('resuming after a stop or a crash', () => {
+  it('a new service on the same store applies every queued change exactly once', async () => {
+    const leaseStore = await openStore({ leaseMs: 150 });
+    const first = track(createService(fakes, leaseStore));
+    await first.setup(
+      guild.id,
+      { humanRoleId: human, spamRoleId: null, riskyRoleId: null, minScore: null, logChannelId: null },
+      ADMIN,
+    );
+    await first.idle(guild.id);
+    const members: string[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const name = `res${i}`;
+      const identity = addEnsIdentity(fakes, uniqueName(name), { discordHandle: name });
+      const userId = await addMember(fakes, guild, name);
+      await leaseStore.saveLink(
+        {
+          guildId: guild.id,
+          userId,
+          identity: identity.name,
+          platform: 'ens',
+          address: identity.address,
+          proofMethod: 'record',
+          provenAt: Date.now(),
+        },
+        'seeded',
+      );
+      members.push(userId);
+    }
+    fakes.discord.limitRoleEdits(guild.id, 2);
+    try {
+      await first.recheckGuild(guild.id);
+      await fakes.discord.waitForRequest(
+        (r) => r.method === 'PUT' && r.status === 204 && r.path.startsWith(`/guilds/${guild.id}/members/`),
+      );
+      await first.stop();
+      const left = await leaseStore.pendingRoleChanges(guild.id);
+      expect(left).toBeGreaterThan(0);
+
+      // A crash: one change claimed (and even applied on Discord) by a worker that died before recording it.
+      const [claimed] = await leaseStore.claimRoleChanges(guild.id, 1);
+      if (!claimed) throw new Error('nothing left to claim');
+      const crashedOn = fakes.discord.state.guilds.get(guild.id)?.members.get(claimed.userId);
+      if (crashedOn)
+        fakes.discord.updateMember(guild.id, claimed.userId, { roles: [...crashedOn.roles, human] });
+
+      const second = track(createService(fakes, leaseStore));
+      second.start();
+      await waitFor(() => members.every((m) => memberRoles(fakes, guild, m).includes(human)), 10_000);
+      await second.idle(guild.id);
+    } finally {
+      fakes.discord.limitRoleEdits(guild.id, null);
+    }
+    for (const userId of members) {
+      const applied = roleEdits(fakes, guild.id, userId, human, 'PUT').filter((r) => r.status === 204);
+      expect(applied.length, `edits for ${userId}`).toBeLessThanOrEqual(1);
+    }
+    const manual = members.filter(
+      (m) => roleEdits(fakes, guild.id, m, human, 'PUT').filter((r) => r.status === 204).length === 0,
+    );
+    expect(manual).toHaveLength(1);
+    expect(await leaseStore.pendingRoleChanges(guild.id)).toBe(0);
+    await leaseStore.close();
+  });
+});
+
+describe('setup', () => {
+  it('refuses roles it could not manage, naming each role and the fix, and saves nothing', async () => {
+    const above = await addRole(fakes, guild, 'Moderators', 40);
+    const managed = await addRole(fakes, guild, 'Server Booster', 1, true);
+    const result = await service.setup(
+      guild.id,
+      {
+        humanRoleId: above.id,
+        spamRoleId: managed.id,
+        riskyRoleId: guild.id,
+        minScore: null,
+        logChannelId: null,
+      },
+      ADMIN,
+    );
+    expect(result.settings).toBeNull();
+    expect(result.problems.map((p) => [p.roleId, p.problem])).toEqual([
+      [above.id, 'above_bot'],
+      [managed.id, 'managed'],
+      [guild.id, 'everyone'],
+    ]);
+    expect(result.problems[0]?.fix).toBe(
+      'Move the bot’s role above “Moderators” in Server Settings → Roles.',
+    );
+    expect(await store.getGuildSettings(guild.id)).toBeUndefined();
+  });
+
+  it('saves the rules with an audit event and re-checks every linked member with fresh lookups', async () => {
+    const identity = addEnsIdentity(fakes, uniqueName('yara'), { discordHandle: 'yara' });
+    const userId = await addMember(fakes, guild, 'yara');
+    await store.saveLink(
+      {
+        guildId: guild.id,
+        userId,
+        identity: identity.name,
+        platform: 'ens',
+        address: identity.address,
+        proofMethod: 'record',
+        provenAt: Date.now(),
+      },
+      'seeded',
+    );
+    await fakes.web3bio.getCredentials(identity.name);
+    fakes.web3.world.setCredentials(identity.name, {
+      isHuman: [],
+      isRisky: [],
+      isSpam: [{ ...spamFlag(identity.name) }],
+    });
+
+    const { settings } = await setUp();
+    expect(settings).toMatchObject({
+      guildId: guild.id,
+      enabled: true,
+      humanRoleId: human,
+      spamRoleId: spam,
+      minScore: 20,
+      spamRemovesHuman: true,
+    });
+    expect(memberRoles(fakes, guild, userId)).toEqual([spam]);
+    const events = await store.listAuditEvents({ guildId: guild.id, userId: ADMIN });
+    expect(events.map((e) => e.kind)).toEqual(['settings_changed']);
+    expect((await store.getGuildSettings(guild.id))?.lastFullSyncAt).toEqual(expect.any(Number));
+  });
+
+  it('disable keeps the settings but switches gating off', async () => {
+    expect(await service.disable(guild.id, ADMIN)).toBe(false);
+    await setUp();
+    expect(await service.disable(guild.id, ADMIN)).toBe(true);
+    expect(await service.getSettings(guild.id)).toMatchObject({ enabled: false, humanRoleId: human });
+    expect(await service.recheckGuild(guild.id)).toEqual({
+      members: 0,
+      changes: 0,
+      failures: 0,
+      unlinked: 0,
+    });
+  });
+});
+
+function spamFlag(identity: string) {
+  return {
+    id: `ens,${identity}`,
+    platform: 'farcaster',
+    category: 'isSpam',
+    credentialSource: 'warpcast',
+    type: 'boolean',
+    value: 'true',
+    label: 'Warpcast spam',
+    description: '',
+    link: null,
+    updatedAt: 1_762_956_888,
+    expiredAt: null,
+  };
+}
+
+describe('members and links', () => {
+  it('a linked member who rejoins gets the role back on join', async () => {
+    await setUp();
+    const { userId } = await verifiedMember('zed');
+    fakes.discord.removeMember(guild.id, userId);
+    await waitFor(() => !fakes.client.guilds.cache.get(guild.id)?.members.cache.has(userId));
+    fakes.discord.addMember(guild.id, { id: userId, username: 'zed' }, { dispatchJoin: true });
+    await waitFor(() => fakes.client.guilds.cache.get(guild.id)?.members.cache.has(userId) === true);
+    const member = fakes.client.guilds.cache.get(guild.id)?.members.cache.get(userId);
+    if (!member) throw new Error('member not cached');
+    await service.onMemberJoin(member);
+    await service.idle(guild.id);
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+  });
+
+  it('a member who joins without links costs no lookup', async () => {
+    await setUp();
+    const userId = await addMember(fakes, guild, 'newbie');
+    const member = fakes.client.guilds.cache.get(guild.id)?.members.cache.get(userId);
+    if (!member) throw new Error('member not cached');
+    const before = fakes.web3.requests.length;
+    await service.onMemberJoin(member);
+    expect(fakes.web3.requests.length).toBe(before);
+  });
+
+  it('unverify removes the link and the human role, but a spam flag stays', async () => {
+    await setUp();
+    const identity = addEnsIdentity(fakes, uniqueName('amy'), { discordHandle: 'amy' });
+    fakes.web3.world.setCredentials(identity.name, {
+      isHuman: [],
+      isRisky: [],
+      isSpam: [spamFlag(identity.name)],
+    });
+    const userId = await addMember(fakes, guild, 'amy', [human]);
+    await service.verify(guild.id, { id: userId, username: 'amy' }, identity.name);
+    await service.idle(guild.id);
+    expect(memberRoles(fakes, guild, userId)).toEqual([spam]);
+
+    expect(await service.unverify(guild.id, userId, 'nothing.eth')).toBe(0);
+    expect(await service.unverify(guild.id, userId, identity.name.toUpperCase())).toBe(1);
+    await service.idle(guild.id);
+    expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
+    expect(memberRoles(fakes, guild, userId)).toEqual([spam]);
+  });
+
+  it('unverify without a link removes the human role of a verified member', async () => {
+    await setUp();
+    const { userId } = await verifiedMember('ben');
+    expect(await service.unverify(guild.id, userId)).toBe(1);
+    await service.idle(guild.id);
+    expect(memberRoles(fakes, guild, userId)).toEqual([]);
+  });
+
+  it('an identity proven by another member moves to them', async () => {
+    await setUp();
+    const address = signer.address.toLowerCase();
+    const identity = addEnsIdentity(fakes, uniqueName('cat'), { address, discordHandle: 'cat' });
+    const first = await addMember(fakes, guild, 'cat');
+    await service.verify(guild.id, { id: first, username: 'cat' }, identity.name);
+    const second = await addMember(fakes, guild, 'cat-alt');
+    const record = {
+      nonce: 'f'.repeat(32),
+      guildId: guild.id,
+      userId: second,
+      identity: identity.name,
+      address,
+      expiresAt: Date.now() + 60_000,
+      usedAt: Date.now(),
+    };
+    await service.completeSignature({ record, address: signer.address });
+    await service.idle(guild.id);
+    expect(await store.getIdentityLinks(guild.id, identity.name)).toEqual([
+      expect.objectContaining({ userId: second }),
+    ]);
+    expect(memberRoles(fakes, guild, first)).toEqual([]);
+    expect(memberRoles(fakes, guild, second)).toEqual([human]);
+  });
+
+  it('refuses a sixth identity', async () => {
+    await setUp();
+    const userId = await addMember(fakes, guild, 'dan');
+    for (let i = 0; i < 5; i += 1) {
+      await store.saveLink(
+        {
+          guildId: guild.id,
+          userId,
+          identity: `dan${i}.eth`,
+          platform: 'ens',
+          address: null,
+          proofMethod: 'signature',
+          provenAt: Date.now(),
+        },
+        'seeded',
+      );
+    }
+    const result = await service.verify(guild.id, { id: userId, username: 'dan' }, 'dan9.eth');
+    expect(result).toEqual({ kind: 'refused', reason: expect.stringContaining('/unverify') });
+  });
+});
+
+describe('moderator views', () => {
+  it('report shows links, credentials, decisions and the roles held, without writing anything', async () => {
+    await setUp();
+    const { userId, identity } = await verifiedMember('eve');
+    fakes.web3.world.setCredentials(identity.name, { isHuman: [], isRisky: [], isSpam: [] });
+    const eventsBefore = await store.listAuditEvents({ guildId: guild.id });
+    const report = await service.report(guild.id, userId, { fresh: true });
+    expect(report.links.map((l) => l.identity)).toEqual([identity.name]);
+    expect(report.evidence).toEqual([
+      { identity: identity.name, credentials: { isHuman: [], isRisky: [], isSpam: [] } },
+    ]);
+    expect(report.decisions.find((d) => d.roleId === human)?.want).toBe(false);
+    expect(report.currentRoleIds).toEqual([human]);
+    expect(report.diff.remove.map((r) => r.roleId)).toEqual([human]);
+    expect(await store.listAuditEvents({ guildId: guild.id })).toEqual(eventsBefore);
+    expect(await store.pendingRoleChanges(guild.id)).toBe(0);
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+  });
+
+  it('preview counts what a re-check would change, with a sample, and changes nothing', async () => {
+    await setUp();
+    const keep = await verifiedMember('fay');
+    const lose = await verifiedMember('gus');
+    fakes.web3.world.setCredentials(lose.identity.name, { isHuman: [], isRisky: [], isSpam: [] });
+    await fakes.web3bio.getCredentials(lose.identity.name, { fresh: true });
+    const preview = await service.preview(guild.id);
+    expect(preview).toMatchObject({ members: 2, addCount: 0, removeCount: 1, unknownCount: 0 });
+    expect(preview.sample).toEqual([
+      {
+        userId: lose.userId,
+        add: [],
+        remove: [human],
+        because: [expect.stringContaining('no unexpired isHuman')],
+      },
+    ]);
+    expect(await store.pendingRoleChanges(guild.id)).toBe(0);
+    expect(memberRoles(fakes, guild, keep.userId)).toEqual([human]);
+    expect(memberRoles(fakes, guild, lose.userId)).toEqual([human]);
+  });
+
+  it('status reports permissions, intents, problems, last sync, queue and links', async () => {
+    expect(await service.status(guild.id)).toMatchObject({
+      enabled: false,
+      settings: null,
+      problems: [],
+      linkedMembers: 0,
+    });
+    await setUp();
+    await verifiedMember('hana');
+    const status = await service.status(guild.id);
+    expect(status).toMatchObject({
+      enabled: true,
+      manageRoles: true,
+      guildMembersIntent: true,
+      problems: [],
+      queueLength: 0,
+      linkedMembers: 1,
+      lastFullSyncAt: expect.any(Number),
+    });
+  });
+});
+
+describe('start and the periodic re-check', () => {
+  it('runs the scheduled task over enabled guilds with cached lookups, and catches up at start', async () => {
+    await setUp();
+    const { userId, identity } = await verifiedMember('ian');
+    let task: (() => Promise<void>) | undefined;
+    const scheduler = {
+      start(t: () => Promise<void>) {
+        task = t;
+      },
+      stop() {},
+    };
+    const periodic = track(createService(fakes, store, { scheduler, recheckIntervalMs: 1 }));
+    periodic.start();
+    await periodic.idle(guild.id);
+    const afterCatchUp = (await store.getGuildSettings(guild.id))?.lastFullSyncAt ?? 0;
+    expect(afterCatchUp).toBeGreaterThan(0);
+
+    fakes.web3.world.setCredentials(identity.name, { isHuman: [], isRisky: [], isSpam: [] });
+    await fakes.web3bio.getCredentials(identity.name, { fresh: true });
+    if (!task) throw new Error('the scheduler was not started');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    await task();
+    await periodic.idle(guild.id);
+    expect(memberRoles(fakes, guild, userId)).toEqual([]);
+    expect((await store.getGuildSettings(guild.id))?.lastFullSyncAt).toBeGreaterThan(afterCatchUp);
+  });
+});

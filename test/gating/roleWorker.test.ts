@@ -1,0 +1,225 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { changeLine, LogChannel, packLines, RoleWorker } from '../../src/gating/roleWorker.ts';
+import type { GatingStore, RoleOp } from '../../src/store/types.ts';
+import type { FakeGuild } from '../fakes/discord/server.ts';
+import {
+  addGuild,
+  addMember,
+  addRole,
+  channelMessages,
+  type Fakes,
+  memberRoles,
+  openStore,
+  roleEdits,
+  silentLogger,
+  startFakes,
+  waitFor,
+} from './serviceHarness.ts';
+
+describe('changeLine and packLines', () => {
+  it('writes one short line per change, escaping the reason and dropping the prefix', () => {
+    expect(
+      changeLine({ op: 'add', roleId: '1', userId: '2', reason: 'web3 gating: isHuman: Passport (a_b.eth)' }),
+    ).toBe('Added <@&1> to <@2>: isHuman: Passport \\(a\\_b.eth\\)');
+    expect(
+      changeLine({ op: 'remove', roleId: '1', userId: '2', reason: 'web3 gating: @everyone <@3>\nnext' }),
+    ).toBe('Removed <@&1> from <@2>: @\u200beveryone <\u200b@3\\> next');
+    const long = changeLine({ op: 'add', roleId: '1', userId: '2', reason: 'x'.repeat(5_000) });
+    expect(long.length).toBeLessThan(400);
+  });
+
+  it('packs lines into as few messages under 2000 characters as fit', () => {
+    expect(packLines([])).toEqual([]);
+    expect(packLines(['a', 'b'])).toEqual(['a\nb']);
+    const line = 'y'.repeat(299);
+    const messages = packLines(Array.from({ length: 20 }, () => line));
+    expect(messages).toHaveLength(4);
+    for (const m of messages) expect(m.length).toBeLessThanOrEqual(2_000);
+    expect(messages.join('\n').split('\n')).toHaveLength(20);
+  });
+});
+
+let fakes: Fakes;
+let guild: FakeGuild;
+let role: string;
+let store: GatingStore;
+let notices: string[];
+let worker: RoleWorker;
+
+beforeAll(async () => {
+  fakes = await startFakes();
+});
+afterAll(async () => {
+  await fakes.close();
+});
+beforeEach(async () => {
+  guild = await addGuild(fakes);
+  role = (await addRole(fakes, guild, 'Verified', 2)).id;
+  store = await openStore();
+  notices = [];
+  worker = new RoleWorker({
+    store,
+    discord: fakes.client,
+    logger: silentLogger,
+    notices: { post: (_guildId, line) => notices.push(line) },
+    pollMs: 20,
+    backoffMs: 5,
+    maxAttempts: 2,
+  });
+});
+afterEach(async () => {
+  await worker.stop(1_000);
+  await store.close();
+});
+
+async function queue(userId: string, op: RoleOp = 'add') {
+  await store.enqueueRoleChange({ guildId: guild.id, userId, roleId: role, op, reason: 'web3 gating: test' });
+  worker.kick(guild.id);
+  await worker.idle(guild.id);
+  const [event] = await store.listAuditEvents({ guildId: guild.id, userId, limit: 1 });
+  return event;
+}
+
+const rolePath = () => new RegExp(`^/guilds/${guild.id}/members/\\d+/roles/`);
+
+describe('RoleWorker', () => {
+  it('adds and removes roles with the stored reason as the audit-log reason, and posts a line', async () => {
+    const userId = await addMember(fakes, guild, 'ann');
+    expect((await queue(userId, 'add'))?.kind).toBe('role_added');
+    expect(memberRoles(fakes, guild, userId)).toEqual([role]);
+    expect((await queue(userId, 'remove'))?.kind).toBe('role_removed');
+    expect(memberRoles(fakes, guild, userId)).toEqual([]);
+    const reasons = fakes.discord.state.auditLog.filter((e) => e.userId === userId).map((e) => e.reason);
+    expect(reasons).toEqual(['web3 gating: test', 'web3 gating: test']);
+    expect(notices).toEqual([
+      `Added <@&${role}> to <@${userId}>: test`,
+      `Removed <@&${role}> from <@${userId}>: test`,
+    ]);
+  });
+
+  it('completes without a request when the member already has (or lacks) the role', async () => {
+    const userId = await addMember(fakes, guild, 'bea', [role]);
+    const event = await queue(userId, 'add');
+    expect(event).toMatchObject({ kind: 'role_added', details: { detail: 'already had the role' } });
+    const other = await addMember(fakes, guild, 'cy');
+    expect((await queue(other, 'remove'))?.details).toMatchObject({ detail: 'already without the role' });
+    expect([...roleEdits(fakes, guild.id, userId, role), ...roleEdits(fakes, guild.id, other, role)]).toEqual(
+      [],
+    );
+    expect(notices).toEqual([]);
+  });
+
+  it('records unknown members and unknown roles as failed, without retrying', async () => {
+    const gone = await addMember(fakes, guild, 'dee');
+    fakes.discord.addFault({
+      method: 'PUT',
+      path: rolePath(),
+      status: 404,
+      body: { message: 'Unknown Member', code: 10007 },
+    });
+    expect(await queue(gone)).toMatchObject({
+      kind: 'role_failed',
+      details: { detail: 'unknown member: they left the server' },
+    });
+    expect(roleEdits(fakes, guild.id, gone, role)).toHaveLength(1);
+
+    const other = await addMember(fakes, guild, 'eli');
+    fakes.discord.addFault({
+      method: 'PUT',
+      path: rolePath(),
+      status: 404,
+      body: { message: 'Unknown Role', code: 10011 },
+    });
+    expect(await queue(other)).toMatchObject({
+      kind: 'role_failed',
+      details: { detail: 'unknown role: it was deleted' },
+    });
+    expect(roleEdits(fakes, guild.id, other, role)).toHaveLength(1);
+    expect(notices.some((n) => n.includes('no longer exists'))).toBe(true);
+  });
+
+  it('fails at once, with no request, for a member who left', async () => {
+    const userId = await addMember(fakes, guild, 'fin');
+    fakes.discord.removeMember(guild.id, userId);
+    await waitFor(() => !fakes.client.guilds.cache.get(guild.id)?.members.cache.has(userId));
+    expect(await queue(userId)).toMatchObject({ kind: 'role_failed' });
+    expect(roleEdits(fakes, guild.id, userId, role)).toEqual([]);
+  });
+
+  it('retries server errors a bounded number of times, then fails', async () => {
+    const flaky = await addMember(fakes, guild, 'gil');
+    // discord.js retries a 5xx itself (3 times); two failures are absorbed in one attempt.
+    fakes.discord.addFault({ method: 'PUT', path: rolePath(), times: 2, status: 500 });
+    expect((await queue(flaky))?.kind).toBe('role_added');
+
+    const broken = await addMember(fakes, guild, 'hub');
+    fakes.discord.addFault({ method: 'PUT', path: rolePath(), times: 100, status: 502 });
+    const event = await queue(broken);
+    expect(event).toMatchObject({
+      kind: 'role_failed',
+      details: { detail: expect.stringContaining('gave up after 2 attempt(s)') },
+    });
+    // 2 worker attempts × (1 + 3 discord.js retries).
+    expect(roleEdits(fakes, guild.id, broken, role)).toHaveLength(8);
+    expect(memberRoles(fakes, guild, broken)).toEqual([]);
+  });
+
+  it('takes no new change after stop, leaving it for the next start', async () => {
+    const userId = await addMember(fakes, guild, 'ida');
+    await worker.stop(1_000);
+    await store.enqueueRoleChange({
+      guildId: guild.id,
+      userId,
+      roleId: role,
+      op: 'add',
+      reason: 'web3 gating: test',
+    });
+    worker.kick(guild.id);
+    await worker.idle(guild.id);
+    expect(await store.pendingRoleChanges(guild.id)).toBe(1);
+    expect(roleEdits(fakes, guild.id, userId, role)).toEqual([]);
+  });
+});
+
+describe('LogChannel', () => {
+  it('gathers lines into one message, sent without pings', async () => {
+    const log = new LogChannel({
+      discord: fakes.client,
+      logger: silentLogger,
+      channelOf: async () => guild.textChannelId,
+      flushMs: 20,
+    });
+    log.post(guild.id, 'first <@1>');
+    log.post(guild.id, 'second\nline');
+    await log.idle();
+    expect(channelMessages(fakes, guild.textChannelId)).toEqual(['first <@1>\nsecond line']);
+    const [post] = fakes.discord.requests.filter(
+      (r) => r.method === 'POST' && r.path === `/channels/${guild.textChannelId}/messages`,
+    );
+    expect(post?.body).toMatchObject({ allowed_mentions: { parse: [] } });
+    await log.stop(100);
+    log.post(guild.id, 'after stop');
+    await log.idle();
+    expect(channelMessages(fakes, guild.textChannelId)).toHaveLength(1);
+  });
+
+  it('posts nothing without a log channel and survives a channel it cannot post to', async () => {
+    const none = new LogChannel({
+      discord: fakes.client,
+      logger: silentLogger,
+      channelOf: async () => null,
+      flushMs: 1,
+    });
+    none.post(guild.id, 'nobody reads this');
+    await none.idle();
+    const broken = new LogChannel({
+      discord: fakes.client,
+      logger: silentLogger,
+      channelOf: async () => '123456789012345678',
+      flushMs: 1,
+    });
+    broken.post(guild.id, 'lost');
+    await expect(broken.idle()).resolves.toBeUndefined();
+    expect(channelMessages(fakes, guild.textChannelId)).toEqual([]);
+  });
+});

@@ -29,7 +29,7 @@ import {
 export interface InteractionBenchOptions {
   /** A short smoke run: one round, few interactions. */
   quick?: boolean;
-  /** Rounds; default 3 (quick: 1). */
+  /** Rounds; default 5 (quick: 1). */
   rounds?: number;
   /** Per round: baseline and cache-hit interactions, default 200 (quick: 20). */
   hits?: number;
@@ -123,7 +123,7 @@ const hasEmbed = (result: InteractionResult) => (result.message?.embeds.length ?
 /** Run the interaction suite; one table. */
 export async function runInteractionBench(options: InteractionBenchOptions = {}): Promise<BenchTable[]> {
   const quick = options.quick === true;
-  const rounds = options.rounds ?? (quick ? 1 : 3);
+  const rounds = options.rounds ?? (quick ? 1 : 5);
   const hits = options.hits ?? (quick ? 20 : 200);
   const missCount = options.misses ?? (quick ? 5 : 50);
   const latencyMs = options.upstreamLatencyMs ?? 50;

@@ -873,11 +873,14 @@ export class GatingService {
     }
   }
 
-  /** Fill the member cache with one gateway request; false when that is not possible (no intent). */
+  /**
+   * Fill the member cache with one gateway request per walk, so each member's roles come from the cache
+   * (no request per member). False without the GuildMembers intent (Discord would never answer).
+   */
   async #loadMembers(guild: Guild): Promise<boolean> {
-    if (guild.members.cache.size >= guild.memberCount) return true;
+    if (!this.#discord.options.intents.has(GatewayIntentBits.GuildMembers)) return false;
     try {
-      await guild.members.fetch({ time: 120_000 });
+      await guild.members.fetch({ time: 30_000 });
       return true;
     } catch (error) {
       this.#logger.warn(

@@ -1,0 +1,623 @@
+/**
+ * Role gating end to end: the real bot (`startBot` with GATING_ENABLED) against the stand-in Discord and
+ * the stand-in Web3.bio, SQLite in a temporary DATA_DIR (and once PostgreSQL). Members and moderators
+ * act through slash commands on the stand-in gateway, signatures are POSTed to the bot's verify server,
+ * and the outcome is read where it lands: member roles, audit-log reasons and log-channel messages on
+ * the stand-in Discord, links in the store.
+ */
+import type {
+  APIApplicationCommandInteractionDataOption,
+  APIEmbed,
+  APIGuildMember,
+} from 'discord-api-types/v10';
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
+import { afterEach, describe, expect, it } from 'vitest';
+import checkCredentials from '../../commands/checkCredentials.ts';
+import gatingCommand from '../../commands/gating.ts';
+import { commandsFor } from '../../commands/index.ts';
+import type { BotGating } from '../../src/bot.ts';
+import { buildSiweMessage, createChallenge } from '../../src/gating/siwe.ts';
+import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
+import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
+import {
+  ALICE,
+  BOB,
+  type Harness,
+  type HarnessOptions,
+  isEphemeral,
+  startHarness,
+  visibleMessage,
+} from './harness.ts';
+
+const PUBLIC_URL = 'https://verify.example.test';
+const GATING_ENV = {
+  GATING_ENABLED: 'true',
+  PUBLIC_URL,
+  HTTP_HOST: '127.0.0.1',
+  HTTP_PORT: '0',
+  USER_COOLDOWN_COMMANDS: '100',
+  LOG_LEVEL: 'warn',
+};
+
+interface GatingHarness {
+  h: Harness;
+  gating: BotGating;
+  guildId: string;
+  ownerId: string;
+  logChannelId: string;
+  humanRoleId: string;
+  spamRoleId: string;
+}
+
+let current: GatingHarness | undefined;
+
+afterEach(async () => {
+  await current?.h.close();
+  current = undefined;
+});
+
+async function waitFor(condition: () => boolean, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+/** The bot with gating on, a guild with a human and a spam role (below the bot's role), seen by the client. */
+async function startGating(options: HarnessOptions = {}): Promise<GatingHarness> {
+  const h = await startHarness({
+    ...options,
+    env: { ...GATING_ENV, ...options.env },
+    upstream: { seed: false, ...options.upstream },
+  });
+  const gating = h.bot.gating;
+  if (!gating) throw new Error('startBot did not start the gating module');
+  const guildId = h.guild.id;
+  const human = h.discord.addRole(guildId, { name: 'Verified Human', position: 2 });
+  const spam = h.discord.addRole(guildId, { name: 'Spam', position: 3 });
+  const cached = () => h.bot.client.guilds.cache.get(guildId);
+  await waitFor(() => cached()?.roles.cache.has(spam.id) === true, 'the roles to reach the client');
+  current = {
+    h,
+    gating,
+    guildId,
+    ownerId: h.guild.ownerId,
+    logChannelId: h.guild.textChannelId,
+    humanRoleId: human.id,
+    spamRoleId: spam.id,
+  };
+  return current;
+}
+
+let addressSeed = 0x1000;
+function nextAddress(): string {
+  addressSeed += 1;
+  return `0x${addressSeed.toString(16).padStart(40, '0')}`;
+}
+
+function credentialsOf(identity: string, human: boolean) {
+  return {
+    isHuman: human
+      ? [
+          {
+            id: `ens,${identity}`,
+            platform: 'dentity',
+            category: 'isHuman',
+            credentialSource: 'dentity',
+            type: 'boolean',
+            value: 'true',
+            label: 'Dentity Humanity Verified',
+            description: 'Personhood Verified by Dentity',
+            link: null,
+            updatedAt: 1_762_956_888,
+            expiredAt: null,
+          },
+        ]
+      : [],
+    isRisky: [],
+    isSpam: [],
+  };
+}
+
+/** An ENS identity on the stand-in Web3.bio, with a `discord` link when `discordHandle` is given. */
+function addIdentity(
+  g: GatingHarness,
+  name: string,
+  opts: { discordHandle?: string; address?: string; human?: boolean } = {},
+): string {
+  const address = opts.address ?? nextAddress();
+  g.h.upstream.world.addProfile({
+    address,
+    identity: name,
+    platform: 'ens',
+    displayName: name,
+    avatar: null,
+    description: null,
+    status: null,
+    email: null,
+    location: null,
+    header: null,
+    contenthash: null,
+    links: opts.discordHandle ? { discord: { link: '', handle: opts.discordHandle, sources: ['ens'] } } : {},
+    social: {},
+  });
+  g.h.upstream.world.setCredentials(name, credentialsOf(name, opts.human ?? true));
+  return address;
+}
+
+function option(
+  type: ApplicationCommandOptionType,
+  name: string,
+  value: string | number | boolean,
+): APIApplicationCommandInteractionDataOption {
+  return { type, name, value } as APIApplicationCommandInteractionDataOption;
+}
+
+/** Plays `/gating <sub>` by `userId` (default: the guild owner). */
+function gatingCommandRun(
+  g: GatingHarness,
+  sub: string,
+  options: APIApplicationCommandInteractionDataOption[] = [],
+  userId = g.ownerId,
+): Promise<InteractionResult> {
+  return g.h.discord.runCommand({
+    name: 'gating',
+    userId,
+    options: [{ type: ApplicationCommandOptionType.Subcommand, name: sub, options } as never],
+    timeoutMs: 15_000,
+  });
+}
+
+async function setup(g: GatingHarness, withLogChannel = true): Promise<FakeMessage> {
+  const result = await gatingCommandRun(g, 'setup', [
+    option(ApplicationCommandOptionType.Role, 'human-role', g.humanRoleId),
+    option(ApplicationCommandOptionType.Role, 'spam-role', g.spamRoleId),
+    ...(withLogChannel ? [option(ApplicationCommandOptionType.Channel, 'log-channel', g.logChannelId)] : []),
+  ]);
+  await g.gating.service.idle(g.guildId);
+  return visibleMessage(result);
+}
+
+function embedOf(message: FakeMessage): APIEmbed {
+  const embed = message.embeds[0];
+  if (!embed) throw new Error(`message ${message.id} has no embed`);
+  return embed;
+}
+
+/** What a person sees in the message, after checking it keeps every Discord rule. */
+function seen(message: FakeMessage): string {
+  assertWithinDiscordLimits({
+    content: message.content || undefined,
+    embeds: message.embeds,
+    components: message.components as never,
+    allowed_mentions: { parse: [] },
+  });
+  return visibleText({
+    content: message.content,
+    embeds: message.embeds,
+    components: [],
+    allowed_mentions: { parse: [] },
+  });
+}
+
+function memberOf(g: GatingHarness, userId: string): APIGuildMember {
+  const member = g.h.discord.state.guilds.get(g.guildId)?.members.get(userId);
+  if (!member) throw new Error(`no member ${userId}`);
+  return member;
+}
+
+function hasRole(g: GatingHarness, userId: string, roleId: string): boolean {
+  return memberOf(g, userId).roles.includes(roleId);
+}
+
+/** Role edits the stand-in Discord received for a member and role (answered with any status). */
+function roleEdits(g: GatingHarness, userId: string, roleId: string, method?: 'PUT' | 'DELETE') {
+  const path = `/guilds/${g.guildId}/members/${userId}/roles/${roleId}`;
+  return g.h.discord.requests.filter((r) => r.path === path && (method === undefined || r.method === method));
+}
+
+/** Messages the bot posted in the log channel. */
+function logChannelMessages(g: GatingHarness): FakeMessage[] {
+  return [...g.h.discord.state.messages.values()].filter(
+    (m) => m.channel_id === g.logChannelId && m.author.id === g.h.discord.botUserId,
+  );
+}
+
+/** Verifies `userId` (default ALICE, username alice) by the identity's own record, roles applied. */
+async function verifyByRecord(
+  g: GatingHarness,
+  identity = 'alice.eth',
+  userId = ALICE,
+): Promise<FakeMessage> {
+  const result = await g.h.run('verify', { identity }, { userId });
+  await g.gating.service.idle(g.guildId);
+  return visibleMessage(result);
+}
+
+describe('verification', () => {
+  it('verify by record: linked at once, the human role added with an audit-log reason, logged without pings', async () => {
+    const g = await startGating();
+    await setup(g);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+
+    const message = await verifyByRecord(g);
+
+    expect(isEphemeral(message)).toBe(true);
+    expect(embedOf(message).title).toBe('Verified');
+    expect(seen(message)).toContain('➕ **Verified Human**: isHuman: Dentity Humanity Verified');
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+    const audit = g.h.discord.state.auditLog.filter((e) => e.userId === ALICE);
+    expect(audit).toHaveLength(1);
+    expect(audit[0]?.action).toBe('member_role_add');
+    expect(audit[0]?.reason).toMatch(/^web3 gating: isHuman: Dentity Humanity Verified \(alice\.eth\)/);
+    const link = await g.gating.store.getLink({ guildId: g.guildId, userId: ALICE, identity: 'alice.eth' });
+    expect(link?.proofMethod).toBe('record');
+
+    await waitFor(() => logChannelMessages(g).some((m) => m.content.includes('Added')), 'the log line');
+    const logged = logChannelMessages(g)
+      .map((m) => m.content)
+      .join('\n');
+    expect(logged).toContain(`Verified <@${ALICE}> as alice.eth (record)`);
+    expect(logged).toContain(`Added <@&${g.humanRoleId}> to <@${ALICE}>`);
+    for (const m of logChannelMessages(g)) {
+      expect(m.mentions).toEqual([]);
+      expect(m.mention_roles).toEqual([]);
+    }
+  });
+
+  it('verify by signature: a one-time link; the signed message POSTed to the verify server links and adds the role; a replay is refused', async () => {
+    const g = await startGating();
+    await setup(g);
+    const account: PrivateKeyAccount = privateKeyToAccount(generatePrivateKey());
+    addIdentity(g, 'bob.eth', { address: account.address.toLowerCase() });
+
+    const result = await g.h.run('verify', { identity: 'bob.eth' }, { userId: BOB });
+    const message = visibleMessage(result);
+    expect(isEphemeral(message)).toBe(true);
+    const text = seen(message);
+    expect(text).toMatch(/expires <t:\d+:R>/);
+    expect(text).toContain('never asks for a transaction, a payment or your seed phrase');
+    const button = (message.components?.[0] as { components: { url?: string }[] } | undefined)?.components[0];
+    const url = button?.url ?? '';
+    expect(url.startsWith(`${PUBLIC_URL}/verify/`)).toBe(true);
+    expect(roleEdits(g, BOB, g.humanRoleId)).toHaveLength(0);
+
+    // The page at PUBLIC_URL is served by the bot's verify server: talk to it where it listens.
+    const local = url.replace(PUBLIC_URL, g.gating.verifyUrl);
+    const toSign = (await (await fetch(`${local}/message`)).json()) as { message: string };
+    const signature = await account.signMessage({ message: toSign.message });
+    const post = () =>
+      fetch(local, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ message: toSign.message, signature }),
+      });
+    const accepted = await post();
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toMatchObject({ ok: true });
+    await g.gating.service.idle(g.guildId);
+
+    expect(hasRole(g, BOB, g.humanRoleId)).toBe(true);
+    const link = await g.gating.store.getLink({ guildId: g.guildId, userId: BOB, identity: 'bob.eth' });
+    expect(link).toMatchObject({ proofMethod: 'signature', address: account.address.toLowerCase() });
+
+    const replay = await post();
+    expect(replay.status).toBe(410);
+    expect(await replay.json()).toMatchObject({ ok: false, reason: 'used' });
+    await g.gating.service.idle(g.guildId);
+    expect(roleEdits(g, BOB, g.humanRoleId, 'PUT')).toHaveLength(1);
+  });
+
+  it('an expired or foreign-signed challenge is refused and links nothing', async () => {
+    const g = await startGating();
+    await setup(g);
+    const account = privateKeyToAccount(generatePrivateKey());
+    const address = account.address.toLowerCase() as `0x${string}`;
+    addIdentity(g, 'late.eth', { address });
+    const siwe = { publicUrl: PUBLIC_URL };
+    const input = { guildId: g.guildId, userId: BOB, identity: 'late.eth', address };
+
+    const expired = await createChallenge(
+      g.gating.store,
+      { ...siwe, now: () => Date.now() - 11 * 60_000 },
+      input,
+    );
+    const expiredRecord = await g.gating.store.getNonce(expired.nonce);
+    if (!expiredRecord) throw new Error('challenge not stored');
+    const message = buildSiweMessage(siwe, expiredRecord);
+    const late = await fetch(`${g.gating.verifyUrl}/verify/${expired.nonce}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ message, signature: await account.signMessage({ message }) }),
+    });
+    expect(late.status).toBe(410);
+    expect(await late.json()).toMatchObject({ ok: false, reason: 'expired' });
+
+    const fresh = await createChallenge(g.gating.store, siwe, input);
+    const freshRecord = await g.gating.store.getNonce(fresh.nonce);
+    if (!freshRecord) throw new Error('challenge not stored');
+    const freshMessage = buildSiweMessage(siwe, freshRecord);
+    const intruder = privateKeyToAccount(generatePrivateKey());
+    const foreign = await fetch(`${g.gating.verifyUrl}/verify/${fresh.nonce}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        message: freshMessage,
+        signature: await intruder.signMessage({ message: freshMessage }),
+      }),
+    });
+    expect(foreign.status).toBe(422);
+    expect(await foreign.json()).toMatchObject({ ok: false, reason: 'wrong_address' });
+
+    await g.gating.service.idle(g.guildId);
+    expect(await g.gating.store.getUserLinks(g.guildId, BOB)).toEqual([]);
+    expect(roleEdits(g, BOB, g.humanRoleId)).toHaveLength(0);
+  });
+});
+
+describe('roles follow members and credentials', () => {
+  it('a linked member who leaves and joins again gets the role back on join', async () => {
+    const g = await startGating();
+    await setup(g);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    await verifyByRecord(g);
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+
+    g.h.discord.removeMember(g.guildId, ALICE);
+    const rejoinedAt = Date.now();
+    g.h.discord.addMember(g.guildId, { id: ALICE, username: 'alice' }, { dispatchJoin: true });
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(false);
+
+    const edit = await g.h.discord.waitForRequest(
+      (r) =>
+        r.method === 'PUT' &&
+        r.at >= rejoinedAt &&
+        r.path.endsWith(`/members/${ALICE}/roles/${g.humanRoleId}`),
+    );
+    expect(edit.status).toBe(204);
+    await g.gating.service.idle(g.guildId);
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+    expect(roleEdits(g, ALICE, g.humanRoleId, 'PUT')).toHaveLength(2);
+  });
+
+  it('a lost credential removes the role at /gating recheck, with the reason', async () => {
+    const g = await startGating();
+    await setup(g);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    await verifyByRecord(g);
+    g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', false));
+
+    const result = await gatingCommandRun(g, 'recheck');
+    const text = seen(visibleMessage(result));
+    expect(text).toContain('Checked 1 linked members with fresh credentials.');
+    expect(text).toContain('Role changes queued: 1');
+    await g.gating.service.idle(g.guildId);
+
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(false);
+    const removal = g.h.discord.state.auditLog.find((e) => e.action === 'member_role_remove');
+    expect(removal?.reason).toMatch(/^web3 gating: no unexpired isHuman credential is true/);
+    expect(roleEdits(g, ALICE, g.humanRoleId, 'DELETE')).toHaveLength(1);
+  });
+
+  it('upstream down: a re-check removes nothing, and the link keeps its last known result', async () => {
+    const g = await startGating();
+    await setup(g);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    await verifyByRecord(g);
+    g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', false));
+    g.h.upstream.addFault({ action: { kind: 'status', status: 503 } });
+
+    const result = await gatingCommandRun(g, 'recheck');
+    expect(seen(visibleMessage(result))).toContain(
+      'Lookups failed for 1 members: their roles were left as they are.',
+    );
+    await g.gating.service.idle(g.guildId);
+
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+    expect(roleEdits(g, ALICE, g.humanRoleId, 'DELETE')).toHaveLength(0);
+    const link = await g.gating.store.getLink({ guildId: g.guildId, userId: ALICE, identity: 'alice.eth' });
+    expect(link?.lastCheckOk).toBe(false);
+    expect(link?.lastResult?.isHuman).toHaveLength(1);
+  });
+});
+
+describe('Discord refusals and rate limits', () => {
+  it('50013 Missing Permissions: one request, a clear admin message naming the role and the fix, no retry loop', async () => {
+    const g = await startGating();
+    await setup(g);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    addIdentity(g, 'bob.eth', { discordHandle: 'bob' });
+    g.h.discord.addFault({
+      method: 'PUT',
+      path: /\/members\/\d+\/roles\/\d+$/,
+      status: 403,
+      body: { message: 'Missing Permissions', code: 50_013 },
+      times: Number.POSITIVE_INFINITY,
+    });
+
+    await verifyByRecord(g, 'alice.eth', ALICE);
+    await verifyByRecord(g, 'bob.eth', BOB);
+    await gatingCommandRun(g, 'recheck');
+    await g.gating.service.idle(g.guildId);
+
+    const puts = g.h.discord.requests.filter((r) => r.method === 'PUT' && r.path.includes('/roles/'));
+    expect(puts).toHaveLength(1);
+    expect(await g.gating.store.pendingRoleChanges(g.guildId)).toBe(0);
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(false);
+    const failed = await g.gating.store.listAuditEvents({ guildId: g.guildId });
+    expect(failed.filter((e) => e.kind === 'role_failed').length).toBeGreaterThanOrEqual(1);
+
+    await waitFor(
+      () => logChannelMessages(g).some((m) => m.content.includes('Missing Permissions')),
+      'the admin message',
+    );
+    const notice = logChannelMessages(g)
+      .map((m) => m.content)
+      .join('\n')
+      .split('\n')
+      .filter((line) => line.includes('Missing Permissions'));
+    expect(notice).toHaveLength(1);
+    expect(notice[0]).toContain('Give the bot’s role Manage Roles and move it above “Verified Human”');
+  });
+
+  it('429 on a role edit: retried after retry_after, applied once', async () => {
+    const g = await startGating();
+    await setup(g, false);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    g.h.discord.addFault({
+      method: 'PUT',
+      path: /\/members\/\d+\/roles\/\d+$/,
+      status: 429,
+      body: { retry_after: 0.6 },
+    });
+
+    await verifyByRecord(g);
+
+    const edits = roleEdits(g, ALICE, g.humanRoleId, 'PUT');
+    expect(edits.map((e) => e.status)).toEqual([429, 204]);
+    const [limited, retried] = edits;
+    if (!limited || !retried) throw new Error('expected two edits');
+    expect(retried.at - limited.at).toBeGreaterThanOrEqual(590);
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+    expect(g.h.discord.state.auditLog.filter((e) => e.userId === ALICE)).toHaveLength(1);
+  });
+
+  it('role edits beyond the per-guild limit wait for the window instead of being refused', async () => {
+    const g = await startGating();
+    await setup(g, false);
+    const members = [ALICE, BOB, g.h.newUser(), g.h.newUser(), g.h.newUser()];
+    g.h.discord.limitRoleEdits(g.guildId, 2);
+    for (const [i, userId] of members.entries()) {
+      const username = memberOf(g, userId).user.username;
+      addIdentity(g, `member${i}.eth`, { discordHandle: username });
+      await g.h.run('verify', { identity: `member${i}.eth` }, { userId });
+    }
+    await g.gating.service.idle(g.guildId);
+
+    for (const userId of members) expect(hasRole(g, userId, g.humanRoleId)).toBe(true);
+    const edits = g.h.discord.requests.filter((r) => r.method === 'PUT' && r.path.includes('/roles/'));
+    // The stand-in answers 429 to any edit over the limit: none means every edit waited for its window.
+    expect(edits.map((r) => r.status)).toEqual(members.map(() => 204));
+    const first = edits[0]?.at ?? 0;
+    const last = edits.at(-1)?.at ?? 0;
+    expect(last - first).toBeGreaterThanOrEqual(1_000);
+  });
+});
+
+describe('moderator tools', () => {
+  it('a member without Manage Roles cannot run /gating setup (nothing changes); the command data asks for it too', async () => {
+    const g = await startGating();
+    const result = await gatingCommandRun(
+      g,
+      'setup',
+      [option(ApplicationCommandOptionType.Role, 'human-role', g.humanRoleId)],
+      BOB,
+    );
+    const message = visibleMessage(result);
+    expect(isEphemeral(message)).toBe(true);
+    expect(embedOf(message).title).toBe('🔒 Manage Roles needed');
+    expect(await g.gating.store.getGuildSettings(g.guildId)).toBeUndefined();
+    expect(g.h.discord.requests.filter((r) => r.path.includes('/roles/'))).toHaveLength(0);
+
+    for (const command of [gatingCommand, checkCredentials]) {
+      expect(command.data).toMatchObject({ default_member_permissions: '268435456', contexts: [0] });
+    }
+  });
+
+  it('setup refuses a role above the bot, naming the role and the fix', async () => {
+    const g = await startGating();
+    const high = g.h.discord.addRole(g.guildId, { name: 'Too High', position: 50 });
+    await waitFor(
+      () => g.h.bot.client.guilds.cache.get(g.guildId)?.roles.cache.has(high.id) === true,
+      'the role to reach the client',
+    );
+    const result = await gatingCommandRun(g, 'setup', [
+      option(ApplicationCommandOptionType.Role, 'human-role', high.id),
+    ]);
+    const text = seen(visibleMessage(result));
+    expect(text).toContain('Nothing was saved');
+    expect(text).toContain('Too High');
+    expect(await g.gating.store.getGuildSettings(g.guildId)).toBeUndefined();
+  });
+
+  it('check, the context menu, preview, status, rules, whoami, unverify and disable', async () => {
+    // Credentials are not cached, so the preview (which reads through the cache) sees the change.
+    const g = await startGating({ env: { CACHE_TTL_CREDENTIAL_SECONDS: '0' } });
+    const setupMessage = await setup(g);
+    expect(seen(setupMessage)).toContain('**Verified Human**');
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    await verifyByRecord(g);
+
+    const check = visibleMessage(
+      await gatingCommandRun(g, 'check', [option(ApplicationCommandOptionType.User, 'member', ALICE)]),
+    );
+    expect(isEphemeral(check)).toBe(true);
+    const checkText = seen(check);
+    expect(checkText).toContain('**alice** has 1 proven identity.');
+    expect(checkText).toContain('**Verified Human**: ✅ wanted · held');
+
+    const menu = visibleMessage(
+      await g.h.discord.runCommand({
+        name: 'Check web3 credentials',
+        type: 'user',
+        targetId: ALICE,
+        userId: g.ownerId,
+      }),
+    );
+    expect(isEphemeral(menu)).toBe(true);
+    expect(seen(menu)).toBe(checkText);
+
+    const bobMenu = visibleMessage(
+      await g.h.discord.runCommand({
+        name: 'Check web3 credentials',
+        type: 'user',
+        targetId: ALICE,
+        userId: BOB,
+      }),
+    );
+    expect(embedOf(bobMenu).title).toBe('🔒 Manage Roles needed');
+
+    g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', false));
+    const preview = seen(visibleMessage(await gatingCommandRun(g, 'preview')));
+    expect(preview).toContain('Linked members: 1');
+    expect(preview).toContain('Would add: 0 · would remove: 1');
+    expect(preview).toContain('➖ **Verified Human**');
+    expect(preview).toContain('Nothing was changed.');
+    await g.gating.service.idle(g.guildId);
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+    g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', true));
+
+    const status = seen(visibleMessage(await gatingCommandRun(g, 'status')));
+    expect(status).toContain('Everything the bot needs is in place.');
+    expect(status).toContain('Server Members');
+
+    const rules = seen(visibleMessage(await gatingCommandRun(g, 'rules')));
+    expect(rules).toContain('A spam flag takes the human role away.');
+
+    const whoami = visibleMessage(await g.h.run('whoami', {}, { userId: ALICE }));
+    expect(isEphemeral(whoami)).toBe(true);
+    expect(seen(whoami)).toContain('alice.eth · ENS');
+
+    const unverify = visibleMessage(await g.h.run('unverify', {}, { userId: ALICE }));
+    expect(seen(unverify)).toContain('1 linked identity was removed.');
+    await g.gating.service.idle(g.guildId);
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(false);
+
+    const disabled = visibleMessage(await gatingCommandRun(g, 'disable'));
+    expect(embedOf(disabled).title).toBe('Role gating turned off');
+    expect((await g.gating.store.getGuildSettings(g.guildId))?.enabled).toBe(false);
+  });
+
+  it('with GATING_ENABLED off, no gating command is registered and no GuildMembers intent is asked for', async () => {
+    const h = await startHarness({ upstream: { seed: false } });
+    current = { h } as GatingHarness;
+    expect(h.bot.gating).toBeUndefined();
+    expect(commandsFor({ GATING_ENABLED: false }).map((c) => c.data.name)).not.toContain('gating');
+    expect(h.bot.client.options.intents.has('GuildMembers')).toBe(false);
+    expect(commandsFor({ GATING_ENABLED: true }).map((c) => c.data.name)).toEqual(
+      expect.arrayContaining(['verify', 'unverify', 'whoami', 'gating', 'Check web3 credentials']),
+    );
+  });
+});

@@ -11,6 +11,7 @@ import type {
   APIGuildMember,
 } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import pg from 'pg';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import checkCredentials from '../../commands/checkCredentials.ts';
@@ -18,6 +19,7 @@ import gatingCommand from '../../commands/gating.ts';
 import { commandsFor } from '../../commands/index.ts';
 import type { BotGating } from '../../src/bot.ts';
 import { buildSiweMessage, createChallenge } from '../../src/gating/siwe.ts';
+import { openPostgresStore } from '../../src/store/index.ts';
 import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
 import {
@@ -619,5 +621,44 @@ describe('moderator tools', () => {
     expect(commandsFor({ GATING_ENABLED: true }).map((c) => c.data.name)).toEqual(
       expect.arrayContaining(['verify', 'unverify', 'whoami', 'gating', 'Check web3 credentials']),
     );
+  });
+});
+
+describe('PostgreSQL (DATABASE_URL)', () => {
+  const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+  it('the basic flow: setup, verify by record, role added, links and audit events in PostgreSQL', async () => {
+    // A database of its own: DATABASE_URL takes no schema, and the run must not touch other data.
+    const database = `gating_e2e_${process.pid}_${Date.now().toString(36)}`;
+    const admin = new pg.Client({ connectionString: ADMIN_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${database}`);
+    try {
+      const g = await startGating({
+        env: { DATABASE_URL: `postgres://postgres@127.0.0.1:5432/${database}` },
+      });
+      await setup(g);
+      addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+      const message = await verifyByRecord(g);
+      expect(embedOf(message).title).toBe('Verified');
+      expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+      await current?.h.close();
+      current = undefined;
+
+      // What the bot wrote is in PostgreSQL: read it back through a store of our own.
+      const store = await openPostgresStore(`postgres://postgres@127.0.0.1:5432/${database}`);
+      try {
+        const links = await store.getUserLinks(g.guildId, ALICE);
+        expect(links.map((l) => [l.identity, l.proofMethod])).toEqual([['alice.eth', 'record']]);
+        const kinds = (await store.listAuditEvents({ guildId: g.guildId })).map((e) => e.kind);
+        expect(kinds).toEqual(expect.arrayContaining(['settings_changed', 'linked', 'role_added']));
+        expect(await store.pendingRoleChanges(g.guildId)).toBe(0);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+      await admin.end();
+    }
   });
 });

@@ -185,6 +185,7 @@ export class GatingService {
   readonly #concurrency: number;
   /** Background work (setup re-checks, follow-up syncs) per guild, awaited by `idle` and `stop`. */
   readonly #background = new Map<string, Set<Promise<unknown>>>();
+  readonly #rechecks = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
   #started = false;
   #stopping = false;
 
@@ -419,13 +420,31 @@ export class GatingService {
     guildId: string,
     opts: { fresh?: boolean; cause?: string } = {},
   ): Promise<RecheckResult> {
+    const fresh = opts.fresh === true;
+    const running = this.#rechecks.get(guildId);
+    // One walk per guild at a time: a request the running walk already covers joins it.
+    if (running && (running.fresh || !fresh)) return running.run;
+    const run = (async () => {
+      if (running) await running.run.catch(() => undefined);
+      return this.#recheck(guildId, fresh, opts.cause ?? 'recheck');
+    })();
+    const entry = { fresh, run };
+    this.#rechecks.set(guildId, entry);
+    this.#track(guildId, run);
+    try {
+      return await run;
+    } finally {
+      if (this.#rechecks.get(guildId) === entry) this.#rechecks.delete(guildId);
+    }
+  }
+
+  async #recheck(guildId: string, fresh: boolean, cause: string): Promise<RecheckResult> {
     const totals: RecheckResult = { members: 0, changes: 0, failures: 0, unlinked: 0 };
     const settings = await this.#store.getGuildSettings(guildId);
     if (!settings?.enabled) return totals;
-    const cause = opts.cause ?? 'recheck';
     const complete = await this.#walkGuild(
       guildId,
-      { settings, fresh: opts.fresh === true, dryRun: false, checkRecords: true },
+      { settings, fresh, dryRun: false, checkRecords: true },
       async (state, evaluation) => {
         totals.members += 1;
         totals.unlinked += evaluation.unlinked;
@@ -910,15 +929,25 @@ export class GatingService {
 
   #inBackground(guildId: string, task: () => Promise<unknown>): void {
     if (this.#stopping) return;
+    this.#track(
+      guildId,
+      task().catch((error: unknown) =>
+        this.#logger.error({ err: error, guildId }, 'background gating task failed'),
+      ),
+    );
+  }
+
+  /** Remember work in progress so `idle` and `stop` can wait for it. */
+  #track(guildId: string, work: Promise<unknown>): void {
     const set = this.#background.get(guildId) ?? new Set();
     this.#background.set(guildId, set);
-    const promise: Promise<unknown> = task()
-      .catch((error: unknown) => this.#logger.error({ err: error, guildId }, 'background gating task failed'))
+    const settled: Promise<unknown> = work
+      .catch(() => undefined)
       .finally(() => {
-        set.delete(promise);
+        set.delete(settled);
         if (set.size === 0) this.#background.delete(guildId);
       });
-    set.add(promise);
+    set.add(settled);
   }
 }
 

@@ -367,6 +367,28 @@ describe('re-checks', () => {
     expect(paths.filter((p) => p.startsWith('/credential/'))).toHaveLength(2);
   });
 
+  it('runs one walk per guild at a time: a covered request joins the running one', async () => {
+    await setUp();
+    await verifiedMember('olga');
+    await verifiedMember('oren');
+    const credentialRequests = () =>
+      fakes.web3.requests.filter((r) => decodeURIComponent(r.path).startsWith('/credential/')).length;
+    const before = credentialRequests();
+    const [a, b, c] = await Promise.all([
+      service.recheckGuild(guild.id, { fresh: true }),
+      service.recheckGuild(guild.id, { fresh: true }),
+      service.recheckGuild(guild.id),
+    ]);
+    expect(a).toEqual(b);
+    expect(b).toEqual(c);
+    expect(credentialRequests() - before).toBe(2);
+
+    const cachedFirst = service.recheckGuild(guild.id);
+    const fresh = service.recheckGuild(guild.id, { fresh: true });
+    await Promise.all([cachedFirst, fresh]);
+    expect(credentialRequests() - before).toBe(4);
+  });
+
   it('costs no Discord request for members whose roles are already right', async () => {
     await setUp();
     await verifiedMember('pam');

@@ -32,7 +32,14 @@ export interface BotGating {
 
 export type GatingConfig = Pick<
   Config,
-  'DATA_DIR' | 'DATABASE_URL' | 'HTTP_HOST' | 'HTTP_PORT' | 'PUBLIC_URL' | 'RPC_URL' | 'GATING_RECHECK_HOURS'
+  | 'DATA_DIR'
+  | 'DATABASE_URL'
+  | 'HTTP_HOST'
+  | 'HTTP_PORT'
+  | 'PUBLIC_URL'
+  | 'RPC_URL'
+  | 'GATING_RECHECK_HOURS'
+  | 'GATING_LEASE_SECONDS'
 >;
 
 /** The parts of the gating module that `startBot` starts and stops together. */
@@ -56,7 +63,11 @@ async function startGating(input: {
     ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
   };
   const store =
-    input.store ?? (await openStore({ databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR }));
+    input.store ??
+    (await openStore(
+      { databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR },
+      { leaseMs: config.GATING_LEASE_SECONDS * 1_000 },
+    ));
   try {
     const service = new GatingService({
       store,

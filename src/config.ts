@@ -82,6 +82,7 @@ export const ConfigSchema = z.object({
       .max(24 * 30),
     24,
   ),
+  GATING_LEASE_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 60),
 
   LOG_LEVEL: withDefault(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });

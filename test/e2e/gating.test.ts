@@ -5,6 +5,13 @@
  * and the outcome is read where it lands: member roles, audit-log reasons and log-channel messages on
  * the stand-in Discord, links in the store.
  */
+
+import { type ChildProcess, spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type {
   APIApplicationCommandInteractionDataOption,
   APIEmbed,
@@ -19,8 +26,9 @@ import gatingCommand from '../../commands/gating.ts';
 import { commandsFor } from '../../commands/index.ts';
 import type { BotGating } from '../../src/bot.ts';
 import { buildSiweMessage, createChallenge } from '../../src/gating/siwe.ts';
-import { openPostgresStore } from '../../src/store/index.ts';
-import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
+import { openPostgresStore, openStore } from '../../src/store/index.ts';
+import { type FakeMessage, type InteractionResult, startFakeDiscord } from '../fakes/discord/server.ts';
+import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
 import {
   ALICE,
@@ -661,4 +669,135 @@ describe('PostgreSQL (DATABASE_URL)', () => {
       await admin.end();
     }
   });
+});
+
+describe('a crash mid-sync', () => {
+  const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+  const MEMBERS = 16;
+  const EDITS_PER_SECOND = 4;
+
+  /** `node src/main.ts` with exactly `env` (plus PATH), from an empty directory so no `.env` is read. */
+  function runBot(
+    env: Record<string, string>,
+    cwd: string,
+  ): { child: ChildProcess; exited: Promise<unknown> } {
+    const child = spawn(process.execPath, [MAIN], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '', ...env },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    });
+    return { child, exited: once(child, 'exit') };
+  }
+
+  it('SIGKILL while role edits are being slowed: the restart resumes, every edit happens exactly once', async () => {
+    const discord = await startFakeDiscord();
+    const upstream = await startFakeWeb3Bio({ seed: false });
+    const dataDir = await mkdtemp(join(tmpdir(), 'e2e-gating-kill-'));
+    const children: { child: ChildProcess; exited: Promise<unknown> }[] = [];
+    try {
+      const guild = discord.addGuild({ name: 'Crash Guild' });
+      const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
+      const members = Array.from({ length: MEMBERS }, (_, i) => {
+        const id = `40000000000000${String(i).padStart(4, '0')}`;
+        discord.addMember(guild.id, { id, username: `crash${i}` });
+        upstream.world.setCredentials(`crash${i}.eth`, credentialsOf(`crash${i}.eth`, true));
+        return id;
+      });
+      // Seed what earlier verifications left: settings and signature-proven links, never synced.
+      const seeded = await openStore({ dataDir });
+      await seeded.saveGuildSettings({
+        guildId: guild.id,
+        enabled: true,
+        humanRoleId: human.id,
+        spamRoleId: null,
+        riskyRoleId: null,
+        minScore: null,
+        spamRemovesHuman: true,
+        logChannelId: null,
+      });
+      for (const [i, userId] of members.entries()) {
+        await seeded.saveLink(
+          {
+            guildId: guild.id,
+            userId,
+            identity: `crash${i}.eth`,
+            platform: 'ens',
+            address: nextAddress(),
+            proofMethod: 'signature',
+            provenAt: Date.now(),
+          },
+          'seeded',
+        );
+      }
+      await seeded.close();
+      discord.limitRoleEdits(guild.id, EDITS_PER_SECOND);
+
+      const env = {
+        DISCORD_API_URL: discord.apiUrl,
+        DISCORD_TOKEN: discord.token,
+        DISCORD_APPLICATION_ID: discord.applicationId,
+        WEB3BIO_API_URL: upstream.url,
+        WEB3BIO_RATE_LIMIT: 'off',
+        DATA_DIR: dataDir,
+        GATING_ENABLED: 'true',
+        PUBLIC_URL,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: '0',
+        // A change claimed when the process died is retried once its claim lapses: 2 s, not the default minute.
+        GATING_LEASE_SECONDS: '2',
+        LOG_LEVEL: 'warn',
+      };
+      const applied = () =>
+        discord.requests.filter((r) => r.method === 'PUT' && r.path.includes('/roles/') && r.status === 204);
+
+      // Starting catches up on the never-synced guild: the edits are queued and applied, slowly.
+      const first = runBot(env, dataDir);
+      children.push(first);
+      await waitFor(() => applied().length >= 5, 'five role edits before the kill', 15_000);
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const beforeRestart = applied().length;
+      expect(beforeRestart).toBeLessThan(MEMBERS);
+
+      const second = runBot(env, dataDir);
+      children.push(second);
+      const everyone = () => members.every((id) => guild.members.get(id)?.roles.includes(human.id));
+      await waitFor(everyone, 'every member to get the role after the restart', 30_000);
+      const store = await openStore({ dataDir });
+      try {
+        const deadline = Date.now() + 15_000;
+        while ((await store.pendingRoleChanges(guild.id)) > 0) {
+          if (Date.now() > deadline) throw new Error('the queue was not drained after the restart');
+          await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        second.child.kill('SIGTERM');
+        await second.exited;
+
+        for (const userId of members) {
+          const path = `/guilds/${guild.id}/members/${userId}/roles/${human.id}`;
+          const ok = discord.requests.filter((r) => r.path === path && r.status === 204);
+          expect(
+            ok.map((r) => r.method),
+            `edits of ${userId}`,
+          ).toEqual(['PUT']);
+        }
+        expect(discord.requests.filter((r) => r.method === 'DELETE' && r.path.includes('/roles/'))).toEqual(
+          [],
+        );
+        const events = await store.listAuditEvents({ guildId: guild.id, limit: 500 });
+        const added = events.filter((e) => e.kind === 'role_added').map((e) => e.userId);
+        expect(added.sort()).toEqual([...members].sort());
+        expect(events.filter((e) => e.kind === 'role_failed')).toEqual([]);
+      } finally {
+        await store.close();
+      }
+    } finally {
+      for (const { child, exited } of children) {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+        await exited;
+      }
+      await Promise.allSettled([discord.close(), upstream.close()]);
+      await rm(dataDir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

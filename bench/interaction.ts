@@ -1,15 +1,18 @@
 /**
  * Issue #3: the interaction path. A slash command dispatched over the stand-in gateway until its final
- * message reaches the stand-in REST, for `/whois` on a cache hit and on a miss, against a `ping` command
- * that answers a constant through the same bot, router and REST path, in the same run.
+ * message reaches the stand-in REST, for `/whois` on a cache hit and on a miss, against two commands that
+ * answer a constant through the same bot, router and REST path in the same run: `/ping` ("pong") and
+ * `/ping-embed` (the message /whois renders, so the difference to it is the lookup and the render alone).
  */
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { commandsFor } from '../commands/index.ts';
 import { type Bot, startBot } from '../src/bot.ts';
 import { loadConfig } from '../src/config.ts';
 import type { Command } from '../src/discord/command.ts';
+import { encodeCustomId } from '../src/discord/customId.ts';
 import { createLogger } from '../src/log.ts';
 import type { MessagePayload } from '../src/render/types.ts';
+import { renderWhois } from '../src/render/whois.ts';
 import type { Web3BioClient } from '../src/web3bio/client.ts';
 import { createWeb3BioFromConfig } from '../src/wiring.ts';
 import { type FakeDiscord, type InteractionResult, startFakeDiscord } from '../test/fakes/discord/server.ts';
@@ -31,7 +34,7 @@ export interface InteractionBenchOptions {
   quick?: boolean;
   /** Rounds; default 5 (quick: 1). */
   rounds?: number;
-  /** Per round: baseline and cache-hit interactions, default 200 (quick: 20). */
+  /** Per round: interactions of each baseline and of cache hits, default 200 (quick: 20). */
   hits?: number;
   /** Per round: cache-miss interactions, each a distinct identity; default 50 (quick: 5). */
   misses?: number;
@@ -51,14 +54,20 @@ const PING_PAYLOAD: MessagePayload = {
 };
 
 /** The baseline: a command that answers a constant through the same router and REST path. */
-export const PING_COMMAND: Command = {
-  data: { name: 'ping', description: 'Answers a constant (benchmark baseline)' },
-  async answer() {
-    return PING_PAYLOAD;
-  },
-};
+export const PING_COMMAND: Command = constantCommand('ping', PING_PAYLOAD);
 
-type CaseName = 'baseline /ping' | '/whois cache hit' | '/whois cache miss';
+/** A command answering `payload` every time, with no lookup and no rendering. */
+export function constantCommand(name: string, payload: MessagePayload): Command {
+  return {
+    data: { name, description: 'Answers a constant (benchmark baseline)' },
+    async answer() {
+      return payload;
+    },
+  };
+}
+
+type CaseName = 'baseline /ping' | 'baseline /ping-embed' | '/whois cache hit' | '/whois cache miss';
+const BASELINES = ['baseline /ping', 'baseline /ping-embed'] as const;
 
 interface Case {
   name: CaseName;
@@ -97,7 +106,17 @@ async function start(latencyMs: number, missIdentities: number): Promise<Setup &
   });
   const web3bio = createWeb3BioFromConfig(config, logger);
   try {
-    const bot = await startBot({ config, logger, web3bio, commands: [...commandsFor(config), PING_COMMAND] });
+    // The second baseline answers the very message /whois renders for the hit identity, as a constant.
+    const profiles = await web3bio.getProfiles(HIT_IDENTITY);
+    const selectId = encodeCustomId('whois', 'select', '', HIT_IDENTITY) ?? 'whois|too-long';
+    const render = {
+      locale: 'en-US',
+      nowSec: Math.floor(Date.now() / 1_000),
+      ipfsGateway: config.IPFS_GATEWAY,
+    };
+    const embedPayload = renderWhois(profiles.data, 0, render, selectId);
+    const commands = [...commandsFor(config), PING_COMMAND, constantCommand('ping-embed', embedPayload)];
+    const bot = await startBot({ config, logger, web3bio, commands });
     return { discord, upstream, web3bio, bot, misses };
   } catch (error) {
     await Promise.allSettled([web3bio.close(), discord.close(), upstream.close()]);
@@ -131,93 +150,88 @@ export async function runInteractionBench(options: InteractionBenchOptions = {})
   const setup = await start(latencyMs, rounds * missCount);
   const { discord, upstream } = setup;
   const missIdentities = [...setup.misses];
-  const cases: Record<CaseName, Case> = {
-    'baseline /ping': {
+  const cases: Case[] = [
+    {
       name: 'baseline /ping',
       run: () => discord.runCommand({ name: 'ping', userId: USER_ID }),
       check: (result) => result.message?.content === 'pong',
     },
-    '/whois cache hit': {
-      name: '/whois cache hit',
-      run: () => whois(discord, HIT_IDENTITY),
+    {
+      name: 'baseline /ping-embed',
+      run: () => discord.runCommand({ name: 'ping-embed', userId: USER_ID }),
       check: hasEmbed,
     },
-    '/whois cache miss': {
+    { name: '/whois cache hit', run: () => whois(discord, HIT_IDENTITY), check: hasEmbed },
+    {
       name: '/whois cache miss',
       run: () => whois(discord, missIdentities.shift() ?? HIT_IDENTITY),
       check: hasEmbed,
     },
-  };
-  const samples = new Map<CaseName, Summary[]>();
-  const failures = new Map<CaseName, number>();
-  const hitRatios: number[] = [];
+  ];
+  const [ping, pingEmbed, hit, miss] = cases as [Case, Case, Case, Case];
+  const perRound = new Map<CaseName, Summary[]>(cases.map((c) => [c.name, []]));
+  const failures = new Map<CaseName, number>(cases.map((c) => [c.name, 0]));
   try {
-    // Warm-up: JIT, the gateway and REST connections, and the cache entry the hits read.
-    for (let i = 0; i < (quick ? 5 : 30); i++) {
-      await cases['baseline /ping'].run();
-      await cases['/whois cache hit'].run();
-    }
+    // Warm-up: JIT, and the gateway and REST connections.
+    for (let i = 0; i < (quick ? 5 : 30); i++) for (const item of [ping, pingEmbed, hit]) await item.run();
     const upstreamBefore = upstream.requests.length;
     for (let round = 0; round < rounds; round++) {
       progress(`interaction: round ${round + 1}/${rounds}`);
-      const times = new Map<CaseName, number[]>();
+      const times = new Map<CaseName, number[]>(cases.map((c) => [c.name, []]));
       // Misses are spread evenly among the hits; the order of the cases rotates every iteration.
       const missEvery = Math.max(1, Math.floor(hits / missCount));
       let missesLeft = missCount;
       for (let i = 0; i < hits; i++) {
-        const due: Case[] = [cases['baseline /ping'], cases['/whois cache hit']];
+        const due = [ping, pingEmbed, hit];
         if (missesLeft > 0 && i % missEvery === 0) {
-          due.push(cases['/whois cache miss']);
+          due.push(miss);
           missesLeft--;
         }
         for (const item of rotate(due, i)) {
           const result = await item.run();
           if (!item.check(result)) failures.set(item.name, (failures.get(item.name) ?? 0) + 1);
-          const list = times.get(item.name) ?? [];
-          list.push(result.doneMs);
-          times.set(item.name, list);
+          times.get(item.name)?.push(result.doneMs);
         }
       }
-      const summaries = new Map([...times].map(([name, list]) => [name, summarize(list)]));
-      for (const [name, summary] of summaries) samples.set(name, [...(samples.get(name) ?? []), summary]);
-      const base = summaries.get('baseline /ping')?.p50 ?? Number.NaN;
-      hitRatios.push((summaries.get('/whois cache hit')?.p50 ?? Number.NaN) / base);
+      for (const [name, list] of times) perRound.get(name)?.push(summarize(list));
     }
     const upstreamRequests = upstream.requests.length - upstreamBefore;
-    const hitRatio = median(hitRatios);
-    const basePerRound = samples.get('baseline /ping') ?? [];
-    const rows = (Object.keys(cases) as CaseName[]).map((name) => {
-      const summary = medianOfRounds(samples.get(name) ?? []);
-      const ratio =
-        name === '/whois cache hit'
-          ? hitRatio
-          : median((samples.get(name) ?? []).map((s, i) => s.p50 / (basePerRound[i]?.p50 ?? Number.NaN)));
-      const isHit = name === '/whois cache hit';
+    /** Median over rounds of this case's p50 divided by the baseline's p50 in the same round. */
+    const ratioTo = (name: CaseName, baseline: CaseName) => {
+      const base = perRound.get(baseline) ?? [];
+      return median((perRound.get(name) ?? []).map((s, i) => s.p50 / (base[i]?.p50 ?? Number.NaN)));
+    };
+    const hitRatio = ratioTo(hit.name, ping.name);
+    const rows = cases.map(({ name }) => {
+      const summary = medianOfRounds(perRound.get(name) ?? []);
+      const wrong = failures.get(name) ?? 0;
+      const isHit = name === hit.name;
       return [
         name,
         formatNumber(summary.n),
         formatNumber(summary.p50, 2),
         formatNumber(summary.p90, 2),
         formatNumber(summary.p99, 2),
-        `${formatNumber(ratio, 2)}×`,
-        formatNumber(failures.get(name) ?? 0),
-        isHit ? `p50 ≤ ${HIT_RATIO_TARGET}× baseline` : '',
-        isHit ? verdict(hitRatio <= HIT_RATIO_TARGET && (failures.get(name) ?? 0) === 0) : '',
+        ...BASELINES.map((baseline) => `${formatNumber(ratioTo(name, baseline), 2)}×`),
+        formatNumber(wrong),
+        isHit ? `p50 ≤ ${HIT_RATIO_TARGET}× /ping's` : '',
+        isHit ? verdict(hitRatio <= HIT_RATIO_TARGET && wrong === 0) : '',
       ];
     });
     return [
       {
         suite:
-          'Interaction path: gateway dispatch → final message at the stand-in REST, /whois vs a constant /ping (issue #3)',
-        method: `${rounds} round(s) × (${formatNumber(hits)} /ping + ${formatNumber(hits)} /whois hits + ${formatNumber(missCount)} /whois misses, each miss a distinct identity), one at a time, case order rotated every iteration; real startBot + discord.js against the stand-in Discord and Web3.bio in this process; stand-in upstream latency ${latencyMs} ms; ${upstreamRequests} upstream requests during the rounds (one per miss expected); medians of rounds, ratios the median of per-round p50 ratios`,
-        targets: [`/whois cache-hit p50 ≤ ${HIT_RATIO_TARGET}× the baseline's`],
+          'Interaction path: gateway dispatch → final message at the stand-in REST, /whois vs constant answers (issue #3)',
+        method: `${rounds} round(s) × (${formatNumber(hits)} each of /ping, /ping-embed and /whois hits, + ${formatNumber(missCount)} /whois misses, each miss a distinct identity), one at a time, case order rotated every iteration; real startBot + discord.js against the stand-in Discord and Web3.bio in this process; /ping answers "pong", /ping-embed answers the message /whois renders for ${HIT_IDENTITY} as a constant (same size, no lookup, no render); stand-in upstream latency ${latencyMs} ms; ${upstreamRequests} upstream requests during the rounds (one per miss expected); medians of rounds, ratios the median of per-round p50 ratios`,
+        targets: [`/whois cache-hit p50 ≤ ${HIT_RATIO_TARGET}× the constant /ping's`],
         columns: [
           'Case',
           'Interactions',
           'p50 ms',
           'p90 ms',
           'p99 ms',
-          'p50 vs baseline',
+          'p50 vs /ping',
+          'p50 vs /ping-embed',
           'Wrong answers',
           'Target',
           'Result',

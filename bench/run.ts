@@ -55,22 +55,32 @@ export function parseRunArgs(argv: readonly string[]): RunArgs {
 
 const GATING_FILE = fileURLToPath(new URL('./gating.ts', import.meta.url));
 
+interface GatingModule {
+  runGatingBench?: (opts: object) => Promise<unknown>;
+  /** The suite's own table for its rows, when it exports one. */
+  gatingTable?: (rows: never, opts: object) => BenchTable;
+}
+
 /** The gating suite (another file, issue #4) when it exists: its rows as one table. */
-async function runGating(quick: boolean): Promise<BenchTable[] | string> {
+async function runGating(quick: boolean, progress: (line: string) => void): Promise<BenchTable[] | string> {
   if (!existsSync(GATING_FILE)) return 'bench/gating.ts does not exist yet: gating suite skipped.';
-  const module = (await import(GATING_FILE)) as { runGatingBench?: (opts: object) => Promise<unknown> };
-  if (typeof module.runGatingBench !== 'function')
+  const module = (await import(GATING_FILE)) as GatingModule;
+  if (typeof module.runGatingBench !== 'function') {
     return 'bench/gating.ts has no runGatingBench: gating suite skipped.';
-  const result = await module.runGatingBench(quick ? { quick, members: 1_000 } : {});
+  }
+  const options = { quick, progress };
+  const result = await module.runGatingBench(options);
   if (typeof result === 'string') return result;
-  const records = Array.isArray(result) ? result : [result];
-  const rows = records.filter((r): r is Record<string, unknown> => typeof r === 'object' && r !== null);
+  const records = (Array.isArray(result) ? result : [result]).filter(
+    (r): r is Record<string, unknown> => typeof r === 'object' && r !== null,
+  );
+  if (typeof module.gatingTable === 'function') return [module.gatingTable(records as never, options)];
   return [
     tableFromRecords(
       'Gating re-check under upstream and Discord rate limits (issue #4, bench/gating.ts)',
-      quick ? 'quick run (1,000 members)' : 'runGatingBench defaults',
+      quick ? 'runGatingBench quick run' : 'runGatingBench defaults',
       ['no avoidable 429s', 'role edits only where needed', 'wall ≤ 1.2× floor'],
-      rows,
+      records,
     ),
   ];
 }
@@ -84,7 +94,7 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
     case 'interaction':
       return runInteractionBench({ quick, progress });
     case 'gating':
-      return runGating(quick);
+      return runGating(quick, progress);
   }
 }
 

@@ -179,6 +179,7 @@ export default {
     const name = typeof options.subcommand === 'string' ? options.subcommand : '';
     const settings = await access.service.getSettings(access.guildId);
     if (NEEDS_SETTINGS.has(name) && !settings) return renderNotSetUp(ctx.render);
+    if (name === 'recheck' && !settings?.enabled) return renderNotSetUp(ctx.render);
     switch (name) {
       case 'setup':
         return setup(run);

@@ -540,7 +540,7 @@ export function renderGatingUnavailable(ctx: RenderContext): MessagePayload {
 export function renderNotSetUp(ctx: RenderContext): MessagePayload {
   return plain(
     embed(
-      'Role gating is not set up here',
+      'Role gating is off in this server',
       'A moderator with Manage Roles can turn it on with `/gating setup human-role:<role>`.',
       COLORS.neutral,
     ),

@@ -399,10 +399,12 @@ describe('roles follow members and credentials', () => {
     await verifyByRecord(g);
     g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', false));
 
-    const result = await gatingCommandRun(g, 'recheck');
+    const result = await gatingCommandRun(g, 'recheck', [
+      option(ApplicationCommandOptionType.User, 'member', ALICE),
+    ]);
     const text = seen(visibleMessage(result));
-    expect(text).toContain('Checked 1 linked members with fresh credentials.');
-    expect(text).toContain('Role changes queued: 1');
+    expect(text).toContain('Fresh credentials read for **alice**. Queued:');
+    expect(text).toContain('➖ **Verified Human**: no unexpired isHuman credential is true');
     await g.gating.service.idle(g.guildId);
 
     expect(hasRole(g, ALICE, g.humanRoleId)).toBe(false);
@@ -618,6 +620,12 @@ describe('moderator tools', () => {
     const disabled = visibleMessage(await gatingCommandRun(g, 'disable'));
     expect(embedOf(disabled).title).toBe('Role gating turned off');
     expect((await g.gating.store.getGuildSettings(g.guildId))?.enabled).toBe(false);
+    const recheckWhenOff = visibleMessage(await gatingCommandRun(g, 'recheck'));
+    expect(embedOf(recheckWhenOff).title).toBe('Role gating is off in this server');
+    const verifyWhenOff = visibleMessage(
+      await g.h.run('verify', { identity: 'alice.eth' }, { userId: ALICE }),
+    );
+    expect(seen(verifyWhenOff)).toContain('Role gating is not switched on in this server');
   });
 
   it('with GATING_ENABLED off, no gating command is registered and no GuildMembers intent is asked for', async () => {

@@ -24,9 +24,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import checkCredentials from '../../commands/checkCredentials.ts';
 import gatingCommand from '../../commands/gating.ts';
 import { commandsFor } from '../../commands/index.ts';
-import type { BotGating } from '../../src/bot.ts';
+import { type BotGating, startBot } from '../../src/bot.ts';
+import { loadConfig } from '../../src/config.ts';
 import { buildSiweMessage, createChallenge } from '../../src/gating/siwe.ts';
+import { createLogger } from '../../src/log.ts';
 import { openPostgresStore, openStore } from '../../src/store/index.ts';
+import { openSqliteStore } from '../../src/store/sqliteStore.ts';
+import { createWeb3BioFromConfig } from '../../src/wiring.ts';
 import { type FakeMessage, type InteractionResult, startFakeDiscord } from '../fakes/discord/server.ts';
 import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
@@ -808,4 +812,36 @@ describe('a crash mid-sync', () => {
       await rm(dataDir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('startBot with a store of the caller', () => {
+  it('uses the given store, serves the verify page, and leaves the store open on stop', async () => {
+    const discord = await startFakeDiscord();
+    const upstream = await startFakeWeb3Bio({ seed: false });
+    const store = await openSqliteStore(':memory:');
+    const config = loadConfig({
+      ...GATING_ENV,
+      DISCORD_API_URL: discord.apiUrl,
+      DISCORD_TOKEN: discord.token,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      WEB3BIO_API_URL: upstream.url,
+      LOG_LEVEL: 'silent',
+    });
+    const logger = createLogger({ level: 'silent', secrets: [] });
+    const web3bio = createWeb3BioFromConfig(config, logger);
+    try {
+      const bot = await startBot({ config, logger, web3bio, store });
+      expect(bot.gating?.store).toBe(store);
+      expect(bot.client.options.intents.has('GuildMembers')).toBe(true);
+      const health = await fetch(`${bot.gating?.verifyUrl}/healthz`);
+      expect(await health.text()).toBe('ok');
+      await bot.stop(1_000);
+      await expect(fetch(`${bot.gating?.verifyUrl}/healthz`)).rejects.toThrow();
+      expect(await store.countLinkedUsers('1')).toBe(0);
+    } finally {
+      await store.close();
+      await web3bio.close();
+      await Promise.allSettled([discord.close(), upstream.close()]);
+    }
+  });
 });

@@ -3,6 +3,7 @@
  * cache keys on), or reject it with a friendly reason before any request is made.
  */
 import { ens_normalize } from '@adraffy/ens-normalize';
+import { LRUCache } from 'lru-cache';
 import { InvalidIdentityError } from './errors.ts';
 import { BATCH_PLATFORMS, type BatchPlatform, type Platform, type PlatformSegment } from './types.ts';
 
@@ -30,6 +31,19 @@ export interface ParsedIdentity {
 }
 
 export const MAX_IDENTITY_LENGTH = 256;
+
+/**
+ * Most parses remembered. ENSIP-15 normalisation makes parsing cost ~10 µs, and it runs on every lookup,
+ * cache hits included. Only successful parses of inputs up to MAX_IDENTITY_LENGTH characters are kept,
+ * so hostile input can churn the memo but never grow it past this many small entries.
+ */
+export const PARSE_MEMO_MAX = 2_048;
+const parseMemo = new LRUCache<string, ParsedIdentity>({ max: PARSE_MEMO_MAX });
+
+/** Parses currently remembered (for tests and diagnostics). */
+export function parseMemoSize(): number {
+  return parseMemo.size;
+}
 
 /** Human-readable list of accepted inputs, for error messages. */
 export const ACCEPTED_FORMS: readonly string[] = [
@@ -163,6 +177,22 @@ interface Detected {
  * with it, what `/profile/<platform>/…` takes. Throws InvalidIdentityError with a friendly reason.
  */
 export function parseIdentity(input: string, platform?: PlatformSegment): ParsedIdentity {
+  const key = memoKey(input, platform);
+  const known = key === undefined ? undefined : parseMemo.get(key);
+  if (known !== undefined) return known;
+  const parsed = Object.freeze(parse(input, platform));
+  if (key !== undefined) parseMemo.set(key, parsed);
+  return parsed;
+}
+
+/** The memo key, or undefined for inputs not worth keeping (or that could collide: not text, odd platform). */
+function memoKey(input: string, platform: PlatformSegment | undefined): string | undefined {
+  if (typeof input !== 'string' || input.length > MAX_IDENTITY_LENGTH) return undefined;
+  if (platform === undefined) return `:${input}`;
+  return Object.hasOwn(ROUTE_KINDS, platform) ? `${platform}:${input}` : undefined;
+}
+
+function parse(input: string, platform: PlatformSegment | undefined): ParsedIdentity {
   const detected = detect(input);
   if (!platform) {
     const identity = detected.kind === 'farcaster' ? `${detected.value}.farcaster` : detected.value;

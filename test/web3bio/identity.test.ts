@@ -5,8 +5,10 @@ import {
   encodeSegment,
   friendlyEnsReason,
   MAX_IDENTITY_LENGTH,
+  PARSE_MEMO_MAX,
   parseBatchId,
   parseIdentity,
+  parseMemoSize,
 } from '../../src/web3bio/identity.ts';
 import type { PlatformSegment } from '../../src/web3bio/types.ts';
 
@@ -229,5 +231,46 @@ describe('ACCEPTED_FORMS', () => {
     for (const word of ['ENS', 'EVM', 'Solana', 'Farcaster', 'Lens', 'Basename', 'Linea']) {
       expect(all).toContain(word);
     }
+  });
+});
+
+describe('parseIdentity memo', () => {
+  it('answers a repeated input with the same frozen result', () => {
+    const first = parseIdentity('Memo.ETH');
+    expect(first).toEqual({ input: 'Memo.ETH', identity: 'memo.eth', kind: 'ens', platform: 'ens' });
+    expect(parseIdentity('Memo.ETH')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+  });
+
+  it('keeps platform routes and inputs apart', () => {
+    const universal = parseIdentity('memostani');
+    const onLens = parseIdentity('memostani', 'lens');
+    expect(universal.identity).toBe('memostani.farcaster');
+    expect(onLens).toEqual({
+      input: 'memostani',
+      identity: 'memostani.lens',
+      kind: 'lens',
+      platform: 'lens',
+    });
+    expect(parseIdentity('memostani')).toBe(universal);
+    expect(parseIdentity('memostani', 'ens').identity).toBe('memostani.eth');
+    expect(parseIdentity('MemoStani').input).toBe('MemoStani');
+    // Text that spells a memo key is still parsed as itself.
+    expect(() => parseIdentity('lens:memostani')).toThrow(InvalidIdentityError);
+  });
+
+  it('never serves a remembered answer for input that is not text', () => {
+    expect(parseIdentity('12345').kind).toBe('farcaster');
+    expect(reasonOf(() => parseIdentity(12345 as unknown as string))).toBe('it is not text');
+  });
+
+  it('stays within its bound under a flood of distinct names, invalid and padded inputs', () => {
+    for (let i = 0; i < PARSE_MEMO_MAX * 2; i++) parseIdentity(`flood${i}.eth`);
+    expect(parseMemoSize()).toBe(PARSE_MEMO_MAX);
+    const padded = `${' '.repeat(10_000)}padded.eth`;
+    expect(parseIdentity(padded).identity).toBe('padded.eth');
+    expect(parseIdentity(padded)).not.toBe(parseIdentity(padded));
+    for (let i = 0; i < 100; i++) expect(() => parseIdentity(`bad name ${i}`)).toThrow(InvalidIdentityError);
+    expect(parseMemoSize()).toBe(PARSE_MEMO_MAX);
   });
 });

@@ -163,5 +163,3 @@ if (import.meta.main) {
       process.exitCode = error instanceof ConfigError ? EXIT_CODES.invalidInput : EXIT_CODES.unexpected;
     });
 }
-
-

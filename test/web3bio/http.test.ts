@@ -6,11 +6,18 @@ import {
   NetworkError,
   NotFoundError,
   RateLimitedError,
+  SchemaError,
   TimeoutError,
   UnauthorizedError,
   UpstreamError,
 } from '../../src/web3bio/errors.ts';
-import { parseRetryAfter, safeUrl, type TransportOptions, Web3BioTransport } from '../../src/web3bio/http.ts';
+import {
+  MAX_BODY_BYTES,
+  parseRetryAfter,
+  safeUrl,
+  type TransportOptions,
+  Web3BioTransport,
+} from '../../src/web3bio/http.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 const KEY = 'k-full';
@@ -261,6 +268,108 @@ describe('timeouts and aborts', () => {
     );
     expect((error as Error).message).toBe('early');
     expect(fake.requests).toHaveLength(0);
+  });
+});
+
+describe('bodies', () => {
+  it('times out a body that stops half way', async () => {
+    const { url, server } = await scripted((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[{"identity":');
+    });
+    try {
+      const started = performance.now();
+      const error = await rejection(
+        transport({ baseUrl: url, timeoutMs: 60, retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 } }).get(
+          '/profile/stall.eth',
+          { identity: 'stall.eth' },
+        ),
+      );
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect((error as TimeoutError).timeoutMs).toBe(60);
+      // The attempt's own timer, not a coarse shared clock (undici's fast timers tick every ~0.5 s).
+      expect(performance.now() - started).toBeLessThan(400);
+    } finally {
+      await stop(server);
+    }
+  });
+
+  it('times out a body that keeps trickling past the attempt timeout', async () => {
+    const { url, server } = await scripted((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const timer = setInterval(() => res.write(' '), 15);
+      res.on('close', () => clearInterval(timer));
+    });
+    try {
+      const started = performance.now();
+      const error = await rejection(
+        transport({ baseUrl: url, timeoutMs: 80, retry: { retries: 0, baseDelayMs: 1, maxDelayMs: 1 } }).get(
+          '/profile/drip.eth',
+          { identity: 'drip.eth' },
+        ),
+      );
+      expect(error).toBeInstanceOf(TimeoutError);
+      expect(performance.now() - started).toBeLessThan(1_000);
+    } finally {
+      await stop(server);
+    }
+  });
+
+  it('refuses a body larger than MAX_BODY_BYTES without retrying', async () => {
+    let requests = 0;
+    const chunk = Buffer.alloc(1024 * 1024, 0x20);
+    const { url, server } = await scripted((_req, res) => {
+      requests++;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      for (let i = 0; i <= MAX_BODY_BYTES / chunk.length; i++) res.write(chunk);
+      res.end('[]');
+    });
+    try {
+      const error = await rejection(
+        transport({ baseUrl: url }).get('/profile/big.eth', { identity: 'big.eth' }),
+      );
+      expect(error).toBeInstanceOf(SchemaError);
+      expect((error as SchemaError).issues[0]).toContain('larger than');
+      expect(requests).toBe(1);
+    } finally {
+      await stop(server);
+    }
+  });
+
+  it("rejects with the caller's abort reason while the body is arriving", async () => {
+    const controller = new AbortController();
+    const { url, server } = await scripted((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('[', () => controller.abort(new Error('gave up mid-body')));
+    });
+    try {
+      const error = await rejection(
+        transport({ baseUrl: url }).get('/profile/mid.eth', {
+          identity: 'mid.eth',
+          signal: controller.signal,
+        }),
+      );
+      expect((error as Error).message).toBe('gave up mid-body');
+    } finally {
+      await stop(server);
+    }
+  });
+
+  it('decodes a body split across chunks, multi-byte characters included', async () => {
+    const text = JSON.stringify([{ identity: 'ünïcødé.eth', note: '🚀'.repeat(2_000) }]);
+    const bytes = Buffer.from(text, 'utf8');
+    const { url, server } = await scripted((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Split inside a multi-byte character on purpose.
+      res.write(bytes.subarray(0, 5));
+      setTimeout(() => res.end(bytes.subarray(5)), 5);
+    });
+    try {
+      const answer = await transport({ baseUrl: url }).get('/profile/x.eth', { identity: 'x.eth' });
+      expect(answer.body).toBe(text);
+    } finally {
+      await stop(server);
+    }
   });
 });
 

@@ -1,0 +1,146 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, ConfigSchema, loadConfig, rateLimitOption } from '../src/config.ts';
+import { createLogger, scrubSecrets } from '../src/log.ts';
+
+const REQUIRED = { DISCORD_TOKEN: 'token-abc', DISCORD_APPLICATION_ID: '123456789012345678' };
+const ROOT = join(import.meta.dirname, '..');
+
+function problemsOf(env: Record<string, string | undefined>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('fills every default from the required keys alone', () => {
+    const config = loadConfig(REQUIRED);
+    expect(config).toMatchObject({
+      WEB3BIO_API_URL: 'https://api.web3.bio',
+      DATA_DIR: './data',
+      GATING_ENABLED: false,
+      CACHE_TTL_DOMAIN_SECONDS: 900,
+      USER_COOLDOWN_COMMANDS: 5,
+      LOG_LEVEL: 'info',
+    });
+    expect(config.WEB3BIO_API_KEY).toBeUndefined();
+  });
+
+  it('treats blank values as unset', () => {
+    const config = loadConfig({
+      ...REQUIRED,
+      WEB3BIO_API_KEY: '  ',
+      LOG_LEVEL: '',
+      HTTP_PORT: '',
+      GATING_ENABLED: '',
+    });
+    expect(config.WEB3BIO_API_KEY).toBeUndefined();
+    expect(config.LOG_LEVEL).toBe('info');
+    expect(config.HTTP_PORT).toBe(8_080);
+    expect(config.GATING_ENABLED).toBe(false);
+  });
+
+  it('lists every bad or missing key at once, pointing at .env.example', () => {
+    const env = {
+      WEB3BIO_API_URL: 'ftp://x',
+      HTTP_PORT: 'abc',
+      GATING_ENABLED: 'true',
+      REDIS_URL: 'http://x',
+    };
+    const problems = problemsOf(env);
+    for (const key of [
+      'DISCORD_TOKEN',
+      'DISCORD_APPLICATION_ID',
+      'WEB3BIO_API_URL',
+      'HTTP_PORT',
+      'REDIS_URL',
+      'PUBLIC_URL',
+    ]) {
+      expect(problems.some((p) => p.startsWith(key))).toBe(true);
+    }
+    expect(() => loadConfig(env)).toThrow(/\.env\.example/);
+  });
+
+  it('never echoes a value in its messages', () => {
+    const problems = problemsOf({
+      DISCORD_TOKEN: 'secret-token-value',
+      DISCORD_APPLICATION_ID: 'not-a-snowflake-secret',
+    });
+    expect(problems.join('\n')).not.toMatch(/secret/);
+  });
+
+  it('reads booleans and numbers from text', () => {
+    const config = loadConfig({
+      ...REQUIRED,
+      GATING_ENABLED: 'yes',
+      PUBLIC_URL: 'https://v.example.org',
+      DEFER_AFTER_MS: '900',
+    });
+    expect(config.GATING_ENABLED).toBe(true);
+    expect(config.DEFER_AFTER_MS).toBe(900);
+    expect(problemsOf({ ...REQUIRED, DEFER_AFTER_MS: '5000' })).toHaveLength(1);
+  });
+
+  it('parses WEB3BIO_RATE_LIMIT', () => {
+    expect(rateLimitOption(undefined)).toBeUndefined();
+    expect(rateLimitOption('off')).toBeNull();
+    expect(rateLimitOption('5/10s')).toEqual({ requests: 5, intervalMs: 10_000 });
+    expect(problemsOf({ ...REQUIRED, WEB3BIO_RATE_LIMIT: '5 per minute' })).toHaveLength(1);
+  });
+
+  it('every key is documented in .env.example and the README', async () => {
+    const example = await readFile(join(ROOT, '.env.example'), 'utf8');
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    for (const key of Object.keys(ConfigSchema.shape)) {
+      expect(example).toMatch(new RegExp(`^${key}=$`, 'm'));
+      expect(
+        readme.includes(key) ||
+          readme.includes(key.replace(/_(PROFILE|CREDENTIAL|DOMAIN|AVATAR|WALLET)_/, '_*_')),
+      ).toBe(true);
+    }
+  });
+});
+
+describe('logger', () => {
+  function capture() {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    return { lines, destination };
+  }
+
+  it('scrubs configured secrets wherever they appear, and redacts known fields', async () => {
+    const { lines, destination } = capture();
+    const token = 'MTIzNDU2Nzg5.discord-token';
+    const logger = createLogger({
+      level: 'info',
+      secrets: [token, 'web3bio-key-42', undefined],
+      destination,
+    });
+    logger.info(
+      { token, nested: { apiKey: 'x' }, err: new Error(`login failed for ${token}`) },
+      `using web3bio-key-42`,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    const out = lines.join('');
+    expect(out).not.toContain(token);
+    expect(out).not.toContain('web3bio-key-42');
+    expect(out).toContain('[redacted]');
+    expect(JSON.parse(out).nested.apiKey).toBe('[redacted]');
+  });
+
+  it('scrubSecrets replaces every occurrence and ignores short strings', () => {
+    expect(scrubSecrets('a SECRET b SECRET', ['SECRET'])).toBe('a [redacted] b [redacted]');
+    expect(scrubSecrets('nothing here', ['absent'])).toBe('nothing here');
+  });
+});

@@ -1,0 +1,82 @@
+import type { CommandInteractionOption } from 'discord.js';
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { describe, expect, it } from 'vitest';
+import whois from '../../commands/whois.ts';
+import { coerceOptions, isPrivate, stringOption, withFreshness } from '../../src/discord/command.ts';
+import { Cooldown } from '../../src/discord/cooldown.ts';
+import { CUSTOM_ID_MAX, decodeCustomId, encodeCustomId } from '../../src/discord/customId.ts';
+import { readOptions } from '../../src/discord/router.ts';
+
+describe('Cooldown', () => {
+  it('allows `limit` uses per window, then says how long to wait', () => {
+    let now = 1_000;
+    const cooldown = new Cooldown({ limit: 2, windowMs: 10_000, now: () => now });
+    expect(cooldown.take('u1')).toBe(0);
+    now += 1_000;
+    expect(cooldown.take('u1')).toBe(0);
+    now += 1_000;
+    expect(cooldown.take('u1')).toBe(8_000);
+    expect(cooldown.take('u2')).toBe(0);
+    now += 8_000;
+    expect(cooldown.take('u1')).toBe(0);
+  });
+
+  it('a limit of 0 disables it', () => {
+    const cooldown = new Cooldown({ limit: 0, windowMs: 1_000 });
+    for (let i = 0; i < 100; i++) expect(cooldown.take('u')).toBe(0);
+  });
+});
+
+describe('custom ids', () => {
+  it('round-trips command, handler and args', () => {
+    const id = encodeCustomId('whois', 'select', 'ens', 'vitalik.eth');
+    expect(id).toBe('whois|select|ens|vitalik.eth');
+    expect(decodeCustomId(id ?? '')).toEqual({
+      command: 'whois',
+      handler: 'select',
+      args: ['ens', 'vitalik.eth'],
+    });
+  });
+
+  it('refuses ids over Discord’s limit instead of truncating them', () => {
+    expect(encodeCustomId('whois', 'select', '', 'a'.repeat(CUSTOM_ID_MAX))).toBeNull();
+    expect(decodeCustomId('nohandler')).toBeNull();
+  });
+});
+
+describe('options', () => {
+  it('readOptions flattens subcommands and their options', () => {
+    const data = [
+      {
+        name: 'setup',
+        type: ApplicationCommandOptionType.Subcommand,
+        options: [
+          { name: 'human-role', type: ApplicationCommandOptionType.Role, value: '42' },
+          { name: 'min-score', type: ApplicationCommandOptionType.Number, value: 20 },
+        ],
+      },
+    ] as CommandInteractionOption[];
+    expect(readOptions(data)).toEqual({ subcommand: 'setup', 'human-role': '42', 'min-score': 20 });
+  });
+
+  it('coerceOptions types preview text by the command’s own definitions', () => {
+    expect(coerceOptions(whois, { identity: 'vitalik.eth', private: 'true' })).toEqual({
+      identity: 'vitalik.eth',
+      private: true,
+    });
+    expect(() => coerceOptions(whois, { nope: 'x' })).toThrow(/no option "nope"/);
+  });
+
+  it('helpers read strings and the private flag', () => {
+    expect(stringOption({ identity: 'x' }, 'identity')).toBe('x');
+    expect(stringOption({ identity: 3 }, 'identity')).toBe('');
+    expect(isPrivate({ private: true })).toBe(true);
+    expect(isPrivate({ private: 'true' })).toBe(false);
+  });
+
+  it('withFreshness marks stale answers only', () => {
+    const render = { locale: 'en-US', nowSec: 1, ipfsGateway: 'https://ipfs.io' };
+    expect(withFreshness(render, { stale: false, fetchedAt: 5 })).toBe(render);
+    expect(withFreshness(render, { stale: true, fetchedAt: 5 }).stale).toEqual({ fetchedAt: 5 });
+  });
+});

@@ -24,3 +24,12 @@ export function finishPayload(
     allowed_mentions: { parse: [] },
   });
 }
+
+/** Freeze `value` and everything in it, so a payload shared between answers cannot be changed by one. */
+export function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const item of Object.values(value)) deepFreeze(item);
+  }
+  return value;
+}

@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import type { MessagePayload } from '../../src/render/types.ts';
-import { profilePageUrl, renderWhois } from '../../src/render/whois.ts';
+import type { MessagePayload, RenderContext } from '../../src/render/types.ts';
+import {
+  profilePageUrl,
+  renderWhois,
+  WHOIS_VARIANTS_MAX,
+  whoisVariantCount,
+} from '../../src/render/whois.ts';
 import type { Profile, ProfileLink } from '../../src/web3bio/types.ts';
-import { ctx, emptyProfile, fixture, HOSTILE, toProfile, vitalikProfiles } from './fixtures.ts';
+import { ctx, emptyProfile, fixture, HOSTILE, NOW_SEC, toProfile, vitalikProfiles } from './fixtures.ts';
 import { assertWithinDiscordLimits, visibleText } from './limits.ts';
 
 const SELECT_ID = 'whois|select|vitalik.eth';
@@ -284,5 +289,56 @@ describe('profilePageUrl', () => {
     );
     expect(profilePageUrl({ identity: 'a/b?c', platform: 'ens' })).toBe('https://web3.bio/a%2Fb%3Fc');
     expect(profilePageUrl({ identity: '', platform: 'ens' })).toBeNull();
+  });
+});
+
+describe('renderWhois memo', () => {
+  it('answers the same inputs with the same frozen payload, equal to a fresh render', () => {
+    const profiles = vitalikProfiles();
+    const first = whois(profiles, 1);
+    expect(whois(profiles, 1, ctx({ nowSec: NOW_SEC + 3_600 }))).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    expect(Object.isFrozen(mainEmbed(first).fields?.[0])).toBe(true);
+    expect(() => {
+      (first.embeds as unknown[]).push({});
+    }).toThrow(TypeError);
+    // A structurally equal copy is another array: rendered afresh, to the same message.
+    expect(whois(structuredClone(profiles), 1)).toEqual(first);
+    expect(whois(structuredClone(profiles), 1)).not.toBe(first);
+  });
+
+  it('renders anew when anything the message depends on changes', () => {
+    const profiles = vitalikProfiles();
+    const base = whois(profiles, 0);
+    const cases: [string, number, RenderContext, string][] = [
+      ['selected', 1, ctx(), SELECT_ID],
+      ['locale', 0, ctx({ locale: 'de' }), SELECT_ID],
+      ['gateway', 0, ctx({ ipfsGateway: 'https://dweb.link' }), SELECT_ID],
+      ['stale', 0, ctx({ stale: { fetchedAt: 1_700_000_000_000 } }), SELECT_ID],
+      ['custom id', 0, ctx(), 'whois|select||VITALIK.eth'],
+    ];
+    const rendered = new Map<string, MessagePayload>();
+    for (const [what, selected, context, id] of cases) {
+      const payload = renderWhois(profiles, selected, context, id);
+      expect(payload, what).not.toEqual(base);
+      expect(payload, what).toEqual(renderWhois(structuredClone(profiles), selected, context, id));
+      rendered.set(what, payload);
+    }
+    expect(field(base, 'Followers')).toBe('5,360');
+    expect(field(rendered.get('locale') as MessagePayload, 'Followers')).toBe('5.360');
+    expect(field(rendered.get('gateway') as MessagePayload, 'Content')).toContain('https://dweb.link/ipfs/');
+    expect(rendered.get('stale')?.content).toContain('<t:1700000000:R>');
+    expect(renderWhois(profiles, 0, ctx(), SELECT_ID)).toBe(base);
+  });
+
+  it('keeps at most WHOIS_VARIANTS_MAX messages per profiles array, however many ids it is asked with', () => {
+    const profiles = vitalikProfiles();
+    for (let i = 0; i < WHOIS_VARIANTS_MAX * 5; i++) {
+      const payload = renderWhois(profiles, i % 3, ctx(), `whois|select||Vitalik${i}.eth`);
+      expect(selectOptions(payload).custom_id).toBe(`whois|select||Vitalik${i}.eth`);
+      expect(whoisVariantCount(profiles)).toBeLessThanOrEqual(WHOIS_VARIANTS_MAX);
+    }
+    expect(whoisVariantCount(profiles)).toBe(WHOIS_VARIANTS_MAX);
+    expect(whoisVariantCount(structuredClone(profiles))).toBe(0);
   });
 });

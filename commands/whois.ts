@@ -9,10 +9,22 @@ import {
 import { encodeCustomId } from '../src/discord/customId.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 import { renderWhois } from '../src/render/whois.ts';
-import { PLATFORM_SEGMENTS, type PlatformSegment } from '../src/web3bio/types.ts';
+import { PLATFORM_SEGMENTS, type PlatformSegment, type Profile } from '../src/web3bio/types.ts';
 
 const isPlatform = (value: unknown): value is PlatformSegment =>
   PLATFORM_SEGMENTS.includes(value as PlatformSegment);
+
+// The same list for the same cached profile, so renderWhois can reuse the message it built for it.
+const profileLists = new WeakMap<Profile, Profile[]>();
+
+function listOf(profile: Profile): Profile[] {
+  let list = profileLists.get(profile);
+  if (!list) {
+    list = [profile];
+    profileLists.set(profile, list);
+  }
+  return list;
+}
 
 async function whoisPayload(
   identity: string,
@@ -22,7 +34,7 @@ async function whoisPayload(
 ): Promise<MessagePayload> {
   const { web3bio } = ctx.deps;
   const fetched = platform
-    ? await web3bio.getPlatformProfile(platform, identity).then((f) => ({ ...f, data: [f.data] }))
+    ? await web3bio.getPlatformProfile(platform, identity).then((f) => ({ ...f, data: listOf(f.data) }))
     : await web3bio.getProfiles(identity);
   // An identity too long for a custom id gets a menu that explains itself when used.
   const selectId = encodeCustomId('whois', 'select', platform ?? '', identity) ?? 'whois|too-long';

@@ -140,8 +140,9 @@ export class Web3BioTransport {
   async #attempt(path: string, url: string, options: GetOptions, attempt: number): Promise<HttpAnswer> {
     if (this.#closed) throw new Error('Web3.bio client closed');
     const release = await this.#slots.acquire(options.signal);
+    let finished: (() => void) | undefined;
     try {
-      await this.#limiter?.acquire(options.signal);
+      finished = await this.#limiter?.acquire(options.signal);
       const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
       const started = performance.now();
       try {
@@ -167,6 +168,7 @@ export class Web3BioTransport {
         throw new NetworkError(url, scrubError(error, this.#apiKey));
       }
     } finally {
+      finished?.();
       release();
     }
   }

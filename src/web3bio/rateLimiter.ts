@@ -9,21 +9,44 @@ export interface RateLimit {
   intervalMs: number;
 }
 
-interface Waiter {
-  resolve: () => void;
+interface Waiter<T> {
+  resolve: (value: T) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
   onAbort: () => void;
 }
 
-/** Allows at most `requests` grants in any sliding window of `intervalMs`. */
+/** Queue a waiter; it leaves the queue and rejects with the reason when `signal` aborts first. */
+function enqueue<T>(queue: Waiter<T>[], signal: AbortSignal | undefined): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const waiter: Waiter<T> = {
+      resolve,
+      reject,
+      signal,
+      onAbort: () => {
+        const index = queue.indexOf(waiter);
+        if (index !== -1) queue.splice(index, 1);
+        reject(signal?.reason);
+      },
+    };
+    signal?.addEventListener('abort', waiter.onAbort, { once: true });
+    queue.push(waiter);
+  });
+}
+
+/**
+ * Allows at most `requests` requests in any sliding window of `intervalMs`, where a request occupies
+ * its slot from when it is granted until `intervalMs` after it finished (the `done` callback). Counting
+ * from the answer rather than the send keeps the limit even when requests reach the server unevenly:
+ * the server counts a request on arrival, which is always before its answer.
+ */
 export class SlidingWindowLimiter {
   readonly #requests: number;
   readonly #intervalMs: number;
   readonly #now: () => number;
-  /** Grant times still inside the window, oldest first. */
-  readonly #grants: number[] = [];
-  readonly #queue: Waiter[] = [];
+  /** When each request still counted finished (Infinity while in flight). */
+  #finishedAt: number[] = [];
+  readonly #queue: Waiter<() => void>[] = [];
   #timer: NodeJS.Timeout | undefined;
 
   constructor(limit: RateLimit, now: () => number = Date.now) {
@@ -40,25 +63,17 @@ export class SlidingWindowLimiter {
     return this.#queue.length;
   }
 
-  /** Resolves when a request may be sent; rejects with the signal's reason if it aborts first. */
-  acquire(signal?: AbortSignal): Promise<void> {
+  /**
+   * Resolves with `done` when a request may be sent; call `done` once its answer (or failure) is in.
+   * Rejects with the signal's reason if it aborts first.
+   */
+  acquire(signal?: AbortSignal): Promise<() => void> {
     signal?.throwIfAborted();
-    if (this.#queue.length === 0 && this.#tryGrant()) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve,
-        reject,
-        signal,
-        onAbort: () => {
-          const index = this.#queue.indexOf(waiter);
-          if (index !== -1) this.#queue.splice(index, 1);
-          reject(signal?.reason);
-        },
-      };
-      signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      this.#queue.push(waiter);
-      this.#schedule();
-    });
+    const done = this.#queue.length === 0 ? this.#tryGrant() : undefined;
+    if (done) return Promise.resolve(done);
+    const waiting = enqueue(this.#queue, signal);
+    this.#schedule();
+    return waiting;
   }
 
   /** Stop the timer and reject every waiter (used on close). */
@@ -71,23 +86,35 @@ export class SlidingWindowLimiter {
     }
   }
 
-  #tryGrant(): boolean {
-    const now = this.#now();
-    while (this.#grants.length > 0 && (this.#grants[0] ?? 0) <= now - this.#intervalMs) this.#grants.shift();
-    if (this.#grants.length >= this.#requests) return false;
-    this.#grants.push(now);
-    return true;
+  #tryGrant(): (() => void) | undefined {
+    const horizon = this.#now() - this.#intervalMs;
+    this.#finishedAt = this.#finishedAt.filter((t) => t > horizon);
+    if (this.#finishedAt.length >= this.#requests) return undefined;
+    this.#finishedAt.push(Number.POSITIVE_INFINITY);
+    let finished = false;
+    return () => {
+      if (finished) return;
+      finished = true;
+      // In-flight markers are all alike and pruning moves them: finishing any one of them is exact.
+      const slot = this.#finishedAt.indexOf(Number.POSITIVE_INFINITY);
+      if (slot !== -1) this.#finishedAt[slot] = this.#now();
+      this.#schedule();
+    };
   }
 
   #schedule(): void {
     if (this.#timer !== undefined) return;
-    while (this.#queue.length > 0 && this.#tryGrant()) {
+    while (this.#queue.length > 0) {
+      const done = this.#tryGrant();
+      if (!done) break;
       const waiter = this.#queue.shift();
       waiter?.signal?.removeEventListener('abort', waiter.onAbort);
-      waiter?.resolve();
+      waiter?.resolve(done);
     }
     if (this.#queue.length === 0) return;
-    const oldest = this.#grants[0] ?? this.#now();
+    // Wait for the oldest finished request to leave the window; with every slot in flight, `done` wakes us.
+    const oldest = Math.min(...this.#finishedAt);
+    if (oldest === Number.POSITIVE_INFINITY) return;
     const wait = Math.max(1, oldest + this.#intervalMs - this.#now());
     this.#timer = setTimeout(() => {
       this.#timer = undefined;
@@ -102,7 +129,7 @@ export class SlidingWindowLimiter {
 export class ConcurrencyLimit {
   readonly #max: number;
   #active = 0;
-  readonly #queue: Waiter[] = [];
+  readonly #queue: Waiter<() => void>[] = [];
 
   constructor(max: number) {
     if (!(max >= 1)) throw new RangeError('concurrency needs to be at least 1');
@@ -120,20 +147,7 @@ export class ConcurrencyLimit {
       this.#active++;
       return Promise.resolve(this.#releaser());
     }
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        resolve: () => resolve(this.#releaser()),
-        reject,
-        signal,
-        onAbort: () => {
-          const index = this.#queue.indexOf(waiter);
-          if (index !== -1) this.#queue.splice(index, 1);
-          reject(signal?.reason);
-        },
-      };
-      signal?.addEventListener('abort', waiter.onAbort, { once: true });
-      this.#queue.push(waiter);
-    });
+    return enqueue(this.#queue, signal);
   }
 
   #releaser(): () => void {
@@ -145,7 +159,7 @@ export class ConcurrencyLimit {
       if (next) {
         // The slot passes straight to the next waiter, so `active` stays the same.
         next.signal?.removeEventListener('abort', next.onAbort);
-        next.resolve();
+        next.resolve(this.#releaser());
       } else {
         this.#active--;
       }

@@ -8,7 +8,10 @@ describe('SlidingWindowLimiter', () => {
     const grantedAt: number[] = [];
     await Promise.all(
       Array.from({ length: 7 }, () =>
-        limiter.acquire().then(() => grantedAt.push(performance.now() - start)),
+        limiter.acquire().then((done) => {
+          grantedAt.push(performance.now() - start);
+          done();
+        }),
       ),
     );
     grantedAt.sort((a, b) => a - b);
@@ -23,15 +26,23 @@ describe('SlidingWindowLimiter', () => {
   it('serves waiters first come, first served', async () => {
     const limiter = new SlidingWindowLimiter({ requests: 1, intervalMs: 10 });
     const order: number[] = [];
-    await Promise.all([0, 1, 2, 3].map((n) => limiter.acquire().then(() => order.push(n))));
+    await Promise.all(
+      [0, 1, 2, 3].map((n) =>
+        limiter.acquire().then((done) => {
+          order.push(n);
+          done();
+        }),
+      ),
+    );
     expect(order).toEqual([0, 1, 2, 3]);
   });
 
   it('grants a new burst once the window has passed', async () => {
     const limiter = new SlidingWindowLimiter({ requests: 2, intervalMs: 40 });
-    await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire()]);
+    const finish = (done: () => void) => done();
+    await Promise.all([limiter.acquire(), limiter.acquire(), limiter.acquire()].map((p) => p.then(finish)));
     const start = performance.now();
-    await Promise.all([limiter.acquire(), limiter.acquire()]);
+    await Promise.all([limiter.acquire(), limiter.acquire()].map((p) => p.then(finish)));
     // The third grant opened a window; the next two share the slot freed by the first two.
     expect(performance.now() - start).toBeLessThan(200);
     expect(limiter.pending).toBe(0);
@@ -51,6 +62,47 @@ describe('SlidingWindowLimiter', () => {
     const limiter = new SlidingWindowLimiter({ requests: 1, intervalMs: 10_000 });
     await limiter.acquire();
     const waiting = limiter.acquire();
+    limiter.close(new Error('closed'));
+    await expect(waiting).rejects.toThrow('closed');
+  });
+
+  it('keeps a slot until the window has passed after the request finished, not after it was sent', async () => {
+    let now = 0;
+    const limiter = new SlidingWindowLimiter({ requests: 1, intervalMs: 100 }, () => now);
+    const first = await limiter.acquire();
+    let secondGranted = false;
+    const second = limiter.acquire().then((done) => {
+      secondGranted = true;
+      return done;
+    });
+    // The first request is slow: 250 ms in flight, longer than the window.
+    now = 250;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(secondGranted).toBe(false);
+    first();
+    now = 349;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(secondGranted).toBe(false);
+    now = 351;
+    (await second)();
+    expect(secondGranted).toBe(true);
+  });
+
+  it('finishing a request twice frees only one slot', async () => {
+    let now = 0;
+    const limiter = new SlidingWindowLimiter({ requests: 2, intervalMs: 100 }, () => now);
+    const a = await limiter.acquire();
+    await limiter.acquire();
+    a();
+    a();
+    now = 101;
+    await limiter.acquire();
+    let third = false;
+    const waiting = limiter.acquire().then(() => {
+      third = true;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(third).toBe(false);
     limiter.close(new Error('closed'));
     await expect(waiting).rejects.toThrow('closed');
   });

@@ -6,5 +6,7 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // The JSON report lets CI print a plain "N passed, N failed" closing line.
+    reporters: ['default', ['json', { outputFile: '.cache/vitest-report.json' }]],
   },
 });

@@ -23,6 +23,7 @@ import type { GatingStore } from '../src/store/types.ts';
 import { Web3BioClient } from '../src/web3bio/client.ts';
 import type { TransportLogger } from '../src/web3bio/http.ts';
 import { type FakeDiscord, startFakeDiscord } from '../test/fakes/discord/server.ts';
+import { gatingCredentials } from '../test/fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 import { type BenchTable, formatNumber, formatRatio, machineLine, renderTable, verdict } from './stats.ts';
 
@@ -75,23 +76,6 @@ function planMembers(count: number, changeRatio: number): Plan[] {
       holdsRole: !changes || !add,
     };
   });
-}
-
-function credentials(identity: string, human: boolean) {
-  const humanCredential = {
-    id: `ens,${identity}`,
-    platform: 'dentity',
-    category: 'isHuman',
-    credentialSource: 'dentity',
-    type: 'boolean',
-    value: 'true',
-    label: 'Dentity Humanity Verified',
-    description: 'Personhood Verified by Dentity',
-    link: null,
-    updatedAt: 1_762_956_888,
-    expiredAt: null,
-  };
-  return { isHuman: human ? [humanCredential] : [], isRisky: [], isSpam: [] };
 }
 
 /** Counts the answers the client's transport logs (one debug line per attempt, with its status). */
@@ -187,7 +171,7 @@ async function runOnce(opts: GatingBenchOptions, clientRps: number): Promise<Row
         { id: plan.userId, username: `bench${i}` },
         { roles: plan.holdsRole ? [human.id] : [] },
       );
-      upstream.world.setCredentials(plan.identity, credentials(plan.identity, plan.human));
+      upstream.world.setCredentials(plan.identity, gatingCredentials(plan.identity, { human: plan.human }));
     }
     store = await openSqliteStore(join(dataDir, 'bench.sqlite'));
     await seedStore(store, guild.id, human.id, plans);

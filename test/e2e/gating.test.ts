@@ -32,6 +32,7 @@ import { openPostgresStore, openStore } from '../../src/store/index.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import { createWeb3BioFromConfig } from '../../src/wiring.ts';
 import { type FakeMessage, type InteractionResult, startFakeDiscord } from '../fakes/discord/server.ts';
+import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
 import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
 import {
@@ -105,36 +106,6 @@ async function startGating(options: HarnessOptions = {}): Promise<GatingHarness>
   return current;
 }
 
-let addressSeed = 0x1000;
-function nextAddress(): string {
-  addressSeed += 1;
-  return `0x${addressSeed.toString(16).padStart(40, '0')}`;
-}
-
-function credentialsOf(identity: string, human: boolean) {
-  return {
-    isHuman: human
-      ? [
-          {
-            id: `ens,${identity}`,
-            platform: 'dentity',
-            category: 'isHuman',
-            credentialSource: 'dentity',
-            type: 'boolean',
-            value: 'true',
-            label: 'Dentity Humanity Verified',
-            description: 'Personhood Verified by Dentity',
-            link: null,
-            updatedAt: 1_762_956_888,
-            expiredAt: null,
-          },
-        ]
-      : [],
-    isRisky: [],
-    isSpam: [],
-  };
-}
-
 /** An ENS identity on the stand-in Web3.bio, with a `discord` link when `discordHandle` is given. */
 function addIdentity(
   g: GatingHarness,
@@ -142,22 +113,8 @@ function addIdentity(
   opts: { discordHandle?: string; address?: string; human?: boolean } = {},
 ): string {
   const address = opts.address ?? nextAddress();
-  g.h.upstream.world.addProfile({
-    address,
-    identity: name,
-    platform: 'ens',
-    displayName: name,
-    avatar: null,
-    description: null,
-    status: null,
-    email: null,
-    location: null,
-    header: null,
-    contenthash: null,
-    links: opts.discordHandle ? { discord: { link: '', handle: opts.discordHandle, sources: ['ens'] } } : {},
-    social: {},
-  });
-  g.h.upstream.world.setCredentials(name, credentialsOf(name, opts.human ?? true));
+  g.h.upstream.world.addProfile(ensProfile(name, address, opts.discordHandle));
+  g.h.upstream.world.setCredentials(name, gatingCredentials(name, opts));
   return address;
 }
 
@@ -401,7 +358,7 @@ describe('roles follow members and credentials', () => {
     await setup(g);
     addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
     await verifyByRecord(g);
-    g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', false));
+    g.h.upstream.world.setCredentials('alice.eth', gatingCredentials('alice.eth', { human: false }));
 
     const result = await gatingCommandRun(g, 'recheck', [
       option(ApplicationCommandOptionType.User, 'member', ALICE),
@@ -422,7 +379,7 @@ describe('roles follow members and credentials', () => {
     await setup(g);
     addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
     await verifyByRecord(g);
-    g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', false));
+    g.h.upstream.world.setCredentials('alice.eth', gatingCredentials('alice.eth', { human: false }));
     g.h.upstream.addFault({ action: { kind: 'status', status: 503 } });
 
     const result = await gatingCommandRun(g, 'recheck');
@@ -595,7 +552,7 @@ describe('moderator tools', () => {
     );
     expect(embedOf(bobMenu).title).toBe('🔒 Manage Roles needed');
 
-    g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', false));
+    g.h.upstream.world.setCredentials('alice.eth', gatingCredentials('alice.eth', { human: false }));
     const preview = seen(visibleMessage(await gatingCommandRun(g, 'preview')));
     expect(preview).toContain('Linked members: 1');
     expect(preview).toContain('Would add: 0 · would remove: 1');
@@ -603,7 +560,7 @@ describe('moderator tools', () => {
     expect(preview).toContain('Nothing was changed.');
     await g.gating.service.idle(g.guildId);
     expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
-    g.h.upstream.world.setCredentials('alice.eth', credentialsOf('alice.eth', true));
+    g.h.upstream.world.setCredentials('alice.eth', gatingCredentials('alice.eth'));
 
     const status = seen(visibleMessage(await gatingCommandRun(g, 'status')));
     expect(status).toContain('Everything the bot needs is in place.');
@@ -712,7 +669,7 @@ describe('a crash mid-sync', () => {
       const members = Array.from({ length: MEMBERS }, (_, i) => {
         const id = `40000000000000${String(i).padStart(4, '0')}`;
         discord.addMember(guild.id, { id, username: `crash${i}` });
-        upstream.world.setCredentials(`crash${i}.eth`, credentialsOf(`crash${i}.eth`, true));
+        upstream.world.setCredentials(`crash${i}.eth`, gatingCredentials(`crash${i}.eth`));
         return id;
       });
       // Seed what earlier verifications left: settings and signature-proven links, never synced.

@@ -4,6 +4,7 @@ import type { GatingService } from '../../src/gating/service.ts';
 import { buildSiweMessage, verifyChallenge } from '../../src/gating/siwe.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import type { FakeGuild } from '../fakes/discord/server.ts';
+import { gatingCredentials } from '../fakes/web3bio/builders.ts';
 import {
   addEnsIdentity,
   addGuild,
@@ -81,6 +82,31 @@ async function verifiedMember(username: string) {
   expect(result.kind).toBe('linked');
   await service.idle(guild.id);
   expect(memberRoles(fakes, guild, userId)).toContain(human);
+  return { userId, identity };
+}
+
+/** A member whose record link to a fresh identity is stored as if proven earlier: no role change yet. */
+async function linkedMember(
+  username: string,
+  opts: { store?: GatingStore; human?: boolean; roles?: string[] } = {},
+) {
+  const identity = addEnsIdentity(fakes, uniqueName(username), {
+    discordHandle: username,
+    human: opts.human,
+  });
+  const userId = await addMember(fakes, guild, username, opts.roles);
+  await (opts.store ?? store).saveLink(
+    {
+      guildId: guild.id,
+      userId,
+      identity: identity.name,
+      platform: 'ens',
+      address: identity.address,
+      proofMethod: 'record',
+      provenAt: Date.now(),
+    },
+    'seeded',
+  );
   return { userId, identity };
 }
 
@@ -279,11 +305,10 @@ describe('re-checks', () => {
   it('changes nothing on a stale answer served during an outage', async () => {
     await setUp();
     const { userId, identity } = await verifiedMember('kim');
-    fakes.web3.world.setCredentials(identity.name, {
-      isHuman: [],
-      isRisky: [],
-      isSpam: [spamFlag(identity.name)],
-    });
+    fakes.web3.world.setCredentials(
+      identity.name,
+      gatingCredentials(identity.name, { human: false, spam: true }),
+    );
     await fakes.web3bio.getCredentials(identity.name, { fresh: true });
     fakes.web3.addFault({ match: '/credential', action: { kind: 'status', status: 503 } });
     try {
@@ -298,20 +323,7 @@ describe('re-checks', () => {
 
   it('removes nothing when a never-cached lookup fails', async () => {
     await setUp();
-    const identity = addEnsIdentity(fakes, uniqueName('lou'), { discordHandle: 'lou', human: false });
-    const userId = await addMember(fakes, guild, 'lou', [human]);
-    await store.saveLink(
-      {
-        guildId: guild.id,
-        userId,
-        identity: identity.name,
-        platform: 'ens',
-        address: identity.address,
-        proofMethod: 'record',
-        provenAt: Date.now(),
-      },
-      'seeded',
-    );
+    const { userId } = await linkedMember('lou', { human: false, roles: [human] });
     fakes.web3.addFault({ match: '/credential', action: { kind: 'status', status: 500 } });
     try {
       const result = await service.recheckGuild(guild.id);
@@ -462,20 +474,7 @@ describe('role edits Discord refuses or slows down', () => {
     await setUp({ logChannelId: null });
     const members: string[] = [];
     for (const name of ['tara', 'uma', 'vic', 'wes', 'xia']) {
-      const identity = addEnsIdentity(fakes, uniqueName(name), { discordHandle: name });
-      const userId = await addMember(fakes, guild, name);
-      await store.saveLink(
-        {
-          guildId: guild.id,
-          userId,
-          identity: identity.name,
-          platform: 'ens',
-          address: identity.address,
-          proofMethod: 'record',
-          provenAt: Date.now(),
-        },
-        'seeded',
-      );
+      const { userId } = await linkedMember(name);
       members.push(userId);
     }
     fakes.discord.limitRoleEdits(guild.id, 2);
@@ -532,20 +531,7 @@ describe('resuming after a stop or a crash', () => {
     const members: string[] = [];
     for (let i = 0; i < 6; i += 1) {
       const name = `res${i}`;
-      const identity = addEnsIdentity(fakes, uniqueName(name), { discordHandle: name });
-      const userId = await addMember(fakes, guild, name);
-      await leaseStore.saveLink(
-        {
-          guildId: guild.id,
-          userId,
-          identity: identity.name,
-          platform: 'ens',
-          address: identity.address,
-          proofMethod: 'record',
-          provenAt: Date.now(),
-        },
-        'seeded',
-      );
+      const { userId } = await linkedMember(name, { store: leaseStore });
       members.push(userId);
     }
     fakes.discord.limitRoleEdits(guild.id, 2);
@@ -613,26 +599,12 @@ describe('setup', () => {
   });
 
   it('saves the rules with an audit event and re-checks every linked member with fresh lookups', async () => {
-    const identity = addEnsIdentity(fakes, uniqueName('yara'), { discordHandle: 'yara' });
-    const userId = await addMember(fakes, guild, 'yara');
-    await store.saveLink(
-      {
-        guildId: guild.id,
-        userId,
-        identity: identity.name,
-        platform: 'ens',
-        address: identity.address,
-        proofMethod: 'record',
-        provenAt: Date.now(),
-      },
-      'seeded',
-    );
+    const { userId, identity } = await linkedMember('yara');
     await fakes.web3bio.getCredentials(identity.name);
-    fakes.web3.world.setCredentials(identity.name, {
-      isHuman: [],
-      isRisky: [],
-      isSpam: [{ ...spamFlag(identity.name) }],
-    });
+    fakes.web3.world.setCredentials(
+      identity.name,
+      gatingCredentials(identity.name, { human: false, spam: true }),
+    );
 
     const { settings } = await setUp();
     expect(settings).toMatchObject({
@@ -663,22 +635,6 @@ describe('setup', () => {
   });
 });
 
-function spamFlag(identity: string) {
-  return {
-    id: `ens,${identity}`,
-    platform: 'farcaster',
-    category: 'isSpam',
-    credentialSource: 'warpcast',
-    type: 'boolean',
-    value: 'true',
-    label: 'Warpcast spam',
-    description: '',
-    link: null,
-    updatedAt: 1_762_956_888,
-    expiredAt: null,
-  };
-}
-
 describe('members and links', () => {
   it('a linked member who rejoins gets the role back on join', async () => {
     await setUp();
@@ -706,11 +662,10 @@ describe('members and links', () => {
 
   it('unverify removes the link and the human role, but a spam flag stays', async () => {
     await setUp();
-    const identity = addEnsIdentity(fakes, uniqueName('amy'), { discordHandle: 'amy' });
-    fakes.web3.world.setCredentials(identity.name, {
-      isHuman: [],
-      isRisky: [],
-      isSpam: [spamFlag(identity.name)],
+    const identity = addEnsIdentity(fakes, uniqueName('amy'), {
+      discordHandle: 'amy',
+      human: false,
+      spam: true,
     });
     const userId = await addMember(fakes, guild, 'amy', [human]);
     await service.verify(guild.id, { id: userId, username: 'amy' }, identity.name);

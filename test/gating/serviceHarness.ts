@@ -11,6 +11,7 @@ import type { GatingStore, StoreOptions } from '../../src/store/types.ts';
 import { Web3BioClient } from '../../src/web3bio/client.ts';
 import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
 import { nextSnowflake } from '../fakes/discord/snowflake.ts';
+import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 export const PUBLIC_URL = 'https://bot.example.org';
@@ -86,45 +87,6 @@ export async function addMember(fakes: Fakes, guild: FakeGuild, username: string
   return id;
 }
 
-let addressSeed = 1;
-/** A fresh, unique EVM address. */
-export function nextAddress(): string {
-  addressSeed += 1;
-  return `0x${addressSeed.toString(16).padStart(40, '0')}`;
-}
-
-export function humanCredential(identity: string, label = 'Dentity Humanity Verified') {
-  return {
-    id: `ens,${identity}`,
-    platform: 'dentity',
-    category: 'isHuman',
-    credentialSource: 'dentity',
-    type: 'boolean',
-    value: 'true',
-    label,
-    description: 'Personhood Verified',
-    link: null,
-    updatedAt: 1_762_956_888,
-    expiredAt: null,
-  };
-}
-
-export function spamCredential(identity: string) {
-  return {
-    id: `farcaster,${identity}`,
-    platform: 'farcaster',
-    category: 'isSpam',
-    credentialSource: 'warpcast',
-    type: 'score',
-    value: '0',
-    label: 'Farcaster spam label',
-    description: 'Spam label',
-    link: null,
-    updatedAt: 1_762_956_888,
-    expiredAt: null,
-  };
-}
-
 /** Adds an ENS profile (with a `discord` link when `discordHandle` is given) and its credentials. */
 export function addEnsIdentity(
   fakes: Fakes,
@@ -132,26 +94,8 @@ export function addEnsIdentity(
   opts: { discordHandle?: string; address?: string; human?: boolean; spam?: boolean } = {},
 ): { name: string; address: string } {
   const address = opts.address ?? nextAddress();
-  fakes.web3.world.addProfile({
-    address,
-    identity: name,
-    platform: 'ens',
-    displayName: name,
-    avatar: null,
-    description: null,
-    status: null,
-    email: null,
-    location: null,
-    header: null,
-    contenthash: null,
-    links: opts.discordHandle ? { discord: { link: '', handle: opts.discordHandle, sources: ['ens'] } } : {},
-    social: {},
-  });
-  fakes.web3.world.setCredentials(name, {
-    isHuman: opts.human === false ? [] : [humanCredential(name)],
-    isRisky: [],
-    isSpam: opts.spam ? [spamCredential(name)] : [],
-  });
+  fakes.web3.world.addProfile(ensProfile(name, address, opts.discordHandle));
+  fakes.web3.world.setCredentials(name, gatingCredentials(name, opts));
   return { name, address };
 }
 

@@ -1,14 +1,32 @@
 /**
- * Regenerate the README screenshots: `node scripts/screenshots.ts`. Runs `npm run preview`'s code against
- * the stand-in Web3.bio (in-process), writes each page with offline images, and photographs the message
- * with Debian's Chromium into docs/screenshots/. Needs /usr/bin/chromium; uses no network.
+ * Regenerate the README screenshots: `node scripts/screenshots.ts [--only lookup|gating]`. Runs
+ * `npm run preview`'s code against the stand-in Web3.bio (in-process), writes each page with offline
+ * images, and photographs the message with Debian's Chromium into docs/screenshots/. The role-gating
+ * shots render hand-built domain objects through the gating renderers and the signing page. Needs
+ * /usr/bin/chromium; uses no network.
  */
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { chromium } from 'playwright-core';
+import { parseArgs } from 'node:util';
+import { MessageFlags } from 'discord-api-types/v10';
+import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { runPreview } from '../src/cli/preview.ts';
+import { type PreviewMessage, previewPage } from '../src/cli/previewHtml.ts';
+import { roleProblems } from '../src/gating/hierarchy.ts';
+import { diffRoles, evaluateRules, type GatingRules } from '../src/gating/rules.ts';
+import type { GuildStatus, MemberReport } from '../src/gating/service.ts';
+import { renderVerifyPage } from '../src/gating/verifyPage.ts';
+import {
+  type GuildNames,
+  renderMemberReport,
+  renderStatus,
+  renderVerifyResult,
+} from '../src/render/gating.ts';
+import type { MessagePayload, RenderContext } from '../src/render/types.ts';
+import type { GuildSettings, LinkRecord, NonceRecord } from '../src/store/types.ts';
+import type { CredentialSet } from '../src/web3bio/types.ts';
 import { startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 
 /** Each README image: its file name and the preview command line that makes it. */
@@ -21,6 +39,9 @@ export const SCREENSHOTS = [
   { name: 'error-invalid-identity', args: ['whois', 'identity=../../x'] },
 ] as const;
 
+const GROUPS = ['lookup', 'gating'] as const;
+type Group = (typeof GROUPS)[number];
+
 const OUT_DIR = join(import.meta.dirname, '..', 'docs', 'screenshots');
 const CHROMIUM_ARGS = [
   '--no-sandbox',
@@ -32,23 +53,225 @@ const CHROMIUM_ARGS = [
   '--disable-quic',
 ];
 
-async function main(): Promise<void> {
-  // Dates in the images should not depend on where they were taken.
-  process.env.TZ = 'UTC';
-  await mkdir(OUT_DIR, { recursive: true });
-  const work = await mkdtemp(join(tmpdir(), 'preview-shots-'));
+// The gating shots are built by hand, so they can be pinned to one moment: regenerating them changes no pixel.
+const GATING_NOW_MS = Date.UTC(2026, 10, 22, 14, 5);
+const MINUTE_MS = 60_000;
+const HOUR_MS = 60 * MINUTE_MS;
+const DAY_MS = 24 * HOUR_MS;
+const RENDER: RenderContext = {
+  locale: 'en-US',
+  nowSec: GATING_NOW_MS / 1000,
+  ipfsGateway: 'https://ipfs.io',
+};
+
+const GUILD_ID = '1187654321098765432';
+const MEMBER_ID = '283746529183746528';
+const VITALIK = { identity: 'vitalik.eth', address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045' };
+const NONCE = '9f4c2b7e1a6d48c3b05e7f21d9a8c634';
+const ROLES = {
+  human: { id: '1187654321098765501', name: 'Verified Human', position: 9 },
+  spam: { id: '1187654321098765502', name: 'Spam Flagged', position: 3 },
+  risky: { id: '1187654321098765503', name: 'Risky Wallet', position: 2 },
+  bot: { id: '1187654321098765504', name: 'Web3.bio Bot', position: 8 },
+};
+const LOG_CHANNEL = { id: '1187654321098765601', name: 'gating-log' };
+const NAMES: GuildNames = {
+  roles: new Map(Object.values(ROLES).map((role) => [role.id, role.name])),
+  channels: new Map([[LOG_CHANNEL.id, LOG_CHANNEL.name]]),
+  users: new Map([[MEMBER_ID, 'vitalik']]),
+};
+const RULES: GatingRules = {
+  humanRoleId: ROLES.human.id,
+  spamRoleId: ROLES.spam.id,
+  riskyRoleId: ROLES.risky.id,
+  minScore: null,
+  spamRemovesHuman: true,
+};
+const SETTINGS: GuildSettings = {
+  guildId: GUILD_ID,
+  enabled: true,
+  ...RULES,
+  logChannelId: LOG_CHANNEL.id,
+  lastFullSyncAt: GATING_NOW_MS - 6 * HOUR_MS,
+  updatedAt: GATING_NOW_MS - 14 * DAY_MS,
+};
+const CREDENTIALS: CredentialSet = {
+  isHuman: [
+    {
+      id: `ens,${VITALIK.identity}`,
+      platform: 'dentity',
+      category: 'isHuman',
+      source: 'dentity',
+      type: 'boolean',
+      value: 'true',
+      label: 'Dentity Humanity Verified',
+      description: 'Personhood Verified by Dentity',
+      link: null,
+      updatedAt: Math.floor((GATING_NOW_MS - 40 * DAY_MS) / 1000),
+      expiredAt: null,
+    },
+  ],
+  isRisky: [],
+  isSpam: [],
+};
+
+/** A gating message: the reply it photographs and the slash command shown above it. */
+interface GatingMessageShot {
+  name: string;
+  command: string;
+  render: () => MessagePayload;
+}
+
+/** The role-gating images made from bot messages; the signing page is `verify-page`. */
+export const GATING_SCREENSHOTS: readonly GatingMessageShot[] = [
+  {
+    name: 'verify-reply',
+    command: '/verify',
+    render: () =>
+      renderVerifyResult(
+        {
+          kind: 'challenge',
+          url: `https://bot.example.org/verify/${NONCE}`,
+          expiresAt: GATING_NOW_MS + 10 * MINUTE_MS,
+          address: VITALIK.address,
+        },
+        VITALIK.identity,
+        NAMES,
+        RENDER,
+      ),
+  },
+  {
+    name: 'gating-check',
+    command: '/gating check',
+    render: () => renderMemberReport(memberReport(), NAMES, RENDER),
+  },
+  {
+    name: 'gating-status',
+    command: '/gating status',
+    render: () => renderStatus(guildStatus(), NAMES, RENDER),
+  },
+];
+
+/** vitalik.eth proven by signature, its isHuman credential earning the human role it does not hold yet. */
+function memberReport(): MemberReport {
+  const link: LinkRecord = {
+    guildId: GUILD_ID,
+    userId: MEMBER_ID,
+    identity: VITALIK.identity,
+    platform: 'ens',
+    address: VITALIK.address,
+    proofMethod: 'signature',
+    provenAt: GATING_NOW_MS - 3 * DAY_MS,
+    lastCheckAt: GATING_NOW_MS - 2 * HOUR_MS,
+    lastCheckOk: true,
+    lastResult: CREDENTIALS,
+  };
+  const evidence = [{ identity: VITALIK.identity, credentials: CREDENTIALS }];
+  const decisions = evaluateRules(RULES, evidence, RENDER.nowSec);
+  const currentRoleIds: string[] = [];
+  return {
+    userId: MEMBER_ID,
+    links: [link],
+    evidence,
+    decisions,
+    currentRoleIds,
+    diff: diffRoles(decisions, new Set(currentRoleIds)),
+  };
+}
+
+/** Everything in place except one role sitting above the bot's own. */
+function guildStatus(): GuildStatus {
+  const { bot, ...gated } = ROLES;
+  const problems = roleProblems({
+    guildId: GUILD_ID,
+    roleIds: Object.values(gated).map((role) => role.id),
+    roles: new Map(Object.values(ROLES).map((role) => [role.id, { ...role, managed: false }])),
+    botHighestPosition: bot.position,
+    botCanManageRoles: true,
+  });
+  return {
+    enabled: true,
+    settings: SETTINGS,
+    manageRoles: true,
+    guildMembersIntent: true,
+    problems,
+    lastFullSyncAt: SETTINGS.lastFullSyncAt,
+    queueLength: 0,
+    linkedMembers: 1284,
+  };
+}
+
+/** The nonce a `/verify` for vitalik.eth stores, as the signing page receives it. */
+function verifyRecord(): NonceRecord {
+  return {
+    nonce: NONCE,
+    guildId: GUILD_ID,
+    userId: MEMBER_ID,
+    identity: VITALIK.identity,
+    address: VITALIK.address,
+    expiresAt: GATING_NOW_MS + 10 * MINUTE_MS,
+    usedAt: null,
+  };
+}
+
+/** Which groups the command line asks for: both by default, one with `--only lookup|gating`. */
+function selectedGroups(argv: readonly string[]): Group[] {
+  const { values } = parseArgs({ args: [...argv], options: { only: { type: 'string' } }, strict: true });
+  if (values.only === undefined) return [...GROUPS];
+  const only = GROUPS.find((group) => group === values.only);
+  if (!only) throw new Error(`--only takes ${GROUPS.join(' or ')}, got "${values.only}"`);
+  return [only];
+}
+
+/** A browser context whose pages must be complete offline: any request that leaves them is refused and noted. */
+async function offlineContext(
+  browser: Browser,
+  viewport: { width: number; height: number },
+  leaks: string[],
+): Promise<BrowserContext> {
+  const context = await browser.newContext({
+    viewport,
+    deviceScaleFactor: 1,
+    locale: 'en-US',
+    timezoneId: 'UTC',
+  });
+  await context.route('**/*', (route) => {
+    const url = route.request().url();
+    if (url.startsWith('file:') || url.startsWith('data:')) return route.continue();
+    leaks.push(url);
+    return route.abort();
+  });
+  return context;
+}
+
+/** Opens `html`, lets `shoot` photograph it, and fails on any script error or console error. */
+async function photograph(
+  context: BrowserContext,
+  name: string,
+  html: string,
+  shoot: (page: Page) => Promise<void>,
+): Promise<void> {
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('pageerror', (error) => problems.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') problems.push(message.text());
+  });
+  await page.goto(pathToFileURL(html).href);
+  await shoot(page);
+  await page.close();
+  if (problems.length > 0) throw new Error(`${name}: page errors:\n${problems.join('\n')}`);
+}
+
+async function shootMessage(page: Page, file: string): Promise<void> {
+  await page.waitForFunction(() => customElements.get('discord-message') !== undefined);
+  await page.evaluate(() => document.fonts.ready.then(() => undefined));
+  await page.locator('discord-messages').screenshot({ path: file, animations: 'disabled' });
+}
+
+async function lookupShots(context: BrowserContext, work: string): Promise<void> {
   const fake = await startFakeWeb3Bio();
-  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
   try {
-    const context = await browser.newContext({ viewport: { width: 800, height: 600 }, deviceScaleFactor: 1 });
-    // The pages must be complete offline: any request that leaves them is refused and reported.
-    const leaks: string[] = [];
-    await context.route('**/*', (route) => {
-      const url = route.request().url();
-      if (url.startsWith('file:') || url.startsWith('data:')) return route.continue();
-      leaks.push(url);
-      return route.abort();
-    });
     const env = { WEB3BIO_API_URL: fake.url, WEB3BIO_RATE_LIMIT: 'off' };
     for (const shot of SCREENSHOTS) {
       const html = join(work, `${shot.name}.html`);
@@ -58,27 +281,64 @@ async function main(): Promise<void> {
         err: (text) => errors.push(text),
       });
       if (code !== 0) throw new Error(`preview ${shot.args.join(' ')} exited ${code}: ${errors.join('\n')}`);
-      const page = await context.newPage();
-      const problems: string[] = [];
-      page.on('pageerror', (error) => problems.push(error.message));
-      page.on('console', (message) => {
-        if (message.type() === 'error') problems.push(message.text());
-      });
-      await page.goto(pathToFileURL(html).href);
-      await page.waitForFunction(() => customElements.get('discord-message') !== undefined);
-      await page.evaluate(() => document.fonts.ready.then(() => undefined));
-      const file = join(OUT_DIR, `${shot.name}.png`);
-      await page.locator('discord-messages').screenshot({ path: file, animations: 'disabled' });
-      await page.close();
-      if (problems.length > 0) throw new Error(`${shot.name}: page errors:\n${problems.join('\n')}`);
+      await photograph(context, shot.name, html, (page) =>
+        shootMessage(page, join(OUT_DIR, `${shot.name}.png`)),
+      );
       console.log(`docs/screenshots/${shot.name}.png  (${shot.args.join(' ')})`);
+    }
+  } finally {
+    await fake.close();
+  }
+}
+
+async function gatingShots(messages: BrowserContext, pages: BrowserContext, work: string): Promise<void> {
+  const verifyHtml = join(work, 'verify-page.html');
+  await writeFile(verifyHtml, renderVerifyPage({ kind: 'ready', record: verifyRecord() }, 'screenshot'));
+  await photograph(pages, 'verify-page', verifyHtml, async (page) => {
+    // The signing script reveals the button once it runs; wait for that, as a member's browser would show it.
+    await page.locator('#sign').waitFor({ state: 'visible' });
+    await page.screenshot({ path: join(OUT_DIR, 'verify-page.png'), fullPage: true, animations: 'disabled' });
+  });
+  console.log('docs/screenshots/verify-page.png  (signing page, ready)');
+
+  for (const shot of GATING_SCREENSHOTS) {
+    // Every gating answer is ephemeral, as the commands send it.
+    const message: PreviewMessage = { ...shot.render(), flags: MessageFlags.Ephemeral };
+    const html = join(work, `${shot.name}.html`);
+    const page = await previewPage(message, {
+      command: shot.command,
+      locale: RENDER.locale,
+      nowSec: RENDER.nowSec,
+      timeZone: 'UTC',
+      offlineImages: true,
+    });
+    await writeFile(html, page);
+    await photograph(messages, shot.name, html, (p) => shootMessage(p, join(OUT_DIR, `${shot.name}.png`)));
+    console.log(`docs/screenshots/${shot.name}.png  (${shot.command})`);
+  }
+}
+
+async function main(argv: readonly string[]): Promise<void> {
+  const groups = selectedGroups(argv);
+  // Dates in the images should not depend on where they were taken.
+  process.env.TZ = 'UTC';
+  await mkdir(OUT_DIR, { recursive: true });
+  const work = await mkdtemp(join(tmpdir(), 'preview-shots-'));
+  const browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: CHROMIUM_ARGS });
+  try {
+    const leaks: string[] = [];
+    const messages = await offlineContext(browser, { width: 800, height: 600 }, leaks);
+    if (groups.includes('lookup')) await lookupShots(messages, work);
+    if (groups.includes('gating')) {
+      // Short, so that the full-page shot ends where the page does rather than at the viewport's bottom.
+      const pages = await offlineContext(browser, { width: 900, height: 200 }, leaks);
+      await gatingShots(messages, pages, work);
     }
     if (leaks.length > 0) throw new Error(`pages tried to reach the network:\n${leaks.join('\n')}`);
   } finally {
     await browser.close();
-    await fake.close();
     await rm(work, { recursive: true, force: true });
   }
 }
 
-if (import.meta.main) await main();
+if (import.meta.main) await main(process.argv.slice(2));

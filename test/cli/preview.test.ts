@@ -33,6 +33,7 @@ import { createLogger } from '../../src/log.ts';
 import { renderError } from '../../src/render/errors.ts';
 import type { Web3BioClient } from '../../src/web3bio/client.ts';
 import { createWeb3BioFromConfig } from '../../src/wiring.ts';
+import { rawProfile } from '../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 const run = promisify(execFile);
@@ -46,21 +47,13 @@ let work: string;
 
 beforeAll(async () => {
   fake = await startFakeWeb3Bio({ apiKeys: { [API_KEY]: 'full' } });
-  fake.world.addProfile({
-    address: `0x${'5c'.padStart(40, '0')}`,
-    identity: SCRIPT_NAME,
-    platform: 'ens',
-    displayName: SCRIPT_TEXT,
-    avatar: 'https://avatars.example.com/scripted.png',
-    description: `${SCRIPT_TEXT} [x](javascript:alert(1))`,
-    status: null,
-    email: null,
-    location: null,
-    header: null,
-    contenthash: null,
-    links: {},
-    social: {},
-  });
+  fake.world.addProfile(
+    rawProfile('ens', SCRIPT_NAME, `0x${'5c'.padStart(40, '0')}`, {
+      displayName: SCRIPT_TEXT,
+      avatar: 'https://avatars.example.com/scripted.png',
+      description: `${SCRIPT_TEXT} [x](javascript:alert(1))`,
+    }),
+  );
   const config = loadConfig({
     DISCORD_TOKEN: '-',
     DISCORD_APPLICATION_ID: '00000000000000000',

@@ -20,6 +20,7 @@ import {
   toUnixSeconds,
   toWalletBundle,
 } from '../../src/web3bio/schemas.ts';
+import { rawProfile } from '../fakes/web3bio/builders.ts';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/web3bio');
 const URL = 'http://127.0.0.1/test';
@@ -38,21 +39,7 @@ function schemaErrorOf(fn: () => unknown): SchemaError {
   throw new Error('expected SchemaError');
 }
 
-const baseProfile = {
-  address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045',
-  identity: 'vitalik.eth',
-  platform: 'ens',
-  displayName: 'vitalik.eth',
-  avatar: null,
-  description: null,
-  status: null,
-  email: null,
-  location: null,
-  header: null,
-  contenthash: null,
-  links: {},
-  social: {},
-};
+const baseProfile = rawProfile('ens', 'vitalik.eth', '0xd8da6bf26964af9d7eed9e03e53415d37aa96045');
 
 describe('every sample fixture parses through its schema', () => {
   const files = readdirSync(FIXTURES).filter((f) => f.endsWith('.json') && !f.startsWith('error-'));

@@ -2,6 +2,7 @@
  * Edge-case identities of the default world: hostile text, unusual shapes, credential and expiry
  * situations. Dates are computed from the seeding time so expiry tests stay true.
  */
+import { rawCredential, rawProfile } from './builders.ts';
 import type { FakeWorld, RawObject } from './world.ts';
 
 const DAY_MS = 86_400_000;
@@ -34,63 +35,21 @@ export const EDGE = {
   solanaAddress: '7vYh3kRqSoLanaEdgeCaseAddrKeepsCase2xZ9aBcDe',
 } as const;
 
-/** The current profile shape, with the fields a test does not care about filled in blandly. */
+/** The current profile shape with an avatar per identity, the other fields blank unless `extra` sets them. */
 function profile(
   platform: string,
   identity: string,
   address: string | null,
   extra: RawObject = {},
 ): RawObject {
-  return {
-    address,
-    identity,
-    platform,
-    displayName: identity,
+  return rawProfile(platform, identity, address, {
     avatar: `https://avatars.example.com/${encodeURIComponent(identity)}.png`,
-    description: null,
-    status: null,
-    email: null,
-    location: null,
-    header: null,
-    contenthash: null,
-    links: {},
-    social: {},
     ...extra,
-  };
+  });
 }
 
 function link(url: string, handle: string, sources: string[] = []) {
   return { link: url, handle, sources };
-}
-
-interface CredentialFields {
-  id: string;
-  category: 'isHuman' | 'isRisky' | 'isSpam';
-  platform: string;
-  source: string;
-  type: string;
-  value: string;
-  label: string;
-  updatedAt: number;
-  expiredAt?: number | null;
-  link?: string | null;
-  description?: string;
-}
-
-function credential(fields: CredentialFields): RawObject {
-  return {
-    id: fields.id,
-    platform: fields.platform,
-    category: fields.category,
-    credentialSource: fields.source,
-    type: fields.type,
-    value: fields.value,
-    label: fields.label,
-    description: fields.description ?? `${fields.label} (fake)`,
-    link: fields.link ?? null,
-    updatedAt: fields.updatedAt,
-    expiredAt: fields.expiredAt ?? null,
-  };
 }
 
 function domain(name: string, address: string, expiredAtMs: number, now: number): RawObject {
@@ -163,7 +122,7 @@ export function seedEdgeCases(world: FakeWorld, now: number): void {
   // hostile.eth credentials: markdown label and a javascript: link.
   world.setCredentials(EDGE.hostile, {
     isHuman: [
-      credential({
+      rawCredential({
         id: `ens,${EDGE.hostile}`,
         category: 'isHuman',
         platform: '**evil**',
@@ -229,7 +188,7 @@ export function seedEdgeCases(world: FakeWorld, now: number): void {
   world.addProfile(profile('ens', EDGE.human, address('a0a')));
   world.setCredentials(EDGE.human, {
     isHuman: [
-      credential({
+      rawCredential({
         id: `ens,${EDGE.human}`,
         category: 'isHuman',
         platform: 'dentity',
@@ -248,7 +207,7 @@ export function seedEdgeCases(world: FakeWorld, now: number): void {
   world.addProfile(profile('ens', EDGE.scored, address('5c0')));
   world.setCredentials(EDGE.scored, {
     isHuman: [
-      credential({
+      rawCredential({
         id: `ens,${EDGE.scored}`,
         category: 'isHuman',
         platform: 'humanpassport',
@@ -259,7 +218,7 @@ export function seedEdgeCases(world: FakeWorld, now: number): void {
         link: 'https://app.passport.xyz',
         updatedAt: seconds - 7200,
       }),
-      credential({
+      rawCredential({
         id: `ethereum,${address('5c0')}`,
         category: 'isHuman',
         platform: 'talent',
@@ -278,7 +237,7 @@ export function seedEdgeCases(world: FakeWorld, now: number): void {
   world.addProfile(profile('ens', EDGE.expired, address('e0d')));
   world.setCredentials(EDGE.expired, {
     isHuman: [
-      credential({
+      rawCredential({
         id: `ens,${EDGE.expired}`,
         category: 'isHuman',
         platform: 'galxe',
@@ -300,7 +259,7 @@ export function seedEdgeCases(world: FakeWorld, now: number): void {
   world.setCredentials(EDGE.spammer, {
     isHuman: [],
     isRisky: [
-      credential({
+      rawCredential({
         id: `ens,${EDGE.spammer}`,
         category: 'isRisky',
         platform: 'farcaster',
@@ -313,7 +272,7 @@ export function seedEdgeCases(world: FakeWorld, now: number): void {
       }),
     ],
     isSpam: [
-      credential({
+      rawCredential({
         id: `ens,${EDGE.spammer}`,
         category: 'isSpam',
         platform: 'farcaster',

@@ -5,6 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { rawProfile } from './builders.ts';
 import { seedEdgeCases } from './edgeCases.ts';
 import type { FakeWorld, RawCredentials, RawObject } from './world.ts';
 
@@ -34,24 +35,6 @@ const CANONICAL_PROFILES = [
 
 export const WALLET_SAMPLE_ADDRESS = '0x5c51b52694719931919aebb2dccf7ca3447d0608';
 
-function companion(platform: string, identity: string, address: string, social: RawObject = {}): RawObject {
-  return {
-    address,
-    identity,
-    platform,
-    displayName: identity,
-    avatar: null,
-    description: null,
-    status: null,
-    email: null,
-    location: null,
-    header: null,
-    contenthash: null,
-    links: {},
-    social,
-  };
-}
-
 /** Load the samples and the edge cases into `world`; `now` (ms) anchors computed dates. */
 export function seedDefaultWorld(world: FakeWorld, now: number = Date.now()): void {
   // vitalik.eth: the universal sample (ens, farcaster, lens on 0xd8da...) is canonical; profile-ens-vitalik is older.
@@ -68,13 +51,11 @@ export function seedDefaultWorld(world: FakeWorld, now: number = Date.now()): vo
 
   // Credential samples, with profiles so their names also resolve elsewhere (the address is the sample's galxe id).
   world.setCredentials('0xhelena.eth', readFixture<RawCredentials>('credential-ishuman-0xhelena.json'));
-  world.addProfile(companion('ens', '0xhelena.eth', '0xcd133d337ead9c2ac799ec7524a1e0f8aa30c3b1'));
+  world.addProfile(rawProfile('ens', '0xhelena.eth', '0xcd133d337ead9c2ac799ec7524a1e0f8aa30c3b1'));
   world.setCredentials('ggmonster', readFixture<RawCredentials>('credential-isrisky-isspam-ggmonster.json'));
   world.addProfile(
-    companion('farcaster', 'ggmonster', '0x6a3c0ffee00000000000000000000000000d0c5a', {
-      uid: 488_211,
-      follower: 2,
-      following: 999,
+    rawProfile('farcaster', 'ggmonster', '0x6a3c0ffee00000000000000000000000000d0c5a', {
+      social: { uid: 488_211, follower: 2, following: 999 },
     }),
   );
 

@@ -1,3 +1,4 @@
+import { rawProfile } from './builders.ts';
 import {
   farcasterBaseName,
   farcasterFid,
@@ -140,21 +141,7 @@ function matchesOnPlatform(profile: RawObject, platform: string, query: string):
 
 /** The object the server makes up for an address that has no name on the platform. */
 function minimalProfile(platform: 'ethereum' | 'solana', address: string): RawObject {
-  return {
-    address,
-    identity: address,
-    platform,
-    displayName: shortAddress(address),
-    avatar: null,
-    description: null,
-    status: null,
-    email: null,
-    location: null,
-    header: null,
-    contenthash: null,
-    links: {},
-    social: {},
-  };
+  return rawProfile(platform, address, address, { displayName: shortAddress(address) });
 }
 
 function minimalFor(query: string): RawObject | null {

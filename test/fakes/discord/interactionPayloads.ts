@@ -1,8 +1,6 @@
 import type {
   APIApplicationCommandInteractionDataOption,
   APIBaseInteraction,
-  APIChatInputApplicationCommandDMInteraction,
-  APIChatInputApplicationCommandGuildInteraction,
   APIChatInputApplicationCommandInteraction,
   APIChatInputApplicationCommandInteractionData,
   APIDMChannel,
@@ -17,8 +15,6 @@ import type {
   APIModalSubmitStringSelectComponent,
   APIModalSubmitTextInputComponent,
   APIUser,
-  APIUserApplicationCommandDMInteraction,
-  APIUserApplicationCommandGuildInteraction,
   APIUserApplicationCommandInteraction,
   APIUserApplicationCommandInteractionData,
   ChannelFlags,
@@ -150,16 +146,7 @@ export function buildCommandInteraction(
       resolved: { users: resolved.users ?? {}, ...(resolved.members ? { members: resolved.members } : {}) },
       ...scope,
     };
-    if (invocation.member && guildId) {
-      const payload: APIUserApplicationCommandGuildInteraction = {
-        ...base,
-        guild_id: guildId,
-        member: invocation.member,
-        data,
-      };
-      return payload;
-    }
-    const payload: APIUserApplicationCommandDMInteraction = { ...base, user: invocation.user, data };
+    const payload: APIUserApplicationCommandInteraction = { ...base, ...invoker(invocation), data };
     return payload;
   }
   resolveOptions(ctx.state, invocation.guild, input.options ?? [], resolved);
@@ -171,16 +158,7 @@ export function buildCommandInteraction(
     ...(Object.keys(resolved).length > 0 ? { resolved } : {}),
     ...scope,
   };
-  if (invocation.member && guildId) {
-    const payload: APIChatInputApplicationCommandGuildInteraction = {
-      ...base,
-      guild_id: guildId,
-      member: invocation.member,
-      data,
-    };
-    return payload;
-  }
-  const payload: APIChatInputApplicationCommandDMInteraction = { ...base, user: invocation.user, data };
+  const payload: APIChatInputApplicationCommandInteraction = { ...base, ...invoker(invocation), data };
   return payload;
 }
 
@@ -212,17 +190,13 @@ export function buildComponentInteraction(
     input.locale,
   );
   const data = componentData(ctx.state, invocation.guild, component, input);
-  const who =
-    invocation.member && invocation.guild
-      ? { guild_id: invocation.guild.id, member: invocation.member }
-      : { user: invocation.user };
   return {
     id,
     application_id: ctx.applicationId,
     type: 3 as InteractionType.MessageComponent,
     token,
     ...invocation.fields,
-    ...who,
+    ...invoker(invocation),
     message,
     data,
   } as APIMessageComponentInteraction;
@@ -244,20 +218,25 @@ export function buildModalSubmitInteraction(
   const unknown = Object.keys(input.fields).filter((key) => !used.has(key));
   if (unknown.length > 0) throw new Error(`submitModal: the modal has no input(s) ${unknown.join(', ')}`);
   const message = opener.sourceMessageId ? ctx.state.messages.get(opener.sourceMessageId) : undefined;
-  const who =
-    invocation.member && invocation.guild
-      ? { guild_id: invocation.guild.id, member: invocation.member }
-      : { user: invocation.user };
   return {
     id,
     application_id: ctx.applicationId,
     type: 5 as InteractionType.ModalSubmit,
     token,
     ...invocation.fields,
-    ...who,
+    ...invoker(invocation),
     ...(message ? { message } : {}),
     data: { custom_id: String(modal.custom_id), components },
   };
+}
+
+/** Who ran the interaction: the member and guild in a guild, the user in a DM. */
+function invoker(
+  invocation: Invocation,
+): { guild_id: string; member: APIInteractionGuildMember } | { user: APIUser } {
+  return invocation.member && invocation.guild
+    ? { guild_id: invocation.guild.id, member: invocation.member }
+    : { user: invocation.user };
 }
 
 function submittedRow(

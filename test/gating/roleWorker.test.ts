@@ -110,31 +110,21 @@ describe('RoleWorker', () => {
   });
 
   it('records unknown members and unknown roles as failed, without retrying', async () => {
-    const gone = await addMember(fakes, guild, 'dee');
-    fakes.discord.addFault({
-      method: 'PUT',
-      path: rolePath(),
-      status: 404,
-      body: { message: 'Unknown Member', code: 10007 },
-    });
-    expect(await queue(gone)).toMatchObject({
+    const refusedWith = async (username: string, body: { message: string; code: number }) => {
+      const userId = await addMember(fakes, guild, username);
+      fakes.discord.addFault({ method: 'PUT', path: rolePath(), status: 404, body });
+      const event = await queue(userId);
+      expect(roleEdits(fakes, guild.id, userId, role)).toHaveLength(1);
+      return event;
+    };
+    expect(await refusedWith('dee', { message: 'Unknown Member', code: 10007 })).toMatchObject({
       kind: 'role_failed',
       details: { detail: 'unknown member: they left the server' },
     });
-    expect(roleEdits(fakes, guild.id, gone, role)).toHaveLength(1);
-
-    const other = await addMember(fakes, guild, 'eli');
-    fakes.discord.addFault({
-      method: 'PUT',
-      path: rolePath(),
-      status: 404,
-      body: { message: 'Unknown Role', code: 10011 },
-    });
-    expect(await queue(other)).toMatchObject({
+    expect(await refusedWith('eli', { message: 'Unknown Role', code: 10011 })).toMatchObject({
       kind: 'role_failed',
       details: { detail: 'unknown role: it was deleted' },
     });
-    expect(roleEdits(fakes, guild.id, other, role)).toHaveLength(1);
     expect(notices.some((n) => n.includes('no longer exists'))).toBe(true);
   });
 

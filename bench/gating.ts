@@ -15,13 +15,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, Events, GatewayIntentBits } from 'discord.js';
+import type { Client } from 'discord.js';
 import { pino } from 'pino';
 import { GatingService } from '../src/gating/service.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GatingStore } from '../src/store/types.ts';
 import { Web3BioClient } from '../src/web3bio/client.ts';
 import type { TransportLogger } from '../src/web3bio/http.ts';
+import { loginClient } from '../test/fakes/discord/client.ts';
 import { type FakeDiscord, startFakeDiscord } from '../test/fakes/discord/server.ts';
 import { gatingCredentials } from '../test/fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
@@ -119,18 +120,6 @@ async function seedStore(store: GatingStore, guildId: string, humanRoleId: strin
   }
 }
 
-async function loggedInClient(discord: FakeDiscord): Promise<Client> {
-  const client = new Client({
-    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers],
-    rest: { api: discord.apiUrl },
-    allowedMentions: { parse: [] },
-  });
-  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
-  await client.login(discord.token);
-  await ready;
-  return client;
-}
-
 /** Re-check a guild of `members` linked members under both limits; one row per client limiter rate (default: the upstream rate). */
 export async function runGatingBench(opts: GatingBenchOptions = {}): Promise<Row[]> {
   const upstreamRps = opts.upstreamRps ?? 500;
@@ -175,7 +164,7 @@ async function runOnce(opts: GatingBenchOptions, clientRps: number): Promise<Row
     }
     store = await openSqliteStore(join(dataDir, 'bench.sqlite'));
     await seedStore(store, guild.id, human.id, plans);
-    client = await loggedInClient(discord);
+    client = await loginClient(discord);
     const counter = statusCounter();
     web3bio = new Web3BioClient({
       baseUrl: upstream.url,

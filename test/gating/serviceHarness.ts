@@ -3,12 +3,13 @@
  * Discord, the real Web3.bio client against the stand-in Web3.bio, and SQLite ':memory:' stores.
  * One Discord session serves a whole test file; each test gets its own guild, store and identities.
  */
-import { Client, Events, GatewayIntentBits } from 'discord.js';
+import type { Client } from 'discord.js';
 import { pino } from 'pino';
 import { GatingService, type GatingServiceOptions } from '../../src/gating/service.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore, StoreOptions } from '../../src/store/types.ts';
 import { Web3BioClient } from '../../src/web3bio/client.ts';
+import { loginClient } from '../fakes/discord/client.ts';
 import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
 import { nextSnowflake } from '../fakes/discord/snowflake.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
@@ -29,14 +30,7 @@ export interface Fakes {
 export async function startFakes(): Promise<Fakes> {
   const discord = await startFakeDiscord();
   const web3 = await startFakeWeb3Bio({ seed: false });
-  const client = new Client({
-    intents: [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMembers],
-    rest: { api: discord.apiUrl },
-    allowedMentions: { parse: [] },
-  });
-  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
-  await client.login(discord.token);
-  await ready;
+  const client = await loginClient(discord);
   const web3bio = new Web3BioClient({
     baseUrl: web3.url,
     rateLimit: null,

@@ -156,16 +156,6 @@ const KIND_PLATFORM: Record<IdentityKind, Platform> = {
   dotbit: 'dotbit',
 };
 
-const BATCH_PLATFORM_OF_KIND: Partial<Record<IdentityKind, BatchPlatform>> = {
-  'evm-address': 'ethereum',
-  ens: 'ens',
-  basenames: 'basenames',
-  linea: 'linea',
-  farcaster: 'farcaster',
-  'farcaster-fid': 'farcaster',
-  lens: 'lens',
-};
-
 interface Detected {
   kind: IdentityKind;
   /** Normalised name or address; farcaster names without suffix, FIDs as `farcaster,#<fid>`. */
@@ -224,8 +214,8 @@ export function parseBatchId(input: string): { platform: BatchPlatform; identity
   const comma = text.indexOf(',');
   if (comma === -1) {
     const detected = detect(text, input);
-    const platform = BATCH_PLATFORM_OF_KIND[detected.kind];
-    if (!platform) {
+    const platform = KIND_PLATFORM[detected.kind];
+    if (!isBatchPlatform(platform)) {
       throw new InvalidIdentityError(input, `${describeKind(detected.kind)} cannot be looked up in a batch`);
     }
     return batchId(platform, detected);

@@ -81,6 +81,17 @@ export function createRouter(options: {
     ipfsGateway: deps.config.IPFS_GATEWAY,
   });
 
+  const commandContext = (
+    interaction: CommandInteraction | MessageComponentInteraction,
+    render: RenderContext,
+  ): CommandContext => ({
+    deps,
+    render,
+    userId: interaction.user.id,
+    guildId: interaction.guildId,
+    interaction,
+  });
+
   /** Run `work`; when it is not done within DEFER_AFTER_MS, `defer` first so Discord's 3 s window is met. */
   async function settle(
     work: Promise<MessagePayload>,
@@ -134,13 +145,7 @@ export function createRouter(options: {
     }
     const options = readOptions(interaction.options.data);
     const ephemeral = command.ephemeral === true || options.private === true;
-    const ctx: CommandContext = {
-      deps,
-      render,
-      userId: interaction.user.id,
-      guildId: interaction.guildId,
-      interaction,
-    };
+    const ctx = commandContext(interaction, render);
     const started = performance.now();
     const { outcome, deferred } = await settle(command.answer(options as CommandOptions, ctx), () =>
       interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
@@ -183,13 +188,7 @@ export function createRouter(options: {
       return;
     }
     const values = interaction.isStringSelectMenu() ? interaction.values : [];
-    const ctx: CommandContext = {
-      deps,
-      render,
-      userId: interaction.user.id,
-      guildId: interaction.guildId,
-      interaction,
-    };
+    const ctx = commandContext(interaction, render);
     const started = performance.now();
     const { outcome, deferred } = await settle(handler(parsed.args, values, ctx), () =>
       interaction.deferUpdate(),

@@ -1,48 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { recordNamesDiscordUser } from '../../src/gating/recordProof.ts';
 import type { DomainInfo, Profile, ProfileLink } from '../../src/web3bio/types.ts';
+import { emptyDomain, emptyProfile } from '../render/fixtures.ts';
 
 function profile(links: ProfileLink[]): Profile {
-  return {
+  return emptyProfile({
     address: '0x0000000000000000000000000000000000000001',
     identity: 'alice.eth',
-    platform: 'ens',
     displayName: 'alice.eth',
-    avatar: null,
-    description: null,
-    header: null,
-    status: null,
-    aliases: [],
-    email: null,
-    location: null,
-    contenthash: null,
     links,
-    social: null,
-    createdAt: null,
-  };
+  });
 }
 
 const link = (key: string, handle: string | null): ProfileLink => ({ key, link: null, handle, sources: [] });
 
 function domain(texts: Record<string, string>): DomainInfo {
-  return {
-    identity: 'alice.eth',
-    platform: 'ens',
-    resolvedAddress: null,
-    ownerAddress: null,
-    managerAddress: null,
-    resolverAddress: null,
-    isPrimary: true,
-    status: null,
-    createdAt: null,
-    firstTxAt: null,
-    updatedAt: null,
-    expiredAt: null,
-    contenthash: null,
-    texts,
-    addresses: {},
-    domains: [],
-  };
+  return emptyDomain({ identity: 'alice.eth', isPrimary: true, texts });
 }
 
 const alice = { username: 'alice' };

@@ -2,7 +2,7 @@ import type { APIEmbed } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
 import { type DomainExpiryState, domainExpiryState, renderDomain } from '../../src/render/domain.ts';
 import type { DomainInfo } from '../../src/web3bio/types.ts';
-import { ctx, fixture, HOSTILE, NOW_SEC, toDomain } from './fixtures.ts';
+import { ctx, emptyDomain, fixture, HOSTILE, NOW_SEC, toDomain } from './fixtures.ts';
 import { assertWithinDiscordLimits } from './limits.ts';
 
 const DAY = 86_400;
@@ -136,24 +136,7 @@ describe('renderDomain', () => {
   });
 
   it('renders a domain with every optional field missing', () => {
-    const embed = render({
-      identity: 'bare.sol',
-      platform: 'sns',
-      resolvedAddress: null,
-      ownerAddress: null,
-      managerAddress: null,
-      resolverAddress: null,
-      isPrimary: false,
-      status: null,
-      createdAt: null,
-      firstTxAt: null,
-      updatedAt: null,
-      expiredAt: null,
-      contenthash: null,
-      texts: {},
-      addresses: {},
-      domains: [],
-    });
+    const embed = render(emptyDomain({ identity: 'bare.sol', platform: 'sns' }));
     expect(embed.fields).toEqual([{ name: 'Primary name', value: 'No', inline: true }]);
     expect(embed.color).toBe(0x9945ff);
   });

@@ -162,6 +162,29 @@ export function emptyProfile(overrides: Partial<Profile> = {}): Profile {
   };
 }
 
+/** A domain with every optional field missing. */
+export function emptyDomain(overrides: Partial<DomainInfo> = {}): DomainInfo {
+  return {
+    identity: 'nobody.eth',
+    platform: 'ens',
+    resolvedAddress: null,
+    ownerAddress: null,
+    managerAddress: null,
+    resolverAddress: null,
+    isPrimary: false,
+    status: null,
+    createdAt: null,
+    firstTxAt: null,
+    updatedAt: null,
+    expiredAt: null,
+    contenthash: null,
+    texts: {},
+    addresses: {},
+    domains: [],
+    ...overrides,
+  };
+}
+
 export function credential(overrides: Partial<Credential> = {}): Credential {
   return {
     id: 'ens,someone.eth',

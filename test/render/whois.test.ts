@@ -11,6 +11,18 @@ import { ctx, emptyProfile, fixture, HOSTILE, NOW_SEC, toProfile, vitalikProfile
 import { assertWithinDiscordLimits, visibleText } from './limits.ts';
 
 const SELECT_ID = 'whois|select|vitalik.eth';
+/** Platforms with their own name and colour. */
+const KNOWN_PLATFORMS = [
+  'ens',
+  'farcaster',
+  'lens',
+  'basenames',
+  'linea',
+  'sns',
+  'unstoppabledomains',
+  'dotbit',
+  'ethereum',
+];
 
 function whois(profiles: Profile[], selected = 0, context = ctx()): MessagePayload {
   const payload = renderWhois(profiles, selected, context, SELECT_ID);
@@ -146,19 +158,8 @@ describe('renderWhois edge data', () => {
   });
 
   it('gives each known platform its own colour', () => {
-    const platforms = [
-      'ens',
-      'farcaster',
-      'lens',
-      'basenames',
-      'linea',
-      'sns',
-      'unstoppabledomains',
-      'dotbit',
-      'ethereum',
-    ];
-    const colours = platforms.map((platform) => mainEmbed(whois([emptyProfile({ platform })])).color);
-    expect(new Set(colours).size).toBe(platforms.length);
+    const colours = KNOWN_PLATFORMS.map((platform) => mainEmbed(whois([emptyProfile({ platform })])).color);
+    expect(new Set(colours).size).toBe(KNOWN_PLATFORMS.length);
     expect(colours).not.toContain(0x99aab5);
   });
 
@@ -223,21 +224,12 @@ describe('renderWhois edge data', () => {
   });
 
   it('offers a select for 8+ platforms', () => {
-    const platforms = [
-      'ens',
-      'farcaster',
-      'lens',
-      'basenames',
-      'linea',
-      'sns',
-      'unstoppabledomains',
-      'dotbit',
-      'ethereum',
-    ];
-    const profiles = platforms.map((platform) => emptyProfile({ platform, identity: `me.${platform}` }));
+    const profiles = KNOWN_PLATFORMS.map((platform) =>
+      emptyProfile({ platform, identity: `me.${platform}` }),
+    );
     const select = selectOptions(whois(profiles, 8));
     expect(select.options).toHaveLength(9);
-    expect(select.options.map((o) => o.value)).toEqual(platforms.map((_, i) => String(i)));
+    expect(select.options.map((o) => o.value)).toEqual(KNOWN_PLATFORMS.map((_, i) => String(i)));
     expect(select.options[8]).toMatchObject({ label: 'Ethereum: me.ethereum', default: true });
     expect(select.options[6]?.label).toBe('Unstoppable Domains: me.unstoppabledomains');
   });

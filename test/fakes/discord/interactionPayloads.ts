@@ -127,13 +127,7 @@ export function buildCommandInteraction(
   const command = findCommand(ctx.state, input.name, commandType, guildId);
   const commandId = command?.id ?? syntheticCommandId(input.name);
   const scope = command?.guild_id ? { guild_id: command.guild_id } : {};
-  const base = {
-    id,
-    application_id: ctx.applicationId,
-    type: 2 as InteractionType.ApplicationCommand,
-    token,
-    ...invocation.fields,
-  };
+  const base = envelope(ctx, invocation, 2 as InteractionType.ApplicationCommand, id, token);
   const resolved: APIInteractionDataResolved = {};
   if (commandType === ApplicationCommandType.User) {
     const targetId = input.targetId ?? input.userId;
@@ -146,7 +140,7 @@ export function buildCommandInteraction(
       resolved: { users: resolved.users ?? {}, ...(resolved.members ? { members: resolved.members } : {}) },
       ...scope,
     };
-    const payload: APIUserApplicationCommandInteraction = { ...base, ...invoker(invocation), data };
+    const payload: APIUserApplicationCommandInteraction = { ...base, data };
     return payload;
   }
   resolveOptions(ctx.state, invocation.guild, input.options ?? [], resolved);
@@ -158,7 +152,7 @@ export function buildCommandInteraction(
     ...(Object.keys(resolved).length > 0 ? { resolved } : {}),
     ...scope,
   };
-  const payload: APIChatInputApplicationCommandInteraction = { ...base, ...invoker(invocation), data };
+  const payload: APIChatInputApplicationCommandInteraction = { ...base, data };
   return payload;
 }
 
@@ -191,12 +185,7 @@ export function buildComponentInteraction(
   );
   const data = componentData(ctx.state, invocation.guild, component, input);
   return {
-    id,
-    application_id: ctx.applicationId,
-    type: 3 as InteractionType.MessageComponent,
-    token,
-    ...invocation.fields,
-    ...invoker(invocation),
+    ...envelope(ctx, invocation, 3 as InteractionType.MessageComponent, id, token),
     message,
     data,
   } as APIMessageComponentInteraction;
@@ -219,15 +208,21 @@ export function buildModalSubmitInteraction(
   if (unknown.length > 0) throw new Error(`submitModal: the modal has no input(s) ${unknown.join(', ')}`);
   const message = opener.sourceMessageId ? ctx.state.messages.get(opener.sourceMessageId) : undefined;
   return {
-    id,
-    application_id: ctx.applicationId,
-    type: 5 as InteractionType.ModalSubmit,
-    token,
-    ...invocation.fields,
-    ...invoker(invocation),
+    ...envelope(ctx, invocation, 5 as InteractionType.ModalSubmit, id, token),
     ...(message ? { message } : {}),
     data: { custom_id: String(modal.custom_id), components },
   };
+}
+
+/** What every interaction payload starts with: its ids and type, where it ran and who ran it. */
+function envelope<T extends InteractionType>(
+  ctx: PayloadContext,
+  invocation: Invocation,
+  type: T,
+  id: string,
+  token: string,
+) {
+  return { id, application_id: ctx.applicationId, type, token, ...invocation.fields, ...invoker(invocation) };
 }
 
 /** Who ran the interaction: the member and guild in a guild, the user in a DM. */

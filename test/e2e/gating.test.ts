@@ -38,6 +38,7 @@ import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
 import {
   ALICE,
   BOB,
+  fakesEnv,
   type Harness,
   type HarnessOptions,
   isEphemeral,
@@ -702,12 +703,7 @@ describe('a crash mid-sync', () => {
       discord.limitRoleEdits(guild.id, EDITS_PER_SECOND);
 
       const env = {
-        DISCORD_API_URL: discord.apiUrl,
-        DISCORD_TOKEN: discord.token,
-        DISCORD_APPLICATION_ID: discord.applicationId,
-        WEB3BIO_API_URL: upstream.url,
-        WEB3BIO_RATE_LIMIT: 'off',
-        DATA_DIR: dataDir,
+        ...fakesEnv(discord, upstream, dataDir),
         GATING_ENABLED: 'true',
         PUBLIC_URL,
         HTTP_HOST: '127.0.0.1',

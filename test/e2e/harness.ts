@@ -133,6 +133,22 @@ export function callbackTypes(result: InteractionResult): number[] {
   return result.callbacks.map((callback) => callback.type);
 }
 
+/** The bot's environment for the two stand-ins: their URLs and credentials, no client rate limit, data in `dataDir`. */
+export function fakesEnv(
+  discord: FakeDiscord,
+  upstream: FakeWeb3Bio,
+  dataDir: string,
+): Record<string, string> {
+  return {
+    DISCORD_API_URL: discord.apiUrl,
+    DISCORD_TOKEN: discord.token,
+    DISCORD_APPLICATION_ID: discord.applicationId,
+    WEB3BIO_API_URL: upstream.url,
+    WEB3BIO_RATE_LIMIT: 'off',
+    DATA_DIR: dataDir,
+  };
+}
+
 /** Starts both fakes and the bot; `close()` tears everything down. */
 export async function startHarness(options: HarnessOptions = {}): Promise<Harness> {
   const discord = await startFakeDiscord(options.discord);
@@ -143,12 +159,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   discord.addMember(guild.id, { id: BOB, username: 'bob' });
 
   const env: Record<string, string> = {
-    DISCORD_API_URL: discord.apiUrl,
-    DISCORD_TOKEN: discord.token,
-    DISCORD_APPLICATION_ID: discord.applicationId,
-    WEB3BIO_API_URL: upstream.url,
-    WEB3BIO_RATE_LIMIT: 'off',
-    DATA_DIR: dataDir,
+    ...fakesEnv(discord, upstream, dataDir),
     LOG_LEVEL: 'info',
     // With GATING_ENABLED the bot serves the verification page: keep it on loopback, on a free port.
     HTTP_HOST: '127.0.0.1',

@@ -1,10 +1,8 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_CODES, formatReadable } from '../../src/cli/lookup.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+import { runCli } from './runCli.ts';
 
-const run = promisify(execFile);
 const API_KEY = 'cli-test-key-0123456789';
 
 let fake: FakeWeb3Bio;
@@ -14,16 +12,8 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 
 /** Run the CLI as a user would, in a child process, and return its exit code and output. */
-async function lookup(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['src/cli/lookup.ts', ...args], {
-      env: { PATH: process.env.PATH ?? '', WEB3BIO_API_URL: fake.url, WEB3BIO_RATE_LIMIT: 'off', ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function lookup(args: string[], env: Record<string, string> = {}) {
+  return runCli('src/cli/lookup.ts', fake.url, args, env);
 }
 
 describe('npm run lookup', () => {

@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { promisify } from 'node:util';
 import { ButtonStyle, ComponentType } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import whois from '../../commands/whois.ts';
@@ -35,8 +33,8 @@ import type { Web3BioClient } from '../../src/web3bio/client.ts';
 import { createWeb3BioFromConfig } from '../../src/wiring.ts';
 import { rawProfile } from '../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+import { runCli } from './runCli.ts';
 
-const run = promisify(execFile);
 const API_KEY = 'preview-test-key-0123456789';
 const SCRIPT_NAME = 'scripted.eth';
 const SCRIPT_TEXT = '<script>alert(1)</script><img src=x onerror=alert(1)>';
@@ -71,16 +69,8 @@ afterAll(async () => {
 });
 
 /** Run the preview as a user would, in a child process, and return its exit code and output. */
-async function preview(args: string[], env: Record<string, string> = {}) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['src/cli/preview.ts', ...args], {
-      env: { PATH: process.env.PATH ?? '', WEB3BIO_API_URL: fake.url, WEB3BIO_RATE_LIMIT: 'off', ...env },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
+function preview(args: string[], env: Record<string, string> = {}) {
+  return runCli('src/cli/preview.ts', fake.url, args, env);
 }
 
 function directContext(): CommandContext {

@@ -29,6 +29,7 @@ export interface DefaultCacheOptions {
   maxBytes?: number;
   toNegative?: CacheOptions['toNegative'];
   fromNegative?: CacheOptions['fromNegative'];
+  staleOn?: CacheOptions['staleOn'];
   onStoreError?: CacheOptions['onStoreError'];
 }
 
@@ -42,6 +43,7 @@ export function createDefaultCache(opts: DefaultCacheOptions = {}): LookupCache 
     store,
     toNegative: opts.toNegative,
     fromNegative: opts.fromNegative,
+    staleOn: opts.staleOn,
     onStoreError: opts.onStoreError,
   });
 }

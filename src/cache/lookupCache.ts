@@ -18,6 +18,7 @@ export function createLookupCache(options: CacheOptions): LookupCache {
   const { store } = options;
   const now = options.now ?? Date.now;
   const fromNegative = options.fromNegative ?? defaultFromNegative;
+  const staleOn = options.staleOn ?? (() => true);
   const inflight = new Map<string, Flight>();
 
   function report(error: unknown, operation: StoreOperation, key: string): void {
@@ -89,11 +90,20 @@ export function createLookupCache(options: CacheOptions): LookupCache {
       }
       throw error;
     }
+    if (!allowsStale(error)) throw error;
     const previous = await read(key);
     if (previous !== undefined && !previous.negative && now() < previous.expiresAt + policy.staleIfErrorMs) {
       return { value: previous.value as T, hit: true, stale: true, fetchedAt: previous.fetchedAt };
     }
     throw error;
+  }
+
+  function allowsStale(error: unknown): boolean {
+    try {
+      return staleOn(error);
+    } catch {
+      return false;
+    }
   }
 
   function startFlight<T>(

@@ -52,8 +52,9 @@ export interface LookupCache {
   /**
    * The cached value for `key`, or the loader's result. Concurrent calls for one key share one loader
    * call (single-flight). A loader error that `toNegative` accepts is cached for `negativeTtlMs` and
-   * rethrown (later calls rethrow `fromNegative(data)` without the loader). Any other loader error
-   * serves the last good value with `stale: true` when one exists within `staleIfErrorMs`, else rethrows.
+   * rethrown (later calls rethrow `fromNegative(data)` without the loader). Any other loader error that
+   * `staleOn` accepts serves the last good value with `stale: true` when one exists within
+   * `staleIfErrorMs`; every other error is rethrown.
    */
   get<T>(
     key: string,
@@ -73,6 +74,11 @@ export interface CacheOptions {
   toNegative?: (error: unknown) => unknown;
   /** Rebuild the error to throw from negative data. */
   fromNegative?: (data: unknown, key: string) => Error;
+  /**
+   * Whether a loader error may be answered with stale data (an outage, not a wrong request or broken
+   * data). Default: every error that `toNegative` does not accept.
+   */
+  staleOn?: (error: unknown) => boolean;
   /** Clock, injectable for tests (ms since epoch). */
   now?: () => number;
   /**

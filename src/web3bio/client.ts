@@ -130,16 +130,20 @@ export function notFoundFromNegative(data: unknown, key: string): Error {
   );
 }
 
-/** The negative-cache hooks a cache shared with the client needs (pass to createDefaultCache). */
+/**
+ * The hooks a cache shared with the client needs (pass to createDefaultCache): "not found" is cached
+ * negatively, and only an upstream outage is answered with stale data.
+ */
 export function createClientCacheOptions(): {
   toNegative: typeof notFoundToNegative;
   fromNegative: typeof notFoundFromNegative;
+  staleOn: typeof upstreamOutage;
 } {
-  return { toNegative: notFoundToNegative, fromNegative: notFoundFromNegative };
+  return { toNegative: notFoundToNegative, fromNegative: notFoundFromNegative, staleOn: upstreamOutage };
 }
 
 /** Errors during which an older answer may be served (the upstream is down, not the request wrong). */
-function allowsStale(error: unknown): boolean {
+export function upstreamOutage(error: unknown): boolean {
   return (
     error instanceof UpstreamError ||
     error instanceof NetworkError ||
@@ -334,20 +338,13 @@ export class Web3BioClient {
     load: (timeoutMs: number | undefined) => Promise<T>,
   ): Promise<Fetched<T>> {
     o?.signal?.throwIfAborted();
-    let loaderError: unknown;
     const pending = this.#cache.get(
       cacheKey(endpoint, platform, identity),
-      () =>
-        load(o?.timeoutMs).catch((error: unknown) => {
-          loaderError = error;
-          throw error;
-        }),
+      () => load(o?.timeoutMs),
       this.#policy(endpoint),
       { bypass: o?.fresh === true },
     );
     const result = await untilAborted(pending, o?.signal);
-    // The cache serves stale data on any loader failure; only an upstream outage should get it.
-    if (result.stale && loaderError !== undefined && !allowsStale(loaderError)) throw loaderError;
     return { data: result.value, stale: result.stale, fetchedAt: result.fetchedAt, cached: result.hit };
   }
 
@@ -358,23 +355,15 @@ export class Web3BioClient {
     const policy = this.#policy(kind);
     for (const { id, platform, identity } of parsed) {
       if (byId.has(id)) continue;
-      let loaderError: unknown;
       const lookup = this.#cache
         .get(
           cacheKey(kind, platform, routeIdentity(platform, identity)),
-          () =>
-            this.#batchers[kind].load(id).catch((error: unknown) => {
-              loaderError = error;
-              throw error;
-            }),
+          () => this.#batchers[kind].load(id),
           policy,
           { bypass: o?.fresh === true },
         )
         .then(
-          (result) => {
-            if (result.stale && loaderError !== undefined && !allowsStale(loaderError)) throw loaderError;
-            return result.value as NsProfile;
-          },
+          (result) => result.value as NsProfile,
           (error: unknown) => {
             if (error instanceof NotFoundError) return null;
             throw error;

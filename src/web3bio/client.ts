@@ -18,9 +18,15 @@ import {
   TimeoutError,
   UpstreamError,
 } from './errors.ts';
-import { type HttpAnswer, header, type TransportLogger, Web3BioTransport } from './http.ts';
+import {
+  type HttpAnswer,
+  header,
+  type TransportLogger,
+  type TransportObserver,
+  Web3BioTransport,
+} from './http.ts';
 import { encodeSegment, parseBatchId, parseIdentity } from './identity.ts';
-import type { RateLimit } from './rateLimiter.ts';
+import type { RateLimit, RequestLimiter } from './rateLimiter.ts';
 import {
   parseResponse,
   RawAvatarError,
@@ -67,6 +73,8 @@ export interface Web3BioClientOptions {
   retry?: { retries: number; baseDelayMs: number; maxDelayMs: number };
   /** Default without a key: 5 per 10 s (the public limit is about 6); with a key: none. null: none. */
   rateLimit?: RateLimit | null;
+  /** Builds the limiter for the rate limit chosen above (e.g. a `SharedRateLimiter`); default local. */
+  rateLimiter?: (limit: RateLimit) => RequestLimiter;
   /** Most requests in flight at once, default 8. */
   concurrency?: number;
   /** Fresh time per endpoint, ms. */
@@ -78,6 +86,8 @@ export interface Web3BioClientOptions {
   userAgent?: string;
   /** pino-compatible. Never receives the API key. */
   logger?: TransportLogger;
+  /** Told about each upstream attempt and limiter wait (metrics). */
+  observer?: TransportObserver;
 }
 
 export interface CallOptions {
@@ -177,9 +187,11 @@ export class Web3BioClient {
       timeoutMs: options.timeoutMs ?? 10_000,
       retry: options.retry ?? DEFAULT_RETRY,
       rateLimit,
+      rateLimiter: options.rateLimiter,
       concurrency: options.concurrency ?? 8,
       userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
       logger: options.logger,
+      observer: options.observer,
     });
     this.#ownsCache = options.cache === undefined;
     this.#cache =

@@ -1,6 +1,7 @@
 import { Client, Events, GatewayIntentBits, Options } from 'discord.js';
 import { commandsFor } from '../commands/index.ts';
-import type { Config } from './config.ts';
+import { closeRedisClient, createRedisClient } from './cache/redisStore.ts';
+import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 import type { BotDeps, Command } from './discord/command.ts';
 import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
@@ -8,6 +9,8 @@ import { GatingService } from './gating/service.ts';
 import type { SiweConfig } from './gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from './gating/verifyServer.ts';
 import type { Logger } from './log.ts';
+import { type BotMetrics, createMetrics } from './metrics.ts';
+import { type OpsServer, type ReadinessCheck, startOpsServer } from './opsServer.ts';
 import { openStore } from './store/index.ts';
 import type { GatingStore } from './store/types.ts';
 import type { Web3BioClient } from './web3bio/client.ts';
@@ -19,6 +22,11 @@ export interface Bot {
   commands: readonly Command[];
   /** The role-gating module, when GATING_ENABLED. */
   gating?: BotGating;
+  metrics: BotMetrics;
+  /** `/healthz`, `/readyz`, `/metrics` (and the signing page with gating) when HTTP_PORT is set or gating is on. */
+  httpUrl?: string;
+  /** The separate `/metrics` listener when METRICS_HOST is set. */
+  metricsUrl?: string;
   /** Stop taking interactions, finish the ones in flight (up to `graceMs`), then disconnect. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -26,20 +34,13 @@ export interface Bot {
 export interface BotGating {
   service: GatingService;
   store: GatingStore;
-  /** Where the verification server listens (not PUBLIC_URL), e.g. http://127.0.0.1:8080 */
+  /** Where the signing page is served (not PUBLIC_URL), e.g. http://127.0.0.1:8080 */
   verifyUrl: string;
 }
 
 export type GatingConfig = Pick<
   Config,
-  | 'DATA_DIR'
-  | 'DATABASE_URL'
-  | 'HTTP_HOST'
-  | 'HTTP_PORT'
-  | 'PUBLIC_URL'
-  | 'RPC_URL'
-  | 'GATING_RECHECK_HOURS'
-  | 'GATING_LEASE_SECONDS'
+  'DATA_DIR' | 'DATABASE_URL' | 'PUBLIC_URL' | 'RPC_URL' | 'GATING_RECHECK_HOURS' | 'GATING_LEASE_SECONDS'
 >;
 
 /** The parts of the gating module that `startBot` starts and stops together. */
@@ -77,9 +78,10 @@ async function startGating(input: {
       siwe,
       recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
     });
+    // On loopback only: the ops server on HTTP_PORT serves health and metrics and passes the rest here.
     const verifyServer = await startVerifyServer({
-      port: config.HTTP_PORT,
-      host: config.HTTP_HOST,
+      port: 0,
+      host: '127.0.0.1',
       store,
       siwe,
       onVerified: (result) => service.completeSignature(result),
@@ -125,8 +127,11 @@ export async function startBot(options: {
   commands?: readonly Command[];
   /** With GATING_ENABLED: an already open store to use (the caller closes it) instead of opening one from config. */
   store?: GatingStore;
+  /** The registry the client's observers already report to (see createWeb3BioFromConfig); default a new one. */
+  metrics?: BotMetrics;
 }): Promise<Bot> {
   const { config, logger, web3bio } = options;
+  const metrics = options.metrics ?? createMetrics();
   const commands = options.commands ?? commandsFor(config);
   const cooldown = new Cooldown({
     limit: config.USER_COOLDOWN_COMMANDS,
@@ -137,7 +142,22 @@ export async function startBot(options: {
     ? await startGating({ config, logger, web3bio, client, store: options.store })
     : undefined;
   const deps: BotDeps = { config, logger, web3bio, ...(gating ? { gating: gating.service } : {}) };
-  const router = createRouter({ commands, deps, cooldown });
+  const router = createRouter({
+    commands,
+    deps,
+    cooldown,
+    onAnswered: ({ name, outcome, ms }) => {
+      metrics.interactions.inc({ command: name, outcome });
+      metrics.answerSeconds.observe({ command: name }, ms / 1_000);
+    },
+  });
+  let http: HttpParts;
+  try {
+    http = await startHttp({ config, logger, metrics, client, gating });
+  } catch (error) {
+    if (gating) await stopGating(gating, logger);
+    throw error;
+  }
 
   const onInteraction = (interaction: Parameters<InteractionRouter['handle']>[0]) =>
     void router.handle(interaction);
@@ -167,6 +187,7 @@ export async function startBot(options: {
     await ready;
   } catch (error) {
     await client.destroy();
+    await http.close();
     if (gating) await stopGating(gating, logger);
     throw error;
   }
@@ -180,8 +201,11 @@ export async function startBot(options: {
     client,
     router,
     commands,
+    metrics,
+    ...(http.url === undefined ? {} : { httpUrl: http.url }),
+    ...(http.metricsUrl === undefined ? {} : { metricsUrl: http.metricsUrl }),
     ...(gating
-      ? { gating: { service: gating.service, store: gating.store, verifyUrl: gating.verifyUrl } }
+      ? { gating: { service: gating.service, store: gating.store, verifyUrl: http.url ?? gating.verifyUrl } }
       : {}),
     async stop(graceMs = 10_000) {
       client.off(Events.InteractionCreate, onInteraction);
@@ -192,9 +216,93 @@ export async function startBot(options: {
       if (!drained) logger.warn({ inFlight: router.inFlight }, 'stopping with interactions still in flight');
       // Role edits in progress finish (bounded) while the client can still reach Discord.
       if (gating) await stopGating(gating, logger);
+      await http.close();
       await client.destroy();
     },
   };
+}
+
+interface HttpParts {
+  url?: string;
+  metricsUrl?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The ops server on HTTP_HOST:HTTP_PORT (health, readiness, metrics, and the signing page when gating is
+ * on), and with METRICS_HOST a second listener there for `/metrics`, which then leaves the public port.
+ */
+async function startHttp(input: {
+  config: Config;
+  logger: Logger;
+  metrics: BotMetrics;
+  client: Client;
+  gating: GatingParts | undefined;
+}): Promise<HttpParts> {
+  const { config, logger, metrics, client, gating } = input;
+  const port = config.HTTP_PORT ?? (gating ? DEFAULT_HTTP_PORT : undefined);
+  if (port === undefined && config.METRICS_HOST === undefined) return { close: async () => {} };
+  const redis = config.REDIS_URL === undefined ? undefined : createRedisClient(config.REDIS_URL);
+  const readiness: Record<string, ReadinessCheck> = {
+    gateway: () => {
+      if (!client.isReady()) throw new Error('gateway not ready');
+    },
+  };
+  if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
+  if (redis) readiness.redis = async () => void (await redis.ping());
+  const beforeScrape = async () => {
+    for (const [id, shard] of client.ws.shards) {
+      if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
+    }
+    if (gating) metrics.roleQueueDepth.set(await gating.store.pendingRoleChanges());
+  };
+  const common = {
+    readiness,
+    beforeScrape,
+    metricsToken: config.METRICS_TOKEN,
+    logger: logger.child({ module: 'http' }),
+  };
+  const servers: OpsServer[] = [];
+  const close = async () => {
+    for (const server of servers.splice(0)) {
+      await server
+        .close()
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not stop the ops server'));
+    }
+    if (redis) await closeRedisClient(redis);
+  };
+  try {
+    const main =
+      port === undefined
+        ? undefined
+        : await startOpsServer({
+            ...common,
+            port,
+            host: config.HTTP_HOST,
+            metrics: config.METRICS_HOST === undefined ? metrics.registry : false,
+            fallback: gating?.verifyUrl,
+          });
+    if (main) servers.push(main);
+    const separate =
+      config.METRICS_HOST === undefined
+        ? undefined
+        : await startOpsServer({
+            ...common,
+            port: config.METRICS_PORT,
+            host: config.METRICS_HOST,
+            metrics: metrics.registry,
+          });
+    if (separate) servers.push(separate);
+    if (main || separate) logger.info({ url: main?.url, metricsUrl: separate?.url }, 'http server listening');
+    return {
+      ...(main ? { url: main.url } : {}),
+      ...(separate ? { metricsUrl: separate.url } : {}),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
 
 /** Stop the service (in-progress role edits finish, bounded), the verification server, and our store. */

@@ -3,6 +3,7 @@ import { startBot } from './bot.ts';
 import { ConfigError, ConfigSchema, loadConfig } from './config.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { createLogger } from './log.ts';
+import { createMetrics } from './metrics.ts';
 import { createWeb3BioFromConfig } from './wiring.ts';
 
 const USAGE = `web3bio-discord-bot: Discord embeds for web3 identities, from the Web3.bio Profile API.
@@ -22,12 +23,19 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = createLogger({
     level: config.LOG_LEVEL,
-    secrets: [config.DISCORD_TOKEN, config.WEB3BIO_API_KEY, databasePassword(config.DATABASE_URL)],
+    secrets: [
+      config.DISCORD_TOKEN,
+      config.WEB3BIO_API_KEY,
+      urlPassword(config.DATABASE_URL),
+      urlPassword(config.REDIS_URL),
+      config.METRICS_TOKEN,
+    ],
   });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-  const web3bio = createWeb3BioFromConfig(config, logger);
-  const bot = await startBot({ config, logger, web3bio });
+  const metrics = createMetrics();
+  const web3bio = createWeb3BioFromConfig(config, logger, metrics);
+  const bot = await startBot({ config, logger, web3bio, metrics });
   const stopHeartbeat = await startHeartbeat(config.DATA_DIR, () => bot.client.isReady());
 
   let stopping = false;
@@ -45,8 +53,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void shutdown('SIGINT'));
 }
 
-/** The password inside DATABASE_URL, so the logger can scrub it wherever it appears. */
-function databasePassword(url: string | undefined): string | undefined {
+/** The password inside DATABASE_URL or REDIS_URL, so the logger can scrub it wherever it appears. */
+function urlPassword(url: string | undefined): string | undefined {
   if (!url || !URL.canParse(url)) return undefined;
   const raw = new URL(url).password;
   if (raw === '') return undefined;

@@ -114,7 +114,11 @@ export function createLookupCache(options: CacheOptions): LookupCache {
   }
 
   /** Wait for the process holding the claim to store the entry; undefined when it gave up without one. */
-  async function awaitFill(key: string, startedAt: number, bypass: boolean): Promise<StoredEntry | undefined> {
+  async function awaitFill(
+    key: string,
+    startedAt: number,
+    bypass: boolean,
+  ): Promise<StoredEntry | undefined> {
     if (store.fillState === undefined) return undefined;
     for (;;) {
       await sleep(fillPollMs);

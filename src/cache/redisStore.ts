@@ -120,7 +120,11 @@ export class RedisStore implements CacheStore {
 
   /** The entry and whether the lock is held, in one round trip. */
   async fillState(key: string): Promise<{ entry: StoredEntry | undefined; filling: boolean }> {
-    const replies = await this.#client.multi().get(this.#prefix + key).exists(this.#lockKey(key)).exec();
+    const replies = await this.#client
+      .multi()
+      .get(this.#prefix + key)
+      .exists(this.#lockKey(key))
+      .exec();
     const [getReply, existsReply] = replies ?? [];
     if (getReply?.[0]) throw getReply[0];
     if (existsReply?.[0]) throw existsReply[0];

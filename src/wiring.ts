@@ -60,6 +60,8 @@ export function createWeb3BioFromConfig(
     baseUrl: config.WEB3BIO_API_URL,
     apiKey: config.WEB3BIO_API_KEY,
     cache,
+    // Built here for this client alone: closing the client closes its Redis connections too.
+    closeCache: true,
     timeoutMs: config.WEB3BIO_TIMEOUT_MS,
     concurrency: config.WEB3BIO_CONCURRENCY,
     ...(rateLimit === undefined ? {} : { rateLimit }),

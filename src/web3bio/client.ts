@@ -67,6 +67,8 @@ export interface Web3BioClientOptions {
   dispatcher?: Dispatcher;
   /** Default: an in-memory cache owned by the client. Build a shared one with `createClientCacheOptions`. */
   cache?: LookupCache;
+  /** Close `cache` in `close()` (its Redis connections); default true only for the client's own cache. */
+  closeCache?: boolean;
   /** Per attempt, default 10_000. */
   timeoutMs?: number;
   /** Default 3 retries, 250 ms base, 8 s cap. */
@@ -193,7 +195,7 @@ export class Web3BioClient {
       logger: options.logger,
       observer: options.observer,
     });
-    this.#ownsCache = options.cache === undefined;
+    this.#ownsCache = options.closeCache ?? options.cache === undefined;
     this.#cache =
       options.cache ?? createLookupCache({ store: new MemoryStore(), ...createClientCacheOptions() });
     this.#ttl = { ...DEFAULT_TTL_MS };

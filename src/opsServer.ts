@@ -6,8 +6,8 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Registry } from 'prom-client';
+import { listenHttp } from './httpListen.ts';
 
 /** One readiness check: resolves when the dependency answers; rejects or times out when it does not. */
 export type ReadinessCheck = () => Promise<void> | void;
@@ -49,17 +49,9 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
   });
   server.headersTimeout = 10_000;
   server.requestTimeout = 15_000;
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { address, port } = server.address() as AddressInfo;
-  const shownHost = address === '0.0.0.0' || address === '::' ? '127.0.0.1' : address;
+  const { url, port } = await listenHttp(server, options.port, options.host);
   return {
-    url: `http://${shownHost.includes(':') ? `[${shownHost}]` : shownHost}:${port}`,
+    url,
     port,
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -88,8 +88,8 @@ async function recheck({ service, guildId, options, ctx }: Run): Promise<Message
   const userId = idOption(options, 'member');
   const cause = `/gating recheck by ${ctx.userId}`;
   if (userId) {
-    const diff = await service.recheckMember(guildId, userId, cause);
-    return renderMemberRecheck(userId, diff, guildNames(ctx, [userId]), ctx.render);
+    const sync = await service.recheckMember(guildId, userId, cause);
+    return renderMemberRecheck(userId, sync, guildNames(ctx, [userId]), ctx.render);
   }
   const confirmRemovals = options['confirm-removals'] === true;
   const running = service.recheckGuild(guildId, { fresh: true, cause, confirmRemovals });

@@ -40,6 +40,8 @@ export type GatingConfig = Pick<
   | 'RPC_URL'
   | 'GATING_RECHECK_HOURS'
   | 'GATING_LEASE_SECONDS'
+  | 'GATING_CONFIRM_MINUTES'
+  | 'AUDIT_RETENTION_DAYS'
 >;
 
 /** The parts of the gating module that `startBot` starts and stops together. */
@@ -76,6 +78,8 @@ async function startGating(input: {
       logger: logger.child({ module: 'gating' }),
       siwe,
       recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
+      confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
+      auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     });
     const verifyServer = await startVerifyServer({
       port: config.HTTP_PORT,

@@ -83,6 +83,14 @@ export const ConfigSchema = z.object({
     24,
   ),
   GATING_LEASE_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 60),
+  GATING_CONFIRM_MINUTES: withDefault(
+    z.coerce
+      .number()
+      .min(0)
+      .max(7 * 24 * 60),
+    60,
+  ),
+  AUDIT_RETENTION_DAYS: withDefault(z.coerce.number().int().min(1).max(3_650), 180),
 
   LOG_LEVEL: withDefault(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });

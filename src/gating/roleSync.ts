@@ -5,7 +5,7 @@
  */
 import type { Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
-import { escapeLine, truncate } from '../render/safe.ts';
+import { truncate } from '../render/safe.ts';
 import type { GatingStore, LinkRecord, PendingLoss } from '../store/types.ts';
 import { roleHolderCount } from './discordReads.ts';
 import type { Evaluation } from './evaluation.ts';
@@ -20,6 +20,7 @@ import {
 } from './losses.ts';
 import { REASON_PREFIX } from './roleWorker.ts';
 import type { RoleChangeWanted } from './rules.ts';
+import type { MemberSync } from './types.ts';
 
 const MAX_REASON = 400;
 
@@ -44,7 +45,7 @@ export interface RoleSyncOptions {
   confirmMs: number;
 }
 
-export interface MemberOutcome {
+export interface MemberOutcome extends MemberSync {
   changes: number;
   unlinked: number;
   pendingRemovals: number;
@@ -86,7 +87,13 @@ export class RoleSync {
     cause: string,
     pass?: PassLosses,
   ): Promise<MemberOutcome> {
-    const outcome: MemberOutcome = { changes: 0, unlinked: 0, pendingRemovals: 0 };
+    const outcome: MemberOutcome = {
+      changes: 0,
+      unlinked: 0,
+      pendingRemovals: 0,
+      applied: { add: evaluation.diff.add, remove: [] },
+      waiting: [],
+    };
     const noted = new Map(
       (await this.#store.listPendingLosses(guildId, userId)).map((l) => [l.subject, l] as const),
     );
@@ -140,9 +147,13 @@ export class RoleSync {
       if (decision.apply) {
         removals.push(change);
         await this.#store.clearPendingLoss(guildId, userId, subject);
-      } else await note(subject, change.because);
+      } else {
+        await note(subject, change.because);
+        outcome.waiting.push(change);
+      }
     }
     outcome.changes += await this.enqueue(guildId, userId, removals, 'remove', cause);
+    outcome.applied.remove = removals;
 
     // A loss noted earlier that this answer no longer shows (the role is wanted, or gone already; the
     // record names the member again) is forgotten; one hidden by a failed lookup waits.
@@ -235,13 +246,13 @@ export class RoleSync {
 
   #alert(guild: Guild, roleId: string, count: number, losses: { change: RoleChangeWanted }[]): void {
     const holders = roleHolderCount(guild, roleId);
-    const example = losses[0]?.change.because ?? 'credentials missing';
+    const allMissing = losses.every((l) => l.change.because.startsWith('no unexpired'));
+    const cause = allMissing ? 'likely a Web3.bio incident or a rule change' : 'likely a rule change';
     this.#logger.warn({ guildId: guild.id, roleId, count, holders }, 'mass removal held by the breaker');
     this.#notices.post(
       guild.id,
-      `🛑 Held back: this re-check would take <@&${roleId}> from ${count} of its ${holders} holders at once. ` +
-        `That looks like a Web3.bio incident (credentials missing for many members at once) or a rule change, so nothing was removed. ` +
-        `A later re-check that agrees applies them, or run /gating recheck confirm-removals:true. Example reason: ${escapeLine(truncate(example, 120))}`,
+      `🛑 Held back: this re-check would take <@&${roleId}> from ${count} of its ${holders} holders at once, ${cause}. ` +
+        'Nothing was removed: a later re-check that agrees applies it, or /gating recheck confirm-removals:true.',
     );
   }
 }

@@ -52,6 +52,7 @@ import type {
   GuildPreview,
   GuildStatus,
   MemberReport,
+  MemberSync,
   RecheckResult,
   SetupInput,
   SignatureLinkResult,
@@ -92,6 +93,7 @@ const PREVIEW_SAMPLE = 10;
 const MAX_REASON = 400;
 const STOP_GRACE_MS = 10_000;
 const EMPTY_DIFF: RoleDiff = { add: [], remove: [] };
+const NO_SYNC: MemberSync = { applied: EMPTY_DIFF, waiting: [] };
 const DAY_MS = 86_400_000;
 const MAINTENANCE_MS = 60 * 60_000;
 /** Finished role changes are kept this long (their audit events stay for the audit retention). */
@@ -363,12 +365,12 @@ export class GatingService {
    * Re-evaluate one member with fresh lookups and queue the changes, for a moderator: a removal applies
    * at once only when the fresh answer shows the loss (a failure or a sudden "not found" never does).
    */
-  async recheckMember(guildId: string, userId: string, cause: string): Promise<RoleDiff> {
+  async recheckMember(guildId: string, userId: string, cause: string): Promise<MemberSync> {
     return this.#sync(guildId, userId, cause, { fresh: true, checkRecords: true, mode: 'answered' });
   }
 
   /** Re-evaluate one member in an automated pass (join, rule change): removals need confirmation. */
-  async syncMember(guildId: string, userId: string, cause: string): Promise<RoleDiff> {
+  async syncMember(guildId: string, userId: string, cause: string): Promise<MemberSync> {
     return this.#sync(guildId, userId, cause, { fresh: false, checkRecords: true, mode: 'confirmed' });
   }
 
@@ -435,12 +437,12 @@ export class GatingService {
         totals.pendingRemovals += outcome.pendingRemovals;
         if (outcome.unlinked > 0) {
           // The loss of the link was confirmed over time: the roles it gave follow it now.
-          const diff = await this.#sync(guildId, state.userId, cause, {
+          const { applied } = await this.#sync(guildId, state.userId, cause, {
             fresh: false,
             checkRecords: false,
             mode: 'immediate',
           });
-          totals.changes += diff.add.length + diff.remove.length;
+          totals.changes += applied.add.length + applied.remove.length;
         }
       },
       () => {
@@ -660,23 +662,24 @@ export class GatingService {
   }
 
   /**
-   * Store a proven link. One identity and one address back at most one member per guild: the newer
-   * proof takes them over (the earlier member loses what they gave and both are told), except that a
-   * record proof never takes an address another member proved by wallet signature.
+   * Store a proven link. One identity and one address back at most one member per guild. An identity
+   * goes to the member its proof names now (its record, or a signature). An address goes to whoever
+   * proves it by wallet signature; a record proof links an address only when no other member backs it,
+   * since a name's record can point at any wallet. A member who loses a link is told, and loses what it gave.
    */
   async #link(
     input: LinkInput,
     reason: string,
   ): Promise<{ link: LinkRecord; moved: boolean } | { refusal: VerifyRefusal }> {
     const { guildId, userId } = input;
-    const byAddress = input.address ? await this.#store.getAddressLinks(guildId, input.address) : [];
-    const taken = [...(await this.#store.getIdentityLinks(guildId, input.identity)), ...byAddress].filter(
-      (l) => l.userId !== userId && l.releasedAt === null,
-    );
-    if (
-      input.proofMethod === 'record' &&
-      byAddress.some((l) => taken.includes(l) && l.proofMethod === 'signature')
-    ) {
+    const others = (links: LinkRecord[]) => links.filter((l) => l.userId !== userId && l.releasedAt === null);
+    const sameIdentity = others(await this.#store.getIdentityLinks(guildId, input.identity));
+    const sameAddress = input.address
+      ? others(await this.#store.getAddressLinks(guildId, input.address)).filter(
+          (l) => l.identity !== input.identity,
+        )
+      : [];
+    if (input.proofMethod === 'record' && sameAddress.length > 0) {
       return { refusal: { code: 'address_taken', address: input.address ?? '' } };
     }
     const link = await this.#store.saveLink(input, truncate(reason, MAX_REASON));
@@ -684,17 +687,18 @@ export class GatingService {
       guildId,
       `Verified <@${userId}> as ${escapeLine(input.identity)} (${input.proofMethod === 'record' ? 'record' : 'wallet signature'}).`,
     );
+    const guildName = (await guildOf(this.#discord, guildId))?.name ?? 'a server';
     const losers = new Set<string>();
-    for (const other of taken) {
+    for (const other of [...sameIdentity, ...sameAddress]) {
       const why =
         other.identity === input.identity
           ? `${input.identity} was proven by another member`
-          : `its address ${other.address} was proven by another member (as ${input.identity})`;
+          : `its wallet ${other.address} was proven by another member with a signature`;
       await this.#dropLink(other, why);
       losers.add(other.userId);
       this.#tell(
         other.userId,
-        `Your link of ${other.identity} moved to another Discord account in a server: ${why}. Run /whoami there to see your roles.`,
+        `Your link of ${other.identity} in ${guildName} moved to another Discord account: ${why}. Run /whoami there to see your roles.`,
       );
     }
     for (const loser of losers) {
@@ -735,11 +739,12 @@ export class GatingService {
   /** Roles after a fresh proof: the record was just read, so it is not read again. */
   async #syncAfterLink(guildId: string, userId: string): Promise<RoleDiff> {
     try {
-      return await this.#sync(guildId, userId, 'verify', {
+      const { applied } = await this.#sync(guildId, userId, 'verify', {
         fresh: false,
         checkRecords: false,
         mode: 'immediate',
       });
+      return applied;
     } catch (error) {
       // The link is stored; the next re-check applies the roles.
       this.#logger.error({ err: error, guildId, userId }, 'sync after verification failed');
@@ -749,13 +754,13 @@ export class GatingService {
 
   // --- evaluation ---------------------------------------------------------------------------------
 
-  async #sync(guildId: string, userId: string, cause: string, o: SyncOptions): Promise<RoleDiff> {
+  async #sync(guildId: string, userId: string, cause: string, o: SyncOptions): Promise<MemberSync> {
     const settings = await this.#store.getGuildSettings(guildId);
-    if (!settings?.enabled) return EMPTY_DIFF;
+    if (!settings?.enabled) return NO_SYNC;
     const guild = await guildOf(this.#discord, guildId);
-    if (!guild) return EMPTY_DIFF;
+    if (!guild) return NO_SYNC;
     const member = await memberOf(guild, userId);
-    if (!member) return EMPTY_DIFF;
+    if (!member) return NO_SYNC;
     const links = await this.#store.getUserLinks(guildId, userId);
     const evaluation = await this.#evaluator.evaluate(memberState(userId, member), links, {
       settings,
@@ -763,8 +768,8 @@ export class GatingService {
       dryRun: false,
       checkRecords: o.checkRecords,
     });
-    await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
-    return evaluation.diff;
+    const { applied, waiting } = await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
+    return { applied, waiting };
   }
 
   /**

@@ -4,7 +4,7 @@
  */
 import type { GuildSettings, LinkRecord, PendingLoss } from '../store/types.ts';
 import type { RoleProblem } from './hierarchy.ts';
-import type { IdentityEvidence, RoleDecision, RoleDiff } from './rules.ts';
+import type { IdentityEvidence, RoleChangeWanted, RoleDecision, RoleDiff } from './rules.ts';
 
 /** Why `/verify` (or the signing page) did not link an identity. */
 export type VerifyRefusal =
@@ -29,6 +29,12 @@ export type VerifyResult =
     }
   | { kind: 'challenge'; url: string; expiresAt: number; address: string }
   | { kind: 'refused'; refusal: VerifyRefusal };
+
+/** What one member's re-check did: changes queued now, and removals waiting for a confirming answer. */
+export interface MemberSync {
+  applied: RoleDiff;
+  waiting: RoleChangeWanted[];
+}
 
 /** What the signing page's completed signature came to. */
 export type SignatureLinkResult = { ok: true } | { ok: false; refusal: VerifyRefusal };

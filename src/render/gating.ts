@@ -11,6 +11,7 @@ import type {
   GuildPreview,
   GuildStatus,
   MemberReport,
+  MemberSync,
   PendingRemoval,
   RecheckResult,
   VerifyRefusal,
@@ -130,7 +131,7 @@ export function refusalText(refusal: VerifyRefusal): string {
     case 'no_address':
       return `${refusal.identity} has no Ethereum address to sign with, and its discord record does not name you. Set its discord record (profile link or com.discord text record) to ${refusal.username}, then run /verify again.`;
     case 'address_taken':
-      return `The wallet ${refusal.address} already backs another member here, proven by a wallet signature. A record cannot take it over: sign with that wallet instead (/verify ${refusal.address}), or ask the other account to run /unverify.`;
+      return `The wallet ${refusal.address} already backs another member here. A name's record can point at any wallet, so only a signature by that wallet can take it over: run /verify ${refusal.address} and sign, or ask the other account to run /unverify.`;
   }
 }
 
@@ -456,18 +457,28 @@ export function renderDisabled(changed: boolean, ctx: RenderContext): MessagePay
 /** `/gating recheck member:`: what changed for one member. */
 export function renderMemberRecheck(
   userId: string,
-  diff: RoleDiff,
+  sync: MemberSync,
   names: GuildNames,
   ctx: RenderContext,
 ): MessagePayload {
-  const changes = diffLines(diff, names);
+  const changes = diffLines(sync.applied, names);
+  const waiting = sync.waiting.map((w) => `⏸️ ${roleLabel(w.roleId, names)}: ${reasonText(w.because)}`);
   const who = userLabel(userId, names);
-  const description =
-    changes.length === 0
+  const lines = [
+    changes.length === 0 && waiting.length === 0
       ? `Fresh credentials read for ${who}: their roles already match.`
-      : `Fresh credentials read for ${who}. Queued:\n${joinLinesWithin(changes, LIST_MAX * 3)}`;
+      : `Fresh credentials read for ${who}.`,
+    changes.length > 0 ? `Queued:\n${joinLinesWithin(changes, LIST_MAX * 2)}` : '',
+    waiting.length > 0
+      ? `Not removed yet: Web3.bio's answer did not show the loss for sure (a "not found" for an identity known before proves nothing alone). A later re-check confirms it:\n${joinLinesWithin(waiting, LIST_MAX)}`
+      : '',
+  ];
   return plain(
-    embed('Re-check done', description, changes.length === 0 ? COLORS.neutral : COLORS.success),
+    embed(
+      'Re-check done',
+      lines.filter(Boolean).join('\n'),
+      changes.length === 0 ? COLORS.neutral : COLORS.success,
+    ),
     ctx,
   );
 }

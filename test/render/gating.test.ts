@@ -298,10 +298,22 @@ describe('setup, rules and disable', () => {
 
 describe('recheck, preview and status', () => {
   it('reports a member re-check with the queued changes, or that nothing changes', () => {
-    const payload = checked(renderMemberRecheck(USER, report().diff, names, ctx()));
+    const payload = checked(renderMemberRecheck(USER, { applied: report().diff, waiting: [] }, names, ctx()));
     expect(visibleText(payload)).toContain('➖ **Spam**');
-    const none = checked(renderMemberRecheck(USER, { add: [], remove: [] }, names, ctx()));
+    const none = checked(
+      renderMemberRecheck(USER, { applied: { add: [], remove: [] }, waiting: [] }, names, ctx()),
+    );
     expect(visibleText(none)).toContain('already match');
+    const waiting = checked(
+      renderMemberRecheck(
+        USER,
+        { applied: { add: [], remove: [] }, waiting: [{ roleId: HUMAN, because: HOSTILE }] },
+        names,
+        ctx(),
+      ),
+    );
+    expect(visibleText(waiting)).toContain('Not removed yet');
+    expect(visibleText(waiting)).not.toContain('already match');
   });
 
   it('reports a server re-check, finished or still running', () => {

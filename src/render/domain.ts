@@ -1,7 +1,4 @@
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
-import type { DomainInfo } from '../web3bio/types.ts';
-import { joinLinesWithin } from './format.ts';
-import { finishPayload } from './payload.ts';
 import {
   cleanLine,
   DISCORD_LIMITS,
@@ -12,7 +9,10 @@ import {
   maskedLink,
   safeUrl,
   truncate,
-} from './safe.ts';
+} from '../text/safety.ts';
+import type { DomainInfo } from '../web3bio/types.ts';
+import { joinLinesWithin } from './format.ts';
+import { finishPayload } from './payload.ts';
 import { COLORS, platformColor, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 

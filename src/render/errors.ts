@@ -1,4 +1,5 @@
 import type { APIEmbed } from 'discord-api-types/v10';
+import { discordTime, escapeLine, escapeText, truncate } from '../text/safety.ts';
 import {
   InvalidIdentityError,
   isWeb3BioError,
@@ -8,7 +9,6 @@ import {
 } from '../web3bio/errors.ts';
 import { ACCEPTED_FORMS } from '../web3bio/identity.ts';
 import { finishPayload } from './payload.ts';
-import { discordTime, escapeLine, escapeText, truncate } from './safe.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 

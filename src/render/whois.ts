@@ -6,9 +6,6 @@ import {
   type APIStringSelectComponent,
   ComponentType,
 } from 'discord-api-types/v10';
-import type { Profile, ProfileLink } from '../web3bio/types.ts';
-import { formatNumber, joinLinesWithin } from './format.ts';
-import { deepFreeze, finishPayload } from './payload.ts';
 import {
   cleanLine,
   DISCORD_LIMITS,
@@ -19,7 +16,10 @@ import {
   maskedLink,
   safeUrl,
   truncate,
-} from './safe.ts';
+} from '../text/safety.ts';
+import type { Profile, ProfileLink } from '../web3bio/types.ts';
+import { formatNumber, joinLinesWithin } from './format.ts';
+import { deepFreeze, finishPayload } from './payload.ts';
 import { COLORS, platformColor, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 

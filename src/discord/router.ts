@@ -93,7 +93,7 @@ export function createRouter(options: {
   });
 
   /** Run `work`; when it is not done within DEFER_AFTER_MS, `defer` first so Discord's 3 s window is met. */
-  async function settle(
+  async function answerWithinDeferWindow(
     work: Promise<MessagePayload>,
     defer: () => Promise<unknown>,
   ): Promise<{ outcome: Outcome; deferred: boolean }> {
@@ -147,8 +147,9 @@ export function createRouter(options: {
     const ephemeral = command.ephemeral === true || options.private === true;
     const ctx = commandContext(interaction, render);
     const started = performance.now();
-    const { outcome, deferred } = await settle(command.answer(options as CommandOptions, ctx), () =>
-      interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
+    const { outcome, deferred } = await answerWithinDeferWindow(
+      command.answer(options as CommandOptions, ctx),
+      () => interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
     );
     logOutcome(base, outcome, started);
     if (outcome.ok) {
@@ -190,7 +191,7 @@ export function createRouter(options: {
     const values = interaction.isStringSelectMenu() ? interaction.values : [];
     const ctx = commandContext(interaction, render);
     const started = performance.now();
-    const { outcome, deferred } = await settle(handler(parsed.args, values, ctx), () =>
+    const { outcome, deferred } = await answerWithinDeferWindow(handler(parsed.args, values, ctx), () =>
       interaction.deferUpdate(),
     );
     logOutcome(base, outcome, started);

@@ -19,7 +19,7 @@ import {
   UpstreamError,
 } from './errors.ts';
 import { type HttpAnswer, header, type TransportLogger, Web3BioTransport } from './http.ts';
-import { encodeSegment, parseBatchId, parseIdentity } from './identity.ts';
+import { DOMAIN_KINDS, encodeSegment, parseBatchId, parseIdentity } from './identity.ts';
 import type { RateLimit } from './rateLimiter.ts';
 import {
   parseResponse,
@@ -104,8 +104,6 @@ export const DEFAULT_RETRY = { retries: 3, baseDelayMs: 250, maxDelayMs: 8_000 }
 export const KEYLESS_RATE_LIMIT: RateLimit = { requests: 5, intervalMs: 10_000 };
 /** The server's batch limit. */
 export const MAX_BATCH_IDS = 30;
-
-const DOMAIN_KINDS = new Set(['ens', 'basenames', 'linea', 'sns']);
 
 /** Cache data kept for a "not found" answer. */
 interface NegativeData {

@@ -14,7 +14,7 @@ import {
 import {
   MAX_BODY_BYTES,
   parseRetryAfter,
-  safeUrl,
+  redactUrl,
   type TransportOptions,
   Web3BioTransport,
 } from '../../src/web3bio/http.ts';
@@ -494,8 +494,8 @@ describe('helpers', () => {
     expect(parseRetryAfter(value, Date.UTC(2030, 0, 1))).toBe(ms);
   });
 
-  it('safeUrl drops credentials, query and fragment', () => {
-    expect(safeUrl('https://user:secret@api.example.com/base/?key=1#x')).toBe('https://api.example.com/base');
-    expect(safeUrl('not a url')).toBe('(invalid base URL)');
+  it('redactUrl drops credentials, query and fragment', () => {
+    expect(redactUrl('https://user:secret@api.example.com/base/?key=1#x')).toBe('https://api.example.com/base');
+    expect(redactUrl('not a url')).toBe('(invalid base URL)');
   });
 });

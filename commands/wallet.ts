@@ -1,7 +1,7 @@
-import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import {
   type Command,
   type CommandContext,
+  identityOption,
   PRIVATE_OPTION,
   stringOption,
   withFreshness,
@@ -20,16 +20,7 @@ export default {
   data: {
     name: 'wallet',
     description: 'Show the identities, domains and credentials linked to a wallet (needs an API key)',
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'identity',
-        description: 'An EVM or Solana address, or a name',
-        required: true,
-        max_length: 256,
-      },
-      PRIVATE_OPTION,
-    ],
+    options: [identityOption('An EVM or Solana address, or a name'), PRIVATE_OPTION],
   },
   cooldown: true,
   componentsOwnerOnly: true,

@@ -2,6 +2,7 @@ import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import {
   type Command,
   type CommandContext,
+  identityOption,
   PRIVATE_OPTION,
   stringOption,
   withFreshness,
@@ -46,13 +47,7 @@ export default {
     name: 'whois',
     description: 'Show the web3 profile of a name or address',
     options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'identity',
-        description: 'ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an EVM or Solana address',
-        required: true,
-        max_length: 256,
-      },
+      identityOption('ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an EVM or Solana address'),
       {
         type: ApplicationCommandOptionType.String,
         name: 'platform',

@@ -4,6 +4,7 @@ import type {
   UserContextMenuCommandInteraction,
 } from 'discord.js';
 import {
+  type APIApplicationCommandStringOption,
   ApplicationCommandOptionType,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
@@ -13,6 +14,7 @@ import type { GatingService } from '../gating/service.ts';
 import type { Logger } from '../log.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
+import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';
 
 export type OptionValue = string | number | boolean;
 export type CommandOptions = Readonly<Record<string, OptionValue | undefined>>;
@@ -62,6 +64,20 @@ export const PRIVATE_OPTION = {
   description: 'Only you see the answer',
   required: false,
 } as const;
+
+/** The string option a lookup takes its identity from: at most MAX_IDENTITY_LENGTH characters. */
+export function identityOption(
+  description: string,
+  options: { name?: string; required?: boolean } = {},
+): APIApplicationCommandStringOption {
+  return {
+    type: ApplicationCommandOptionType.String,
+    name: options.name ?? 'identity',
+    description,
+    required: options.required ?? true,
+    max_length: MAX_IDENTITY_LENGTH,
+  };
+}
 
 /** Read a required string option; the router guarantees required options are present. */
 export function stringOption(options: CommandOptions, name: string): string {

@@ -1,11 +1,20 @@
 import type { CommandInteractionOption } from 'discord.js';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
+import { commandsFor } from '../../commands/index.ts';
 import whois from '../../commands/whois.ts';
-import { coerceOptions, isPrivate, stringOption, withFreshness } from '../../src/discord/command.ts';
+import { loadConfig } from '../../src/config.ts';
+import {
+  coerceOptions,
+  identityOption,
+  isPrivate,
+  stringOption,
+  withFreshness,
+} from '../../src/discord/command.ts';
 import { Cooldown } from '../../src/discord/cooldown.ts';
 import { CUSTOM_ID_MAX, decodeCustomId, encodeCustomId } from '../../src/discord/customId.ts';
 import { readOptions } from '../../src/discord/router.ts';
+import { MAX_IDENTITY_LENGTH } from '../../src/web3bio/identity.ts';
 
 describe('Cooldown', () => {
   it('allows `limit` uses per window, then says how long to wait', () => {
@@ -65,6 +74,29 @@ describe('options', () => {
       private: true,
     });
     expect(() => coerceOptions(whois, { nope: 'x' })).toThrow(/no option "nope"/);
+  });
+
+  it('every identity or name option is identityOption(): a string of at most MAX_IDENTITY_LENGTH', () => {
+    expect(identityOption('d', { name: 'name', required: false })).toEqual({
+      type: ApplicationCommandOptionType.String,
+      name: 'name',
+      description: 'd',
+      required: false,
+      max_length: MAX_IDENTITY_LENGTH,
+    });
+    const config = loadConfig({
+      DISCORD_TOKEN: 't',
+      DISCORD_APPLICATION_ID: '100000000000000001',
+      GATING_ENABLED: 'true',
+      PUBLIC_URL: 'https://bot.example',
+    });
+    const identityOptions = commandsFor(config).flatMap((c) =>
+      ('options' in c.data ? (c.data.options ?? []) : []).filter(
+        (o) => o.name === 'identity' || (c.data.name === 'domain' && o.name === 'name'),
+      ),
+    );
+    expect(identityOptions).toHaveLength(7);
+    for (const option of identityOptions) expect(option).toMatchObject({ max_length: MAX_IDENTITY_LENGTH });
   });
 
   it('helpers read strings and the private flag', () => {

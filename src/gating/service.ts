@@ -287,7 +287,8 @@ export class GatingService {
     try {
       parsed = parseIdentity(identityInput);
     } catch (error) {
-      if (error instanceof InvalidIdentityError) return refused(error.userMessage);
+      if (error instanceof InvalidIdentityError)
+        return refused(`That doesn't look like a web3 identity: ${error.reason}.`);
       throw error;
     }
     const settings = await this.#store.getGuildSettings(guildId);

@@ -123,14 +123,47 @@ function escapeLinkText(s: string): string {
   return escapeSegment(cleanLine(s));
 }
 
+// Ideographic and fullwidth full stops, which browsers read as dots in a host name.
+const DOT_LOOKALIKE_RE = /[\u3002\uff0e\uff61]/g;
+// A host-like word: dot-separated labels ending in a top-level name of letters (`paypal.com`, `a.co.uk`).
+const HOST_WORD_RE = /(?:[\p{L}\p{N}-]+\.)+(\p{L}{2,63})(?![\p{L}\p{N}-])/gu;
+/** Endings of web3 names, which are not web hosts: `dwr.eth` may label a link to warpcast.com. */
+const WEB3_NAME_ENDINGS = new Set([
+  'eth',
+  'lens',
+  'sol',
+  'bit',
+  'farcaster',
+  'crypto',
+  'nft',
+  'wallet',
+  'dao',
+]);
+
+function withoutWww(host: string): string {
+  return host.replace(/^www\./, '');
+}
+
+/** Whether the text names a web host other than `url`'s own (written as is: a look-alike never matches). */
+function namesAnotherHost(text: string, url: string): boolean {
+  const own = withoutWww(new URL(url).hostname);
+  const words = text.toLowerCase().replace(DOT_LOOKALIKE_RE, '.').matchAll(HOST_WORD_RE);
+  for (const [word, ending = ''] of words) {
+    if (!WEB3_NAME_ENDINGS.has(ending) && withoutWww(word) !== own) return true;
+  }
+  return false;
+}
+
 /**
  * A masked link `[text](url)` when the URL is safe, else the escaped text alone. Text is cut to `maxText`.
- * Text that itself looks like a URL shows the real URL instead, so a link can never pose as another.
+ * Text that itself looks like a URL shows the real URL instead, and text that names a host other than the
+ * link's own shows the real host, so a link can never pose as another.
  */
 export function maskedLink(text: string, url: string | null, maxText = 100): string {
   const label = escapeLinkText(truncate(cleanLine(text), maxText));
   if (url === null) return label;
   if (label === '' || /:\/\/|^www\./i.test(text)) return `<${url}>`;
+  if (namesAnotherHost(cleanLine(text), url)) return `[${escapeLinkText(new URL(url).hostname)}](${url})`;
   return `[${label}](${url})`;
 }
 

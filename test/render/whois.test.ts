@@ -223,6 +223,20 @@ describe('renderWhois edge data', () => {
     expect(lines.at(-1)).toMatch(/^…and \d+ more$/);
   });
 
+  it('never lets a link’s text name another host than the one it opens', () => {
+    const links: ProfileLink[] = [
+      { key: 'website', link: 'https://evil.example/login', handle: 'paypal.com/signin', sources: [] },
+      { key: 'github', link: 'https://github.com/vbuterin', handle: 'github.com/vbuterin', sources: [] },
+      { key: 'farcaster', link: 'https://warpcast.com/vitalik.eth', handle: 'vitalik.eth', sources: [] },
+    ];
+    const lines = (field(whois([emptyProfile({ links })]), 'Links') ?? '').split('\n');
+    expect(lines).toEqual([
+      '**Website**: [evil.example](https://evil.example/login)',
+      '**GitHub**: [github.com/vbuterin](https://github.com/vbuterin)',
+      '**Farcaster**: [vitalik.eth](https://warpcast.com/vitalik.eth)',
+    ]);
+  });
+
   it('offers a select for 8+ platforms', () => {
     const profiles = KNOWN_PLATFORMS.map((platform) =>
       emptyProfile({ platform, identity: `me.${platform}` }),

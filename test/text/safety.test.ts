@@ -78,6 +78,30 @@ describe('escapeLine, cleanText, inlineCode, maskedLink', () => {
     expect(maskedLink('https://other.example', 'https://x.example/')).toBe('<https://x.example/>');
     expect(maskedLink('', 'https://x.example/')).toBe('<https://x.example/>');
   });
+  it('maskedLink text that names a host must be the link’s own host, else the real host shows', () => {
+    expect(maskedLink('paypal.com/signin', 'https://evil.example/x')).toBe(
+      '[evil.example](https://evil.example/x)',
+    );
+    expect(maskedLink('Log in at PayPal.com', 'https://evil.example/')).toBe(
+      '[evil.example](https://evil.example/)',
+    );
+    expect(maskedLink('paypal\u3002com', 'https://evil.example/')).toBe(
+      '[evil.example](https://evil.example/)',
+    );
+    // A look-alike label (Cyrillic а) for a look-alike host: the host shows as Discord's link does, punycode.
+    expect(maskedLink('pаypal.com', 'https://xn--pypal-4ve.com/')).toBe(
+      '[xn\\-\\-pypal\\-4ve.com](https://xn--pypal-4ve.com/)',
+    );
+    expect(maskedLink('pаypal.com', 'https://paypal.com/')).toBe('[paypal.com](https://paypal.com/)');
+    expect(maskedLink('vitalik.ca', 'https://vitalik.ca/')).toBe('[vitalik.ca](https://vitalik.ca/)');
+    expect(maskedLink('Vitalik.CA/blog', 'https://www.vitalik.ca/blog')).toBe(
+      '[Vitalik.CA/blog](https://www.vitalik.ca/blog)',
+    );
+    expect(maskedLink('vitalik.eth', 'https://warpcast.com/vitalik.eth')).toBe(
+      '[vitalik.eth](https://warpcast.com/vitalik.eth)',
+    );
+    expect(maskedLink('v1.5 notes', 'https://x.example/')).toBe('[v1.5 notes](https://x.example/)');
+  });
 });
 
 describe('safeUrl', () => {

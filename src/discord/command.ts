@@ -46,7 +46,7 @@ export type ComponentHandler = (
 
 export interface Command {
   data: RESTPostAPIChatInputApplicationCommandsJSONBody | RESTPostAPIContextMenuApplicationCommandsJSONBody;
-  /** Counts against the per-user cooldown (lookups that may reach the upstream). */
+  /** The command and clicks on its components count against the per-user cooldown (lookups that may reach the upstream). */
   cooldown?: boolean;
   /** Always answer privately (otherwise only when the `private` option is true). */
   ephemeral?: boolean;

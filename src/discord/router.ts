@@ -112,6 +112,21 @@ export function createRouter(options: {
     return { outcome: await guarded, deferred: true };
   }
 
+  /** Counts a use of a lookup command or of its components; past the limit, answers "slow down" privately. */
+  async function refusedByCooldown(
+    command: Command,
+    interaction: CommandInteraction | MessageComponentInteraction,
+    base: Record<string, unknown>,
+    render: RenderContext,
+  ): Promise<boolean> {
+    if (!command.cooldown) return false;
+    const waitMs = cooldown.take(interaction.user.id);
+    if (waitMs === 0) return false;
+    deps.logger.info({ ...base, waitMs }, 'cooldown');
+    await interaction.reply(toReplyOptions(renderCooldown(waitMs, render), true));
+    return true;
+  }
+
   function logOutcome(base: Record<string, unknown>, outcome: Outcome, started: number): void {
     const ms = Math.round(performance.now() - started);
     if (outcome.ok) {
@@ -135,14 +150,7 @@ export function createRouter(options: {
       await interaction.reply(toReplyOptions(renderError(new Error('unknown command'), render), true));
       return;
     }
-    if (command.cooldown) {
-      const waitMs = cooldown.take(interaction.user.id);
-      if (waitMs > 0) {
-        deps.logger.info({ ...base, waitMs }, 'cooldown');
-        await interaction.reply(toReplyOptions(renderCooldown(waitMs, render), true));
-        return;
-      }
-    }
+    if (await refusedByCooldown(command, interaction, base, render)) return;
     const options = readOptions(interaction.options.data);
     const ephemeral = command.ephemeral === true || options.private === true;
     const ctx = commandContext(interaction, render);
@@ -179,6 +187,7 @@ export function createRouter(options: {
       await interaction.reply(toReplyOptions(renderError(new Error('unknown component'), render), true));
       return;
     }
+    if (await refusedByCooldown(command, interaction, base, render)) return;
     const ownerId = interaction.message.interactionMetadata?.user.id;
     if (command.componentsOwnerOnly && ownerId && ownerId !== interaction.user.id) {
       await interaction.reply({

@@ -500,6 +500,24 @@ describe('error boundary, cooldown and stale data', () => {
     expect(h.upstreamCount()).toBe(before + 1);
   });
 
+  it('cooldown counts clicks too: a select pick past the limit is refused, the message stays', async () => {
+    const userId = h.newUser();
+    const reply = visibleMessage(await h.run('whois', { identity: EDGE.many }, { userId }));
+    const select = selectMenu(reply).custom_id;
+    const first = await h.click(reply, select, ['1'], { userId });
+    expect(callbackTypes(first)).toEqual([7]);
+    const before = structuredClone(h.discord.state.messages.get(reply.id));
+    const upstream = h.upstreamCount();
+    const third = await h.click(reply, select, ['2'], { userId });
+    const embed = expectErrorReply(third, '🐢 Slow down');
+    expect(embed.description).toMatch(/^You’re sending commands too fast\. Try again <t:\d+:R>\.$/);
+    expect(h.discord.state.messages.get(reply.id)).toEqual(before);
+    expect(h.upstreamCount()).toBe(upstream);
+    expect(h.logs.find((l) => l.interactionId === third.interactionId)).toMatchObject({ msg: 'cooldown' });
+    const next = await h.run('whois', { identity: EDGE.clean }, { userId });
+    expectErrorReply(next, '🐢 Slow down');
+  });
+
   it('stale data: when the upstream fails after the TTL, the last answer is shown with a visible note', async () => {
     const userId = h.newUser();
     const fresh = visibleMessage(await h.run('whois', { identity: EDGE.old }, { userId }));

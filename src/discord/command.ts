@@ -8,6 +8,7 @@ import {
   ApplicationCommandOptionType,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
+  type RESTPutAPIApplicationGuildCommandsJSONBody,
 } from 'discord-api-types/v10';
 import type { Config } from '../config.ts';
 import type { GatingService } from '../gating/service.ts';
@@ -55,6 +56,12 @@ export interface Command {
   components?: Record<string, ComponentHandler>;
   /** Only the user who ran the command may use its components (others get a short private note). */
   componentsOwnerOnly?: boolean;
+}
+
+/** What the guild commands route accepts: the command without the fields only global commands take. */
+export function guildCommandData(data: Command['data']): RESTPutAPIApplicationGuildCommandsJSONBody[number] {
+  const { contexts: _contexts, integration_types: _integrationTypes, dm_permission: _dm, ...rest } = data;
+  return rest;
 }
 
 /** The `private` option every lookup offers. */

@@ -108,7 +108,7 @@ async function start(latencyMs: number, missIdentities: number): Promise<Setup &
   try {
     // The second baseline answers the very message /whois renders for the hit identity, as a constant.
     const profiles = await web3bio.getProfiles(HIT_IDENTITY);
-    const selectId = encodeCustomId('whois', 'select', '', HIT_IDENTITY) ?? 'whois|too-long';
+    const selectId = encodeCustomId('whois', 'select', '', HIT_IDENTITY);
     const render = {
       locale: 'en-US',
       nowSec: Math.floor(Date.now() / 1_000),

@@ -12,7 +12,7 @@ import { renderWallet } from '../src/render/wallet.ts';
 
 async function walletPayload(identity: string, page: number, ctx: CommandContext): Promise<MessagePayload> {
   const fetched = await ctx.deps.web3bio.getWallet(identity);
-  const pageId = (p: number) => encodeCustomId('wallet', 'page', p, identity) ?? 'wallet|too-long';
+  const pageId = (p: number) => encodeCustomId('wallet', 'page', p, identity);
   return renderWallet(fetched.data, page, withFreshness(ctx.render, fetched), pageId);
 }
 

@@ -37,8 +37,7 @@ async function whoisPayload(
   const fetched = platform
     ? await web3bio.getPlatformProfile(platform, identity).then((f) => ({ ...f, data: listOf(f.data) }))
     : await web3bio.getProfiles(identity);
-  // An identity too long for a custom id gets a menu that explains itself when used.
-  const selectId = encodeCustomId('whois', 'select', platform ?? '', identity) ?? 'whois|too-long';
+  const selectId = encodeCustomId('whois', 'select', platform ?? '', identity);
   return renderWhois(fetched.data, selected, withFreshness(ctx.render, fetched), selectId);
 }
 

@@ -10,7 +10,12 @@ import {
   MessageFlags,
   type UserContextMenuCommandInteraction,
 } from 'discord.js';
-import { renderCooldown, renderError } from '../render/errors.ts';
+import {
+  renderCooldown,
+  renderError,
+  renderExpiredControls,
+  renderNotYourControls,
+} from '../render/errors.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
 import type { BotDeps, Command, CommandContext, CommandOptions } from './command.ts';
@@ -190,11 +195,12 @@ export function createRouter(options: {
     if (await refusedByCooldown(command, interaction, base, render)) return;
     const ownerId = interaction.message.interactionMetadata?.user.id;
     if (command.componentsOwnerOnly && ownerId && ownerId !== interaction.user.id) {
-      await interaction.reply({
-        content: `Only the person who ran this command can use these controls. Run \`/${command.data.name}\` yourself.`,
-        allowedMentions: { parse: [] },
-        flags: MessageFlags.Ephemeral,
-      });
+      await interaction.reply(toReplyOptions(renderNotYourControls(command.data.name), true));
+      return;
+    }
+    if (parsed.expired) {
+      deps.logger.info(base, 'component state expired');
+      await interaction.reply(toReplyOptions(renderExpiredControls(command.data.name), true));
       return;
     }
     const values = interaction.isStringSelectMenu() ? interaction.values : [];

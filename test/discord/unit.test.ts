@@ -47,9 +47,28 @@ describe('custom ids', () => {
     });
   });
 
-  it('refuses ids over Discord’s limit instead of truncating them', () => {
-    expect(encodeCustomId('whois', 'select', '', 'a'.repeat(CUSTOM_ID_MAX))).toBeNull();
+  it('keeps args too long for Discord’s limit server-side, under a short stable key, never truncating', () => {
+    const long = `${'a'.repeat(MAX_IDENTITY_LENGTH - 4)}.eth`;
+    const ids = [0, 1].map((page) => encodeCustomId('wallet', 'page', page, long));
+    expect(ids[0]).toMatch(/^wallet\|page\|0\|~[\w-]{22}$/);
+    expect(new Set(ids).size).toBe(2);
+    for (const id of ids) expect(id.length).toBeLessThanOrEqual(CUSTOM_ID_MAX);
+    expect(encodeCustomId('wallet', 'page', 0, long)).toBe(ids[0]);
+    expect(decodeCustomId(ids[1] ?? '')).toEqual({ command: 'wallet', handler: 'page', args: ['1', long] });
     expect(decodeCustomId('nohandler')).toBeNull();
+  });
+
+  it('keeps args that could be misread (with | or a leading ~), and says when a kept arg is gone', () => {
+    for (const arg of ['a|b', '~x']) {
+      const id = encodeCustomId('whois', 'select', '', arg);
+      expect(id.split('|')).toHaveLength(4);
+      expect(decodeCustomId(id)).toEqual({ command: 'whois', handler: 'select', args: ['', arg] });
+    }
+    expect(decodeCustomId(`whois|select||~${'0'.repeat(22)}`)).toEqual({
+      command: 'whois',
+      handler: 'select',
+      expired: true,
+    });
   });
 });
 

@@ -7,8 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
 import type { Command } from '../../src/discord/command.ts';
 import type { MessagePayload } from '../../src/render/types.ts';
-import { parseIdentity } from '../../src/web3bio/identity.ts';
+import { MAX_IDENTITY_LENGTH, parseIdentity } from '../../src/web3bio/identity.ts';
 import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
+import { rawProfile } from '../fakes/web3bio/builders.ts';
 import { EDGE } from '../fakes/web3bio/edgeCases.ts';
 import { readFixture } from '../fakes/web3bio/seed.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
@@ -168,6 +169,23 @@ describe('lookup commands', () => {
     expect(isEphemeral(note)).toBe(true);
     expect(note.content).toContain('Only the person who ran this command');
     expect(h.discord.state.messages.get(reply.id)).toEqual(before);
+  });
+
+  it('an identity of the maximum length switches platforms like any other', async () => {
+    const long = `${'name'.repeat(63)}.eth`;
+    expect(long).toHaveLength(MAX_IDENTITY_LENGTH);
+    const address = `0x${'10e'.padStart(40, '0')}`;
+    h.upstream.world.addProfile(rawProfile('ens', long, address, { displayName: 'Long ENS' }));
+    h.upstream.world.addProfile(rawProfile('farcaster', 'longname', address, { displayName: 'Long FC' }));
+    const reply = visibleMessage(await h.run('whois', { identity: long }));
+    const select = selectMenu(reply);
+    expect(select.custom_id.length).toBeLessThanOrEqual(100);
+    expect(select.options).toHaveLength(2);
+    const click = await h.click(reply, select.custom_id, ['1']);
+    expect(callbackTypes(click)).toEqual([7]);
+    expect(firstEmbed(visibleMessage(click)).title).toBe('Long FC');
+    expect(firstEmbed(visibleMessage(click)).footer?.text).toBe('Web3.bio · profile 2 of 2');
+    expectSafeMessages(h, click);
   });
 
   it('/whois with platform: shows that platform only, without a select', async () => {
@@ -418,6 +436,34 @@ describe('/wallet with an API key', () => {
     expect(page2.embeds[1]?.fields?.[0]?.name).toBe('ENS · friend8.eth');
     expect(buttons(page2).map((b) => b.disabled)).toEqual([false, false]);
     expect(JSON.stringify(h.logs)).not.toContain(API_KEY);
+  });
+
+  it('an identity too long for a custom id still pages: distinct short ids, Next shows page 2', async () => {
+    const long = `${'wallet'.repeat(42)}.eth`;
+    expect(long).toHaveLength(MAX_IDENTITY_LENGTH);
+    const graph = Array.from({ length: 12 }, (_, i) => ({
+      identity: `pal${i}.eth`,
+      address: `0x${String(i).padStart(40, 'e')}`,
+      platform: 'ens',
+      isPrimary: false,
+      displayName: null,
+      avatar: null,
+      description: null,
+      updatedAt: 1_776_000_000,
+      domains: [],
+      sources: ['ens'],
+    }));
+    h.upstream.world.setWallet(long, { ...readFixture('wallet-web3bio-0x5c51.json'), identityGraph: graph });
+    const result = await h.run('wallet', { identity: long });
+    expect(callbackTypes(result)).toEqual([4]);
+    const message = visibleMessage(result);
+    const ids = buttons(message).map((b) => b.custom_id);
+    expect(new Set(ids).size).toBe(2);
+    for (const id of ids) expect(id.length).toBeLessThanOrEqual(100);
+    const click = await h.click(message, ids[1] ?? '');
+    expect(callbackTypes(click)).toEqual([7]);
+    expect(visibleMessage(click).embeds[1]?.description).toBe('12 linked identities · page 2 of 2');
+    expect(h.upstream.requests.at(-1)?.path).toBe(`/wallet/${long}`);
   });
 
   it('private:true answers ephemerally', async () => {

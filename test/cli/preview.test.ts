@@ -15,16 +15,18 @@ import {
 import {
   componentsScript,
   fieldColumns,
+  messageToHtml,
+  type PreviewMessage,
+  type PreviewPageOptions,
+  placeholderImage,
+} from '../../src/cli/previewHtml.ts';
+import {
   formatDiscordTime,
   formatMessageTime,
   markdownToHtml,
   markdownToText,
-  messageToHtml,
-  type PreviewMessage,
-  type PreviewPageOptions,
   parseMarkdown,
-  placeholderImage,
-} from '../../src/cli/previewHtml.ts';
+} from '../../src/cli/previewMarkdown.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type CommandContext, coerceOptions } from '../../src/discord/command.ts';
 import { createLogger } from '../../src/log.ts';

@@ -377,6 +377,22 @@ describe('lookup commands', () => {
   });
 });
 
+/** A wallet's identity graph as the API sends it: `count` ENS names `<name><i>.eth`, addresses padded with `pad`. */
+function rawGraph(count: number, name: string, pad: string) {
+  return Array.from({ length: count }, (_, i) => ({
+    identity: `${name}${i}.eth`,
+    address: `0x${String(i).padStart(40, pad)}`,
+    platform: 'ens',
+    isPrimary: false,
+    displayName: `${name[0]?.toUpperCase()}${name.slice(1)} ${i}`,
+    avatar: null,
+    description: null,
+    updatedAt: 1_776_000_000,
+    domains: [],
+    sources: ['ens'],
+  }));
+}
+
 describe('/wallet with an API key', () => {
   const API_KEY = 'e2e-wallet-key-0123456789';
   const WALLET = `0x${'b16'.padStart(40, '0')}`;
@@ -387,18 +403,7 @@ describe('/wallet with an API key', () => {
       upstream: { apiKeys: { [API_KEY]: 'full' } },
     });
     const sample = readFixture<Record<string, unknown>>('wallet-web3bio-0x5c51.json');
-    const graph = Array.from({ length: 20 }, (_, i) => ({
-      identity: `friend${i}.eth`,
-      address: `0x${String(i).padStart(40, 'f')}`,
-      platform: 'ens',
-      isPrimary: false,
-      displayName: `Friend ${i}`,
-      avatar: null,
-      description: null,
-      updatedAt: 1_776_000_000,
-      domains: [],
-      sources: ['ens'],
-    }));
+    const graph = rawGraph(20, 'friend', 'f');
     h.upstream.world.setWallet(WALLET, {
       ...sample,
       identity: WALLET,
@@ -441,18 +446,7 @@ describe('/wallet with an API key', () => {
   it('an identity too long for a custom id still pages: distinct short ids, Next shows page 2', async () => {
     const long = `${'wallet'.repeat(42)}.eth`;
     expect(long).toHaveLength(MAX_IDENTITY_LENGTH);
-    const graph = Array.from({ length: 12 }, (_, i) => ({
-      identity: `pal${i}.eth`,
-      address: `0x${String(i).padStart(40, 'e')}`,
-      platform: 'ens',
-      isPrimary: false,
-      displayName: null,
-      avatar: null,
-      description: null,
-      updatedAt: 1_776_000_000,
-      domains: [],
-      sources: ['ens'],
-    }));
+    const graph = rawGraph(12, 'pal', 'e');
     h.upstream.world.setWallet(long, { ...readFixture('wallet-web3bio-0x5c51.json'), identityGraph: graph });
     const result = await h.run('wallet', { identity: long });
     expect(callbackTypes(result)).toEqual([4]);

@@ -162,6 +162,38 @@ export class SchemaError extends Web3BioError {
   }
 }
 
+/**
+ * Error texts with which the live service says "nothing is known here" (real-server notes). Any other
+ * text, including "Network Error", "Unknown Error Occurred" and pass-through texts such as
+ * "HTTP 502: Bad Gateway", is a failure of the service, whatever the status it came with.
+ */
+const NOT_FOUND_TEXTS = new Set([
+  'not found',
+  'invalid identity or domain',
+  'does not exist',
+  'invalid resolved address',
+  'invalid resolver address',
+  'invalid address',
+]);
+
+/** The `error` text of an error body (`{"error": "..."}`), or null when the body has none. */
+export function errorBodyText(body: string): string | null {
+  if (!body.trimStart().startsWith('{') || !body.includes('"error"')) return null;
+  try {
+    const data: unknown = JSON.parse(body);
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
+    const text = (data as { error?: unknown }).error;
+    return typeof text === 'string' ? text : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether an error text means "not found" (else it is an upstream failure). */
+export function isNotFoundText(text: string): boolean {
+  return NOT_FOUND_TEXTS.has(text.trim().toLowerCase());
+}
+
 export function isWeb3BioError(error: unknown): error is Web3BioError {
   return error instanceof Web3BioError;
 }

@@ -5,7 +5,9 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import {
+  errorBodyText,
   InvalidIdentityError,
+  isNotFoundText,
   isWeb3BioError,
   NetworkError,
   NotFoundError,
@@ -157,6 +159,10 @@ export class Web3BioTransport {
           'web3bio request',
         );
         if (answer.status >= 400) throw errorForStatus(answer, options.identity);
+        // A 200 can carry an error too; it is read by its text like any other.
+        if (answer.status === 200 && errorBodyText(answer.body) !== null) {
+          throw errorForBody(answer, options.identity);
+        }
         return answer;
       } catch (error) {
         if (options.signal?.aborted) throw options.signal.reason;
@@ -195,11 +201,23 @@ export function errorForStatus(answer: HttpAnswer, identity: string): Web3BioErr
     return new InvalidIdentityError(identity, 'Web3.bio does not accept it as an identity');
   }
   if (status === 401 || status === 403) return new UnauthorizedError(status, url, body);
-  if (status === 404) return new NotFoundError(identity, status, url, body);
   if (status === 429) {
     return new RateLimitedError(url, body, parseRetryAfter(header(answer.headers, 'retry-after')));
   }
-  return new UpstreamError(status, url, body);
+  return errorForBody(answer, identity);
+}
+
+/**
+ * An error answer read by its text, whatever its status: the service's not-found texts mean not found;
+ * anything else (failure texts, pass-through texts, no text at all) is an upstream failure, retried,
+ * answered from stale data where there is some, and never taken as "gone".
+ */
+export function errorForBody(answer: HttpAnswer, identity: string): Web3BioError {
+  const text = errorBodyText(answer.body);
+  if (text !== null && isNotFoundText(text)) {
+    return new NotFoundError(identity, answer.status, answer.url, answer.body);
+  }
+  return new UpstreamError(answer.status, answer.url, answer.body);
 }
 
 /** Retry-After as milliseconds from now: delta-seconds or an HTTP date; null when absent or invalid. */
@@ -238,7 +256,10 @@ function isRetryable(error: unknown): error is Web3BioError {
   if (error instanceof RateLimitedError || error instanceof NetworkError || error instanceof TimeoutError) {
     return true;
   }
-  return error instanceof UpstreamError && error.status >= 500;
+  // A 404 or 200 whose text is not a not-found text is a failure in disguise: retried like a 5xx.
+  return (
+    error instanceof UpstreamError && (error.status >= 500 || error.status === 404 || error.status === 200)
+  );
 }
 
 /** Internal failures of `send`, turned into the error family by the caller (which knows the URL). */

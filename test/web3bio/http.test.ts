@@ -114,7 +114,6 @@ describe('requests', () => {
 
 describe('status mapping', () => {
   it.each([
-    [404, NotFoundError],
     [400, InvalidIdentityError],
     [401, UnauthorizedError],
     [403, UnauthorizedError],
@@ -124,6 +123,40 @@ describe('status mapping', () => {
     const error = await rejection(transport().get('/profile/vitalik.eth', { identity: 'vitalik.eth' }));
     expect(error).toBeInstanceOf(type);
     expect(fake.requests).toHaveLength(1);
+  });
+
+  it.each([
+    ['Not Found', 404],
+    ['Invalid Identity or Domain', 404],
+    ['Does Not Exist', 404],
+    ['Invalid Resolved Address', 404],
+    ['  not found ', 500],
+    ['Not Found', 200],
+  ])('reads the not-found text %j (status %i) as not found, not retried', async (text, status) => {
+    fake.addFault({ action: { kind: 'status', status, body: { identity: 'x.eth', error: text } } });
+    const error = await rejection(transport().get('/credential/x.eth', { identity: 'x.eth' }));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it.each([
+    ['Network Error', 500],
+    ['Unknown Error Occurred', 404],
+    ['HTTP 502: Bad Gateway', 404],
+    ['HTTP 404: Not Found', 404],
+    ['Network Error', 200],
+    ['something new', 404],
+  ])('reads %j (status %i) as an upstream failure and retries it', async (text, status) => {
+    fake.addFault({ action: { kind: 'status', status, body: { identity: 'x.eth', error: text } } });
+    const error = await rejection(transport().get('/credential/x.eth', { identity: 'x.eth' }));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(fake.requests).toHaveLength(FAST_RETRY.retries + 1);
+  });
+
+  it('a 404 without an error text is a failure, not "gone"', async () => {
+    fake.addFault({ action: { kind: 'status', status: 404, body: '<html>proxy</html>' } });
+    const error = await rejection(transport().get('/credential/x.eth', { identity: 'x.eth' }));
+    expect(error).toBeInstanceOf(UpstreamError);
   });
 
   it('maps a real 404 with the identity and the upstream body', async () => {

@@ -188,6 +188,24 @@ describe('lookup commands', () => {
     expectSafeMessages(h, click);
   });
 
+  it('a menu whose kept identity is gone (sent before a restart) says the controls expired, privately', async () => {
+    const reply = visibleMessage(await h.run('whois', { identity: 'vitalik.eth' }));
+    // As Discord would hold a message the previous process sent: its menu names a kept arg this one lacks.
+    const gone = `whois|select||~${'A'.repeat(22)}`;
+    const stored = h.discord.state.messages.get(reply.id);
+    const select = (stored?.components?.[0] as { components?: { custom_id?: string }[] } | undefined)
+      ?.components?.[0];
+    if (!stored || !select) throw new Error('no stored select');
+    select.custom_id = gone;
+    const before = structuredClone(stored);
+    const click = await h.click(stored, gone, ['1']);
+    expect(callbackTypes(click)).toEqual([4]);
+    const note = visibleMessage(click);
+    expect(isEphemeral(note)).toBe(true);
+    expect(note.content).toBe('These controls have expired. Run `/whois` again.');
+    expect(h.discord.state.messages.get(reply.id)).toEqual(before);
+  });
+
   it('/whois with platform: shows that platform only, without a select', async () => {
     const result = await h.run('whois', { identity: 'dwr.eth', platform: 'farcaster' });
     const message = visibleMessage(result);

@@ -17,11 +17,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from 'discord.js';
 import { pino } from 'pino';
+import { roleSubject } from '../src/gating/losses.ts';
 import { GatingService } from '../src/gating/service.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GatingStore } from '../src/store/types.ts';
 import { Web3BioClient } from '../src/web3bio/client.ts';
 import type { TransportLogger } from '../src/web3bio/http.ts';
+import { RawCredentialSet, toCredentialSet } from '../src/web3bio/schemas.ts';
+import type { CredentialSet } from '../src/web3bio/types.ts';
 import { loginClient } from '../test/fakes/discord/client.ts';
 import { type FakeDiscord, startFakeDiscord } from '../test/fakes/discord/server.ts';
 import { gatingCredentials } from '../test/fakes/web3bio/builders.ts';
@@ -92,7 +95,13 @@ function statusCounter(): { logger: TransportLogger; statuses: Map<number, numbe
   return { logger, statuses };
 }
 
-async function seedStore(store: GatingStore, guildId: string, humanRoleId: string, plans: Plan[]) {
+async function seedStore(
+  store: GatingStore,
+  guildId: string,
+  humanRoleId: string,
+  plans: Plan[],
+  logChannelId: string | null = null,
+) {
   await store.saveGuildSettings({
     guildId,
     enabled: true,
@@ -101,7 +110,7 @@ async function seedStore(store: GatingStore, guildId: string, humanRoleId: strin
     riskyRoleId: null,
     minScore: null,
     spamRemovesHuman: true,
-    logChannelId: null,
+    logChannelId,
   });
   const provenAt = Date.now();
   for (const plan of plans) {
@@ -114,10 +123,28 @@ async function seedStore(store: GatingStore, guildId: string, humanRoleId: strin
         address: null,
         proofMethod: 'signature',
         provenAt,
+        // Checked before with the credential: a "not found" now is sudden.
+        ...(plan.holdsRole
+          ? { lastCheckAt: provenAt, lastCheckOk: true, lastResult: humanCredentials(plan) }
+          : {}),
       },
       'bench seed',
     );
+    // A removal was first seen two hours ago: this pass is the confirming one (the steady state).
+    if (plan.holdsRole && !plan.human) {
+      await store.notePendingLoss({
+        guildId,
+        userId: plan.userId,
+        subject: roleSubject(humanRoleId),
+        firstSeenAt: provenAt - 2 * 3_600_000,
+        reason: 'bench seed',
+      });
+    }
   }
+}
+
+function humanCredentials(plan: Plan): CredentialSet {
+  return toCredentialSet(RawCredentialSet.parse(gatingCredentials(plan.identity, { human: true })));
 }
 
 /** Re-check a guild of `members` linked members under both limits; one row per client limiter rate (default: the upstream rate). */
@@ -240,6 +267,131 @@ async function runOnce(opts: GatingBenchOptions, clientRps: number): Promise<Row
     await Promise.allSettled([discord?.close(), upstream?.close()]);
     await rm(dataDir, { recursive: true, force: true });
   }
+}
+
+export interface StormBenchOptions {
+  /** Linked members, every one holding the human role earned earlier; default 10,000 (quick: 1,000). */
+  members?: number;
+  /** Share of members whose identity Web3.bio suddenly answers "not found" for; default 0.3. */
+  notFoundShare?: number;
+  /** The stand-in's limit and the client limiter, requests per second; default 2,000. */
+  upstreamRps?: number;
+  quick?: boolean;
+  progress?: (line: string) => void;
+}
+
+/**
+ * Issue #7: an upstream incident during the periodic pass. Every member holds the human role earned
+ * from a credential seen before; Web3.bio now answers "not found" for a share of them. Two passes an
+ * hour apart (the confirmation window): nothing may be removed, and the breaker alert is posted once.
+ */
+export async function runGatingStormBench(opts: StormBenchOptions = {}): Promise<Row[]> {
+  const members = opts.members ?? (opts.quick ? 1_000 : 10_000);
+  const share = opts.notFoundShare ?? 0.3;
+  const upstreamRps = opts.upstreamRps ?? 2_000;
+  const progress = opts.progress ?? (() => {});
+  const every = Math.round(1 / share);
+  const plans = planMembers(members, 0).map((plan, i) => ({
+    ...plan,
+    human: true,
+    holdsRole: true,
+    gone: i % 10 < Math.round(share * 10),
+  }));
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-storm-'));
+  let discord: FakeDiscord | undefined;
+  let upstream: FakeWeb3Bio | undefined;
+  let client: Client | undefined;
+  let web3bio: Web3BioClient | undefined;
+  let store: GatingStore | undefined;
+  let service: GatingService | undefined;
+  const rows: Row[] = [];
+  try {
+    progress(`gating storm: seeding ${formatNumber(members)} members, 1 in ${every} answered "not found"`);
+    discord = await startFakeDiscord();
+    upstream = await startFakeWeb3Bio({
+      seed: false,
+      globalRateLimit: { requests: upstreamRps, windowMs: 1_000 },
+    });
+    const guild = discord.addGuild({ name: 'Storm Guild' });
+    const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
+    for (const [i, plan] of plans.entries()) {
+      discord.addMember(guild.id, { id: plan.userId, username: `storm${i}` }, { roles: [human.id] });
+      if (!plan.gone)
+        upstream.world.setCredentials(plan.identity, gatingCredentials(plan.identity, { human: true }));
+    }
+    store = await openSqliteStore(join(dataDir, 'storm.sqlite'));
+    await seedStore(store, guild.id, human.id, plans, guild.textChannelId);
+    client = await loginClient(discord);
+    web3bio = new Web3BioClient({
+      baseUrl: upstream.url,
+      rateLimit: { requests: upstreamRps, intervalMs: 1_000 },
+    });
+    let offset = 0;
+    service = new GatingService({
+      store,
+      web3bio,
+      discord: client,
+      logger: SILENT,
+      siwe: { publicUrl: 'https://bench.example.org' },
+      recheckIntervalMs: 24 * 3_600_000,
+      scheduler: NO_SCHEDULE,
+      logFlushMs: 10,
+      now: () => Date.now() + offset,
+    });
+    const alerts = () =>
+      [...(discord?.state.messages.values() ?? [])].filter(
+        (m) => m.channel_id === guild.textChannelId && m.content.includes('Held back'),
+      ).length;
+    const removals = () =>
+      (discord?.requests ?? []).filter((r) => r.method === 'DELETE' && r.path.includes('/roles/')).length;
+    for (const pass of [1, 2]) {
+      progress(`gating storm: pass ${pass}`);
+      const started = performance.now();
+      const result = await service.recheckGuild(guild.id, { fresh: true, cause: 'periodic' });
+      await service.idle(guild.id);
+      const wallSeconds = (performance.now() - started) / 1_000;
+      const stillHeld = plans.filter((p) => guild.members.get(p.userId)?.roles.includes(human.id)).length;
+      const pass_ = removals() === 0 && stillHeld === members && alerts() === 1;
+      rows.push({
+        Pass: pass === 1 ? '1 (incident starts)' : '2 (an hour later, still on)',
+        Members: members,
+        '"Not found" answers': plans.filter((p) => p.gone).length,
+        'Losses seen': result.pendingRemovals + result.heldRemovals,
+        'Held by breaker': result.heldRemovals,
+        'Roles removed': removals(),
+        'Members still holding the role': stillHeld,
+        'Breaker alerts posted (total)': alerts(),
+        'Wall (s)': formatNumber(wallSeconds, 1),
+        Result: verdict(pass_),
+      });
+      offset += 61 * 60_000;
+    }
+    return rows;
+  } finally {
+    await service?.stop();
+    await client?.destroy();
+    await web3bio?.close();
+    await store?.close();
+    await Promise.allSettled([discord?.close(), upstream?.close()]);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** The storm rows as a table. */
+export function stormTable(rows: Row[], options: StormBenchOptions): BenchTable {
+  const columns = Object.keys(rows[0] ?? {});
+  return {
+    suite:
+      'Gating re-check during an upstream incident: Web3.bio answers "not found" for known identities (issue #7)',
+    method: `two whole-guild passes 61 minutes apart (past GATING_CONFIRM_MINUTES=60); every member holds the human role earned from a credential seen before; ${formatNumber((options.notFoundShare ?? 0.3) * 100, 0)}% of identities now answer 404 "Not Found"; stand-in Web3.bio and client limiter at ${formatNumber(options.upstreamRps ?? 2_000)} requests/s`,
+    targets: ['0 roles removed', 'breaker alert posted once'],
+    columns,
+    rows: rows.map((row) => columns.map((column) => row[column] ?? '')),
+    notes: [
+      'A "not found" for an identity whose credentials were seen before is noted as a possible loss but can never confirm one; the breaker holds the pass because its losses exceed 10% of the role\'s holders.',
+      'The second pass sees the same losses, already held: no new alert, and still nothing removed.',
+    ],
+  };
 }
 
 /** The time the two limits alone impose when lookups and edits overlap (as the service does). */

@@ -289,7 +289,14 @@ describe('verification', () => {
     const address = account.address.toLowerCase() as `0x${string}`;
     addIdentity(g, 'late.eth', { address });
     const siwe = { publicUrl: PUBLIC_URL };
-    const input = { guildId: g.guildId, userId: BOB, identity: 'late.eth', address };
+    const input = {
+      guildId: g.guildId,
+      userId: BOB,
+      userName: 'bob',
+      guildName: null,
+      identity: 'late.eth',
+      address,
+    };
 
     const expired = await createChallenge(
       g.gating.store,
@@ -416,12 +423,13 @@ describe('Discord refusals and rate limits', () => {
     await gatingCommandRun(g, 'recheck');
     await g.gating.service.idle(g.guildId);
 
-    const puts = g.h.discord.requests.filter((r) => r.method === 'PUT' && r.path.includes('/roles/'));
-    expect(puts).toHaveLength(1);
-    expect(await g.gating.store.pendingRoleChanges(g.guildId)).toBe(0);
+    const puts = () => g.h.discord.requests.filter((r) => r.method === 'PUT' && r.path.includes('/roles/'));
+    expect(puts()).toHaveLength(1);
+    // Nothing is failed or lost: both changes wait for the fix.
+    expect(await g.gating.store.pendingRoleChanges(g.guildId)).toBe(2);
     expect(hasRole(g, ALICE, g.humanRoleId)).toBe(false);
     const failed = await g.gating.store.listAuditEvents({ guildId: g.guildId });
-    expect(failed.filter((e) => e.kind === 'role_failed').length).toBeGreaterThanOrEqual(1);
+    expect(failed.filter((e) => e.kind === 'role_failed')).toEqual([]);
 
     await waitFor(
       () => logChannelMessages(g).some((m) => m.content.includes('Missing Permissions')),
@@ -434,6 +442,22 @@ describe('Discord refusals and rate limits', () => {
       .filter((line) => line.includes('Missing Permissions'));
     expect(notice).toHaveLength(1);
     expect(notice[0]).toContain('Give the bot’s role Manage Roles and move it above “Verified Human”');
+
+    // /whoami says the change waits on a permission problem, rather than promising it.
+    const whoami = await g.h.discord.runCommand({ name: 'whoami', userId: BOB });
+    if (!whoami.message) throw new Error('no /whoami answer');
+    expect(seen(whoami.message)).toContain('wait on a permission problem');
+
+    // An admin fixes the role: Discord sends GUILD_ROLE_UPDATE, and the waiting changes go out at once.
+    g.h.discord.clearFaults();
+    const role = g.h.discord.state.guilds.get(g.guildId)?.roles.get(g.humanRoleId);
+    if (!role) throw new Error('role missing');
+    g.h.discord.dispatch('GUILD_ROLE_UPDATE', { guild_id: g.guildId, role });
+    await waitFor(
+      () => hasRole(g, ALICE, g.humanRoleId) && hasRole(g, BOB, g.humanRoleId),
+      'the roles after the fix',
+    );
+    expect(puts()).toHaveLength(3);
   });
 
   it('429 on a role edit: retried after retry_after, applied once', async () => {

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { changeLine, LogChannel, packLines, RoleWorker } from '../../src/gating/roleWorker.ts';
+import { LogChannel, packLines } from '../../src/gating/logChannel.ts';
+import { changeLine, RoleWorker } from '../../src/gating/roleWorker.ts';
 import type { GatingStore, RoleOp } from '../../src/store/types.ts';
 import type { FakeGuild } from '../fakes/discord/server.ts';
 import {

@@ -6,6 +6,7 @@ import {
   type NonceRecord,
   type SiweConfig,
 } from '../../src/gating/siwe.ts';
+import type { SignatureLinkResult } from '../../src/gating/types.ts';
 import {
   startVerifyServer,
   type VerifyServer,
@@ -24,6 +25,7 @@ let clock: number;
 let siwe: SiweConfig;
 let verified: { record: NonceRecord; address: string }[];
 let failVerified: boolean;
+let linkOutcome: SignatureLinkResult;
 let logs: unknown[];
 
 beforeEach(async () => {
@@ -32,6 +34,7 @@ beforeEach(async () => {
   siwe = { publicUrl: 'https://bot.example.org', now: () => clock };
   verified = [];
   failVerified = false;
+  linkOutcome = { ok: true };
   logs = [];
   const capture = (obj: object, msg?: string) => logs.push({ ...obj, msg });
   const logger: VerifyServerLogger = { info: capture, warn: capture, error: capture };
@@ -44,6 +47,7 @@ beforeEach(async () => {
     onVerified: async (result) => {
       if (failVerified) throw new Error('database is down');
       verified.push(result);
+      return linkOutcome;
     },
   });
 });
@@ -56,6 +60,8 @@ async function challenge(identity = 'vitalik.eth') {
   const created = await createChallenge(store, siwe, {
     guildId: GUILD,
     userId: USER,
+    userName: 'alice',
+    guildName: 'Web3 Lounge',
     identity,
     address: member.address,
   });

@@ -97,6 +97,49 @@ export const ConfigSchema = z.object({
 
 export type Config = z.output<typeof ConfigSchema>;
 
+/**
+ * The one list of config keys that hold secrets: a key's whole value, or for a URL its password. Every
+ * logger, CLI and preview scrubs these (see `configSecrets`). A new secret key (DISCORD_CLIENT_SECRET,
+ * TOKEN_ENCRYPTION_KEY…) goes here; a test fails for a key whose name says secret but is not listed.
+ */
+export const SECRET_KEYS = [
+  'DISCORD_TOKEN',
+  'WEB3BIO_API_KEY',
+  'DATABASE_URL',
+  'REDIS_URL',
+] as const satisfies readonly (keyof Config)[];
+
+/** Shorter values are not treated as secrets (see `configSecrets`). */
+export const MIN_SECRET_LENGTH = 6;
+
+/** The password in a URL, as written and decoded; none when it has none. */
+function urlPasswords(url: string): string[] {
+  if (!URL.canParse(url)) return [];
+  const raw = new URL(url).password;
+  if (raw === '') return [];
+  try {
+    return [raw, decodeURIComponent(raw)];
+  } catch {
+    return [raw];
+  }
+}
+
+/**
+ * Every secret value the config holds: the SECRET_KEYS values (for URL keys, their passwords) and the
+ * password of any other URL in it (an RPC_URL with credentials, say). For loggers and printed output.
+ */
+export function configSecrets(config: Partial<Record<keyof Config, unknown>>): string[] {
+  const secrets = new Set<string>();
+  for (const [key, value] of Object.entries(config)) {
+    if (typeof value !== 'string' || value === '') continue;
+    const isSecret = (SECRET_KEYS as readonly string[]).includes(key);
+    if (key.endsWith('_URL')) for (const password of urlPasswords(value)) secrets.add(password);
+    else if (isSecret) secrets.add(value);
+  }
+  // A placeholder such as '-' is no secret, and scrubbing it would mangle ordinary text.
+  return [...secrets].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+}
+
 export class ConfigError extends Error {
   readonly problems: string[];
   constructor(problems: string[]) {

@@ -1,6 +1,6 @@
 /**
  * Messages of the gating commands: pure (data in, payload out), every user-controlled string through
- * safe.ts, no pings. Roles, channels and members are shown by name (looked up by the caller), never as
+ * text/safety.ts, no pings. Roles, channels and members are shown by name (looked up by the caller), never as
  * mentions, so nothing here can ping and a deleted role still reads sensibly.
  */
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
@@ -18,10 +18,6 @@ import type {
   VerifyResult,
 } from '../gating/types.ts';
 import type { GuildSettings, LinkRecord } from '../store/types.ts';
-import { credentialVerdict } from '../web3bio/credentials.ts';
-import { credentialCounts, verdictLine } from './credentials.ts';
-import { fieldsWithin, formatNumber, joinLinesWithin } from './format.ts';
-import { finishPayload } from './payload.ts';
 import {
   DISCORD_LIMITS,
   discordTime,
@@ -30,7 +26,11 @@ import {
   inlineCode,
   safeUrl,
   truncate,
-} from './safe.ts';
+} from '../text/safety.ts';
+import { credentialVerdict } from '../web3bio/credentials.ts';
+import { credentialCounts, verdictLine } from './credentials.ts';
+import { fieldsWithin, formatNumber, joinLinesWithin } from './format.ts';
+import { finishPayload } from './payload.ts';
 import { COLORS, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 

@@ -72,7 +72,7 @@ const REDACTED = '[redacted]';
 /** GET transport with retries and limits. */
 export class Web3BioTransport {
   readonly #baseUrl: string;
-  readonly #safeBaseUrl: string;
+  readonly #redactedBaseUrl: string;
   readonly #apiKey: string | undefined;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
@@ -87,7 +87,7 @@ export class Web3BioTransport {
 
   constructor(options: TransportOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#safeBaseUrl = safeUrl(this.#baseUrl);
+    this.#redactedBaseUrl = redactUrl(this.#baseUrl);
     this.#apiKey = options.apiKey || undefined;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
@@ -112,7 +112,7 @@ export class Web3BioTransport {
    * is thrown as a Web3BioError. An abort of `signal` rejects with its reason and is never retried.
    */
   async get(path: string, options: GetOptions): Promise<HttpAnswer> {
-    const url = `${this.#safeBaseUrl}${path}`;
+    const url = `${this.#redactedBaseUrl}${path}`;
     for (let attempt = 0; ; attempt++) {
       let error: Web3BioError;
       try {
@@ -238,8 +238,8 @@ export function header(
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The URL without credentials, query or fragment. */
-export function safeUrl(url: string): string {
+/** The URL redacted for logs and errors: without credentials, query or fragment. */
+export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     parsed.username = '';
@@ -291,7 +291,7 @@ function send(
     let responseHeaders: HttpAnswer['headers'] = {};
     const chunks: Buffer[] = [];
     let size = 0;
-    const settle = (): boolean => {
+    const finishOnce = (): boolean => {
       if (settled) return false;
       settled = true;
       clearTimeout(timer);
@@ -300,7 +300,7 @@ function send(
     };
     // A failure settles at once; the request is aborted now, or as soon as undici starts it.
     const fail = (error: unknown) => {
-      if (!settle()) return;
+      if (!finishOnce()) return;
       abortReason = error instanceof Error ? error : new Error('aborted');
       controller?.abort(abortReason);
       reject(error);
@@ -327,7 +327,7 @@ function send(
             else chunks.push(chunk);
           },
           onResponseEnd() {
-            if (!settle()) return;
+            if (!finishOnce()) return;
             resolve({ status, headers: responseHeaders, body: Buffer.concat(chunks, size).toString('utf8') });
           },
           onResponseError(_controller, error) {

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { renderError } from '../../src/render/errors.ts';
 import {
   InvalidIdentityError,
   NetworkError,
@@ -14,11 +15,13 @@ import {
 import {
   MAX_BODY_BYTES,
   parseRetryAfter,
-  safeUrl,
+  redactUrl,
   type TransportOptions,
   Web3BioTransport,
 } from '../../src/web3bio/http.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+
+const RENDER_CTX = { locale: 'en-US', nowSec: 1_780_000_000, ipfsGateway: 'https://ipfs.io' };
 
 const KEY = 'k-full';
 const FAST_RETRY = { retries: 2, baseDelayMs: 1, maxDelayMs: 5 };
@@ -484,7 +487,7 @@ describe('the API key never leaks', () => {
           e.stack ?? '',
           JSON.stringify(e),
           JSON.stringify(e.toLog()),
-          e.userMessage,
+          JSON.stringify(renderError(e, RENDER_CTX)),
         ]) {
           expect(text).not.toContain(SECRET);
         }
@@ -527,8 +530,10 @@ describe('helpers', () => {
     expect(parseRetryAfter(value, Date.UTC(2030, 0, 1))).toBe(ms);
   });
 
-  it('safeUrl drops credentials, query and fragment', () => {
-    expect(safeUrl('https://user:secret@api.example.com/base/?key=1#x')).toBe('https://api.example.com/base');
-    expect(safeUrl('not a url')).toBe('(invalid base URL)');
+  it('redactUrl drops credentials, query and fragment', () => {
+    expect(redactUrl('https://user:secret@api.example.com/base/?key=1#x')).toBe(
+      'https://api.example.com/base',
+    );
+    expect(redactUrl('not a url')).toBe('(invalid base URL)');
   });
 });

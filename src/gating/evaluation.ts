@@ -7,8 +7,16 @@ import type { Logger } from '../log.ts';
 import type { GatingStore, GuildSettings, LinkKey, LinkRecord } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { NotFoundError } from '../web3bio/errors.ts';
-import { type ParsedIdentity, parseBatchId, parseIdentity } from '../web3bio/identity.ts';
-import type { CredentialSet, DomainInfo, Fetched, PlatformSegment, Profile } from '../web3bio/types.ts';
+import {
+  EVM_ADDRESS,
+  KIND_PROFILE_SEGMENT,
+  type ParsedIdentity,
+  parseBatchId,
+  parseIdentity,
+  SOLANA_ADDRESS,
+  TEXT_RECORD_KINDS,
+} from '../web3bio/identity.ts';
+import type { CredentialSet, DomainInfo, Fetched, Profile } from '../web3bio/types.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
 import {
   carriesFlag,
@@ -20,23 +28,6 @@ import {
   type RoleDiff,
 } from './rules.ts';
 
-/** The platform route that holds an identity's own profile. */
-const PROFILE_SEGMENT: Partial<Record<ParsedIdentity['kind'], PlatformSegment>> = {
-  ens: 'ens',
-  basenames: 'basenames',
-  linea: 'linea',
-  farcaster: 'farcaster',
-  'farcaster-fid': 'farcaster',
-  lens: 'lens',
-  sns: 'solana',
-  'solana-address': 'solana',
-  unstoppabledomains: 'unstoppabledomains',
-  dotbit: 'dotbit',
-};
-/** Names whose ENS-style text records `/domain` reads. */
-const TEXT_RECORD_KINDS = new Set<ParsedIdentity['kind']>(['ens', 'basenames', 'linea']);
-const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
-const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
 
 export interface MemberState {
@@ -119,7 +110,7 @@ export class Evaluator {
 
   /** The identity's own profile (and ENS-style text records), as evidence for a record proof. */
   async readRecord(parsed: ParsedIdentity, fresh: boolean): Promise<RecordRead> {
-    const segment = PROFILE_SEGMENT[parsed.kind];
+    const segment = KIND_PROFILE_SEGMENT[parsed.kind];
     const [profile, domain] = await Promise.all([
       segment ? lookupOutcome(this.#web3bio.getPlatformProfile(segment, parsed.identity, { fresh })) : null,
       TEXT_RECORD_KINDS.has(parsed.kind)

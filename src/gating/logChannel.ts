@@ -4,7 +4,7 @@
  */
 import type { Client } from 'discord.js';
 import type { Logger } from '../log.ts';
-import { truncate } from '../render/safe.ts';
+import { truncate } from '../text/safety.ts';
 import { delay } from './discordReads.ts';
 
 const MAX_LINE = 300;

@@ -5,8 +5,8 @@
  */
 import type { Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
-import { truncate } from '../render/safe.ts';
 import type { GatingStore, LinkRecord, PendingLoss } from '../store/types.ts';
+import { truncate } from '../text/safety.ts';
 import { roleHolderCount } from './discordReads.ts';
 import type { Evaluation } from './evaluation.ts';
 import type { GuildNotices } from './logChannel.ts';

@@ -11,8 +11,8 @@
  */
 import { type Client, DiscordAPIError, type Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
-import { escapeLine, truncate } from '../render/safe.ts';
 import type { GatingStore, RoleChange } from '../store/types.ts';
+import { escapeLine, truncate } from '../text/safety.ts';
 import {
   DISCORD_ERROR,
   delay,

@@ -16,8 +16,8 @@ import {
   type User,
 } from 'discord.js';
 import type { Logger } from '../log.ts';
-import { escapeLine, truncate } from '../render/safe.ts';
 import type { GatingStore, GuildSettings, LinkInput, LinkRecord, NonceRecord } from '../store/types.ts';
+import { escapeLine, truncate } from '../text/safety.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { InvalidIdentityError } from '../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../web3bio/identity.ts';

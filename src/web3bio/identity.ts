@@ -62,7 +62,7 @@ export const ACCEPTED_FORMS: readonly string[] = [
 /** A full EVM address (0x and 40 hex digits, either case). */
 export const EVM_ADDRESS = /^0x[0-9a-f]{40}$/i;
 const NEAR_EVM_ADDRESS = /^0x[0-9a-f]{30,}$/i;
-const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+export const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const FID = /^farcaster,#(\d{1,20})$/i;
 const LEGACY_FID = /^fid:(\d{1,20})$/i;
 const FID_TAIL = /^#\d{1,20}$/;

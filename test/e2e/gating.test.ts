@@ -204,7 +204,7 @@ describe('roles follow members and credentials', () => {
     expect(roleEdits(g, ALICE, g.humanRoleId, 'PUT')).toHaveLength(2);
   });
 
-  it('a lost credential removes the role at /gating recheck, with the reason', async () => {
+  it('a lost credential (a real answer) removes the role at once at /gating recheck member:, with the reason', async () => {
     const g = await startGating();
     await setup(g);
     addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
@@ -215,7 +215,8 @@ describe('roles follow members and credentials', () => {
       option(ApplicationCommandOptionType.User, 'member', ALICE),
     ]);
     const text = seen(visibleMessage(result));
-    expect(text).toContain('Fresh credentials read for **alice**. Queued:');
+    expect(text).toContain('Fresh credentials read for **alice**.');
+    expect(text).toContain('Queued:');
     expect(text).toContain('➖ **Verified Human**: no unexpired isHuman credential is true');
     await g.gating.service.idle(g.guildId);
 

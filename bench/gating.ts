@@ -17,15 +17,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Client } from 'discord.js';
 import { pino } from 'pino';
+import { roleSubject } from '../src/gating/losses.ts';
 import { GatingService } from '../src/gating/service.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GatingStore } from '../src/store/types.ts';
 import { Web3BioClient } from '../src/web3bio/client.ts';
 import type { TransportLogger } from '../src/web3bio/http.ts';
+import { RawCredentialSet, toCredentialSet } from '../src/web3bio/schemas.ts';
+import type { CredentialSet } from '../src/web3bio/types.ts';
 import { loginClient } from '../test/fakes/discord/client.ts';
-import { type FakeDiscord, startFakeDiscord } from '../test/fakes/discord/server.ts';
+import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../test/fakes/discord/server.ts';
 import { gatingCredentials } from '../test/fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
+import type { RawCredentials } from '../test/fakes/web3bio/world.ts';
 import { type BenchTable, formatNumber, formatRatio, machineLine, renderTable, verdict } from './stats.ts';
 
 export interface GatingBenchOptions {
@@ -92,7 +96,13 @@ function statusCounter(): { logger: TransportLogger; statuses: Map<number, numbe
   return { logger, statuses };
 }
 
-async function seedStore(store: GatingStore, guildId: string, humanRoleId: string, plans: Plan[]) {
+async function seedStore(
+  store: GatingStore,
+  guildId: string,
+  humanRoleId: string,
+  plans: Plan[],
+  logChannelId: string | null = null,
+) {
   await store.saveGuildSettings({
     guildId,
     enabled: true,
@@ -101,7 +111,7 @@ async function seedStore(store: GatingStore, guildId: string, humanRoleId: strin
     riskyRoleId: null,
     minScore: null,
     spamRemovesHuman: true,
-    logChannelId: null,
+    logChannelId,
   });
   const provenAt = Date.now();
   for (const plan of plans) {
@@ -114,9 +124,106 @@ async function seedStore(store: GatingStore, guildId: string, humanRoleId: strin
         address: null,
         proofMethod: 'signature',
         provenAt,
+        // Checked before with the credential: a "not found" now is sudden.
+        ...(plan.holdsRole
+          ? { lastCheckAt: provenAt, lastCheckOk: true, lastResult: humanCredentials(plan) }
+          : {}),
       },
       'bench seed',
     );
+    // A removal was first seen two hours ago: this pass is the confirming one (the steady state).
+    if (plan.holdsRole && !plan.human) {
+      await store.notePendingLoss({
+        guildId,
+        userId: plan.userId,
+        subject: roleSubject(humanRoleId),
+        firstSeenAt: provenAt - 2 * 3_600_000,
+        reason: 'bench seed',
+      });
+    }
+  }
+}
+
+function humanCredentials(plan: Plan): CredentialSet {
+  return toCredentialSet(RawCredentialSet.parse(gatingCredentials(plan.identity, { human: true })));
+}
+
+interface BenchWorld {
+  discord: FakeDiscord;
+  upstream: FakeWeb3Bio;
+  guild: FakeGuild;
+  humanRoleId: string;
+  store: GatingStore;
+  service: GatingService;
+}
+
+interface BenchWorldSetup<P extends Plan> {
+  plans: P[];
+  upstreamRps: number;
+  clientRps: number;
+  /** What the stand-in Web3.bio answers for a member's identity (null: "not found"). */
+  credentialsOf: (plan: P) => RawCredentials | null;
+  /** Post the service's notices to the guild's text channel. */
+  logChannel?: boolean;
+  transportLogger?: TransportLogger;
+  now?: () => number;
+}
+
+/** A guild of linked members on both stand-ins, a real client and service; everything closed after `run`. */
+async function withBenchWorld<P extends Plan, T>(
+  setup: BenchWorldSetup<P>,
+  run: (world: BenchWorld) => Promise<T>,
+): Promise<T> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-gating-'));
+  let discord: FakeDiscord | undefined;
+  let upstream: FakeWeb3Bio | undefined;
+  let client: Client | undefined;
+  let web3bio: Web3BioClient | undefined;
+  let store: GatingStore | undefined;
+  let service: GatingService | undefined;
+  try {
+    discord = await startFakeDiscord();
+    upstream = await startFakeWeb3Bio({
+      seed: false,
+      globalRateLimit: { requests: setup.upstreamRps, windowMs: 1_000 },
+    });
+    const guild = discord.addGuild({ name: 'Bench Guild' });
+    const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
+    for (const [i, plan] of setup.plans.entries()) {
+      discord.addMember(
+        guild.id,
+        { id: plan.userId, username: `bench${i}` },
+        { roles: plan.holdsRole ? [human.id] : [] },
+      );
+      upstream.world.setCredentials(plan.identity, setup.credentialsOf(plan));
+    }
+    store = await openSqliteStore(join(dataDir, 'bench.sqlite'));
+    await seedStore(store, guild.id, human.id, setup.plans, setup.logChannel ? guild.textChannelId : null);
+    client = await loginClient(discord);
+    web3bio = new Web3BioClient({
+      baseUrl: upstream.url,
+      rateLimit: { requests: setup.clientRps, intervalMs: 1_000 },
+      ...(setup.transportLogger ? { logger: setup.transportLogger } : {}),
+    });
+    service = new GatingService({
+      store,
+      web3bio,
+      discord: client,
+      logger: SILENT,
+      siwe: { publicUrl: 'https://bench.example.org' },
+      recheckIntervalMs: 24 * 3_600_000,
+      scheduler: NO_SCHEDULE,
+      logFlushMs: 10,
+      ...(setup.now ? { now: setup.now } : {}),
+    });
+    return await run({ discord, upstream, guild, humanRoleId: human.id, store, service });
+  } finally {
+    await service?.stop();
+    await client?.destroy();
+    await web3bio?.close();
+    await store?.close();
+    await Promise.allSettled([discord?.close(), upstream?.close()]);
+    await rm(dataDir, { recursive: true, force: true });
   }
 }
 
@@ -138,108 +245,166 @@ async function runOnce(opts: GatingBenchOptions, clientRps: number): Promise<Row
   const plans = planMembers(members, changeRatio);
   const needed = plans.filter((p) => p.human !== p.holdsRole);
 
-  const dataDir = await mkdtemp(join(tmpdir(), 'bench-gating-'));
-  let discord: FakeDiscord | undefined;
-  let upstream: FakeWeb3Bio | undefined;
-  let client: Client | undefined;
-  let web3bio: Web3BioClient | undefined;
-  let store: GatingStore | undefined;
-  let service: GatingService | undefined;
-  try {
-    progress(`gating: seeding ${formatNumber(members)} members (client limiter ${clientRps}/s)`);
-    discord = await startFakeDiscord();
-    upstream = await startFakeWeb3Bio({
-      seed: false,
-      globalRateLimit: { requests: upstreamRps, windowMs: 1_000 },
-    });
-    const guild = discord.addGuild({ name: 'Bench Guild' });
-    const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
-    for (const [i, plan] of plans.entries()) {
-      discord.addMember(
-        guild.id,
-        { id: plan.userId, username: `bench${i}` },
-        { roles: plan.holdsRole ? [human.id] : [] },
+  const counter = statusCounter();
+  progress(`gating: seeding ${formatNumber(members)} members (client limiter ${clientRps}/s)`);
+  return withBenchWorld(
+    {
+      plans,
+      upstreamRps,
+      clientRps,
+      credentialsOf: (plan) => gatingCredentials(plan.identity, { human: plan.human }),
+      transportLogger: counter.logger,
+    },
+    async ({ discord, upstream, guild, humanRoleId, service }) => {
+      const human = { id: humanRoleId };
+      discord.limitRoleEdits(guild.id, discordRps);
+      const upstreamBefore = upstream.requests.length;
+      const discordBefore = discord.requests.length;
+
+      progress(
+        `gating: re-checking (floor ${formatNumber(floorSeconds(members, needed.length, upstreamRps, discordRps))} s)`,
       );
-      upstream.world.setCredentials(plan.identity, gatingCredentials(plan.identity, { human: plan.human }));
-    }
-    store = await openSqliteStore(join(dataDir, 'bench.sqlite'));
-    await seedStore(store, guild.id, human.id, plans);
-    client = await loginClient(discord);
-    const counter = statusCounter();
-    web3bio = new Web3BioClient({
-      baseUrl: upstream.url,
-      rateLimit: { requests: clientRps, intervalMs: 1_000 },
-      logger: counter.logger,
-    });
-    service = new GatingService({
-      store,
-      web3bio,
-      discord: client,
-      logger: SILENT,
-      siwe: { publicUrl: 'https://bench.example.org' },
-      recheckIntervalMs: 24 * 3_600_000,
-      scheduler: NO_SCHEDULE,
-    });
-    discord.limitRoleEdits(guild.id, discordRps);
-    const upstreamBefore = upstream.requests.length;
-    const discordBefore = discord.requests.length;
+      const started = performance.now();
+      const result = await service.recheckGuild(guild.id, { cause: 'bench' });
+      await service.idle(guild.id);
+      const wallSeconds = (performance.now() - started) / 1_000;
 
-    progress(
-      `gating: re-checking (floor ${formatNumber(floorSeconds(members, needed.length, upstreamRps, discordRps))} s)`,
-    );
-    const started = performance.now();
-    const result = await service.recheckGuild(guild.id, { cause: 'bench' });
-    await service.idle(guild.id);
-    const wallSeconds = (performance.now() - started) / 1_000;
+      const edits = discord.requests
+        .slice(discordBefore)
+        .filter((r) => (r.method === 'PUT' || r.method === 'DELETE') && r.path.includes('/roles/'));
+      const applied = edits.filter((r) => r.status < 300);
+      const expectedPaths = new Set(
+        needed.map(
+          (p) => `${p.human ? 'PUT' : 'DELETE'} /guilds/${guild.id}/members/${p.userId}/roles/${human.id}`,
+        ),
+      );
+      const onlyNeeded =
+        applied.length === needed.length && applied.every((r) => expectedPaths.has(`${r.method} ${r.path}`));
+      const rightState = plans.every(
+        (p) => guild.members.get(p.userId)?.roles.includes(human.id) === p.human,
+      );
+      const upstream429 = counter.statuses.get(429) ?? 0;
+      const discord429 = edits.filter((r) => r.status === 429).length;
+      const floor = floorSeconds(members, needed.length, upstreamRps, discordRps);
+      const pass =
+        upstream429 === 0 &&
+        discord429 === 0 &&
+        onlyNeeded &&
+        rightState &&
+        result.failures === 0 &&
+        wallSeconds <= WALL_TARGET * floor;
 
-    const edits = discord.requests
-      .slice(discordBefore)
-      .filter((r) => (r.method === 'PUT' || r.method === 'DELETE') && r.path.includes('/roles/'));
-    const applied = edits.filter((r) => r.status < 300);
-    const expectedPaths = new Set(
-      needed.map(
-        (p) => `${p.human ? 'PUT' : 'DELETE'} /guilds/${guild.id}/members/${p.userId}/roles/${human.id}`,
-      ),
-    );
-    const onlyNeeded =
-      applied.length === needed.length && applied.every((r) => expectedPaths.has(`${r.method} ${r.path}`));
-    const rightState = plans.every((p) => guild.members.get(p.userId)?.roles.includes(human.id) === p.human);
-    const upstream429 = counter.statuses.get(429) ?? 0;
-    const discord429 = edits.filter((r) => r.status === 429).length;
-    const floor = floorSeconds(members, needed.length, upstreamRps, discordRps);
-    const pass =
-      upstream429 === 0 &&
-      discord429 === 0 &&
-      onlyNeeded &&
-      rightState &&
-      result.failures === 0 &&
-      wallSeconds <= WALL_TARGET * floor;
+      const share =
+        clientRps === upstreamRps
+          ? '= upstream'
+          : `${formatNumber((clientRps / upstreamRps) * 100, 0)}% of upstream`;
+      return {
+        'Client limiter': `${formatNumber(clientRps)}/s (${share})`,
+        Members: members,
+        'Upstream requests': upstream.requests.length - upstreamBefore,
+        'Upstream 429s': upstream429,
+        'Role edits made / needed': `${formatNumber(applied.length)} / ${formatNumber(needed.length)}${onlyNeeded ? '' : ' (wrong set)'}`,
+        'Discord 429s': discord429,
+        'Wall (s)': formatNumber(wallSeconds, 1),
+        'Floor (s)': formatNumber(floor, 1),
+        'Ratio to floor': formatRatio(wallSeconds, floor),
+        'Lookup failures': result.failures,
+        Result: verdict(pass),
+      };
+    },
+  );
+}
 
-    const share =
-      clientRps === upstreamRps
-        ? '= upstream'
-        : `${formatNumber((clientRps / upstreamRps) * 100, 0)}% of upstream`;
-    return {
-      'Client limiter': `${formatNumber(clientRps)}/s (${share})`,
-      Members: members,
-      'Upstream requests': upstream.requests.length - upstreamBefore,
-      'Upstream 429s': upstream429,
-      'Role edits made / needed': `${formatNumber(applied.length)} / ${formatNumber(needed.length)}${onlyNeeded ? '' : ' (wrong set)'}`,
-      'Discord 429s': discord429,
-      'Wall (s)': formatNumber(wallSeconds, 1),
-      'Floor (s)': formatNumber(floor, 1),
-      'Ratio to floor': formatRatio(wallSeconds, floor),
-      'Lookup failures': result.failures,
-      Result: verdict(pass),
-    };
-  } finally {
-    await service?.stop();
-    await client?.destroy();
-    await web3bio?.close();
-    await store?.close();
-    await Promise.allSettled([discord?.close(), upstream?.close()]);
-    await rm(dataDir, { recursive: true, force: true });
-  }
+export interface StormBenchOptions {
+  /** Linked members, every one holding the human role earned earlier; default 10,000 (quick: 1,000). */
+  members?: number;
+  /** Share of members whose identity Web3.bio suddenly answers "not found" for; default 0.3. */
+  notFoundShare?: number;
+  /** The stand-in's limit and the client limiter, requests per second; default 2,000. */
+  upstreamRps?: number;
+  quick?: boolean;
+  progress?: (line: string) => void;
+}
+
+/**
+ * Issue #7: an upstream incident during the periodic pass. Every member holds the human role earned
+ * from a credential seen before; Web3.bio now answers "not found" for a share of them. Two passes an
+ * hour apart (the confirmation window): nothing may be removed, and the breaker alert is posted once.
+ */
+export async function runGatingStormBench(opts: StormBenchOptions = {}): Promise<Row[]> {
+  const members = opts.members ?? (opts.quick ? 1_000 : 10_000);
+  const share = opts.notFoundShare ?? 0.3;
+  const upstreamRps = opts.upstreamRps ?? 2_000;
+  const progress = opts.progress ?? (() => {});
+  const every = Math.round(1 / share);
+  const plans = planMembers(members, 0).map((plan, i) => ({
+    ...plan,
+    human: true,
+    holdsRole: true,
+    gone: i % 10 < Math.round(share * 10),
+  }));
+  const rows: Row[] = [];
+  let offset = 0;
+  progress(`gating storm: seeding ${formatNumber(members)} members, 1 in ${every} answered "not found"`);
+  return withBenchWorld(
+    {
+      plans,
+      upstreamRps,
+      clientRps: upstreamRps,
+      credentialsOf: (plan) => (plan.gone ? null : gatingCredentials(plan.identity, { human: true })),
+      logChannel: true,
+      now: () => Date.now() + offset,
+    },
+    async ({ discord, guild, humanRoleId, service }) => {
+      const human = { id: humanRoleId };
+      const alerts = () =>
+        [...discord.state.messages.values()].filter(
+          (m) => m.channel_id === guild.textChannelId && m.content.includes('Held back'),
+        ).length;
+      const removals = () =>
+        discord.requests.filter((r) => r.method === 'DELETE' && r.path.includes('/roles/')).length;
+      for (const pass of [1, 2]) {
+        progress(`gating storm: pass ${pass}`);
+        const started = performance.now();
+        const result = await service.recheckGuild(guild.id, { fresh: true, cause: 'periodic' });
+        await service.idle(guild.id);
+        const wallSeconds = (performance.now() - started) / 1_000;
+        const stillHeld = plans.filter((p) => guild.members.get(p.userId)?.roles.includes(human.id)).length;
+        const pass_ = removals() === 0 && stillHeld === members && alerts() === 1;
+        rows.push({
+          Pass: pass === 1 ? '1 (incident starts)' : '2 (an hour later, still on)',
+          Members: members,
+          '"Not found" answers': plans.filter((p) => p.gone).length,
+          'Losses seen': result.pendingRemovals + result.heldRemovals,
+          'Held by breaker': result.heldRemovals,
+          'Roles removed': removals(),
+          'Members still holding the role': stillHeld,
+          'Breaker alerts posted (total)': alerts(),
+          'Wall (s)': formatNumber(wallSeconds, 1),
+          Result: verdict(pass_),
+        });
+        offset += 61 * 60_000;
+      }
+      return rows;
+    },
+  );
+}
+
+/** The storm rows as a table. */
+export function stormTable(rows: Row[], options: StormBenchOptions): BenchTable {
+  const columns = Object.keys(rows[0] ?? {});
+  return {
+    suite:
+      'Gating re-check during an upstream incident: Web3.bio answers "not found" for known identities (issue #7)',
+    method: `two whole-guild passes 61 minutes apart (past GATING_CONFIRM_MINUTES=60); every member holds the human role earned from a credential seen before; ${formatNumber((options.notFoundShare ?? 0.3) * 100, 0)}% of identities now answer 404 "Not Found"; stand-in Web3.bio and client limiter at ${formatNumber(options.upstreamRps ?? 2_000)} requests/s`,
+    targets: ['0 roles removed', 'breaker alert posted once'],
+    columns,
+    rows: rows.map((row) => columns.map((column) => row[column] ?? '')),
+    notes: [
+      'A "not found" for an identity whose credentials were seen before is noted as a possible loss but can never confirm one; the breaker holds the pass because its losses exceed 10% of the role\'s holders.',
+      'The second pass sees the same losses, already held: no new alert, and still nothing removed.',
+    ],
+  };
 }
 
 /** The time the two limits alone impose when lookups and edits overlap (as the service does). */

@@ -10,7 +10,7 @@ import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { commandsFor } from '../commands/index.ts';
 import { type Bot, startBot } from '../src/bot.ts';
 import { closeRedisClient, createRedisClient } from '../src/cache/redisStore.ts';
-import { loadConfig } from '../src/config.ts';
+import { configSecrets, loadConfig } from '../src/config.ts';
 import type { Command } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
 import { createLogger } from '../src/log.ts';
@@ -115,14 +115,14 @@ async function start(
   // Logged as in production (same serialisation work per interaction), then dropped.
   const logger = createLogger({
     level: config.LOG_LEVEL,
-    secrets: [config.DISCORD_TOKEN],
+    secrets: configSecrets(config),
     destination: { write: () => {} },
   });
   const web3bio = createWeb3BioFromConfig(config, logger);
   try {
     // The second baseline answers the very message /whois renders for the hit identity, as a constant.
     const profiles = await web3bio.getProfiles(HIT_IDENTITY);
-    const selectId = encodeCustomId('whois', 'select', '', HIT_IDENTITY) ?? 'whois|too-long';
+    const selectId = encodeCustomId('whois', 'select', '', HIT_IDENTITY);
     const render = {
       locale: 'en-US',
       nowSec: Math.floor(Date.now() / 1_000),

@@ -60,6 +60,9 @@ interface GatingModule {
   runGatingBench?: (opts: object) => Promise<unknown>;
   /** The suite's own table for its rows, when it exports one. */
   gatingTable?: (rows: never, opts: object) => BenchTable;
+  /** Issue #7: the upstream-incident pass, with its own table. */
+  runGatingStormBench?: (opts: object) => Promise<Record<string, unknown>[]>;
+  stormTable?: (rows: never, opts: object) => BenchTable;
 }
 
 /** The gating suite (another file, issue #4) when it exists: its rows as one table. */
@@ -75,7 +78,12 @@ async function runGating(quick: boolean, progress: (line: string) => void): Prom
   const records = (Array.isArray(result) ? result : [result]).filter(
     (r): r is Record<string, unknown> => typeof r === 'object' && r !== null,
   );
-  if (typeof module.gatingTable === 'function') return [module.gatingTable(records as never, options)];
+  const storm =
+    typeof module.runGatingStormBench === 'function' && typeof module.stormTable === 'function'
+      ? [module.stormTable((await module.runGatingStormBench(options)) as never, options)]
+      : [];
+  if (typeof module.gatingTable === 'function')
+    return [module.gatingTable(records as never, options), ...storm];
   return [
     tableFromRecords(
       'Gating re-check under upstream and Discord rate limits (issue #4, bench/gating.ts)',

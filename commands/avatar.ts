@@ -1,5 +1,10 @@
-import { ApplicationCommandOptionType } from 'discord-api-types/v10';
-import { type Command, PRIVATE_OPTION, stringOption, withFreshness } from '../src/discord/command.ts';
+import {
+  type Command,
+  identityOption,
+  PRIVATE_OPTION,
+  stringOption,
+  withFreshness,
+} from '../src/discord/command.ts';
 import { renderAvatar } from '../src/render/avatar.ts';
 
 export default {
@@ -7,13 +12,7 @@ export default {
     name: 'avatar',
     description: 'Show the avatar of a web3 name or address',
     options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'identity',
-        description: 'ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an address',
-        required: true,
-        max_length: 256,
-      },
+      identityOption('ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an address'),
       PRIVATE_OPTION,
     ],
   },

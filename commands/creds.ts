@@ -1,21 +1,17 @@
-import { ApplicationCommandOptionType } from 'discord-api-types/v10';
-import { type Command, PRIVATE_OPTION, stringOption, withFreshness } from '../src/discord/command.ts';
+import {
+  type Command,
+  identityOption,
+  PRIVATE_OPTION,
+  stringOption,
+  withFreshness,
+} from '../src/discord/command.ts';
 import { renderCredentials } from '../src/render/credentials.ts';
 
 export default {
   data: {
     name: 'creds',
     description: 'Show trust and risk signals (human, spam, risky) for a web3 identity',
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'identity',
-        description: 'A name or address, or platform,identity',
-        required: true,
-        max_length: 256,
-      },
-      PRIVATE_OPTION,
-    ],
+    options: [identityOption('A name or address, or platform,identity'), PRIVATE_OPTION],
   },
   cooldown: true,
   async answer(options, ctx) {

@@ -1,5 +1,10 @@
-import { ApplicationCommandOptionType } from 'discord-api-types/v10';
-import { type Command, PRIVATE_OPTION, stringOption, withFreshness } from '../src/discord/command.ts';
+import {
+  type Command,
+  identityOption,
+  PRIVATE_OPTION,
+  stringOption,
+  withFreshness,
+} from '../src/discord/command.ts';
 import { renderDomain } from '../src/render/domain.ts';
 
 export default {
@@ -7,13 +12,7 @@ export default {
     name: 'domain',
     description: 'Show owner, resolver, records and expiry of an ENS, Basenames, Linea or Solana name',
     options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'name',
-        description: 'e.g. vitalik.eth, tony.base.eth, bonfida.sol',
-        required: true,
-        max_length: 256,
-      },
+      identityOption('e.g. vitalik.eth, tony.base.eth, bonfida.sol', { name: 'name' }),
       PRIVATE_OPTION,
     ],
   },

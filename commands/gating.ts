@@ -88,10 +88,11 @@ async function recheck({ service, guildId, options, ctx }: Run): Promise<Message
   const userId = idOption(options, 'member');
   const cause = `/gating recheck by ${ctx.userId}`;
   if (userId) {
-    const diff = await service.syncMember(guildId, userId, cause, { fresh: true });
-    return renderMemberRecheck(userId, diff, guildNames(ctx, [userId]), ctx.render);
+    const sync = await service.recheckMember(guildId, userId, cause);
+    return renderMemberRecheck(userId, sync, guildNames(ctx, [userId]), ctx.render);
   }
-  const running = service.recheckGuild(guildId, { fresh: true, cause });
+  const confirmRemovals = options['confirm-removals'] === true;
+  const running = service.recheckGuild(guildId, { fresh: true, cause, confirmRemovals });
   let timer: NodeJS.Timeout | undefined;
   const waited = await Promise.race([
     running.then((summary): GuildRecheckOutcome => ({ kind: 'done', ...summary })),
@@ -163,6 +164,12 @@ export default {
       subcommand('disable', 'Turn role gating off (links and roles stay)'),
       subcommand('recheck', 'Re-check with fresh credentials now', [
         member(false, 'Only this member (default: everyone linked)'),
+        {
+          type: ApplicationCommandOptionType.Boolean,
+          name: 'confirm-removals',
+          description: 'Also apply removals held back as a mass removal (after an alert)',
+          required: false,
+        },
       ]),
       subcommand('check', 'A member’s proven identities, credentials and roles', [
         member(true, 'The member to check'),

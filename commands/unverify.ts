@@ -1,5 +1,4 @@
-import { ApplicationCommandOptionType } from 'discord-api-types/v10';
-import type { Command } from '../src/discord/command.ts';
+import { type Command, identityOption } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess } from '../src/discord/gatingContext.ts';
 import { renderUnverified } from '../src/render/gating.ts';
 
@@ -8,15 +7,7 @@ export default {
     name: 'unverify',
     description: 'Unlink your web3 identities (or one of them) in this server',
     contexts: GUILD_ONLY_CONTEXTS,
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'identity',
-        description: 'Only this identity (default: all of them)',
-        required: false,
-        max_length: 256,
-      },
-    ],
+    options: [identityOption('Only this identity (default: all of them)', { required: false })],
   },
   ephemeral: true,
   async answer(options, ctx) {

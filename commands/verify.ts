@@ -1,5 +1,4 @@
-import { ApplicationCommandOptionType } from 'discord-api-types/v10';
-import { type Command, stringOption } from '../src/discord/command.ts';
+import { type Command, identityOption, stringOption } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
 import { renderVerifyResult } from '../src/render/gating.ts';
 
@@ -8,15 +7,7 @@ export default {
     name: 'verify',
     description: 'Prove you own a web3 identity, so your roles follow its credentials',
     contexts: GUILD_ONLY_CONTEXTS,
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'identity',
-        description: 'Your ENS, Farcaster, Lens or Basenames name, or your wallet address',
-        required: true,
-        max_length: 256,
-      },
-    ],
+    options: [identityOption('Your ENS, Farcaster, Lens or Basenames name, or your wallet address')],
   },
   cooldown: true,
   ephemeral: true,

@@ -1,7 +1,7 @@
-import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import {
   type Command,
   type CommandContext,
+  identityOption,
   PRIVATE_OPTION,
   stringOption,
   withFreshness,
@@ -12,7 +12,7 @@ import { renderWallet } from '../src/render/wallet.ts';
 
 async function walletPayload(identity: string, page: number, ctx: CommandContext): Promise<MessagePayload> {
   const fetched = await ctx.deps.web3bio.getWallet(identity);
-  const pageId = (p: number) => encodeCustomId('wallet', 'page', p, identity) ?? 'wallet|too-long';
+  const pageId = (p: number) => encodeCustomId('wallet', 'page', p, identity);
   return renderWallet(fetched.data, page, withFreshness(ctx.render, fetched), pageId);
 }
 
@@ -20,16 +20,7 @@ export default {
   data: {
     name: 'wallet',
     description: 'Show the identities, domains and credentials linked to a wallet (needs an API key)',
-    options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'identity',
-        description: 'An EVM or Solana address, or a name',
-        required: true,
-        max_length: 256,
-      },
-      PRIVATE_OPTION,
-    ],
+    options: [identityOption('An EVM or Solana address, or a name'), PRIVATE_OPTION],
   },
   cooldown: true,
   componentsOwnerOnly: true,

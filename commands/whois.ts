@@ -1,29 +1,29 @@
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { LRUCache } from 'lru-cache';
 import {
   type Command,
   type CommandContext,
+  identityOption,
   PRIVATE_OPTION,
   stringOption,
   withFreshness,
 } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
+import { deepFreeze } from '../src/render/payload.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 import { renderWhois } from '../src/render/whois.ts';
-import { PLATFORM_SEGMENTS, type PlatformSegment, type Profile } from '../src/web3bio/types.ts';
+import { PLATFORM_SEGMENTS, type PlatformSegment } from '../src/web3bio/types.ts';
 
 const isPlatform = (value: unknown): value is PlatformSegment =>
   PLATFORM_SEGMENTS.includes(value as PlatformSegment);
 
-// The same list for the same cached profile, so renderWhois can reuse the message it built for it.
-const profileLists = new WeakMap<Profile, Profile[]>();
+/** Messages kept for reuse: a cache hit renders nothing. Bounded; a new fetch time is a new key. */
+export const WHOIS_MESSAGES_MAX = 1_000;
+const builtMessages = new LRUCache<string, MessagePayload>({ max: WHOIS_MESSAGES_MAX });
 
-function listOf(profile: Profile): Profile[] {
-  let list = profileLists.get(profile);
-  if (!list) {
-    list = [profile];
-    profileLists.set(profile, list);
-  }
-  return list;
+/** How many built messages are kept (for tests and diagnostics). */
+export function whoisMessageCount(): number {
+  return builtMessages.size;
 }
 
 async function whoisPayload(
@@ -34,11 +34,26 @@ async function whoisPayload(
 ): Promise<MessagePayload> {
   const { web3bio } = ctx.deps;
   const fetched = platform
-    ? await web3bio.getPlatformProfile(platform, identity).then((f) => ({ ...f, data: listOf(f.data) }))
+    ? await web3bio.getPlatformProfile(platform, identity).then((f) => ({ ...f, data: [f.data] }))
     : await web3bio.getProfiles(identity);
-  // An identity too long for a custom id gets a menu that explains itself when used.
-  const selectId = encodeCustomId('whois', 'select', platform ?? '', identity) ?? 'whois|too-long';
-  return renderWhois(fetched.data, selected, withFreshness(ctx.render, fetched), selectId);
+  const render = withFreshness(ctx.render, fetched);
+  // By value: everything the message depends on. The fetch time stands for the data, so an equal answer
+  // read back from Redis (new objects) hits too, and a refetch misses. `nowSec` is not used by renderWhois.
+  const key = JSON.stringify([
+    identity,
+    platform ?? '',
+    fetched.fetchedAt,
+    selected,
+    render.locale,
+    render.ipfsGateway,
+    render.stale?.fetchedAt ?? null,
+  ]);
+  const built = builtMessages.get(key);
+  if (built) return built;
+  const selectId = encodeCustomId('whois', 'select', platform ?? '', identity);
+  const payload = deepFreeze(renderWhois(fetched.data, selected, render, selectId));
+  builtMessages.set(key, payload);
+  return payload;
 }
 
 export default {
@@ -46,13 +61,7 @@ export default {
     name: 'whois',
     description: 'Show the web3 profile of a name or address',
     options: [
-      {
-        type: ApplicationCommandOptionType.String,
-        name: 'identity',
-        description: 'ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an EVM or Solana address',
-        required: true,
-        max_length: 256,
-      },
+      identityOption('ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an EVM or Solana address'),
       {
         type: ApplicationCommandOptionType.String,
         name: 'platform',

@@ -16,7 +16,7 @@ import { runPreview } from '../src/cli/preview.ts';
 import { type PreviewMessage, previewPage } from '../src/cli/previewHtml.ts';
 import { roleProblems } from '../src/gating/hierarchy.ts';
 import { diffRoles, evaluateRules, type GatingRules } from '../src/gating/rules.ts';
-import type { GuildStatus, MemberReport } from '../src/gating/service.ts';
+import type { GuildStatus, MemberReport } from '../src/gating/types.ts';
 import { renderVerifyPage } from '../src/gating/verifyPage.ts';
 import {
   type GuildNames,
@@ -165,6 +165,7 @@ function memberReport(): MemberReport {
     lastCheckAt: GATING_NOW_MS - 2 * HOUR_MS,
     lastCheckOk: true,
     lastResult: CREDENTIALS,
+    releasedAt: null,
   };
   const evidence = [{ identity: VITALIK.identity, credentials: CREDENTIALS }];
   const decisions = evaluateRules(RULES, evidence, RENDER.nowSec);
@@ -176,6 +177,9 @@ function memberReport(): MemberReport {
     decisions,
     currentRoleIds,
     diff: diffRoles(decisions, new Set(currentRoleIds)),
+    released: [],
+    pendingRemovals: [],
+    blockedRoleIds: [],
   };
 }
 
@@ -185,7 +189,9 @@ function guildStatus(): GuildStatus {
   const problems = roleProblems({
     guildId: GUILD_ID,
     roleIds: Object.values(gated).map((role) => role.id),
-    roles: new Map(Object.values(ROLES).map((role) => [role.id, { ...role, managed: false }])),
+    roles: new Map(
+      Object.values(ROLES).map((role) => [role.id, { ...role, managed: false, permissions: 0n }]),
+    ),
     botHighestPosition: bot.position,
     botCanManageRoles: true,
   });
@@ -198,6 +204,8 @@ function guildStatus(): GuildStatus {
     lastFullSyncAt: SETTINGS.lastFullSyncAt,
     queueLength: 0,
     linkedMembers: 1284,
+    blockedRoleIds: [],
+    heldRemovals: 0,
   };
 }
 
@@ -207,10 +215,13 @@ function verifyRecord(): NonceRecord {
     nonce: NONCE,
     guildId: GUILD_ID,
     userId: MEMBER_ID,
+    userName: 'vitalik_fan',
+    guildName: 'Web3 Lounge',
     identity: VITALIK.identity,
     address: VITALIK.address,
     expiresAt: GATING_NOW_MS + 10 * MINUTE_MS,
     usedAt: null,
+    failedAttempts: 0,
   };
 }
 

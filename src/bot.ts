@@ -23,9 +23,9 @@ export interface Bot {
   /** The role-gating module, when GATING_ENABLED. */
   gating?: BotGating;
   metrics: BotMetrics;
-  /** `/healthz`, `/readyz`, `/metrics` (and the signing page with gating) when HTTP_PORT is set or gating is on. */
+  /** `/healthz`, `/readyz` and (without METRICS_PORT) `/metrics`, when gating is off and HTTP_PORT is set. */
   httpUrl?: string;
-  /** The separate `/metrics` listener when METRICS_HOST is set. */
+  /** `/healthz`, `/readyz`, `/metrics` on METRICS_HOST:METRICS_PORT, when METRICS_PORT is set. */
   metricsUrl?: string;
   /** Stop taking interactions, finish the ones in flight (up to `graceMs`), then disconnect. */
   stop(graceMs?: number): Promise<void>;
@@ -34,13 +34,22 @@ export interface Bot {
 export interface BotGating {
   service: GatingService;
   store: GatingStore;
-  /** Where the signing page is served (not PUBLIC_URL), e.g. http://127.0.0.1:8080 */
+  /** Where the verification server listens (not PUBLIC_URL), e.g. http://127.0.0.1:8080 */
   verifyUrl: string;
 }
 
 export type GatingConfig = Pick<
   Config,
-  'DATA_DIR' | 'DATABASE_URL' | 'PUBLIC_URL' | 'RPC_URL' | 'GATING_RECHECK_HOURS' | 'GATING_LEASE_SECONDS'
+  | 'DATA_DIR'
+  | 'DATABASE_URL'
+  | 'HTTP_HOST'
+  | 'HTTP_PORT'
+  | 'PUBLIC_URL'
+  | 'RPC_URL'
+  | 'GATING_RECHECK_HOURS'
+  | 'GATING_LEASE_SECONDS'
+  | 'GATING_CONFIRM_MINUTES'
+  | 'AUDIT_RETENTION_DAYS'
 >;
 
 /** The parts of the gating module that `startBot` starts and stops together. */
@@ -77,11 +86,12 @@ async function startGating(input: {
       logger: logger.child({ module: 'gating' }),
       siwe,
       recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
+      confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
+      auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     });
-    // On loopback only: the ops server on HTTP_PORT serves health and metrics and passes the rest here.
     const verifyServer = await startVerifyServer({
-      port: 0,
-      host: '127.0.0.1',
+      port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
+      host: config.HTTP_HOST,
       store,
       siwe,
       onVerified: (result) => service.completeSignature(result),
@@ -205,7 +215,7 @@ export async function startBot(options: {
     ...(http.url === undefined ? {} : { httpUrl: http.url }),
     ...(http.metricsUrl === undefined ? {} : { metricsUrl: http.metricsUrl }),
     ...(gating
-      ? { gating: { service: gating.service, store: gating.store, verifyUrl: http.url ?? gating.verifyUrl } }
+      ? { gating: { service: gating.service, store: gating.store, verifyUrl: gating.verifyUrl } }
       : {}),
     async stop(graceMs = 10_000) {
       client.off(Events.InteractionCreate, onInteraction);
@@ -229,8 +239,9 @@ interface HttpParts {
 }
 
 /**
- * The ops server on HTTP_HOST:HTTP_PORT (health, readiness, metrics, and the signing page when gating is
- * on), and with METRICS_HOST a second listener there for `/metrics`, which then leaves the public port.
+ * The ops server: on HTTP_HOST:HTTP_PORT when gating is off and HTTP_PORT is set (with gating on, that
+ * port is the verification server's, which answers `/healthz` itself), and on METRICS_HOST:METRICS_PORT
+ * when METRICS_PORT is set; `/metrics` is then served there only, off the public port.
  */
 async function startHttp(input: {
   config: Config;
@@ -240,8 +251,8 @@ async function startHttp(input: {
   gating: GatingParts | undefined;
 }): Promise<HttpParts> {
   const { config, logger, metrics, client, gating } = input;
-  const port = config.HTTP_PORT ?? (gating ? DEFAULT_HTTP_PORT : undefined);
-  if (port === undefined && config.METRICS_HOST === undefined) return { close: async () => {} };
+  const publicPort = gating ? undefined : config.HTTP_PORT;
+  if (publicPort === undefined && config.METRICS_PORT === undefined) return { close: async () => {} };
   const redis = config.REDIS_URL === undefined ? undefined : createRedisClient(config.REDIS_URL);
   const readiness: Record<string, ReadinessCheck> = {
     gateway: () => {
@@ -273,18 +284,17 @@ async function startHttp(input: {
   };
   try {
     const main =
-      port === undefined
+      publicPort === undefined
         ? undefined
         : await startOpsServer({
             ...common,
-            port,
+            port: publicPort,
             host: config.HTTP_HOST,
-            metrics: config.METRICS_HOST === undefined ? metrics.registry : false,
-            fallback: gating?.verifyUrl,
+            metrics: config.METRICS_PORT === undefined ? metrics.registry : false,
           });
     if (main) servers.push(main);
     const separate =
-      config.METRICS_HOST === undefined
+      config.METRICS_PORT === undefined
         ? undefined
         : await startOpsServer({
             ...common,

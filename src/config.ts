@@ -19,6 +19,12 @@ const boolean = (fallback: boolean) =>
     .preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.stringbool().optional())
     .transform((v) => v ?? fallback);
 
+/** A TCP port, or unset (blank counts as unset). */
+const optionalPort = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z.coerce.number().int().min(0).max(65_535).optional(),
+);
+
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
 /** Every environment key the bot reads; `.env.example` documents each one. */
@@ -73,10 +79,7 @@ export const ConfigSchema = z.object({
   DATABASE_URL: optionalText.pipe(
     z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
   ),
-  HTTP_PORT: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce.number().int().min(0).max(65_535).optional(),
-  ),
+  HTTP_PORT: optionalPort,
   HTTP_HOST: withDefault(z.string(), '0.0.0.0'),
   PUBLIC_URL: optionalText.pipe(httpUrl.optional()),
   RPC_URL: optionalText.pipe(httpUrl.optional()),
@@ -89,15 +92,67 @@ export const ConfigSchema = z.object({
     24,
   ),
   GATING_LEASE_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 60),
+  GATING_CONFIRM_MINUTES: withDefault(
+    z.coerce
+      .number()
+      .min(0)
+      .max(7 * 24 * 60),
+    60,
+  ),
+  AUDIT_RETENTION_DAYS: withDefault(z.coerce.number().int().min(1).max(3_650), 180),
 
-  METRICS_HOST: optionalText,
-  METRICS_PORT: withDefault(z.coerce.number().int().min(0).max(65_535), 9_464),
+  METRICS_PORT: optionalPort,
+  METRICS_HOST: withDefault(z.string(), '127.0.0.1'),
   METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
 
   LOG_LEVEL: withDefault(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
 
 export type Config = z.output<typeof ConfigSchema>;
+
+/**
+ * The one list of config keys that hold secrets: a key's whole value, or for a URL its password. Every
+ * logger, CLI and preview scrubs these (see `configSecrets`). A new secret key (DISCORD_CLIENT_SECRET,
+ * TOKEN_ENCRYPTION_KEY…) goes here; a test fails for a key whose name says secret but is not listed.
+ */
+export const SECRET_KEYS = [
+  'DISCORD_TOKEN',
+  'WEB3BIO_API_KEY',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'METRICS_TOKEN',
+] as const satisfies readonly (keyof Config)[];
+
+/** Shorter values are not treated as secrets (see `configSecrets`). */
+export const MIN_SECRET_LENGTH = 6;
+
+/** The password in a URL, as written and decoded; none when it has none. */
+function urlPasswords(url: string): string[] {
+  if (!URL.canParse(url)) return [];
+  const raw = new URL(url).password;
+  if (raw === '') return [];
+  try {
+    return [raw, decodeURIComponent(raw)];
+  } catch {
+    return [raw];
+  }
+}
+
+/**
+ * Every secret value the config holds: the SECRET_KEYS values (for URL keys, their passwords) and the
+ * password of any other URL in it (an RPC_URL with credentials, say). For loggers and printed output.
+ */
+export function configSecrets(config: Partial<Record<keyof Config, unknown>>): string[] {
+  const secrets = new Set<string>();
+  for (const [key, value] of Object.entries(config)) {
+    if (typeof value !== 'string' || value === '') continue;
+    const isSecret = (SECRET_KEYS as readonly string[]).includes(key);
+    if (key.endsWith('_URL')) for (const password of urlPasswords(value)) secrets.add(password);
+    else if (isSecret) secrets.add(value);
+  }
+  // A placeholder such as '-' is no secret, and scrubbing it would mangle ordinary text.
+  return [...secrets].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+}
 
 export class ConfigError extends Error {
   readonly problems: string[];

@@ -2,6 +2,7 @@ import 'dotenv/config';
 import { REST, Routes } from 'discord.js';
 import { commandsFor } from '../commands/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
+import { guildCommandData } from './discord/command.ts';
 
 /**
  * Register the slash commands with REST alone (no gateway login): to DEV_GUILD_ID when set, else
@@ -9,7 +10,8 @@ import { ConfigError, loadConfig } from './config.ts';
  */
 async function deploy(): Promise<void> {
   const config = loadConfig(process.env);
-  const body = commandsFor(config).map((c) => c.data);
+  // The guild route refuses the global-only fields (contexts, integration_types).
+  const body = commandsFor(config).map((c) => (config.DEV_GUILD_ID ? guildCommandData(c.data) : c.data));
   const rest = new REST(config.DISCORD_API_URL ? { api: config.DISCORD_API_URL } : {}).setToken(
     config.DISCORD_TOKEN,
   );

@@ -1,6 +1,6 @@
 import 'dotenv/config';
 import { startBot } from './bot.ts';
-import { ConfigError, ConfigSchema, loadConfig } from './config.ts';
+import { ConfigError, ConfigSchema, configSecrets, loadConfig } from './config.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { createLogger } from './log.ts';
 import { createMetrics } from './metrics.ts';
@@ -23,13 +23,7 @@ async function main(): Promise<void> {
   const config = loadConfig(process.env);
   const logger = createLogger({
     level: config.LOG_LEVEL,
-    secrets: [
-      config.DISCORD_TOKEN,
-      config.WEB3BIO_API_KEY,
-      urlPassword(config.DATABASE_URL),
-      urlPassword(config.REDIS_URL),
-      config.METRICS_TOKEN,
-    ],
+    secrets: configSecrets(config),
   });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
@@ -51,18 +45,6 @@ async function main(): Promise<void> {
   };
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
-}
-
-/** The password inside DATABASE_URL or REDIS_URL, so the logger can scrub it wherever it appears. */
-function urlPassword(url: string | undefined): string | undefined {
-  if (!url || !URL.canParse(url)) return undefined;
-  const raw = new URL(url).password;
-  if (raw === '') return undefined;
-  try {
-    return decodeURIComponent(raw);
-  } catch {
-    return raw;
-  }
 }
 
 main().catch((error: unknown) => {

@@ -1,11 +1,9 @@
 /**
  * The operator's HTTP surface: `GET /healthz` (the process is alive), `GET /readyz` (gateway ready,
- * store and Redis reachable) and `GET /metrics` (Prometheus), optionally behind a bearer token. Any
- * other path goes to `fallback` (the gating verification server, proxied) or gets a 404, so the signing
- * page and the health checks share one public port.
+ * store and Redis reachable) and `GET /metrics` (Prometheus), optionally behind a bearer token.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { Agent, createServer, type IncomingMessage, request, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
 import { listenHttp } from './httpListen.ts';
 
@@ -23,8 +21,6 @@ export interface OpsServerOptions {
   metricsToken?: string | undefined;
   /** Named checks for `/readyz`; all must pass. */
   readiness: Record<string, ReadinessCheck>;
-  /** Where other paths go, e.g. the verification server's internal address `http://127.0.0.1:PORT`. */
-  fallback?: string | undefined;
   logger?: { warn(obj: object, msg?: string): void };
 }
 
@@ -38,10 +34,8 @@ export interface OpsServer {
 const CHECK_TIMEOUT_MS = 2_000;
 
 export async function startOpsServer(options: OpsServerOptions): Promise<OpsServer> {
-  const fallback = options.fallback === undefined ? undefined : new URL(options.fallback);
-  const agent = new Agent({ keepAlive: true });
   const server = createServer((req, res) => {
-    route(req, res, options, fallback, agent).catch((error: unknown) => {
+    route(req, res, options).catch((error: unknown) => {
       options.logger?.warn({ err: error, path: pathOf(req) }, 'ops server request failed');
       if (!res.headersSent) send(res, 500, 'error\n');
       else res.destroy();
@@ -57,39 +51,43 @@ export async function startOpsServer(options: OpsServerOptions): Promise<OpsServ
       new Promise<void>((resolve, reject) => {
         server.close((error) => (error ? reject(error) : resolve()));
         server.closeAllConnections();
-        agent.destroy();
       }),
   };
 }
 
-async function route(
+/**
+ * Answers `/healthz`, `/readyz` and `/metrics` and resolves true; resolves false for any other request,
+ * untouched, so another server (the verification server) can mount these routes before its own.
+ */
+export async function handleOpsRequest(
   req: IncomingMessage,
   res: ServerResponse,
-  options: OpsServerOptions,
-  fallback: URL | undefined,
-  agent: Agent,
-): Promise<void> {
+  options: Pick<OpsServerOptions, 'metrics' | 'beforeScrape' | 'metricsToken' | 'readiness'>,
+): Promise<boolean> {
   const path = pathOf(req);
   const readOnly = req.method === 'GET' || req.method === 'HEAD';
-  if (path === '/healthz' && readOnly) return send(res, 200, 'ok');
-  if (path === '/readyz' && readOnly) {
+  if (!readOnly) return false;
+  if (path === '/healthz') send(res, 200, 'ok');
+  else if (path === '/readyz') {
     const failed = await failedChecks(options.readiness);
     const body = failed.length === 0 ? 'ready\n' : `not ready: ${failed.join(', ')}\n`;
-    return send(res, failed.length === 0 ? 200 : 503, body);
-  }
-  if (path === '/metrics' && readOnly && options.metrics !== false) {
+    send(res, failed.length === 0 ? 200 : 503, body);
+  } else if (path === '/metrics' && options.metrics !== false) {
     if (!authorized(req, options.metricsToken)) {
       res.setHeader('www-authenticate', 'Bearer');
-      return send(res, 401, 'unauthorized\n');
+      send(res, 401, 'unauthorized\n');
+      return true;
     }
     await options.beforeScrape?.().catch(() => undefined);
     const text = await options.metrics.metrics();
     res.writeHead(200, { 'content-type': options.metrics.contentType, 'cache-control': 'no-store' });
     res.end(text);
-    return;
-  }
-  if (fallback !== undefined) return proxy(req, res, fallback, agent);
-  send(res, 404, 'not found\n');
+  } else return false;
+  return true;
+}
+
+async function route(req: IncomingMessage, res: ServerResponse, options: OpsServerOptions): Promise<void> {
+  if (!(await handleOpsRequest(req, res, options))) send(res, 404, 'not found\n');
 }
 
 /** The names of the checks that failed or did not answer in time. */
@@ -115,29 +113,6 @@ function authorized(req: IncomingMessage, token: string | undefined): boolean {
   const given = Buffer.from(req.headers.authorization ?? '');
   const wanted = Buffer.from(`Bearer ${token}`);
   return given.length === wanted.length && timingSafeEqual(given, wanted);
-}
-
-/** Passes the request to the server at `target` unchanged and streams its answer back. */
-function proxy(req: IncomingMessage, res: ServerResponse, target: URL, agent: Agent): void {
-  const forward = request(
-    {
-      agent,
-      host: target.hostname,
-      port: target.port,
-      method: req.method,
-      path: req.url,
-      headers: req.headers,
-    },
-    (answer) => {
-      res.writeHead(answer.statusCode ?? 502, answer.headers);
-      answer.pipe(res);
-    },
-  );
-  forward.on('error', () => {
-    if (!res.headersSent) send(res, 502, 'bad gateway\n');
-    else res.destroy();
-  });
-  req.pipe(forward);
 }
 
 function send(res: ServerResponse, status: number, body: string): void {

@@ -2,7 +2,14 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, ConfigSchema, loadConfig, rateLimitOption } from '../src/config.ts';
+import {
+  ConfigError,
+  ConfigSchema,
+  configSecrets,
+  loadConfig,
+  rateLimitOption,
+  SECRET_KEYS,
+} from '../src/config.ts';
 import { createLogger, scrubSecrets } from '../src/log.ts';
 
 const REQUIRED = { DISCORD_TOKEN: 'token-abc', DISCORD_APPLICATION_ID: '123456789012345678' };
@@ -137,6 +144,71 @@ describe('logger', () => {
     expect(out).not.toContain('web3bio-key-42');
     expect(out).toContain('[redacted]');
     expect(JSON.parse(out).nested.apiKey).toBe('[redacted]');
+  });
+
+  // Secrets with the characters JSON escapes: scrubbing the finished line would miss `tok\"en\\…`.
+  const TOKEN = 'MTIz"tok\\en.discord';
+  const API_KEY = 'key"with\\backslash42';
+  const DB_PASSWORD = 'db"pass\\word@1';
+  const REDIS_PASSWORD = 'redis"pass\\2';
+  const secretEnv = {
+    ...REQUIRED,
+    DISCORD_TOKEN: TOKEN,
+    WEB3BIO_API_KEY: API_KEY,
+    DATABASE_URL: `postgres://bot:${encodeURIComponent(DB_PASSWORD)}@db.internal:5432/bot`,
+    REDIS_URL: `redis://:${encodeURIComponent(REDIS_PASSWORD)}@cache.internal:6379`,
+  };
+
+  it('configSecrets holds every secret in the config: token, API key, database and Redis passwords', () => {
+    const config = loadConfig(secretEnv);
+    const secrets = configSecrets(config);
+    for (const secret of [TOKEN, API_KEY, DB_PASSWORD, REDIS_PASSWORD]) expect(secrets).toContain(secret);
+    expect(secrets).toContain(encodeURIComponent(DB_PASSWORD));
+    expect(configSecrets(loadConfig({ ...REQUIRED, DISCORD_TOKEN: '-' }))).toEqual([]);
+    expect(configSecrets({ RPC_URL: 'https://user:rpc-secret-1@rpc.example' })).toEqual(['rpc-secret-1']);
+  });
+
+  it('SECRET_KEYS lists every config key whose name says it holds a secret', () => {
+    const secretLooking = Object.keys(ConfigSchema.shape).filter((key) =>
+      /TOKEN|SECRET|_KEY$|PASSWORD|^(DATABASE|REDIS)_URL$/.test(key),
+    );
+    expect([...SECRET_KEYS].sort()).toEqual(secretLooking.sort());
+  });
+
+  it('scrubs secrets containing " and \\ from every part of an entry before serialising', async () => {
+    const { lines, destination } = capture();
+    const config = loadConfig(secretEnv);
+    const logger = createLogger({ level: 'info', secrets: configSecrets(config), destination });
+    const all = [TOKEN, API_KEY, DB_PASSWORD, REDIS_PASSWORD];
+    logger.child({ session: `s ${TOKEN}` }).warn(
+      {
+        note: `key ${API_KEY} in text`,
+        list: [{ deep: DB_PASSWORD }],
+        err: new Error(`redis refused ${REDIS_PASSWORD}`, { cause: new Error(`db ${DB_PASSWORD}`) }),
+        config,
+      },
+      'connecting with %s',
+      TOKEN,
+    );
+    logger.error(new Error(`login failed for ${TOKEN}`));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      for (const secret of all) {
+        expect(line).not.toContain(secret);
+        expect(line).not.toContain(JSON.stringify(secret).slice(1, -1));
+        expect(JSON.stringify(parsed)).not.toContain(secret);
+      }
+      expect(line).toContain('[redacted]');
+    }
+    const first = JSON.parse(lines[0] ?? '{}');
+    expect(first.msg).toBe('connecting with [redacted]');
+    expect(first.err.message).toContain('redis refused [redacted]');
+    expect(first.err.stack).toContain('Error: redis refused [redacted]');
+    expect(first.config.DISCORD_TOKEN).toBe('[redacted]');
+    expect(first.config.DATABASE_URL).toBe('[redacted]');
+    expect(JSON.parse(lines[1] ?? '{}').err.message).toBe('login failed for [redacted]');
   });
 
   it('scrubSecrets replaces every occurrence and ignores short strings', () => {

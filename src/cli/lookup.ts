@@ -1,7 +1,7 @@
 import 'dotenv/config';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../config.ts';
-import { createLogger } from '../log.ts';
+import { ConfigError, configSecrets, loadConfig } from '../config.ts';
+import { createLogger, scrubSecrets, scrubValue } from '../log.ts';
 import { isWeb3BioError, type Web3BioErrorKind } from '../web3bio/errors.ts';
 import { PLATFORM_SEGMENTS, type PlatformSegment } from '../web3bio/types.ts';
 import { createWeb3BioFromConfig } from '../wiring.ts';
@@ -90,7 +90,8 @@ async function run(argv: string[]): Promise<number> {
     DISCORD_APPLICATION_ID: '00000000000000000',
     ...process.env,
   });
-  const logger = createLogger({ level: 'silent', secrets: [config.WEB3BIO_API_KEY] });
+  const secrets = configSecrets(config);
+  const logger = createLogger({ level: 'silent', secrets });
   const client = createWeb3BioFromConfig({ ...config, REDIS_URL: undefined }, logger);
   try {
     const results: unknown[] = [];
@@ -108,15 +109,17 @@ async function run(argv: string[]): Promise<number> {
           ),
         );
     }
-    const output = results.length === 1 ? results[0] : results;
+    const output = scrubValue(results.length === 1 ? results[0] : results, secrets);
     console.log(values.json ? JSON.stringify(output, null, 2) : formatReadable(output));
     return EXIT_CODES.ok;
   } catch (error) {
     if (isWeb3BioError(error)) {
-      console.error(`${error.kind}: ${error.message}`);
+      console.error(scrubSecrets(`${error.kind}: ${error.message}`, secrets));
       return KIND_EXIT[error.kind];
     }
-    console.error(`unexpected: ${error instanceof Error ? error.message : String(error)}`);
+    console.error(
+      scrubSecrets(`unexpected: ${error instanceof Error ? error.message : String(error)}`, secrets),
+    );
     return EXIT_CODES.unexpected;
   } finally {
     await client.close();

@@ -7,9 +7,9 @@ import { parseArgs } from 'node:util';
 import { ApplicationCommandOptionType, ApplicationCommandType, MessageFlags } from 'discord-api-types/v10';
 import { config as loadDotenv } from 'dotenv';
 import { commandsFor } from '../../commands/index.ts';
-import { type Config, ConfigError, loadConfig } from '../config.ts';
+import { type Config, ConfigError, configSecrets, loadConfig } from '../config.ts';
 import { type Command, type CommandContext, type CommandOptions, coerceOptions } from '../discord/command.ts';
-import { createLogger, scrubSecrets } from '../log.ts';
+import { createLogger, scrubSecrets, scrubValue } from '../log.ts';
 import { renderError } from '../render/errors.ts';
 import type { MessagePayload } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
@@ -168,6 +168,11 @@ export interface PreviewIo {
 
 const CONSOLE_IO: PreviewIo = { out: (t) => console.log(t), err: (t) => console.error(t) };
 
+/** `io` with every secret scrubbed from what it prints. */
+function scrubbedIo(io: PreviewIo, secrets: readonly string[]): PreviewIo {
+  return { out: (t) => io.out(scrubSecrets(t, secrets)), err: (t) => io.err(scrubSecrets(t, secrets)) };
+}
+
 function findCommand(config: Config, name: string): Command {
   const commands = commandsFor(config);
   const command = commands.find((c) => c.data.name === name);
@@ -203,8 +208,9 @@ export async function runPreview(
     return PREVIEW_EXIT.usage;
   }
 
-  const secrets = [config.WEB3BIO_API_KEY].filter((s): s is string => typeof s === 'string' && s !== '');
+  const secrets = configSecrets(config);
   const logger = createLogger({ level: 'silent', secrets });
+  const shown = scrubbedIo(io, secrets);
   const web3bio = createWeb3BioFromConfig({ ...config, REDIS_URL: undefined }, logger);
   try {
     const nowSec = Math.floor(Date.now() / 1_000);
@@ -214,9 +220,12 @@ export async function runPreview(
       userId: PREVIEW_USER_ID,
       guildId: null,
     };
-    const { message, error } = await answerLikeTheBot(command, coerceOptions(command, args.options), ctx);
-    if (error !== undefined) io.err(scrubSecrets(`answered with an error: ${describeError(error)}`, secrets));
-    io.out(JSON.stringify(message, null, args.json ? undefined : 2));
+    const answered = await answerLikeTheBot(command, coerceOptions(command, args.options), ctx);
+    const { error } = answered;
+    // Scrubbed before serialising: in JSON or HTML a secret with `"` or `\` would no longer match.
+    const message = scrubValue(answered.message, secrets);
+    if (error !== undefined) shown.err(`answered with an error: ${describeError(error)}`);
+    shown.out(JSON.stringify(message, null, args.json ? undefined : 2));
     if (args.html) {
       const page = await previewPage(message, {
         command: `/${command.data.name}`,
@@ -225,7 +234,7 @@ export async function runPreview(
         offlineImages: args.offlineImages,
       });
       await writeFile(args.html, page);
-      io.err(`wrote ${args.html}`);
+      shown.err(`wrote ${args.html}`);
     }
     return PREVIEW_EXIT.ok;
   } finally {
@@ -240,7 +249,8 @@ if (import.meta.main) {
       process.exitCode = code;
     })
     .catch((error: unknown) => {
-      console.error(`unexpected: ${error instanceof Error ? error.message : String(error)}`);
+      const text = `unexpected: ${error instanceof Error ? error.message : String(error)}`;
+      console.error(scrubSecrets(text, configSecrets(process.env)));
       process.exitCode = PREVIEW_EXIT.unexpected;
     });
 }

@@ -4,15 +4,18 @@ import type {
   UserContextMenuCommandInteraction,
 } from 'discord.js';
 import {
+  type APIApplicationCommandStringOption,
   ApplicationCommandOptionType,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
+  type RESTPutAPIApplicationGuildCommandsJSONBody,
 } from 'discord-api-types/v10';
 import type { Config } from '../config.ts';
 import type { GatingService } from '../gating/service.ts';
 import type { Logger } from '../log.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
+import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';
 
 export type OptionValue = string | number | boolean;
 export type CommandOptions = Readonly<Record<string, OptionValue | undefined>>;
@@ -44,7 +47,7 @@ export type ComponentHandler = (
 
 export interface Command {
   data: RESTPostAPIChatInputApplicationCommandsJSONBody | RESTPostAPIContextMenuApplicationCommandsJSONBody;
-  /** Counts against the per-user cooldown (lookups that may reach the upstream). */
+  /** The command and clicks on its components count against the per-user cooldown (lookups that may reach the upstream). */
   cooldown?: boolean;
   /** Always answer privately (otherwise only when the `private` option is true). */
   ephemeral?: boolean;
@@ -55,6 +58,12 @@ export interface Command {
   componentsOwnerOnly?: boolean;
 }
 
+/** What the guild commands route accepts: the command without the fields only global commands take. */
+export function guildCommandData(data: Command['data']): RESTPutAPIApplicationGuildCommandsJSONBody[number] {
+  const { contexts: _contexts, integration_types: _integrationTypes, dm_permission: _dm, ...rest } = data;
+  return rest;
+}
+
 /** The `private` option every lookup offers. */
 export const PRIVATE_OPTION = {
   type: ApplicationCommandOptionType.Boolean,
@@ -62,6 +71,20 @@ export const PRIVATE_OPTION = {
   description: 'Only you see the answer',
   required: false,
 } as const;
+
+/** The string option a lookup takes its identity from: at most MAX_IDENTITY_LENGTH characters. */
+export function identityOption(
+  description: string,
+  options: { name?: string; required?: boolean } = {},
+): APIApplicationCommandStringOption {
+  return {
+    type: ApplicationCommandOptionType.String,
+    name: options.name ?? 'identity',
+    description,
+    required: options.required ?? true,
+    max_length: MAX_IDENTITY_LENGTH,
+  };
+}
 
 /** Read a required string option; the router guarantees required options are present. */
 export function stringOption(options: CommandOptions, name: string): string {

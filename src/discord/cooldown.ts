@@ -1,4 +1,7 @@
-/** Per-user sliding window: at most `limit` commands in `windowMs`. A limit of 0 disables it. */
+/**
+ * Per-user sliding window: at most `limit` uses (commands and clicks on their components) in `windowMs`.
+ * A limit of 0 disables it.
+ */
 export class Cooldown {
   readonly #limit: number;
   readonly #windowMs: number;

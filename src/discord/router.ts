@@ -10,7 +10,12 @@ import {
   MessageFlags,
   type UserContextMenuCommandInteraction,
 } from 'discord.js';
-import { renderCooldown, renderError } from '../render/errors.ts';
+import {
+  renderCooldown,
+  renderError,
+  renderExpiredControls,
+  renderNotYourControls,
+} from '../render/errors.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
 import type { BotDeps, Command, CommandContext, CommandOptions } from './command.ts';
@@ -95,7 +100,7 @@ export function createRouter(options: {
   });
 
   /** Run `work`; when it is not done within DEFER_AFTER_MS, `defer` first so Discord's 3 s window is met. */
-  async function settle(
+  async function answerWithinDeferWindow(
     work: Promise<MessagePayload>,
     defer: () => Promise<unknown>,
   ): Promise<{ outcome: Outcome; deferred: boolean }> {
@@ -112,6 +117,21 @@ export function createRouter(options: {
     if (first) return { outcome: first, deferred: false };
     await defer();
     return { outcome: await guarded, deferred: true };
+  }
+
+  /** Counts a use of a lookup command or of its components; past the limit, answers "slow down" privately. */
+  async function refusedByCooldown(
+    command: Command,
+    interaction: CommandInteraction | MessageComponentInteraction,
+    base: Record<string, unknown>,
+    render: RenderContext,
+  ): Promise<boolean> {
+    if (!command.cooldown) return false;
+    const waitMs = cooldown.take(interaction.user.id);
+    if (waitMs === 0) return false;
+    deps.logger.info({ ...base, waitMs }, 'cooldown');
+    await interaction.reply(toReplyOptions(renderCooldown(waitMs, render), true));
+    return true;
   }
 
   function logOutcome(base: Record<string, unknown>, outcome: Outcome, started: number): void {
@@ -142,20 +162,14 @@ export function createRouter(options: {
       await interaction.reply(toReplyOptions(renderError(new Error('unknown command'), render), true));
       return;
     }
-    if (command.cooldown) {
-      const waitMs = cooldown.take(interaction.user.id);
-      if (waitMs > 0) {
-        deps.logger.info({ ...base, waitMs }, 'cooldown');
-        await interaction.reply(toReplyOptions(renderCooldown(waitMs, render), true));
-        return;
-      }
-    }
+    if (await refusedByCooldown(command, interaction, base, render)) return;
     const options = readOptions(interaction.options.data);
     const ephemeral = command.ephemeral === true || options.private === true;
     const ctx = commandContext(interaction, render);
     const started = performance.now();
-    const { outcome, deferred } = await settle(command.answer(options as CommandOptions, ctx), () =>
-      interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
+    const { outcome, deferred } = await answerWithinDeferWindow(
+      command.answer(options as CommandOptions, ctx),
+      () => interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
     );
     logOutcome(base, outcome, started);
     if (outcome.ok) {
@@ -185,19 +199,21 @@ export function createRouter(options: {
       await interaction.reply(toReplyOptions(renderError(new Error('unknown component'), render), true));
       return;
     }
+    if (await refusedByCooldown(command, interaction, base, render)) return;
     const ownerId = interaction.message.interactionMetadata?.user.id;
     if (command.componentsOwnerOnly && ownerId && ownerId !== interaction.user.id) {
-      await interaction.reply({
-        content: `Only the person who ran this command can use these controls. Run \`/${command.data.name}\` yourself.`,
-        allowedMentions: { parse: [] },
-        flags: MessageFlags.Ephemeral,
-      });
+      await interaction.reply(toReplyOptions(renderNotYourControls(command.data.name), true));
+      return;
+    }
+    if (parsed.expired) {
+      deps.logger.info(base, 'component state expired');
+      await interaction.reply(toReplyOptions(renderExpiredControls(command.data.name), true));
       return;
     }
     const values = interaction.isStringSelectMenu() ? interaction.values : [];
     const ctx = commandContext(interaction, render);
     const started = performance.now();
-    const { outcome, deferred } = await settle(handler(parsed.args, values, ctx), () =>
+    const { outcome, deferred } = await answerWithinDeferWindow(handler(parsed.args, values, ctx), () =>
       interaction.deferUpdate(),
     );
     logOutcome(base, outcome, started);

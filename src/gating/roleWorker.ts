@@ -1,29 +1,35 @@
 /**
  * Applies queued role changes through discord.js, one guild queue at a time, and says what it did in
- * the guild's log channel. Changes are claimed from the durable store one by one under a lease, so a
- * crash loses nothing and a resumed claim never edits twice (a member who already has, or lacks, the
+ * the guild's log channel. Changes are claimed from the durable store one by one under a lease that is
+ * renewed while the edit is in flight, and only the claim's holder can finish it, so a crash loses
+ * nothing and a lapsed claim never edits over a newer change (a member who already has, or lacks, the
  * role costs no request). discord.js's REST queue waits out Discord's 429 `retry_after`.
+ *
+ * A role Discord refuses to let the bot manage (Missing Permissions, or a hierarchy problem seen in the
+ * cache) is blocked: its changes wait in the queue, not failed, until Discord reports a change that may
+ * fix it (`unblock`), or a probe (one edit) at 30 s, 1, 2, 4, 8 and then every 10 minutes succeeds.
  */
-import { type Client, DiscordAPIError, type Guild, type GuildMember, PermissionFlagsBits } from 'discord.js';
+import { type Client, DiscordAPIError, type Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
-import { escapeLine, truncate } from '../render/safe.ts';
 import type { GatingStore, RoleChange } from '../store/types.ts';
-import { type RoleProblem, roleProblems } from './hierarchy.ts';
+import { escapeLine, truncate } from '../text/safety.ts';
+import {
+  DISCORD_ERROR,
+  delay,
+  discordErrorCode,
+  guildOf,
+  guildRoleProblems,
+  memberOf,
+} from './discordReads.ts';
+import type { RoleProblem } from './hierarchy.ts';
+import type { GuildNotices } from './logChannel.ts';
 
 /** Prefix of every audit-log reason the gating module writes. */
 export const REASON_PREFIX = 'web3 gating: ';
 
-const UNKNOWN_ACCESS = 50_001;
-const MISSING_PERMISSIONS = 50_013;
-const UNKNOWN_MEMBER = 10_007;
-const UNKNOWN_ROLE = 10_011;
 const MAX_LINE = 300;
-const MAX_MESSAGE = 1_900;
-
-/** Where one-line notices for a guild's moderators go (the log channel, when one is set). */
-export interface GuildNotices {
-  post(guildId: string, line: string): void;
-}
+/** A change claimed this many times without finishing (crashes, lapsed leases) is given up on. */
+export const MAX_CLAIMS = 5;
 
 export interface RoleWorkerOptions {
   store: GatingStore;
@@ -36,9 +42,20 @@ export interface RoleWorkerOptions {
   maxAttempts?: number;
   /** First wait between tries, doubled each time. Default 1000 ms. */
   backoffMs?: number;
-  /** After a 50013 on a role, further changes of that role fail without a request for this long. Default 10 min. */
-  blockMs?: number;
+  /** First wait before probing a blocked role again, doubled each time. Default 30 s. */
+  probeMs?: number;
+  /** Longest wait between probes. Default 10 min. */
+  maxProbeMs?: number;
+  /** How long a claim lasts in the store (its lease is renewed at a third of this). Default 60 s. */
+  leaseMs?: number;
   now?: () => number;
+}
+
+/** A role the bot may not manage right now, and when it tries again. */
+interface RoleBlock {
+  probeAt: number;
+  waitMs: number;
+  problem: string;
 }
 
 /** The per-guild role-change worker. */
@@ -50,15 +67,17 @@ export class RoleWorker {
   readonly #pollMs: number;
   readonly #maxAttempts: number;
   readonly #backoffMs: number;
-  readonly #blockMs: number;
+  readonly #probeMs: number;
+  readonly #maxProbeMs: number;
+  readonly #renewMs: number;
   readonly #now: () => number;
   readonly #loops = new Map<string, Promise<void>>();
   readonly #rekick = new Set<string>();
   readonly #wakers = new Map<string, () => void>();
-  /** `guild:role` -> until when changes of that role are refused without a request. */
-  readonly #blocked = new Map<string, number>();
-  /** `guild:role:problem` -> until when the same admin warning is not posted again. */
-  readonly #warned = new Map<string, number>();
+  /** `guild:role` -> the block on that role. */
+  readonly #blocks = new Map<string, RoleBlock>();
+  /** `guild:role:problem` refusals already told to the admins (until the guild changes). */
+  readonly #warned = new Set<string>();
   #stopping = false;
 
   constructor(opts: RoleWorkerOptions) {
@@ -69,7 +88,9 @@ export class RoleWorker {
     this.#pollMs = opts.pollMs ?? 2_000;
     this.#maxAttempts = Math.max(1, opts.maxAttempts ?? 3);
     this.#backoffMs = opts.backoffMs ?? 1_000;
-    this.#blockMs = opts.blockMs ?? 10 * 60_000;
+    this.#probeMs = opts.probeMs ?? 30_000;
+    this.#maxProbeMs = opts.maxProbeMs ?? 10 * 60_000;
+    this.#renewMs = Math.max(10, Math.floor((opts.leaseMs ?? 60_000) / 3));
     this.#now = opts.now ?? Date.now;
   }
 
@@ -97,14 +118,32 @@ export class RoleWorker {
     for (const settings of await this.#store.listGuildSettings()) this.kick(settings.guildId);
   }
 
-  /** Forget earlier 50013 refusals in a guild (after its settings changed). */
-  unblock(guildId: string): void {
-    for (const map of [this.#blocked, this.#warned]) {
-      for (const key of map.keys()) if (key.startsWith(`${guildId}:`)) map.delete(key);
+  /**
+   * Something that may fix a blocked role happened (settings saved, a role, the guild or the bot's own
+   * member updated): lift the guild's blocks and send its waiting changes now.
+   */
+  async unblock(guildId: string): Promise<void> {
+    for (const key of this.#warned) if (key.startsWith(`${guildId}:`)) this.#warned.delete(key);
+    let had = false;
+    for (const key of this.#blocks.keys()) {
+      if (key.startsWith(`${guildId}:`)) {
+        this.#blocks.delete(key);
+        had = true;
+      }
     }
+    if (!had) return;
+    this.#logger.info({ guildId }, 'role blocks lifted after a change in the server');
+    await this.#store.resumeDeferredRoleChanges(guildId);
+    this.kick(guildId);
   }
 
-  /** Resolves when no change is left (in the guild, or anywhere). Resolves at once once stopping. */
+  /** Roles whose changes wait on a permission problem the admins were told about. */
+  blockedRoles(guildId: string): string[] {
+    const prefix = `${guildId}:`;
+    return [...this.#blocks.keys()].filter((k) => k.startsWith(prefix)).map((k) => k.slice(prefix.length));
+  }
+
+  /** Resolves when no change is left (in the guild, or anywhere) but those waiting on a block. */
   async idle(guildId?: string): Promise<void> {
     for (;;) {
       if (this.#stopping) return;
@@ -115,6 +154,8 @@ export class RoleWorker {
         continue;
       }
       if ((await this.#store.pendingRoleChanges(guildId)) === 0) return;
+      // What is left waits on a block (its probe, or a fix, sends it).
+      if (guildId === undefined ? this.#blocks.size > 0 : this.blockedRoles(guildId).length > 0) return;
       if (guildId === undefined) await this.resume();
       else this.kick(guildId);
       if (this.#loops.size === 0) return;
@@ -139,10 +180,20 @@ export class RoleWorker {
         await this.#apply(change);
         continue;
       }
-      if ((await this.#store.pendingRoleChanges(guildId)) === 0) return;
+      const pending = await this.#store.pendingRoleChanges(guildId);
+      // Only changes deferred behind a block are left: their probe time brings the loop back.
+      if (pending === 0 || this.blockedRoles(guildId).length > 0) return this.#probeLater(guildId);
       // Someone else (another process) holds the rest under a lease: look again later.
       await this.#sleep(guildId, this.#pollMs);
     }
+  }
+
+  /** Wake the guild's loop when its earliest block is due for a probe. */
+  #probeLater(guildId: string): void {
+    const due = this.blockedRoles(guildId).map((r) => this.#blocks.get(`${guildId}:${r}`)?.probeAt ?? 0);
+    if (due.length === 0) return;
+    const wait = Math.max(0, Math.min(...due) - this.#now());
+    setTimeout(() => this.kick(guildId), wait).unref();
   }
 
   #sleep(guildId: string, ms: number): Promise<void> {
@@ -160,109 +211,143 @@ export class RoleWorker {
   }
 
   async #apply(change: RoleChange): Promise<void> {
-    const finish = (outcome: 'done' | 'failed', detail?: string) =>
-      this.#store.completeRoleChange(change.id, outcome, detail);
-    const guild = await this.#guild(change.guildId);
-    if (!guild) return void (await finish('failed', 'the bot is no longer in this server'));
-
-    const blockKey = `${change.guildId}:${change.roleId}`;
-    if ((this.#blocked.get(blockKey) ?? 0) > this.#now()) {
-      await finish(
-        'failed',
-        'skipped: Discord refused to let the bot manage this role moments ago (Missing Permissions)',
+    const token = change.claimToken ?? '';
+    const finish = async (outcome: 'done' | 'failed', detail?: string) => {
+      const completed = await this.#store.completeRoleChange(change.id, token, outcome, detail);
+      if (!completed) {
+        this.#logger.warn({ changeId: change.id }, 'role change taken over by another worker');
+      }
+      return completed;
+    };
+    if (change.attempts > MAX_CLAIMS) {
+      await finish('failed', `gave up after ${change.attempts - 1} claims that never finished`);
+      this.#notices.post(
+        change.guildId,
+        `⚠️ ${changeText(change)} was given up on after ${change.attempts - 1} tries that never finished. Run /gating recheck to try again.`,
       );
       return;
     }
-    const problem = this.#hierarchyProblem(guild, change.roleId);
-    if (problem) {
-      await finish('failed', problem.fix);
-      this.#warn(change, problem.problem, `${problem.fix}`);
+    const guild = await guildOf(this.#discord, change.guildId);
+    if (!guild) return void (await finish('failed', 'the bot is no longer in this server'));
+
+    const blockKey = `${change.guildId}:${change.roleId}`;
+    const block = this.#blocks.get(blockKey);
+    if (block && block.probeAt > this.#now()) {
+      await this.#store.deferRoleChange(change.id, token, block.probeAt);
       return;
     }
+    const problem = guildRoleProblems(guild, [change.roleId])[0];
+    if (problem) return this.#refuse(change, finish, problem);
 
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        const member = await memberOf(guild, change.userId);
-        if (!member) return void (await finish('failed', 'unknown member: they left the server'));
-        if (member.roles.cache.has(change.roleId) === (change.op === 'add')) {
-          await finish('done', change.op === 'add' ? 'already had the role' : 'already without the role');
-          return;
-        }
-        const edit = { user: change.userId, role: change.roleId, reason: change.reason };
-        if (change.op === 'add') await guild.members.addRole(edit);
-        else await guild.members.removeRole(edit);
-        await finish('done');
-        this.#notices.post(change.guildId, changeLine(change));
-        return;
-      } catch (error) {
-        const code = error instanceof DiscordAPIError ? Number(error.code) : null;
-        if (code === MISSING_PERMISSIONS || code === UNKNOWN_ACCESS) {
-          this.#blocked.set(blockKey, this.#now() + this.#blockMs);
-          await finish('failed', `Discord refused: ${errorText(error)}`);
-          const fix = `Discord answered Missing Permissions. Give the bot’s role Manage Roles and move it above ${roleName(guild, change.roleId)} in Server Settings → Roles, then run /gating recheck.`;
-          this.#warn(change, 'no_permission', fix);
-          return;
-        }
-        if (code === UNKNOWN_MEMBER)
-          return void (await finish('failed', 'unknown member: they left the server'));
-        if (code === UNKNOWN_ROLE) {
-          await finish('failed', 'unknown role: it was deleted');
-          this.#warn(change, 'missing', 'The role no longer exists: pick another one with /gating setup.');
-          return;
-        }
-        const clientError = error instanceof DiscordAPIError && error.status < 500;
-        if (clientError || attempt >= this.#maxAttempts || this.#stopping) {
-          this.#logger.warn({ err: error, changeId: change.id, attempt }, 'role change failed');
-          // Stopping mid-retry leaves the change claimed: its lease lapses and the next start retries it.
-          if (!clientError && this.#stopping && attempt < this.#maxAttempts) return;
-          await finish('failed', `gave up after ${attempt} attempt(s): ${errorText(error)}`);
-          return;
-        }
-        await delay(this.#backoffMs * 2 ** (attempt - 1));
-      }
-    }
-  }
-
-  async #guild(guildId: string): Promise<Guild | null> {
-    const cached = this.#discord.guilds.cache.get(guildId);
-    if (cached) return cached;
+    const renewal = this.#keepLease(change);
     try {
-      return await this.#discord.guilds.fetch(guildId);
-    } catch {
-      return null;
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const member = await memberOf(guild, change.userId);
+          if (!member) return void (await finish('failed', 'unknown member: they left the server'));
+          if (member.roles.cache.has(change.roleId) === (change.op === 'add')) {
+            await finish('done', change.op === 'add' ? 'already had the role' : 'already without the role');
+            return;
+          }
+          // A claim that lapsed meanwhile belongs to another worker now: it decides.
+          if (!(await this.#store.renewRoleChange(change.id, token))) return;
+          const edit = { user: change.userId, role: change.roleId, reason: change.reason };
+          if (change.op === 'add') await guild.members.addRole(edit);
+          else await guild.members.removeRole(edit);
+          if (block) await this.unblock(change.guildId);
+          if (await finish('done')) this.#notices.post(change.guildId, changeLine(change));
+          return;
+        } catch (error) {
+          if (await this.#settleError(change, guild, error, attempt, finish)) return;
+          await delay(this.#backoffMs * 2 ** (attempt - 1));
+        }
+      }
+    } finally {
+      clearInterval(renewal);
     }
   }
 
-  /** The same checks as /gating setup, from the gateway cache, so a doomed edit costs no request. */
-  #hierarchyProblem(guild: Guild, roleId: string): RoleProblem | undefined {
-    const me = guild.members.me;
-    if (!me) return undefined;
-    const role = guild.roles.cache.get(roleId);
-    return roleProblems({
-      guildId: guild.id,
-      roleIds: [roleId],
-      roles: new Map(role ? [[role.id, role]] : []),
-      botHighestPosition: me.roles.highest.position,
-      botCanManageRoles: me.permissions.has(PermissionFlagsBits.ManageRoles),
-    })[0];
+  /** Renew the claim while the edit is in flight, so no other worker takes it over meanwhile. */
+  #keepLease(change: RoleChange): NodeJS.Timeout {
+    const timer = setInterval(() => {
+      this.#store
+        .renewRoleChange(change.id, change.claimToken ?? '')
+        .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not renew a role-change lease'));
+    }, this.#renewMs);
+    timer.unref();
+    return timer;
   }
 
-  /** One admin notice per role and problem per block period, so a broken setup does not flood the channel. */
-  #warn(change: RoleChange, problem: string, fix: string): void {
-    const key = `${change.guildId}:${change.roleId}:${problem}`;
-    const now = this.#now();
+  /** True when the error ended the change (finished or deferred); false to retry. */
+  async #settleError(
+    change: RoleChange,
+    guild: Guild,
+    error: unknown,
+    attempt: number,
+    finish: (outcome: 'done' | 'failed', detail?: string) => Promise<boolean>,
+  ): Promise<boolean> {
+    const code = discordErrorCode(error);
+    if (code === DISCORD_ERROR.missingPermissions || code === DISCORD_ERROR.unknownAccess) {
+      const fix = `Discord answered Missing Permissions. Give the bot’s role Manage Roles and move it above ${roleName(guild, change.roleId)} in Server Settings → Roles; waiting changes then go out by themselves.`;
+      await this.#block(change, 'no_permission', fix);
+      return true;
+    }
+    if (code === DISCORD_ERROR.unknownMember) {
+      await finish('failed', 'unknown member: they left the server');
+      return true;
+    }
+    if (code === DISCORD_ERROR.unknownRole) {
+      await finish('failed', 'unknown role: it was deleted');
+      this.#warn(change, 'The role no longer exists: pick another one with /gating setup.');
+      return true;
+    }
+    const clientError = error instanceof DiscordAPIError && error.status < 500;
+    if (!clientError && attempt < this.#maxAttempts && !this.#stopping) return false;
+    this.#logger.warn({ err: error, changeId: change.id, attempt }, 'role change failed');
+    // Stopping mid-retry leaves the change claimed: its lease lapses and the next start retries it.
+    if (!clientError && this.#stopping && attempt < this.#maxAttempts) return true;
+    await finish('failed', `gave up after ${attempt} attempt(s): ${errorText(error)}`);
+    return true;
+  }
+
+  /** A problem seen in the gateway cache: wait (blocked) when an admin can fix it, else fail and say why. */
+  async #refuse(
+    change: RoleChange,
+    finish: (outcome: 'done' | 'failed', detail?: string) => Promise<boolean>,
+    problem: RoleProblem,
+  ): Promise<void> {
+    if (problem.problem === 'above_bot' || problem.problem === 'no_permission') {
+      await this.#block(change, problem.problem, problem.fix);
+      return;
+    }
+    await finish('failed', problem.fix);
+    const key = `${change.guildId}:${change.roleId}:${problem.problem}`;
+    if (this.#warned.has(key)) return;
+    this.#warned.add(key);
+    this.#warn(change, problem.fix, problem.problem);
+  }
+
+  /** Block the role: this change and the next ones wait for a fix or the next probe. One notice per block. */
+  async #block(change: RoleChange, problem: string, fix: string): Promise<void> {
+    const key = `${change.guildId}:${change.roleId}`;
+    const previous = this.#blocks.get(key);
+    const waitMs = previous ? Math.min(this.#maxProbeMs, previous.waitMs * 2) : this.#probeMs;
+    const block = { probeAt: this.#now() + waitMs, waitMs, problem };
+    this.#blocks.set(key, block);
+    await this.#store.deferRoleChange(change.id, change.claimToken ?? '', block.probeAt);
+    this.#logger.warn(
+      { guildId: change.guildId, roleId: change.roleId, problem, nextProbeMs: waitMs },
+      'gated role blocked',
+    );
+    if (!previous) this.#warn(change, fix);
+  }
+
+  #warn(change: RoleChange, fix: string, problem = 'blocked'): void {
     this.#logger.warn(
       { guildId: change.guildId, roleId: change.roleId, problem },
       'gated role cannot be managed',
     );
-    if ((this.#warned.get(key) ?? 0) > now) return;
-    this.#warned.set(key, now + this.#blockMs);
-    const verb = change.op === 'add' ? 'add' : 'remove';
-    const where = change.op === 'add' ? 'to' : 'from';
-    this.#notices.post(
-      change.guildId,
-      `⚠️ Could not ${verb} <@&${change.roleId}> ${where} <@${change.userId}>. ${escapeLine(fix)}`,
-    );
+    this.#notices.post(change.guildId, `⚠️ Could not ${changeText(change)}. ${escapeLine(fix)}`);
   }
 }
 
@@ -274,15 +359,10 @@ export function changeLine(change: Pick<RoleChange, 'op' | 'roleId' | 'userId' |
     : `Removed <@&${change.roleId}> from <@${change.userId}>: ${why}`;
 }
 
-async function memberOf(guild: Guild, userId: string): Promise<GuildMember | null> {
-  const cached = guild.members.cache.get(userId);
-  if (cached) return cached;
-  try {
-    return await guild.members.fetch(userId);
-  } catch (error) {
-    if (error instanceof DiscordAPIError && Number(error.code) === UNKNOWN_MEMBER) return null;
-    throw error;
-  }
+function changeText(change: Pick<RoleChange, 'op' | 'roleId' | 'userId'>): string {
+  return change.op === 'add'
+    ? `add <@&${change.roleId}> to <@${change.userId}>`
+    : `remove <@&${change.roleId}> from <@${change.userId}>`;
 }
 
 function roleName(guild: Guild, roleId: string): string {
@@ -294,114 +374,4 @@ function errorText(error: unknown): string {
   if (error instanceof DiscordAPIError)
     return `${error.status} ${error.code}: ${truncate(error.message, 200)}`;
   return error instanceof Error ? truncate(`${error.name}: ${error.message}`, 200) : 'unknown error';
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-export interface LogChannelOptions {
-  discord: Client;
-  logger: Logger;
-  /** The guild's log channel id, or null for none. */
-  channelOf: (guildId: string) => Promise<string | null>;
-  /** How long lines are gathered into one message. Default 1000 ms. */
-  flushMs?: number;
-}
-
-/**
- * Posts notices to each guild's log channel. Lines are gathered for a moment and sent a few per message,
- * so a re-check that changes hundreds of roles does not queue behind the channel's send rate limit.
- * Nothing pings: allowed mentions parse nothing.
- */
-export class LogChannel implements GuildNotices {
-  readonly #discord: Client;
-  readonly #logger: Logger;
-  readonly #channelOf: (guildId: string) => Promise<string | null>;
-  readonly #flushMs: number;
-  readonly #pending = new Map<string, string[]>();
-  #timer: NodeJS.Timeout | null = null;
-  #flushing: Promise<void> | null = null;
-  #closed = false;
-
-  constructor(opts: LogChannelOptions) {
-    this.#discord = opts.discord;
-    this.#logger = opts.logger;
-    this.#channelOf = opts.channelOf;
-    this.#flushMs = opts.flushMs ?? 1_000;
-  }
-
-  post(guildId: string, line: string): void {
-    if (this.#closed) return;
-    const lines = this.#pending.get(guildId) ?? [];
-    lines.push(truncate(line.replace(/\s+/g, ' ').trim(), MAX_LINE));
-    this.#pending.set(guildId, lines);
-    this.#schedule();
-  }
-
-  /** Send everything gathered so far; resolves when sent (or dropped on an error). */
-  async idle(): Promise<void> {
-    while (this.#pending.size > 0 || this.#flushing) {
-      if (!this.#flushing) this.#startFlush();
-      await this.#flushing;
-    }
-  }
-
-  /** Flush (up to `graceMs`), then drop further lines. */
-  async stop(graceMs: number): Promise<void> {
-    await Promise.race([this.idle(), delay(graceMs)]);
-    this.#closed = true;
-  }
-
-  #schedule(): void {
-    if (this.#closed || this.#timer || this.#flushing || this.#pending.size === 0) return;
-    this.#timer = setTimeout(() => this.#startFlush(), this.#flushMs);
-    this.#timer.unref();
-  }
-
-  #startFlush(): void {
-    if (this.#timer) clearTimeout(this.#timer);
-    this.#timer = null;
-    this.#flushing = this.#flush().finally(() => {
-      this.#flushing = null;
-      this.#schedule();
-    });
-  }
-
-  async #flush(): Promise<void> {
-    const batches = [...this.#pending.entries()];
-    this.#pending.clear();
-    for (const [guildId, text] of batches) {
-      try {
-        const channelId = await this.#channelOf(guildId);
-        if (!channelId) continue;
-        const channel =
-          this.#discord.channels.cache.get(channelId) ?? (await this.#discord.channels.fetch(channelId));
-        if (!channel?.isSendable()) continue;
-        for (const content of packLines(text)) {
-          await channel.send({ content, allowedMentions: { parse: [] } });
-        }
-      } catch (error) {
-        this.#logger.warn(
-          { err: error, guildId, lines: text.length },
-          'could not post to the gating log channel',
-        );
-      }
-    }
-  }
-}
-
-/** Lines joined into as few messages as fit Discord's 2000-character limit. */
-export function packLines(lines: readonly string[]): string[] {
-  const messages: string[] = [];
-  let current = '';
-  for (const line of lines) {
-    if (current !== '' && current.length + 1 + line.length > MAX_MESSAGE) {
-      messages.push(current);
-      current = '';
-    }
-    current = current === '' ? line : `${current}\n${line}`;
-  }
-  if (current !== '') messages.push(current);
-  return messages;
 }

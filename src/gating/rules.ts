@@ -35,11 +35,19 @@ export interface RoleDecision {
   /** null: unknown, keep the role as it is. */
   want: boolean | null;
   because: string;
+  /** A spam flag takes the role away: such a removal is never held back. */
+  byFlag?: boolean;
+}
+
+export interface RoleChangeWanted {
+  roleId: string;
+  because: string;
+  byFlag?: boolean;
 }
 
 export interface RoleDiff {
-  add: { roleId: string; because: string }[];
-  remove: { roleId: string; because: string }[];
+  add: RoleChangeWanted[];
+  remove: RoleChangeWanted[];
 }
 
 interface Finding {
@@ -112,6 +120,12 @@ function findFlag(
   return undefined;
 }
 
+/** Whether a credential set flags its identity as spam or risky now (the same test the flag roles use). */
+export function carriesFlag(credentials: CredentialSet, nowSec: number): boolean {
+  const known = [{ identity: '', credentials }];
+  return findFlag('isSpam', known, nowSec) !== undefined || findFlag('isRisky', known, nowSec) !== undefined;
+}
+
 /** The roles the rules want for a member, from the credentials of each proven identity. */
 export function evaluateRules(
   rules: GatingRules,
@@ -141,7 +155,7 @@ export function evaluateRules(
   return gated.map(({ roleId, category }): RoleDecision => {
     if (category === 'isHuman') {
       if (spam && rules.spamRemovesHuman) {
-        return { roleId, want: false, because: `${spam.text} takes the human role away` };
+        return { roleId, want: false, because: `${spam.text} takes the human role away`, byFlag: true };
       }
       if (human) return { roleId, want: true, because: human.text };
       if (failed.length > 0) return { roleId, want: null, because: keep };
@@ -170,10 +184,10 @@ export function diffRoles(decisions: RoleDecision[], currentRoleIds: ReadonlySet
     if (!seen || strength(d.want) > strength(seen.want)) merged.set(d.roleId, d);
   }
   const diff: RoleDiff = { add: [], remove: [] };
-  for (const { roleId, want, because } of merged.values()) {
+  for (const { roleId, want, because, byFlag } of merged.values()) {
     const has = currentRoleIds.has(roleId);
     if (want === true && !has) diff.add.push({ roleId, because });
-    if (want === false && has) diff.remove.push({ roleId, because });
+    if (want === false && has) diff.remove.push(byFlag ? { roleId, because, byFlag } : { roleId, because });
   }
   return diff;
 }

@@ -1,44 +1,64 @@
 /**
  * The gating service: proves identities (the identity's own record, or a wallet signature), evaluates
  * the guild's rules on each proven identity's credentials, and queues the role changes that follow.
- * It never rewards an unproven claim, never removes a role because a lookup failed, and records why
- * every change happened.
+ * It never rewards an unproven claim, never hands out a role its invoker could not, never removes a role
+ * because a lookup failed or on a single sighting in an automated pass, and records why every change
+ * happened.
  */
 import {
   type Client,
-  DiscordAPIError,
-  GatewayIntentBits,
+  Events,
   type Guild,
   type GuildMember,
-  PermissionFlagsBits,
+  type PartialGuildMember,
+  type PartialUser,
+  type Role,
+  type User,
 } from 'discord.js';
 import type { Logger } from '../log.ts';
-import { escapeLine, truncate } from '../render/safe.ts';
-import type {
-  GatingStore,
-  GuildSettings,
-  LinkKey,
-  LinkRecord,
-  NonceRecord,
-  ProofMethod,
-} from '../store/types.ts';
+import type { GatingStore, GuildSettings, LinkInput, LinkRecord, NonceRecord } from '../store/types.ts';
+import { escapeLine, truncate } from '../text/safety.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
-import { InvalidIdentityError, NotFoundError } from '../web3bio/errors.ts';
-import { type IdentityKind, type ParsedIdentity, parseBatchId, parseIdentity } from '../web3bio/identity.ts';
-import type { CredentialSet, DomainInfo, Fetched, PlatformSegment, Profile } from '../web3bio/types.ts';
-import { type RoleInfo, type RoleProblem, roleProblems } from './hierarchy.ts';
-import { recordNamesDiscordUser } from './recordProof.ts';
-import { LogChannel, REASON_PREFIX, RoleWorker, type RoleWorkerOptions } from './roleWorker.ts';
+import { InvalidIdentityError } from '../web3bio/errors.ts';
+import { type ParsedIdentity, parseIdentity } from '../web3bio/identity.ts';
 import {
-  diffRoles,
-  evaluateRules,
-  type GatingRules,
-  type IdentityEvidence,
-  type RoleDecision,
-  type RoleDiff,
-} from './rules.ts';
+  botCanManageRoles,
+  delay,
+  guildOf,
+  guildRoleProblems,
+  hasMembersIntent,
+  invokerRights,
+  loadMembers,
+  memberOf,
+} from './discordReads.ts';
+import {
+  type EvaluateOptions,
+  type Evaluation,
+  Evaluator,
+  evmAddressOf,
+  type MemberState,
+  resolvedAddressOf,
+} from './evaluation.ts';
+import type { RoleProblem } from './hierarchy.ts';
+import { LogChannel } from './logChannel.ts';
+import type { RemovalMode } from './losses.ts';
+import { recordNamesDiscordUser } from './recordProof.ts';
+import { PassLosses, RoleSync } from './roleSync.ts';
+import { RoleWorker, type RoleWorkerOptions } from './roleWorker.ts';
+import { carriesFlag, type RoleDiff } from './rules.ts';
 import { IntervalScheduler, type RecheckScheduler } from './scheduler.ts';
 import { createChallenge, type SiweConfig } from './siwe.ts';
+import type {
+  GuildPreview,
+  GuildStatus,
+  MemberReport,
+  MemberSync,
+  RecheckResult,
+  SetupInput,
+  SignatureLinkResult,
+  VerifyRefusal,
+  VerifyResult,
+} from './types.ts';
 
 export interface GatingServiceOptions {
   store: GatingStore;
@@ -52,61 +72,18 @@ export interface GatingServiceOptions {
   /** Default: an IntervalScheduler on `recheckIntervalMs` with ±10% jitter. */
   scheduler?: RecheckScheduler;
   /** Role worker tuning (tests shorten the waits). */
-  worker?: Pick<RoleWorkerOptions, 'pollMs' | 'maxAttempts' | 'backoffMs' | 'blockMs'>;
+  worker?: Pick<
+    RoleWorkerOptions,
+    'pollMs' | 'maxAttempts' | 'backoffMs' | 'probeMs' | 'maxProbeMs' | 'leaseMs'
+  >;
   /** How long log-channel lines are gathered into one message. Default 1000 ms. */
   logFlushMs?: number;
   /** Members evaluated at once during a guild re-check. Default 16. */
   recheckConcurrency?: number;
-}
-
-export type VerifyResult =
-  | { kind: 'linked'; link: LinkRecord; diff: RoleDiff }
-  | { kind: 'challenge'; url: string; expiresAt: number; address: string }
-  | { kind: 'refused'; reason: string };
-
-export interface MemberReport {
-  userId: string;
-  links: LinkRecord[];
-  evidence: IdentityEvidence[];
-  decisions: RoleDecision[];
-  currentRoleIds: string[];
-  diff: RoleDiff;
-}
-
-export interface GuildPreview {
-  members: number;
-  addCount: number;
-  removeCount: number;
-  unknownCount: number;
-  /** At most 10 members who would change. */
-  sample: { userId: string; add: string[]; remove: string[]; because: string[] }[];
-}
-
-export interface GuildStatus {
-  enabled: boolean;
-  settings: GuildSettings | null;
-  manageRoles: boolean;
-  guildMembersIntent: boolean;
-  problems: RoleProblem[];
-  lastFullSyncAt: number | null;
-  queueLength: number;
-  linkedMembers: number;
-}
-
-export interface SetupInput {
-  humanRoleId: string;
-  spamRoleId: string | null;
-  riskyRoleId: string | null;
-  minScore: number | null;
-  logChannelId: string | null;
-  spamRemovesHuman?: boolean;
-}
-
-export interface RecheckResult {
-  members: number;
-  changes: number;
-  failures: number;
-  unlinked: number;
+  /** An automated removal needs the loss seen twice at least this far apart. Default 60 min. */
+  confirmMs?: number;
+  /** Audit events older than this are deleted. Default 180 days. */
+  auditRetentionMs?: number;
 }
 
 /** At most this many proven identities per member and guild, which bounds the lookups one member costs. */
@@ -116,64 +93,21 @@ const PREVIEW_SAMPLE = 10;
 const MAX_REASON = 400;
 const STOP_GRACE_MS = 10_000;
 const EMPTY_DIFF: RoleDiff = { add: [], remove: [] };
-const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const NO_SYNC: MemberSync = { applied: EMPTY_DIFF, waiting: [] };
+const DAY_MS = 86_400_000;
+const MAINTENANCE_MS = 60 * 60_000;
+/** Finished role changes are kept this long (their audit events stay for the audit retention). */
+const FINISHED_CHANGE_RETENTION_MS = 7 * DAY_MS;
 
-/** The platform route that holds an identity's own profile. */
-const PROFILE_SEGMENT: Partial<Record<IdentityKind, PlatformSegment>> = {
-  ens: 'ens',
-  basenames: 'basenames',
-  linea: 'linea',
-  farcaster: 'farcaster',
-  'farcaster-fid': 'farcaster',
-  lens: 'lens',
-  sns: 'solana',
-  'solana-address': 'solana',
-  unstoppabledomains: 'unstoppabledomains',
-  dotbit: 'dotbit',
-};
-/** Names whose ENS-style text records `/domain` reads. */
-const DOMAIN_KINDS = new Set<IdentityKind>(['ens', 'basenames', 'linea']);
-
-interface MemberState {
-  userId: string;
-  /** null when the member is not in the guild (then records cannot be compared). */
-  username: string | null;
-  roleIds: ReadonlySet<string>;
-}
-
-/** What a batch said about a record link's identity. */
-type BatchedRecord = { kind: 'profile'; profile: Profile } | { kind: 'dropped' } | { kind: 'failed' };
-
-interface EvaluateOptions {
-  settings: GuildSettings;
+interface SyncOptions {
   fresh: boolean;
-  /** Read only: no link removed, no check recorded. */
-  dryRun: boolean;
   checkRecords: boolean;
-  batch?: Promise<Map<string, BatchedRecord>>;
-}
-
-interface Evaluation {
-  links: LinkRecord[];
-  evidence: IdentityEvidence[];
-  decisions: RoleDecision[];
-  diff: RoleDiff;
-  unlinked: number;
-  /** A credential lookup failed, so some decisions are "keep as is". */
-  failed: boolean;
-}
-
-interface RecordRead {
-  profiles: Profile[];
-  domain: DomainInfo | null;
-  /** A lookup failed (other than "not found"): absence proves nothing. */
-  failed: boolean;
+  mode: RemovalMode;
 }
 
 /** The gating module's core: verification, evaluation, role queue and re-checks. */
 export class GatingService {
   readonly #store: GatingStore;
-  readonly #web3bio: Web3BioClient;
   readonly #discord: Client;
   readonly #logger: Logger;
   readonly #siwe: SiweConfig;
@@ -182,22 +116,27 @@ export class GatingService {
   readonly #scheduler: RecheckScheduler;
   readonly #worker: RoleWorker;
   readonly #logChannel: LogChannel;
+  readonly #evaluator: Evaluator;
+  readonly #roles: RoleSync;
   readonly #concurrency: number;
+  readonly #auditRetentionMs: number;
   /** Background work (setup re-checks, follow-up syncs) per guild, awaited by `idle` and `stop`. */
   readonly #background = new Map<string, Set<Promise<unknown>>>();
   readonly #rechecks = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
+  #unlisten: (() => void) | null = null;
+  #maintenance: NodeJS.Timeout | null = null;
   #started = false;
   #stopping = false;
 
   constructor(options: GatingServiceOptions) {
     this.#store = options.store;
-    this.#web3bio = options.web3bio;
     this.#discord = options.discord;
     this.#logger = options.logger;
     this.#siwe = options.siwe;
     this.#recheckIntervalMs = options.recheckIntervalMs;
     this.#now = options.now ?? Date.now;
     this.#concurrency = Math.max(1, options.recheckConcurrency ?? 16);
+    this.#auditRetentionMs = options.auditRetentionMs ?? 180 * DAY_MS;
     this.#scheduler =
       options.scheduler ??
       new IntervalScheduler({ intervalMs: options.recheckIntervalMs, logger: options.logger });
@@ -215,18 +154,37 @@ export class GatingService {
       now: this.#now,
       ...options.worker,
     });
+    this.#evaluator = new Evaluator({
+      web3bio: options.web3bio,
+      store: options.store,
+      logger: options.logger,
+      now: this.#now,
+    });
+    this.#roles = new RoleSync({
+      store: options.store,
+      logger: options.logger,
+      notices: this.#logChannel,
+      kick: (guildId) => this.#worker.kick(guildId),
+      dropLink: (link, reason) => this.#dropLink(link, reason),
+      now: this.#now,
+      confirmMs: options.confirmMs ?? 60 * 60_000,
+    });
   }
 
-  /** Save the guild's rules when every role can be managed; then re-check the whole guild with fresh lookups. */
+  /**
+   * Save the guild's rules when every role can be managed by the bot and handed out by the invoker;
+   * then re-check the whole guild with fresh lookups.
+   */
   async setup(
     guildId: string,
     input: SetupInput,
     actorId: string,
   ): Promise<{ settings: GuildSettings | null; problems: RoleProblem[] }> {
-    const guild = await this.#guild(guildId);
+    const guild = await guildOf(this.#discord, guildId);
     if (!guild) throw new Error('the bot is not in this server');
     const roleIds = [input.humanRoleId, input.spamRoleId, input.riskyRoleId].filter((r) => r !== null);
-    const problems = this.#roleProblems(guild, roleIds);
+    const invoker = invokerRights(guild, await memberOf(guild, actorId));
+    const problems = guildRoleProblems(guild, roleIds, invoker);
     if (problems.length > 0) return { settings: null, problems };
 
     const previous = await this.#store.getGuildSettings(guildId);
@@ -244,7 +202,7 @@ export class GatingService {
       },
       { userId: actorId, reason: previous ? 'gating settings changed' : 'gating set up' },
     );
-    this.#worker.unblock(guildId);
+    await this.#worker.unblock(guildId);
     this.#inBackground(guildId, () => this.recheckGuild(guildId, { fresh: true, cause: 'setup' }));
     return { settings, problems: [] };
   }
@@ -253,17 +211,9 @@ export class GatingService {
   async disable(guildId: string, actorId: string): Promise<boolean> {
     const settings = await this.#store.getGuildSettings(guildId);
     if (!settings) return false;
+    const { lastFullSyncAt: _sync, updatedAt: _updated, ...input } = settings;
     await this.#store.saveGuildSettings(
-      {
-        guildId,
-        enabled: false,
-        humanRoleId: settings.humanRoleId,
-        spamRoleId: settings.spamRoleId,
-        riskyRoleId: settings.riskyRoleId,
-        minScore: settings.minScore,
-        spamRemovesHuman: settings.spamRemovesHuman,
-        logChannelId: settings.logChannelId,
-      },
+      { ...input, enabled: false },
       { userId: actorId, reason: 'gating disabled' },
     );
     return true;
@@ -275,8 +225,8 @@ export class GatingService {
   }
 
   /**
-   * Start proving an identity: linked at once when its own record names the member, otherwise a one-time
-   * signing link for its Ethereum address. Nothing is stored when a lookup fails.
+   * Start proving an identity: linked at once when its own record (read fresh) names the member,
+   * otherwise a one-time signing link for its Ethereum address. Nothing is stored when a lookup fails.
    */
   async verify(
     guildId: string,
@@ -287,146 +237,158 @@ export class GatingService {
     try {
       parsed = parseIdentity(identityInput);
     } catch (error) {
-      if (error instanceof InvalidIdentityError) return refused(error.userMessage);
+      if (error instanceof InvalidIdentityError)
+        return refused({ code: 'invalid_identity', reason: error.reason });
       throw error;
     }
     const settings = await this.#store.getGuildSettings(guildId);
-    if (!settings?.enabled) {
-      return refused(
-        'Role gating is not switched on in this server. An admin can set it up with /gating setup.',
-      );
-    }
-    const existing = await this.#store.getUserLinks(guildId, user.id);
-    const others = existing.filter((l) => l.identity !== parsed.identity);
-    if (others.length >= MAX_LINKS_PER_MEMBER) {
-      return refused(
-        `You already have ${others.length} verified identities here. Remove one with /unverify first.`,
-      );
-    }
+    if (!settings?.enabled) return refused({ code: 'not_enabled' });
+    const capped = await this.#capRefusal(guildId, user.id, parsed.identity);
+    if (capped) return refused(capped);
 
     const name = parsed.identity;
-    if (parsed.kind === 'evm-address') return this.#challenge(guildId, user.id, name, name);
+    if (parsed.kind === 'evm-address') return this.#challenge(guildId, user, name, name);
 
-    const read = await this.#readRecord(parsed, true);
-    if (read.failed) {
-      return refused(`Web3.bio could not be reached to check ${name}. Nothing was changed: try again later.`);
-    }
+    const read = await this.#evaluator.readRecord(parsed, true);
+    if (read.failed) return refused({ code: 'lookup_failed', identity: name });
     if (recordNamesDiscordUser(read, user)) {
-      const link = await this.#link(
+      const linked = await this.#link(
         {
           guildId,
           userId: user.id,
           identity: name,
           platform: String(parsed.platform),
-          address: evmAddressOf(read),
+          address: resolvedAddressOf(read),
           proofMethod: 'record',
+          provenAt: this.#now(),
         },
         `the discord record of ${name} names ${user.username}`,
       );
+      if ('refusal' in linked) return refused(linked.refusal);
       const diff = await this.#syncAfterLink(guildId, user.id);
-      return { kind: 'linked', link, diff };
+      return {
+        kind: 'linked',
+        link: linked.link,
+        diff,
+        moved: linked.moved,
+        blockedRoleIds: this.#worker.blockedRoles(guildId),
+      };
     }
-    if (read.profiles.length === 0 && read.domain === null) {
-      return refused(`Web3.bio has no profile for ${name}. Check the spelling, or verify a wallet address.`);
-    }
+    if (read.profiles.length === 0 && read.domain === null)
+      return refused({ code: 'not_found', identity: name });
     const address = evmAddressOf(read);
-    if (!address) {
-      return refused(
-        `${name} has no Ethereum address to sign with, and its discord record does not name you. ` +
-          `Set its discord record (profile link or com.discord text record) to ${user.username}, then run /verify again.`,
-      );
-    }
-    return this.#challenge(guildId, user.id, name, address);
+    if (!address) return refused({ code: 'no_address', identity: name, username: user.username });
+    return this.#challenge(guildId, user, name, address);
   }
 
-  /** The verify server's onVerified: store the signature link, then sync the member. */
-  async completeSignature(result: { record: NonceRecord; address: string }): Promise<void> {
+  /** The verify server's onVerified: store the signature link (the link cap checked again), then sync. */
+  async completeSignature(result: { record: NonceRecord; address: string }): Promise<SignatureLinkResult> {
     const { record } = result;
+    const settings = await this.#store.getGuildSettings(record.guildId);
+    if (!settings?.enabled) return { ok: false, refusal: { code: 'not_enabled' } };
+    const capped = await this.#capRefusal(record.guildId, record.userId, record.identity);
+    if (capped) return { ok: false, refusal: capped };
     let platform = 'ethereum';
     try {
       platform = String(parseIdentity(record.identity).platform);
     } catch {
       // The identity was parsed when the challenge was made; keep the link even if parsing rules changed.
     }
-    await this.#link(
+    const address = result.address.startsWith('0x') ? result.address.toLowerCase() : result.address;
+    const linked = await this.#link(
       {
         guildId: record.guildId,
         userId: record.userId,
         identity: record.identity,
         platform,
-        address: result.address.toLowerCase(),
+        address,
         proofMethod: 'signature',
+        provenAt: this.#now(),
       },
-      `wallet signature by ${result.address.toLowerCase()}`,
+      `wallet signature by ${address}`,
     );
+    if ('refusal' in linked) return { ok: false, refusal: linked.refusal };
     await this.#syncAfterLink(record.guildId, record.userId);
+    return { ok: true };
   }
 
-  /** Remove the member's links (one identity, or all); roles follow. Returns how many were removed. */
+  /**
+   * Remove the member's links (one identity, or all); roles follow. An identity that carried a spam or
+   * risky flag stays on the re-check list until its own credentials clear. Returns how many were removed.
+   */
   async unverify(guildId: string, userId: string, identity?: string): Promise<number> {
     const links = await this.#store.getUserLinks(guildId, userId);
     const wanted = identity === undefined ? undefined : normalisedIdentity(identity);
     let removed = 0;
     for (const link of links) {
-      if (wanted !== undefined && link.identity !== wanted) continue;
-      if (await this.#unlink(link, 'removed by the member with /unverify')) removed += 1;
+      if (link.releasedAt !== null || (wanted !== undefined && link.identity !== wanted)) continue;
+      await this.#dropLink(link, 'removed by the member with /unverify');
+      removed += 1;
     }
-    if (removed > 0) await this.syncMember(guildId, userId, 'unverify');
+    if (removed > 0)
+      await this.#sync(guildId, userId, 'unverify', { fresh: false, checkRecords: false, mode: 'immediate' });
     return removed;
   }
 
   /** A member's proven identities, their credentials, and the roles the rules want against the roles held. */
   async report(guildId: string, userId: string, opts: { fresh?: boolean } = {}): Promise<MemberReport> {
-    const [settings, links] = await Promise.all([
+    const [settings, all, losses] = await Promise.all([
       this.#store.getGuildSettings(guildId),
       this.#store.getUserLinks(guildId, userId),
+      this.#store.listPendingLosses(guildId, userId),
     ]);
-    const guild = await this.#guild(guildId);
-    const member = guild ? await this.#member(guild, userId) : null;
-    const state = memberState(userId, member);
-    const currentRoleIds = [...state.roleIds].filter((id) => id !== guildId);
+    const guild = await guildOf(this.#discord, guildId);
+    const state = memberState(userId, guild ? await memberOf(guild, userId) : null);
+    const confirmMs = this.#roles.confirmMs;
+    const base = {
+      userId,
+      links: all.filter((l) => l.releasedAt === null),
+      released: all.filter((l) => l.releasedAt !== null),
+      currentRoleIds: [...state.roleIds].filter((id) => id !== guildId),
+      pendingRemovals: losses.map((l) => ({ ...l, confirmAt: l.firstSeenAt + confirmMs })),
+      blockedRoleIds: this.#worker.blockedRoles(guildId),
+    };
     if (!settings) {
-      const evidence = await Promise.all(links.map((l) => this.#credentialsOf(l, opts.fresh === true, true)));
-      return { userId, links, evidence, decisions: [], currentRoleIds, diff: EMPTY_DIFF };
+      const evidence = await this.#evaluator.evidenceOf(base.links, opts.fresh === true);
+      return { ...base, evidence, decisions: [], diff: EMPTY_DIFF };
     }
-    const evaluation = await this.#evaluate(state, links, {
+    const evaluation = await this.#evaluator.evaluate(state, all, {
       settings,
       fresh: opts.fresh === true,
       dryRun: true,
       checkRecords: false,
     });
-    return {
-      userId,
-      links,
-      evidence: evaluation.evidence,
-      decisions: evaluation.decisions,
-      currentRoleIds,
-      diff: evaluation.diff,
-    };
+    return { ...base, evidence: evaluation.evidence, decisions: evaluation.decisions, diff: evaluation.diff };
   }
 
-  /** Re-evaluate one member and queue the role changes; returns them. */
-  async syncMember(
-    guildId: string,
-    userId: string,
-    cause: string,
-    opts: { fresh?: boolean } = {},
-  ): Promise<RoleDiff> {
-    return this.#sync(guildId, userId, cause, { fresh: opts.fresh === true, checkRecords: true });
+  /**
+   * Re-evaluate one member with fresh lookups and queue the changes, for a moderator: a removal applies
+   * at once only when the fresh answer shows the loss (a failure or a sudden "not found" never does).
+   */
+  async recheckMember(guildId: string, userId: string, cause: string): Promise<MemberSync> {
+    return this.#sync(guildId, userId, cause, { fresh: true, checkRecords: true, mode: 'answered' });
   }
 
-  /** Re-evaluate every linked member of the guild (records re-checked in batches) and queue the changes. */
+  /** Re-evaluate one member in an automated pass (join, rule change): removals need confirmation. */
+  async syncMember(guildId: string, userId: string, cause: string): Promise<MemberSync> {
+    return this.#sync(guildId, userId, cause, { fresh: false, checkRecords: true, mode: 'confirmed' });
+  }
+
+  /**
+   * Re-evaluate every linked member of the guild (records re-checked in batches) and queue the changes.
+   * Removals need confirmation, and a mass removal is held; `confirmRemovals` (a moderator) releases it.
+   */
   async recheckGuild(
     guildId: string,
-    opts: { fresh?: boolean; cause?: string } = {},
+    opts: { fresh?: boolean; cause?: string; confirmRemovals?: boolean } = {},
   ): Promise<RecheckResult> {
     const fresh = opts.fresh === true;
     const running = this.#rechecks.get(guildId);
     // One walk per guild at a time: a request the running walk already covers joins it.
-    if (running && (running.fresh || !fresh)) return running.run;
+    if (running && (running.fresh || !fresh) && !opts.confirmRemovals) return running.run;
     const run = (async () => {
       if (running) await running.run.catch(() => undefined);
-      return this.#recheck(guildId, fresh, opts.cause ?? 'recheck');
+      return this.#recheck(guildId, fresh, opts.cause ?? 'recheck', opts.confirmRemovals === true);
     })();
     const entry = { fresh, run };
     this.#rechecks.set(guildId, entry);
@@ -438,23 +400,59 @@ export class GatingService {
     }
   }
 
-  async #recheck(guildId: string, fresh: boolean, cause: string): Promise<RecheckResult> {
-    const totals: RecheckResult = { members: 0, changes: 0, failures: 0, unlinked: 0 };
+  async #recheck(
+    guildId: string,
+    fresh: boolean,
+    cause: string,
+    confirmRemovals: boolean,
+  ): Promise<RecheckResult> {
+    const totals: RecheckResult = {
+      members: 0,
+      changes: 0,
+      failures: 0,
+      unlinked: 0,
+      pendingRemovals: 0,
+      heldRemovals: 0,
+    };
     const settings = await this.#store.getGuildSettings(guildId);
-    if (!settings?.enabled) return totals;
+    const guild = await guildOf(this.#discord, guildId);
+    if (!settings?.enabled || !guild) return totals;
+    const pass = new PassLosses();
     const complete = await this.#walkGuild(
-      guildId,
+      guild,
       { settings, fresh, dryRun: false, checkRecords: true },
       async (state, evaluation) => {
         totals.members += 1;
-        totals.unlinked += evaluation.unlinked;
         if (evaluation.failed) totals.failures += 1;
-        totals.changes += await this.#enqueue(guildId, state.userId, evaluation.diff, cause);
+        const outcome = await this.#roles.applyMember(
+          guildId,
+          state.userId,
+          evaluation,
+          'confirmed',
+          cause,
+          pass,
+        );
+        totals.changes += outcome.changes;
+        totals.unlinked += outcome.unlinked;
+        totals.pendingRemovals += outcome.pendingRemovals;
+        if (outcome.unlinked > 0) {
+          // The loss of the link was confirmed over time: the roles it gave follow it now.
+          const { applied } = await this.#sync(guildId, state.userId, cause, {
+            fresh: false,
+            checkRecords: false,
+            mode: 'immediate',
+          });
+          totals.changes += applied.add.length + applied.remove.length;
+        }
       },
       () => {
         totals.failures += 1;
       },
     );
+    const finished = await this.#roles.finishPass(guild, pass, cause, confirmRemovals);
+    totals.changes += finished.changes;
+    totals.heldRemovals = finished.held;
+    totals.pendingRemovals += finished.pending;
     if (complete) await this.#store.markFullSync(guildId, this.#now());
     this.#logger.info({ guildId, cause, ...totals }, 'guild re-checked');
     return totals;
@@ -464,9 +462,10 @@ export class GatingService {
   async preview(guildId: string): Promise<GuildPreview> {
     const result: GuildPreview = { members: 0, addCount: 0, removeCount: 0, unknownCount: 0, sample: [] };
     const settings = await this.#store.getGuildSettings(guildId);
-    if (!settings) return result;
+    const guild = await guildOf(this.#discord, guildId);
+    if (!settings || !guild) return result;
     await this.#walkGuild(
-      guildId,
+      guild,
       { settings, fresh: false, dryRun: true, checkRecords: true },
       async (state, { diff, failed }) => {
         result.members += 1;
@@ -490,23 +489,23 @@ export class GatingService {
     return result;
   }
 
-  /** Permissions, intents, hierarchy problems, last sync and queue length of a guild. */
+  /** Permissions, intents, hierarchy problems, blocked roles, held removals, last sync and queue. */
   async status(guildId: string): Promise<GuildStatus> {
-    const [settings, queueLength, linkedMembers] = await Promise.all([
+    const [settings, queueLength, linkedMembers, losses] = await Promise.all([
       this.#store.getGuildSettings(guildId),
       this.#store.pendingRoleChanges(guildId),
       this.#store.countLinkedUsers(guildId),
+      this.#store.listPendingLosses(guildId),
     ]);
-    const guild = await this.#guild(guildId);
-    const me = guild?.members.me ?? null;
+    const guild = await guildOf(this.#discord, guildId);
     const roleIds = settings ? [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId] : [];
     return {
       enabled: settings?.enabled ?? false,
       settings: settings ?? null,
-      manageRoles: me?.permissions.has(PermissionFlagsBits.ManageRoles) ?? false,
-      guildMembersIntent: this.#discord.options.intents.has(GatewayIntentBits.GuildMembers),
+      manageRoles: guild ? botCanManageRoles(guild) : false,
+      guildMembersIntent: hasMembersIntent(this.#discord),
       problems: guild
-        ? this.#roleProblems(
+        ? guildRoleProblems(
             guild,
             roleIds.filter((r) => r !== null),
           )
@@ -514,6 +513,8 @@ export class GatingService {
       lastFullSyncAt: settings?.lastFullSyncAt ?? null,
       queueLength,
       linkedMembers,
+      blockedRoleIds: this.#worker.blockedRoles(guildId),
+      heldRemovals: losses.filter((l) => l.heldAt !== null).length,
     };
   }
 
@@ -531,15 +532,36 @@ export class GatingService {
     }
   }
 
-  /** Start the role worker (resuming pending changes left by a crash) and the periodic re-check. */
+  /**
+   * A member's Discord username changed: the old one can be taken by someone else, so each record link
+   * is read again at once, and dropped when the record names someone else.
+   */
+  async onUsernameChange(userId: string): Promise<void> {
+    const links = (await this.#store.getLinksOfUser(userId)).filter(
+      (l) => l.proofMethod === 'record' && l.releasedAt === null,
+    );
+    for (const guildId of new Set(links.map((l) => l.guildId))) {
+      await this.#sync(guildId, userId, 'username changed', {
+        fresh: true,
+        checkRecords: true,
+        mode: 'answered',
+      });
+    }
+  }
+
+  /** Start the role worker (resuming pending changes left by a crash), the periodic re-check and upkeep. */
   start(): void {
     if (this.#started || this.#stopping) return;
     this.#started = true;
+    this.#listen();
     this.#worker
       .resume()
       .catch((error: unknown) => this.#logger.error({ err: error }, 'could not resume role changes'));
     this.#scheduler.start(() => this.#periodic(false));
     this.#inBackground('', () => this.#periodic(true));
+    this.#inBackground('', () => this.prune());
+    this.#maintenance = setInterval(() => this.#inBackground('', () => this.prune()), MAINTENANCE_MS);
+    this.#maintenance.unref();
   }
 
   /** Stop taking work, let in-progress role edits finish (bounded), stop timers. */
@@ -547,6 +569,8 @@ export class GatingService {
     if (this.#stopping) return;
     this.#stopping = true;
     this.#scheduler.stop();
+    if (this.#maintenance) clearInterval(this.#maintenance);
+    this.#unlisten?.();
     const background = [...this.#background.values()].flatMap((set) => [...set]);
     await Promise.race([Promise.allSettled(background), delay(STOP_GRACE_MS)]);
     await this.#worker.stop(STOP_GRACE_MS);
@@ -567,17 +591,65 @@ export class GatingService {
     await this.#logChannel.idle();
   }
 
+  /** Delete expired nonces, finished role changes and audit events past their retention. */
+  async prune(): Promise<{ nonces: number; changes: number; auditEvents: number }> {
+    const now = this.#now();
+    const pruned = {
+      nonces: await this.#store.deleteExpiredNonces(now),
+      changes: await this.#store.deleteFinishedRoleChanges(now - FINISHED_CHANGE_RETENTION_MS),
+      auditEvents: await this.#store.deleteAuditEvents(now - this.#auditRetentionMs),
+    };
+    this.#logger.debug(pruned, 'gating store pruned');
+    return pruned;
+  }
+
+  /** Discord reports a change that may fix a blocked role, or a username change. */
+  #listen(): void {
+    const discord = this.#discord;
+    const unblock = (guildId: string) => this.#inBackground(guildId, () => this.#worker.unblock(guildId));
+    const onRole = (_old: Role, role: Role) => unblock(role.guild.id);
+    const onGuild = (_old: Guild, guild: Guild) => unblock(guild.id);
+    const onMember = (_old: GuildMember | PartialGuildMember, member: GuildMember) => {
+      if (member.id === discord.user?.id) unblock(member.guild.id);
+    };
+    const onUser = (old: User | PartialUser, user: User) => {
+      if (old.username !== user.username) this.#inBackground('', () => this.onUsernameChange(user.id));
+    };
+    discord.on(Events.GuildRoleUpdate, onRole);
+    discord.on(Events.GuildUpdate, onGuild);
+    discord.on(Events.GuildMemberUpdate, onMember);
+    discord.on(Events.UserUpdate, onUser);
+    this.#unlisten = () => {
+      discord.off(Events.GuildRoleUpdate, onRole);
+      discord.off(Events.GuildUpdate, onGuild);
+      discord.off(Events.GuildMemberUpdate, onMember);
+      discord.off(Events.UserUpdate, onUser);
+    };
+  }
+
   // --- verification -------------------------------------------------------------------------------
+
+  /** The link cap, counted over the member's other active links. */
+  async #capRefusal(guildId: string, userId: string, identity: string): Promise<VerifyRefusal | null> {
+    const existing = await this.#store.getUserLinks(guildId, userId);
+    const others = existing.filter((l) => l.releasedAt === null && l.identity !== identity);
+    return others.length >= MAX_LINKS_PER_MEMBER
+      ? { code: 'too_many_links', count: others.length, max: MAX_LINKS_PER_MEMBER }
+      : null;
+  }
 
   async #challenge(
     guildId: string,
-    userId: string,
+    user: { id: string; username: string },
     identity: string,
     address: string,
   ): Promise<VerifyResult> {
+    const guild = await guildOf(this.#discord, guildId);
     const challenge = await createChallenge(this.#store, this.#siwe, {
       guildId,
-      userId,
+      userId: user.id,
+      userName: user.username || null,
+      guildName: guild?.name ?? null,
       identity,
       address: address as `0x${string}`,
     });
@@ -589,45 +661,90 @@ export class GatingService {
     };
   }
 
-  /** Store a proven link; the identity moves away from any other member who had proven it before. */
+  /**
+   * Store a proven link. One identity and one address back at most one member per guild. An identity
+   * goes to the member its proof names now (its record, or a signature). An address goes to whoever
+   * proves it by wallet signature; a record proof links an address only when no other member backs it,
+   * since a name's record can point at any wallet. A member who loses a link is told, and loses what it gave.
+   */
   async #link(
-    input: Omit<LinkRecord, 'provenAt' | 'lastCheckAt' | 'lastCheckOk' | 'lastResult'> & {
-      proofMethod: ProofMethod;
-    },
+    input: LinkInput,
     reason: string,
-  ): Promise<LinkRecord> {
-    const link = await this.#store.saveLink(
-      { ...input, provenAt: this.#now() },
-      truncate(reason, MAX_REASON),
-    );
-    this.#logChannel.post(
-      input.guildId,
-      `Verified <@${input.userId}> as ${escapeLine(input.identity)} (${input.proofMethod === 'record' ? 'record' : 'wallet signature'}).`,
-    );
-    for (const other of await this.#store.getIdentityLinks(input.guildId, input.identity)) {
-      if (other.userId === input.userId) continue;
-      await this.#unlink(other, `${input.identity} was proven by another member`);
-      this.#inBackground(input.guildId, () => this.syncMember(input.guildId, other.userId, 'unlinked'));
+  ): Promise<{ link: LinkRecord; moved: boolean } | { refusal: VerifyRefusal }> {
+    const { guildId, userId } = input;
+    const others = (links: LinkRecord[]) => links.filter((l) => l.userId !== userId && l.releasedAt === null);
+    const sameIdentity = others(await this.#store.getIdentityLinks(guildId, input.identity));
+    const sameAddress = input.address
+      ? others(await this.#store.getAddressLinks(guildId, input.address)).filter(
+          (l) => l.identity !== input.identity,
+        )
+      : [];
+    if (input.proofMethod === 'record' && sameAddress.length > 0) {
+      return { refusal: { code: 'address_taken', address: input.address ?? '' } };
     }
-    return link;
-  }
-
-  async #unlink(link: LinkRecord, reason: string): Promise<boolean> {
-    const key: LinkKey = { guildId: link.guildId, userId: link.userId, identity: link.identity };
-    const removed = await this.#store.removeLink(key, truncate(reason, MAX_REASON));
-    if (removed) {
-      this.#logChannel.post(
-        link.guildId,
-        `Unlinked ${escapeLine(link.identity)} from <@${link.userId}>: ${escapeLine(reason)}.`,
+    const link = await this.#store.saveLink(input, truncate(reason, MAX_REASON));
+    this.#logChannel.post(
+      guildId,
+      `Verified <@${userId}> as ${escapeLine(input.identity)} (${input.proofMethod === 'record' ? 'record' : 'wallet signature'}).`,
+    );
+    const guildName = (await guildOf(this.#discord, guildId))?.name ?? 'a server';
+    const losers = new Set<string>();
+    for (const other of [...sameIdentity, ...sameAddress]) {
+      const why =
+        other.identity === input.identity
+          ? `${input.identity} was proven by another member`
+          : `its wallet ${other.address} was proven by another member with a signature`;
+      await this.#dropLink(other, why);
+      losers.add(other.userId);
+      this.#tell(
+        other.userId,
+        `Your link of ${other.identity} in ${guildName} moved to another Discord account: ${why}. Run /whoami there to see your roles.`,
       );
     }
-    return removed;
+    for (const loser of losers) {
+      this.#inBackground(guildId, () =>
+        this.#sync(guildId, loser, 'unlinked', { fresh: false, checkRecords: false, mode: 'immediate' }),
+      );
+    }
+    return { link, moved: losers.size > 0 };
+  }
+
+  /** Unlink; an identity that carried (or may carry) a flag is released instead, so its flag holds. */
+  async #dropLink(link: LinkRecord, reason: string): Promise<void> {
+    const key = { guildId: link.guildId, userId: link.userId, identity: link.identity };
+    const nowSec = Math.floor(this.#now() / 1000);
+    const mayBeFlagged = link.lastResult === null || carriesFlag(link.lastResult, nowSec);
+    const done = mayBeFlagged
+      ? await this.#store.releaseLink(key, truncate(reason, MAX_REASON))
+      : await this.#store.removeLink(key, truncate(reason, MAX_REASON));
+    if (done) {
+      this.#logChannel.post(
+        link.guildId,
+        `Unlinked ${escapeLine(link.identity)} from <@${link.userId}>: ${escapeLine(reason)}.${mayBeFlagged ? ' Any spam or risky flag it carries stays until its own credentials clear.' : ''}`,
+      );
+    }
+  }
+
+  /** A best-effort direct message (members may have DMs closed). */
+  #tell(userId: string, text: string): void {
+    this.#inBackground('', async () => {
+      try {
+        await this.#discord.users.send(userId, { content: escapeLine(text), allowedMentions: { parse: [] } });
+      } catch (error) {
+        this.#logger.info({ err: error, userId }, 'could not send a direct message');
+      }
+    });
   }
 
   /** Roles after a fresh proof: the record was just read, so it is not read again. */
   async #syncAfterLink(guildId: string, userId: string): Promise<RoleDiff> {
     try {
-      return await this.#sync(guildId, userId, 'verify', { fresh: false, checkRecords: false });
+      const { applied } = await this.#sync(guildId, userId, 'verify', {
+        fresh: false,
+        checkRecords: false,
+        mode: 'immediate',
+      });
+      return applied;
     } catch (error) {
       // The link is stored; the next re-check applies the roles.
       this.#logger.error({ err: error, guildId, userId }, 'sync after verification failed');
@@ -635,148 +752,37 @@ export class GatingService {
     }
   }
 
-  /** The identity's own profile (and ENS-style text records), as evidence for a record proof. */
-  async #readRecord(parsed: ParsedIdentity, fresh: boolean): Promise<RecordRead> {
-    const segment = PROFILE_SEGMENT[parsed.kind];
-    const [profile, domain] = await Promise.all([
-      segment ? settle(this.#web3bio.getPlatformProfile(segment, parsed.identity, { fresh })) : null,
-      DOMAIN_KINDS.has(parsed.kind) ? settle(this.#web3bio.getDomain(parsed.identity, { fresh })) : null,
-    ]);
-    const failed = profile?.kind === 'failed' || domain?.kind === 'failed';
-    return {
-      profiles: profile?.kind === 'ok' ? [profile.data] : [],
-      domain: domain?.kind === 'ok' ? domain.data : null,
-      failed,
-    };
-  }
-
-  /** true: the record still names the member; false: it does not (lookups worked); null: unknown. */
-  async #recordStillNames(
-    link: LinkRecord,
-    username: string | null,
-    o: EvaluateOptions,
-  ): Promise<boolean | null> {
-    if (username === null) return null;
-    const batched = o.batch ? (await o.batch).get(link.identity) : undefined;
-    if (batched?.kind === 'failed') return null;
-    if (batched?.kind === 'profile') {
-      if (recordNamesDiscordUser({ profiles: [batched.profile], domain: null }, { username })) return true;
-    }
-    // Not in the batched profile: the text record may still name them, so look before removing anything.
-    let parsed: ParsedIdentity;
-    try {
-      parsed = parseIdentity(link.identity);
-    } catch {
-      return null;
-    }
-    const read = await this.#readRecord(parsed, o.fresh);
-    if (recordNamesDiscordUser(read, { username })) return true;
-    return read.failed ? null : false;
-  }
-
   // --- evaluation ---------------------------------------------------------------------------------
 
-  async #sync(
-    guildId: string,
-    userId: string,
-    cause: string,
-    o: { fresh: boolean; checkRecords: boolean },
-  ): Promise<RoleDiff> {
+  async #sync(guildId: string, userId: string, cause: string, o: SyncOptions): Promise<MemberSync> {
     const settings = await this.#store.getGuildSettings(guildId);
-    if (!settings?.enabled) return EMPTY_DIFF;
-    const guild = await this.#guild(guildId);
-    if (!guild) return EMPTY_DIFF;
-    const member = await this.#member(guild, userId);
-    if (!member) return EMPTY_DIFF;
+    if (!settings?.enabled) return NO_SYNC;
+    const guild = await guildOf(this.#discord, guildId);
+    if (!guild) return NO_SYNC;
+    const member = await memberOf(guild, userId);
+    if (!member) return NO_SYNC;
     const links = await this.#store.getUserLinks(guildId, userId);
-    const evaluation = await this.#evaluate(memberState(userId, member), links, {
+    const evaluation = await this.#evaluator.evaluate(memberState(userId, member), links, {
       settings,
       fresh: o.fresh,
       dryRun: false,
       checkRecords: o.checkRecords,
     });
-    await this.#enqueue(guildId, userId, evaluation.diff, cause);
-    return evaluation.diff;
-  }
-
-  async #evaluate(member: MemberState, links: LinkRecord[], o: EvaluateOptions): Promise<Evaluation> {
-    const verdicts = await Promise.all(
-      links.map(async (link) => {
-        if (!o.checkRecords || link.proofMethod !== 'record') return true;
-        const names = await this.#recordStillNames(link, member.username, o);
-        if (names !== false) return true;
-        if (!o.dryRun) {
-          await this.#unlink(
-            link,
-            `the discord record of ${link.identity} no longer names ${member.username}`,
-          );
-        }
-        return false;
-      }),
-    );
-    const kept = links.filter((_, i) => verdicts[i]);
-    const evidence = await Promise.all(kept.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)));
-    const rules = rulesOf(o.settings);
-    let decisions = evaluateRules(rules, evidence, Math.floor(this.#now() / 1000));
-    if (kept.length === 0) decisions = keepFlags(decisions, rules);
+    const outcome = await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
+    if (outcome.unlinked === 0) return { applied: outcome.applied, waiting: outcome.waiting };
+    // A record link was dropped (its loss confirmed): the roles it gave follow it now.
+    const after = await this.#sync(guildId, userId, cause, {
+      fresh: false,
+      checkRecords: false,
+      mode: 'immediate',
+    });
     return {
-      links: kept,
-      evidence,
-      decisions,
-      diff: diffRoles(decisions, member.roleIds),
-      unlinked: links.length - kept.length,
-      failed: evidence.some((e) => e.credentials === null),
+      applied: {
+        add: [...outcome.applied.add, ...after.applied.add],
+        remove: [...outcome.applied.remove, ...after.applied.remove],
+      },
+      waiting: outcome.waiting,
     };
-  }
-
-  /** A link's credentials; null when the lookup failed (then nothing is removed on its account). */
-  async #credentialsOf(link: LinkRecord, fresh: boolean, dryRun: boolean): Promise<IdentityEvidence> {
-    const key: LinkKey = { guildId: link.guildId, userId: link.userId, identity: link.identity };
-    let credentials: CredentialSet | null;
-    try {
-      const answer = await this.#web3bio.getCredentials(link.identity, { fresh });
-      // A stale answer means the upstream failed just now: treat it as the failure it is.
-      credentials = answer.stale ? null : answer.data;
-    } catch (error) {
-      // "Not found" is an answer: the identity has no credentials.
-      credentials = error instanceof NotFoundError ? { isHuman: [], isRisky: [], isSpam: [] } : null;
-      if (credentials === null) {
-        this.#logger.warn(
-          { err: error, guildId: link.guildId, identity: link.identity },
-          'credential lookup failed',
-        );
-      }
-    }
-    if (!dryRun) {
-      const check = credentials
-        ? { at: this.#now(), ok: true, result: credentials }
-        : { at: this.#now(), ok: false };
-      await this.#store
-        .recordLinkCheck(key, check)
-        .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a link check'));
-    }
-    return { identity: link.identity, credentials };
-  }
-
-  async #enqueue(guildId: string, userId: string, diff: RoleDiff, cause: string): Promise<number> {
-    const changes = [
-      ...diff.add.map((c) => ({ ...c, op: 'add' as const })),
-      ...diff.remove.map((c) => ({ ...c, op: 'remove' as const })),
-    ];
-    for (const change of changes) {
-      await this.#store.enqueueRoleChange({
-        guildId,
-        userId,
-        roleId: change.roleId,
-        op: change.op,
-        reason: truncate(`${REASON_PREFIX}${change.because}`, MAX_REASON),
-      });
-    }
-    if (changes.length > 0) {
-      this.#logger.debug({ guildId, userId, cause, changes: changes.length }, 'role changes queued');
-      this.#worker.kick(guildId);
-    }
-    return changes.length;
   }
 
   /**
@@ -784,25 +790,23 @@ export class GatingService {
    * re-checked with one batched lookup per 30 identities. False when the walk was cut short.
    */
   async #walkGuild(
-    guildId: string,
+    guild: Guild,
     o: EvaluateOptions,
     onMember: (state: MemberState, evaluation: Evaluation) => Promise<void>,
     onError: (userId: string) => void,
   ): Promise<boolean> {
-    const guild = await this.#guild(guildId);
-    if (!guild) return false;
-    const allCached = await this.#loadMembers(guild);
+    const allCached = await loadMembers(this.#discord, guild, this.#logger);
     let afterUserId: string | undefined;
     for (;;) {
       if (this.#stopping) return false;
-      const page = await this.#store.listLinks(guildId, {
+      const page = await this.#store.listLinks(guild.id, {
         limit: LINK_PAGE,
         ...(afterUserId ? { afterUserId } : {}),
       });
       if (page.length === 0) return true;
       const groups = groupByUser(page);
       afterUserId = groups.at(-1)?.userId;
-      const batch = o.checkRecords ? this.#batchRecords(page, o.fresh) : undefined;
+      const batch = o.checkRecords ? this.#evaluator.batchRecords(page, o.fresh) : undefined;
       // Keep an unhandled rejection from firing before the first member awaits the batch.
       batch?.catch(() => undefined);
       await eachLimit(groups, this.#concurrency, async ({ userId, links }) => {
@@ -810,41 +814,19 @@ export class GatingService {
         try {
           const member = allCached
             ? (guild.members.cache.get(userId) ?? null)
-            : await this.#member(guild, userId);
+            : await memberOf(guild, userId);
           if (!member) return;
           const state = memberState(userId, member);
-          await onMember(state, await this.#evaluate(state, links, { ...o, ...(batch ? { batch } : {}) }));
+          await onMember(
+            state,
+            await this.#evaluator.evaluate(state, links, { ...o, ...(batch ? { batch } : {}) }),
+          );
         } catch (error) {
-          this.#logger.warn({ err: error, guildId, userId }, 'member re-check failed');
+          this.#logger.warn({ err: error, guildId: guild.id, userId }, 'member re-check failed');
           onError(userId);
         }
       });
     }
-  }
-
-  async #batchRecords(links: LinkRecord[], fresh: boolean): Promise<Map<string, BatchedRecord>> {
-    const identityById = new Map<string, string>();
-    for (const link of links) {
-      if (link.proofMethod !== 'record') continue;
-      try {
-        identityById.set(parseBatchId(link.identity).id, link.identity);
-      } catch {
-        // Platforms the batch route does not take are checked one by one.
-      }
-    }
-    const result = new Map<string, BatchedRecord>();
-    if (identityById.size === 0) return result;
-    try {
-      for (const entry of await this.#web3bio.getProfilesBatch([...identityById.keys()], { fresh })) {
-        const identity = identityById.get(entry.input);
-        if (identity === undefined) continue;
-        result.set(identity, entry.result ? { kind: 'profile', profile: entry.result } : { kind: 'dropped' });
-      }
-    } catch (error) {
-      this.#logger.warn({ err: error, identities: identityById.size }, 'batched record check failed');
-      for (const identity of identityById.values()) result.set(identity, { kind: 'failed' });
-    }
-    return result;
   }
 
   async #periodic(catchUpOnly: boolean): Promise<void> {
@@ -866,65 +848,6 @@ export class GatingService {
         this.#logger.error({ err: error, guildId: settings.guildId }, 'periodic re-check of a guild failed');
       }
     }
-  }
-
-  // --- Discord ------------------------------------------------------------------------------------
-
-  async #guild(guildId: string): Promise<Guild | null> {
-    const cached = this.#discord.guilds.cache.get(guildId);
-    if (cached) return cached;
-    try {
-      return await this.#discord.guilds.fetch(guildId);
-    } catch {
-      return null;
-    }
-  }
-
-  async #member(guild: Guild, userId: string): Promise<GuildMember | null> {
-    const cached = guild.members.cache.get(userId);
-    if (cached) return cached;
-    try {
-      return await guild.members.fetch(userId);
-    } catch (error) {
-      if (error instanceof DiscordAPIError && (error.status === 404 || Number(error.code) === 10_007))
-        return null;
-      throw error;
-    }
-  }
-
-  /**
-   * Fill the member cache with one gateway request per walk, so each member's roles come from the cache
-   * (no request per member). False without the GuildMembers intent (Discord would never answer).
-   */
-  async #loadMembers(guild: Guild): Promise<boolean> {
-    if (!this.#discord.options.intents.has(GatewayIntentBits.GuildMembers)) return false;
-    try {
-      await guild.members.fetch({ time: 30_000 });
-      return true;
-    } catch (error) {
-      this.#logger.warn(
-        { err: error, guildId: guild.id },
-        'could not fetch the member list; fetching members one by one',
-      );
-      return false;
-    }
-  }
-
-  #roleProblems(guild: Guild, roleIds: string[]): RoleProblem[] {
-    const me = guild.members.me;
-    const roles = new Map<string, RoleInfo>();
-    for (const id of roleIds) {
-      const role = guild.roles.cache.get(id);
-      if (role)
-        roles.set(id, { id: role.id, name: role.name, position: role.position, managed: role.managed });
-    }
-    return roleProblems({
-      guildId: guild.id,
-      roleIds,
-      roles,
-      botHighestPosition: me?.roles.highest.position ?? 0,
-      botCanManageRoles: me?.permissions.has(PermissionFlagsBits.ManageRoles) ?? false,
-    });
   }
 
   #inBackground(guildId: string, task: () => Promise<unknown>): void {
@@ -951,30 +874,8 @@ export class GatingService {
   }
 }
 
-function refused(reason: string): VerifyResult {
-  return { kind: 'refused', reason };
-}
-
-function rulesOf(settings: GuildSettings): GatingRules {
-  return {
-    humanRoleId: settings.humanRoleId,
-    spamRoleId: settings.spamRoleId,
-    riskyRoleId: settings.riskyRoleId,
-    minScore: settings.minScore,
-    spamRemovesHuman: settings.spamRemovesHuman,
-  };
-}
-
-/**
- * With no proven identity left, the spam and risky roles stay as they are: otherwise a flagged member
- * could shed a flag by unlinking the identity that carries it. Moderators remove flags by hand.
- */
-function keepFlags(decisions: RoleDecision[], rules: GatingRules): RoleDecision[] {
-  return decisions.map((d) =>
-    d.want === false && d.roleId !== rules.humanRoleId
-      ? { ...d, want: null, because: 'no proven identity: a flag stays until a moderator removes it' }
-      : d,
-  );
+function refused(refusal: VerifyRefusal): VerifyResult {
+  return { kind: 'refused', refusal };
 }
 
 function memberState(userId: string, member: GuildMember | null): MemberState {
@@ -995,29 +896,11 @@ function groupByUser(links: LinkRecord[]): { userId: string; links: LinkRecord[]
   return [...groups].map(([userId, list]) => ({ userId, links: list }));
 }
 
-function evmAddressOf(read: RecordRead): string | null {
-  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
-  const address = candidates.find((a): a is string => typeof a === 'string' && EVM_ADDRESS.test(a));
-  return address ? address.toLowerCase() : null;
-}
-
 function normalisedIdentity(input: string): string {
   try {
     return parseIdentity(input).identity;
   } catch {
     return input.trim().toLowerCase();
-  }
-}
-
-type Settled<T> = { kind: 'ok'; data: T } | { kind: 'missing' } | { kind: 'failed' };
-
-/** A lookup's outcome: a stale answer (the upstream just failed) counts as a failure. */
-async function settle<T>(lookup: Promise<Fetched<T>>): Promise<Settled<T>> {
-  try {
-    const answer = await lookup;
-    return answer.stale ? { kind: 'failed' } : { kind: 'ok', data: answer.data };
-  } catch (error) {
-    return error instanceof NotFoundError ? { kind: 'missing' } : { kind: 'failed' };
   }
 }
 
@@ -1036,8 +919,4 @@ async function eachLimit<T>(
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
 }

@@ -22,7 +22,10 @@ export interface SiweConfig {
 export type { NonceRecord };
 
 /** The part of the gating store that challenges need. */
-export type NonceStore = Pick<GatingStore, 'createNonce' | 'consumeNonce' | 'getNonce'>;
+export type NonceStore = Pick<
+  GatingStore,
+  'createNonce' | 'consumeNonce' | 'getNonce' | 'countFailedAttempt'
+>;
 
 export type VerifyFailureReason =
   | 'unknown_nonce'
@@ -45,6 +48,7 @@ const SNOWFLAKE_PATTERN = /^\d{1,20}$/;
 const SIGNATURE_PATTERN = /^0x[0-9a-fA-F]{2,6000}$/;
 const MESSAGE_MAX_LENGTH = 4_000;
 const IDENTITY_MAX_LENGTH = 100;
+const NAME_MAX_LENGTH = 100;
 /** Never part of a real identity; line breaks would also split the one-line EIP-4361 statement. */
 const CONTROL_CHARS = /[\p{Cc}\p{Zl}\p{Zp}]/u;
 /** Controls plus bidi overrides, which can make the statement read differently from what is signed. */
@@ -59,7 +63,15 @@ export function isChallengeNonce(value: string): boolean {
 export async function createChallenge(
   store: NonceStore,
   cfg: SiweConfig,
-  input: { guildId: string; userId: string; identity: string; address: `0x${string}` },
+  input: {
+    guildId: string;
+    userId: string;
+    /** The member's Discord username and the server's name, shown on the page and in the message. */
+    userName: string | null;
+    guildName: string | null;
+    identity: string;
+    address: `0x${string}`;
+  },
 ): Promise<{ nonce: string; url: string; expiresAt: number }> {
   if (!SNOWFLAKE_PATTERN.test(input.guildId) || !SNOWFLAKE_PATTERN.test(input.userId)) {
     throw new TypeError('guildId and userId must be Discord snowflakes');
@@ -73,12 +85,14 @@ export async function createChallenge(
     nonce,
     guildId: input.guildId,
     userId: input.userId,
+    userName: input.userName,
+    guildName: input.guildName,
     identity: input.identity,
     address: input.address.toLowerCase(),
     expiresAt,
   };
   // Fail here rather than on the page if the configuration cannot produce a valid message.
-  buildSiweMessage(cfg, { ...record, usedAt: null });
+  buildSiweMessage(cfg, { ...record, usedAt: null, failedAttempts: 0 });
   await store.createNonce(record);
   return { nonce, url: `${baseUrl(cfg)}/verify/${nonce}`, expiresAt };
 }
@@ -98,7 +112,7 @@ export function buildSiweMessage(cfg: SiweConfig, rec: NonceRecord): string {
     version: '1',
     nonce: rec.nonce,
     statement:
-      `Link Discord user ${rec.userId} in server ${rec.guildId} to the web3 identity ${displayIdentity(rec.identity)}. ` +
+      `Link the Discord account ${accountName(rec)} in the server ${serverName(rec)} to the web3 identity ${displayIdentity(rec.identity)}. ` +
       'This is a signature, not a transaction: it costs nothing and moves no funds.',
     issuedAt: new Date(rec.expiresAt - ttl(cfg)),
     expirationTime: new Date(rec.expiresAt),
@@ -186,7 +200,7 @@ async function verifyContractWallet(
   rpcUrl: string,
   check: { address: `0x${string}`; message: string; signature: `0x${string}`; nonce: string; time: Date },
 ): Promise<boolean | 'unavailable'> {
-  const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 1, timeout: 10_000 }) });
+  const client = rpcClient(rpcUrl);
   try {
     if (await client.verifySiweMessage(check)) return true;
   } catch {
@@ -197,6 +211,18 @@ async function verifyContractWallet(
     () => false,
     () => 'unavailable' as const,
   );
+}
+
+const RPC_CLIENTS = new Map<string, ReturnType<typeof createPublicClient>>();
+
+/** One chain-node client per RPC URL for the whole process (its connections are reused). */
+function rpcClient(rpcUrl: string): ReturnType<typeof createPublicClient> {
+  let client = RPC_CLIENTS.get(rpcUrl);
+  if (!client) {
+    client = createPublicClient({ transport: http(rpcUrl, { retryCount: 1, timeout: 10_000 }) });
+    RPC_CLIENTS.set(rpcUrl, client);
+  }
+  return client;
 }
 
 /** Names the most specific reason a submitted message differs from the one built for the nonce. */
@@ -237,11 +263,27 @@ function fail(reason: VerifyFailureReason, message = FAILURE_MESSAGES[reason]): 
 
 /** The identity as it may appear in a one-line statement. */
 function displayIdentity(identity: string): string {
-  const cleaned = identity.replace(UNSAFE_STATEMENT_CHARS, '').trim();
+  return statementText(identity, IDENTITY_MAX_LENGTH);
+}
+
+/** Whom the signer links the wallet to: the Discord username (the id only for challenges made before names were kept). */
+export function accountName(rec: Pick<NonceRecord, 'userId' | 'userName'>): string {
+  const name = rec.userName === null ? '' : statementText(rec.userName, NAME_MAX_LENGTH);
+  return name ? `@${name}` : `with id ${rec.userId}`;
+}
+
+/** The server's name, in quotes (its id only for challenges made before names were kept). */
+export function serverName(rec: Pick<NonceRecord, 'guildId' | 'guildName'>): string {
+  const name =
+    rec.guildName === null ? '' : statementText(rec.guildName, NAME_MAX_LENGTH).replaceAll('"', "'");
+  return name ? `"${name}"` : `with id ${rec.guildId}`;
+}
+
+/** Hostile text made fit for the one-line statement: no controls or bidi overrides, bounded. */
+function statementText(text: string, max: number): string {
+  const cleaned = text.replace(UNSAFE_STATEMENT_CHARS, '').trim();
   const chars = Array.from(cleaned);
-  return chars.length > IDENTITY_MAX_LENGTH
-    ? `${chars.slice(0, IDENTITY_MAX_LENGTH - 3).join('')}...`
-    : cleaned;
+  return chars.length > max ? `${chars.slice(0, max - 3).join('')}...` : cleaned;
 }
 
 function baseUrl(cfg: SiweConfig): string {

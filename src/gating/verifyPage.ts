@@ -2,7 +2,7 @@
  * The wallet-signature page: one small self-contained HTML document (inline style and script, both
  * allowed by a per-response CSP nonce), readable without JavaScript.
  */
-import type { NonceRecord } from './siwe.ts';
+import { accountName, type NonceRecord, serverName } from './siwe.ts';
 
 export type VerifyPageState = { kind: 'ready'; record: NonceRecord } | { kind: 'expired' } | { kind: 'used' };
 
@@ -117,8 +117,8 @@ export function renderVerifyPage(state: VerifyPageState, cspNonce: string): stri
 function readyBody(record: NonceRecord): string {
   const expires = new Date(record.expiresAt).toISOString();
   return `<dl>
-<dt>Discord user</dt><dd><code>${escapeHtml(record.userId)}</code></dd>
-<dt>Discord server</dt><dd><code>${escapeHtml(record.guildId)}</code></dd>
+<dt>Discord account</dt><dd><strong>${escapeHtml(accountName(record))}</strong></dd>
+<dt>Discord server</dt><dd><strong>${escapeHtml(serverName(record))}</strong></dd>
 <dt>Identity</dt><dd>${escapeHtml(record.identity)}</dd>
 <dt>Wallet address</dt><dd><code>${escapeHtml(record.address)}</code></dd>
 </dl>

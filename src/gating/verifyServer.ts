@@ -15,7 +15,51 @@ import {
   verifyChallenge,
   verifyFailureMessage,
 } from './siwe.ts';
+import type { SignatureLinkResult, VerifyRefusal } from './types.ts';
 import { renderVerifyPage, type VerifyPageState } from './verifyPage.ts';
+
+/** Refusals the store counts against a challenge: a wrong or forged signature, not a page reload. */
+const COUNTED_FAILURES = new Set<VerifyFailureReason>([
+  'tampered',
+  'wrong_domain',
+  'wrong_address',
+  'bad_signature',
+  'malformed',
+]);
+
+const LINK_REFUSALS: Record<VerifyRefusal['code'], string> = {
+  too_many_links:
+    'Your signature was valid, but you already have the most verified identities allowed in this server. Remove one with /unverify, then run /verify again.',
+  address_taken: 'Your signature was valid, but this wallet already backs another member here.',
+  not_enabled: 'Your signature was valid, but role gating was switched off in this server meanwhile.',
+  invalid_identity: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
+  lookup_failed: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
+  not_found: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
+  no_address: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
+};
+
+/** Counts refused attempts per client address in a sliding window (in memory, per process). */
+class FailureWindow {
+  readonly #limit: number;
+  readonly #windowMs: number;
+  readonly #hits = new Map<string, number[]>();
+  constructor(limit: number, windowMs: number) {
+    this.#limit = limit;
+    this.#windowMs = windowMs;
+  }
+  blocked(client: string, now: number): boolean {
+    return this.#recent(client, now).length >= this.#limit;
+  }
+  count(client: string, now: number): void {
+    const hits = this.#recent(client, now);
+    hits.push(now);
+    this.#hits.set(client, hits);
+    if (this.#hits.size > 10_000) this.#hits.delete(this.#hits.keys().next().value ?? '');
+  }
+  #recent(client: string, now: number): number[] {
+    return (this.#hits.get(client) ?? []).filter((t) => now - t < this.#windowMs);
+  }
+}
 
 /** The subset of a pino logger the server uses. */
 export interface VerifyServerLogger {
@@ -30,9 +74,15 @@ export interface VerifyServerOptions {
   host?: string;
   store: NonceStore;
   siwe: SiweConfig;
-  /** Called once per successful verification, after the nonce was consumed. */
-  onVerified: (result: { record: NonceRecord; address: string }) => Promise<void>;
+  /** Called once per successful verification, after the nonce was consumed; may still refuse the link. */
+  onVerified: (result: { record: NonceRecord; address: string }) => Promise<SignatureLinkResult>;
   logger?: VerifyServerLogger;
+  /** Refused signatures per challenge before it is burned. Default 10. */
+  maxFailuresPerChallenge?: number;
+  /** Refused signatures per client address in `failureWindowMs` before it is turned away. Default 30. */
+  maxFailuresPerClient?: number;
+  /** Default 10 minutes. */
+  failureWindowMs?: number;
 }
 
 export interface VerifyServer {
@@ -75,8 +125,9 @@ const NO_LOG: VerifyServerLogger = { info() {}, warn() {}, error() {} };
 /** Starts the verification server on node:http; resolves once it listens. */
 export async function startVerifyServer(opts: VerifyServerOptions): Promise<VerifyServer> {
   const log = opts.logger ?? NO_LOG;
+  const failures = new FailureWindow(opts.maxFailuresPerClient ?? 30, opts.failureWindowMs ?? 10 * 60_000);
   const server = createServer((req, res) => {
-    handle(req, res, opts, log).catch((error: unknown) => {
+    handle(req, res, opts, log, failures).catch((error: unknown) => {
       log.error(
         { err: errorSummary(error), method: req.method, route: routeName(safePath(req)) },
         'verify server request failed',
@@ -114,6 +165,7 @@ async function handle(
   res: ServerResponse,
   opts: VerifyServerOptions,
   log: VerifyServerLogger,
+  failures: FailureWindow,
 ): Promise<void> {
   const path = safePath(req);
   const method = req.method ?? 'GET';
@@ -134,7 +186,7 @@ async function handle(
   if (pageMatch) {
     const nonce = pageMatch[1] ?? '';
     if (readOnly) return sendPage(res, opts, nonce);
-    if (method === 'POST') return receiveSignature(req, res, opts, log, nonce);
+    if (method === 'POST') return receiveSignature(req, res, opts, log, failures, nonce);
     return methodNotAllowed(res, 'GET, HEAD, POST');
   }
 
@@ -183,8 +235,25 @@ async function receiveSignature(
   res: ServerResponse,
   opts: VerifyServerOptions,
   log: VerifyServerLogger,
+  failures: FailureWindow,
   nonce: string,
 ): Promise<void> {
+  // Cheap checks first: the client's refusal count and the nonce's shape, before any body or RPC work.
+  const client = req.socket.remoteAddress ?? 'unknown';
+  const now = (opts.siwe.now ?? Date.now)();
+  if (failures.blocked(client, now)) {
+    req.resume();
+    res.setHeader('retry-after', '600');
+    return sendJson(res, 429, {
+      ok: false,
+      reason: 'too_many_attempts',
+      message: 'Too many refused signatures from this address. Wait a few minutes, then try again.',
+    });
+  }
+  if (!isChallengeNonce(nonce)) {
+    req.resume();
+    return sendFailure(res, 'unknown_nonce');
+  }
   const contentType = req.headers['content-type'] ?? '';
   if (!/^application\/json\s*(;|$)/i.test(contentType)) {
     req.resume();
@@ -201,7 +270,19 @@ async function receiveSignature(
   const outcome = await verifyChallenge(opts.store, opts.siwe, { nonce, ...body });
   const logFields = { nonce: nonce.slice(0, 8), signature: shorten(body.signature) };
   if (!outcome.ok) {
-    log.info({ ...logFields, reason: outcome.reason }, 'wallet signature refused');
+    log.info({ ...logFields, reason: outcome.reason, client }, 'wallet signature refused');
+    if (COUNTED_FAILURES.has(outcome.reason)) {
+      failures.count(client, now);
+      const attempts = await opts.store.countFailedAttempt(nonce, maxPerChallenge(opts), now);
+      if (attempts !== undefined && attempts >= maxPerChallenge(opts)) {
+        log.warn({ ...logFields, attempts }, 'challenge burned after too many refused signatures');
+        return sendJson(res, 410, {
+          ok: false,
+          reason: 'used',
+          message: `${outcome.message} This link is now used up after ${attempts} refused signatures: run /verify in Discord for a new one.`,
+        });
+      }
+    }
     return sendJson(res, STATUS_BY_REASON[outcome.reason], {
       ok: false,
       reason: outcome.reason,
@@ -211,8 +292,9 @@ async function receiveSignature(
 
   const { record, address } = outcome;
   log.info({ ...logFields, guildId: record.guildId, userId: record.userId }, 'wallet signature verified');
+  let linked: SignatureLinkResult;
   try {
-    await opts.onVerified({ record, address });
+    linked = await opts.onVerified({ record, address });
   } catch (error) {
     log.error({ ...logFields, err: errorSummary(error) }, 'onVerified failed after a valid signature');
     return sendJson(res, 500, {
@@ -222,10 +304,22 @@ async function receiveSignature(
         'Your signature was valid, but linking failed on our side. Run /verify in Discord to try again.',
     });
   }
+  if (!linked.ok) {
+    log.info({ ...logFields, refusal: linked.refusal.code }, 'valid signature, link refused');
+    return sendJson(res, 409, {
+      ok: false,
+      reason: linked.refusal.code,
+      message: LINK_REFUSALS[linked.refusal.code],
+    });
+  }
   sendJson(res, 200, {
     ok: true,
     message: 'Verified. You can close this tab; your roles will update in Discord.',
   });
+}
+
+function maxPerChallenge(opts: VerifyServerOptions): number {
+  return opts.maxFailuresPerChallenge ?? 10;
 }
 
 function parseSignatureBody(raw: string): { signature: `0x${string}`; message?: string } | undefined {

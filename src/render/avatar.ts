@@ -1,7 +1,7 @@
 import type { APIEmbed } from 'discord-api-types/v10';
+import { escapeLine, maskedLink, safeUrl } from '../text/safety.ts';
 import type { AvatarResult } from '../web3bio/types.ts';
 import { finishPayload } from './payload.ts';
-import { escapeLine, maskedLink, safeUrl } from './safe.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 

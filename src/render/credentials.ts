@@ -1,5 +1,15 @@
 import type { APIEmbedField } from 'discord-api-types/v10';
 import {
+  DISCORD_LIMITS,
+  discordTime,
+  escapeLine,
+  escapeText,
+  inlineCode,
+  maskedLink,
+  safeUrl,
+  truncate,
+} from '../text/safety.ts';
+import {
   type CredentialVerdict,
   credentialIsTrue,
   credentialScore,
@@ -10,16 +20,6 @@ import {
 import type { Credential, CredentialCategory, CredentialSet } from '../web3bio/types.ts';
 import { fieldsWithin, formatNumber } from './format.ts';
 import { finishPayload } from './payload.ts';
-import {
-  DISCORD_LIMITS,
-  discordTime,
-  escapeLine,
-  escapeText,
-  inlineCode,
-  maskedLink,
-  safeUrl,
-  truncate,
-} from './safe.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 

@@ -1,18 +1,17 @@
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
-import type { DomainInfo } from '../web3bio/types.ts';
-import { joinLinesWithin } from './format.ts';
-import { finishPayload } from './payload.ts';
 import {
   cleanLine,
   DISCORD_LIMITS,
   discordTime,
   escapeLine,
-  escapeText,
   inlineCode,
   maskedLink,
   safeUrl,
   truncate,
-} from './safe.ts';
+} from '../text/safety.ts';
+import type { DomainInfo } from '../web3bio/types.ts';
+import { joinLinesWithin } from './format.ts';
+import { finishPayload } from './payload.ts';
 import { COLORS, platformColor, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
@@ -91,7 +90,7 @@ function firstText(texts: Record<string, string>, keys: string[]): string | unde
 function recordLines(texts: Record<string, string>, ipfsGateway: string): string[] {
   const linkOrText = (value: string) => {
     const url = safeUrl(value, ipfsGateway);
-    return url ? maskedLink(truncate(value, 80), url) : escapeLine(truncate(value, 200));
+    return url ? maskedLink(truncate(value, 80), url) : inlineCode(value);
   };
   const records: [string, string | undefined, (value: string) => string][] = [
     ['Website', firstText(texts, ['url']), linkOrText],
@@ -146,9 +145,7 @@ function domainEmbed(domain: DomainInfo, ctx: RenderContext): APIEmbed {
       ? [
           {
             name: 'Content',
-            value: contentUrl
-              ? maskedLink(truncate(contenthash, 60), contentUrl)
-              : escapeText(truncate(contenthash, 200)),
+            value: contentUrl ? maskedLink(truncate(contenthash, 60), contentUrl) : inlineCode(contenthash),
             inline: false,
           },
         ]

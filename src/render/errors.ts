@@ -1,4 +1,5 @@
 import type { APIEmbed } from 'discord-api-types/v10';
+import { discordTime, escapeLine, escapeText, inlineCode, truncate } from '../text/safety.ts';
 import {
   InvalidIdentityError,
   isWeb3BioError,
@@ -8,7 +9,6 @@ import {
 } from '../web3bio/errors.ts';
 import { ACCEPTED_FORMS } from '../web3bio/identity.ts';
 import { finishPayload } from './payload.ts';
-import { discordTime, escapeLine, escapeText, truncate } from './safe.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
@@ -113,4 +113,26 @@ export function renderCooldown(retryAfterMs: number, ctx: RenderContext): Messag
     color: COLORS.warning,
   };
   return finishPayload([embed], [], { ...ctx, stale: undefined });
+}
+
+/** A short private note: someone else's controls. */
+export function renderNotYourControls(commandName: string): MessagePayload {
+  const command = inlineCode(`/${commandName}`);
+  return {
+    content: `Only the person who ran this command can use these controls. Run ${command} yourself.`,
+    embeds: [],
+    components: [],
+    allowed_mentions: { parse: [] },
+  };
+}
+
+/** A short private note: the message's controls were made too long ago (or before a restart) to work. */
+export function renderExpiredControls(commandName: string): MessagePayload {
+  const command = inlineCode(`/${commandName}`);
+  return {
+    content: `These controls have expired. Run ${command} again.`,
+    embeds: [],
+    components: [],
+    allowed_mentions: { parse: [] },
+  };
 }

@@ -1,18 +1,23 @@
 /**
  * Messages of the gating commands: pure (data in, payload out), every user-controlled string through
- * safe.ts, no pings. Roles, channels and members are shown by name (looked up by the caller), never as
+ * text/safety.ts, no pings. Roles, channels and members are shown by name (looked up by the caller), never as
  * mentions, so nothing here can ping and a deleted role still reads sensibly.
  */
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
 import { ButtonStyle, ComponentType } from 'discord-api-types/v10';
 import type { RoleProblem } from '../gating/hierarchy.ts';
 import type { IdentityEvidence, RoleDecision, RoleDiff } from '../gating/rules.ts';
-import type { GuildPreview, GuildStatus, MemberReport, VerifyResult } from '../gating/service.ts';
+import type {
+  GuildPreview,
+  GuildStatus,
+  MemberReport,
+  MemberSync,
+  PendingRemoval,
+  RecheckResult,
+  VerifyRefusal,
+  VerifyResult,
+} from '../gating/types.ts';
 import type { GuildSettings, LinkRecord } from '../store/types.ts';
-import { credentialVerdict } from '../web3bio/credentials.ts';
-import { credentialCounts, verdictLine } from './credentials.ts';
-import { fieldsWithin, formatNumber, joinLinesWithin } from './format.ts';
-import { finishPayload } from './payload.ts';
 import {
   DISCORD_LIMITS,
   discordTime,
@@ -21,7 +26,11 @@ import {
   inlineCode,
   safeUrl,
   truncate,
-} from './safe.ts';
+} from '../text/safety.ts';
+import { credentialVerdict } from '../web3bio/credentials.ts';
+import { credentialCounts, verdictLine } from './credentials.ts';
+import { fieldsWithin, formatNumber, joinLinesWithin } from './format.ts';
+import { finishPayload } from './payload.ts';
 import { COLORS, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
@@ -106,6 +115,32 @@ function linkButtonRow(label: string, url: string): MessagePayload['components']
   ];
 }
 
+/** Why an identity was not linked, for the member. */
+export function refusalText(refusal: VerifyRefusal): string {
+  switch (refusal.code) {
+    case 'invalid_identity':
+      return `That doesn't look like a web3 identity: ${refusal.reason}.`;
+    case 'not_enabled':
+      return 'Role gating is not switched on in this server. An admin can set it up with /gating setup.';
+    case 'too_many_links':
+      return `You already have ${refusal.count} verified identities here (at most ${refusal.max}). Remove one with /unverify first.`;
+    case 'lookup_failed':
+      return `Web3.bio could not be reached to check ${refusal.identity}. Nothing was changed: try again later.`;
+    case 'not_found':
+      return `Web3.bio has no profile for ${refusal.identity}. Check the spelling, or verify a wallet address.`;
+    case 'no_address':
+      return `${refusal.identity} has no Ethereum address to sign with, and its discord record does not name you. Set its discord record (profile link or com.discord text record) to ${refusal.username}, then run /verify again.`;
+    case 'address_taken':
+      return `The wallet ${refusal.address} already backs another member here. A name's record can point at any wallet, so only a signature by that wallet can take it over: run /verify ${refusal.address} and sign, or ask the other account to run /unverify.`;
+  }
+}
+
+function blockedNote(roleIds: readonly string[], names: GuildNames): string {
+  if (roleIds.length === 0) return '';
+  const roles = roleIds.map((id) => roleLabel(id, names)).join(', ');
+  return `\n⏳ Changes of ${roles} wait on a permission problem the server's admins have been told about; they go out as soon as it is fixed.`;
+}
+
 /** `/verify`: linked by record, a signing link, or why not. */
 export function renderVerifyResult(
   result: VerifyResult,
@@ -117,7 +152,7 @@ export function renderVerifyResult(
     return plain(
       embed(
         '❌ Not verified',
-        reasonText(result.reason) || 'The identity could not be verified.',
+        reasonText(refusalText(result.refusal)) || 'The identity could not be verified.',
         COLORS.warning,
       ),
       ctx,
@@ -125,9 +160,17 @@ export function renderVerifyResult(
   }
   if (result.kind === 'linked') {
     const changes = diffLines(result.diff, names);
+    const changed = new Set([...result.diff.add, ...result.diff.remove].map((c) => c.roleId));
+    const blocked = result.blockedRoleIds.filter((id) => changed.has(id));
     const lines = [
       `✅ **${identityText(result.link.identity)}** is now linked to your Discord account: its own record names you.`,
-      changes.length > 0 ? `\n**Role changes** (applied in a moment):\n${changes.join('\n')}` : '',
+      result.moved
+        ? 'It (or its wallet) was linked to another Discord account here before: that link moved to you, and they were told.'
+        : '',
+      changes.length > 0
+        ? `\n**Role changes** (${blocked.length > 0 ? 'queued' : 'applied in a moment'}):\n${changes.join('\n')}`
+        : '',
+      blockedNote(blocked, names),
       changes.length === 0 ? '\nYour roles already match its credentials.' : '',
     ];
     return plain(
@@ -224,6 +267,51 @@ function linkField(
   };
 }
 
+function releasedField(report: MemberReport): APIEmbedField | null {
+  if (report.released.length === 0) return null;
+  const lines = report.released.map(
+    (l) =>
+      `${identityText(l.identity)}: unlinked ${discordTime((l.releasedAt ?? 0) / 1000, 'R')}; its spam or risky flag holds until its own credentials clear`,
+  );
+  return {
+    name: 'Flags held by unlinked identities',
+    value: joinLinesWithin(lines, DISCORD_LIMITS.fieldValue),
+  };
+}
+
+function pendingText(p: PendingRemoval, names: GuildNames): string {
+  const [kind, ...rest] = p.subject.split(':');
+  const id = rest.join(':');
+  const what =
+    kind === 'role'
+      ? `➖ ${roleLabel(id, names)}`
+      : kind === 'link'
+        ? `🔗 unlink ${identityText(id)}`
+        : `🚩 release the flag of ${identityText(id)}`;
+  const when =
+    p.heldAt !== null
+      ? 'held back as part of a mass removal: a later re-check or a moderator confirms it'
+      : `confirmed by a re-check from ${discordTime(p.confirmAt / 1000, 'R')} if the loss is still seen`;
+  return `${what}: ${reasonText(p.reason)}\n  ↳ pending, ${when}`;
+}
+
+function pendingField(report: MemberReport, names: GuildNames): APIEmbedField | null {
+  const lines = report.pendingRemovals.map((p) => pendingText(p, names));
+  const blocked = blockedNote(report.blockedRoleIds, names).trim();
+  if (blocked) lines.push(blocked);
+  if (lines.length === 0) return null;
+  return { name: 'Pending', value: joinLinesWithin(lines, DISCORD_LIMITS.fieldValue) };
+}
+
+function reportFields(report: MemberReport, names: GuildNames, ctx: RenderContext): APIEmbedField[] {
+  return [
+    ...report.links.map((link) => linkField(link, evidenceFor(report, link.identity), ctx)),
+    releasedField(report),
+    decisionsField(report, names),
+    pendingField(report, names),
+  ].filter((f): f is APIEmbedField => f !== null);
+}
+
 function decisionsField(report: MemberReport, names: GuildNames): APIEmbedField {
   const held = new Set(report.currentRoleIds);
   const lines = report.decisions.map((d) => decisionLine(d, held, names));
@@ -242,15 +330,12 @@ export function renderWhoami(report: MemberReport, names: GuildNames, ctx: Rende
         'No proven identity',
         'You have not linked a web3 identity in this server yet. Run `/verify identity:<name or address>` to start.',
         COLORS.neutral,
-        report.decisions.length > 0 ? [decisionsField(report, names)] : [],
+        report.decisions.length > 0 || report.released.length > 0 ? reportFields(report, names, ctx) : [],
       ),
       ctx,
     );
   }
-  const fields = [
-    ...report.links.map((link) => linkField(link, evidenceFor(report, link.identity), ctx)),
-    decisionsField(report, names),
-  ];
+  const fields = reportFields(report, names, ctx);
   const count = report.links.length;
   return plain(
     embed(
@@ -279,11 +364,10 @@ export function renderMemberReport(
     changes.length > 0
       ? `\n\n**A re-check would change:**\n${joinLinesWithin(changes, LIST_MAX)}`
       : '\n\nTheir roles match the rules.';
-  const fields = [
-    ...report.links.map((link) => linkField(link, evidenceFor(report, link.identity), ctx)),
-    decisionsField(report, names),
-  ];
-  return plain(embed('Web3 credentials check', `${summary}${pending}`, COLORS.info, fields), ctx);
+  return plain(
+    embed('Web3 credentials check', `${summary}${pending}`, COLORS.info, reportFields(report, names, ctx)),
+    ctx,
+  );
 }
 
 function problemLines(problems: RoleProblem[]): string[] {
@@ -373,24 +457,34 @@ export function renderDisabled(changed: boolean, ctx: RenderContext): MessagePay
 /** `/gating recheck member:`: what changed for one member. */
 export function renderMemberRecheck(
   userId: string,
-  diff: RoleDiff,
+  sync: MemberSync,
   names: GuildNames,
   ctx: RenderContext,
 ): MessagePayload {
-  const changes = diffLines(diff, names);
+  const changes = diffLines(sync.applied, names);
+  const waiting = sync.waiting.map((w) => `⏸️ ${roleLabel(w.roleId, names)}: ${reasonText(w.because)}`);
   const who = userLabel(userId, names);
-  const description =
-    changes.length === 0
+  const lines = [
+    changes.length === 0 && waiting.length === 0
       ? `Fresh credentials read for ${who}: their roles already match.`
-      : `Fresh credentials read for ${who}. Queued:\n${joinLinesWithin(changes, LIST_MAX * 3)}`;
+      : `Fresh credentials read for ${who}.`,
+    changes.length > 0 ? `Queued:\n${joinLinesWithin(changes, LIST_MAX * 2)}` : '',
+    waiting.length > 0
+      ? `Not removed yet: Web3.bio's answer did not show the loss for sure (a "not found" for an identity known before proves nothing alone). A later re-check confirms it:\n${joinLinesWithin(waiting, LIST_MAX)}`
+      : '',
+  ];
   return plain(
-    embed('Re-check done', description, changes.length === 0 ? COLORS.neutral : COLORS.success),
+    embed(
+      'Re-check done',
+      lines.filter(Boolean).join('\n'),
+      changes.length === 0 ? COLORS.neutral : COLORS.success,
+    ),
     ctx,
   );
 }
 
 export type GuildRecheckOutcome =
-  | { kind: 'done'; members: number; changes: number; failures: number; unlinked: number }
+  | ({ kind: 'done' } & RecheckResult)
   | { kind: 'running'; linkedMembers: number };
 
 /** `/gating recheck` for the whole server: the counts, or a note that it goes on in the background. */
@@ -412,6 +506,12 @@ export function renderGuildRecheck(outcome: GuildRecheckOutcome, ctx: RenderCont
     outcome.unlinked > 0 ? `Links removed (record no longer names the member): ${n(outcome.unlinked)}` : '',
     outcome.failures > 0
       ? `Lookups failed for ${n(outcome.failures)} members: their roles were left as they are.`
+      : '',
+    outcome.pendingRemovals > 0
+      ? `Removals waiting for a confirming answer (at least GATING_CONFIRM_MINUTES later): ${n(outcome.pendingRemovals)}`
+      : '',
+    outcome.heldRemovals > 0
+      ? `🛑 Held back as a mass removal: ${n(outcome.heldRemovals)}. A later re-check that agrees applies them, or run \`/gating recheck confirm-removals:true\`.`
       : '',
   ];
   return plain(
@@ -494,8 +594,25 @@ export function renderStatus(status: GuildStatus, names: GuildNames, ctx: Render
     { name: 'Role changes queued', value: n(status.queueLength), inline: true },
     { name: 'Linked members', value: n(status.linkedMembers), inline: true },
   ];
+  if (status.blockedRoleIds.length > 0) {
+    fields.push({
+      name: 'Waiting on permissions',
+      value: `⏳ Changes of ${status.blockedRoleIds.map((id) => roleLabel(id, names)).join(', ')} wait: Discord refused the bot. They go out by themselves once the role or the bot's permissions change.`,
+    });
+  }
+  if (status.heldRemovals > 0) {
+    fields.push({
+      name: 'Held removals',
+      value: `🛑 ${n(status.heldRemovals)} removals held back by the mass-removal breaker. Run \`/gating recheck confirm-removals:true\` if they are right.`,
+    });
+  }
   if (status.settings) fields.push(...rulesFields(status.settings, names, ctx).slice(0, 2));
-  const healthy = status.manageRoles && status.guildMembersIntent && status.problems.length === 0;
+  const healthy =
+    status.manageRoles &&
+    status.guildMembersIntent &&
+    status.problems.length === 0 &&
+    status.blockedRoleIds.length === 0 &&
+    status.heldRemovals === 0;
   return plain(
     embed(
       'Role gating status',

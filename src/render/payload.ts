@@ -1,5 +1,6 @@
 import type { APIEmbed } from 'discord-api-types/v10';
-import { clampMessage, discordTime } from './safe.ts';
+import { discordTime } from '../text/safety.ts';
+import { clampMessage } from './clamp.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
 /** The visible note for stale data; message content, because footers do not render `<t:…>` tags. */

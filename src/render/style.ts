@@ -1,5 +1,5 @@
+import { cleanLine } from '../text/safety.ts';
 import type { Platform } from '../web3bio/types.ts';
-import { cleanLine } from './safe.ts';
 
 /** Embed colours for states that are not a platform. */
 export const COLORS = {

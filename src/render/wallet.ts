@@ -6,12 +6,20 @@ import {
   ButtonStyle,
   ComponentType,
 } from 'discord-api-types/v10';
+import {
+  cleanLine,
+  DISCORD_LIMITS,
+  escapeLine,
+  escapeText,
+  inlineCode,
+  safeUrl,
+  truncate,
+} from '../text/safety.ts';
 import { credentialVerdict } from '../web3bio/credentials.ts';
 import type { WalletBundle, WalletEntry, WalletGraphEntry } from '../web3bio/types.ts';
 import { credentialCounts, verdictColor, verdictLine } from './credentials.ts';
 import { fieldsWithin, formatNumber, joinLinesWithin } from './format.ts';
 import { finishPayload } from './payload.ts';
-import { cleanLine, DISCORD_LIMITS, escapeLine, escapeText, inlineCode, safeUrl, truncate } from './safe.ts';
 import { platformColor, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 

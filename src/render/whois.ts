@@ -6,9 +6,6 @@ import {
   type APIStringSelectComponent,
   ComponentType,
 } from 'discord-api-types/v10';
-import type { Profile, ProfileLink } from '../web3bio/types.ts';
-import { formatNumber, joinLinesWithin } from './format.ts';
-import { deepFreeze, finishPayload } from './payload.ts';
 import {
   cleanLine,
   DISCORD_LIMITS,
@@ -19,7 +16,10 @@ import {
   maskedLink,
   safeUrl,
   truncate,
-} from './safe.ts';
+} from '../text/safety.ts';
+import type { Profile, ProfileLink } from '../web3bio/types.ts';
+import { formatNumber, joinLinesWithin } from './format.ts';
+import { finishPayload } from './payload.ts';
 import { COLORS, platformColor, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
@@ -137,7 +137,7 @@ function optionIndices(count: number, selected: number): number[] {
 }
 
 function platformSelect(
-  profiles: Profile[],
+  profiles: readonly Profile[],
   selected: number,
   customId: string,
 ): APIActionRowComponent<APIStringSelectComponent> {
@@ -173,52 +173,14 @@ function clampIndex(index: number, count: number): number {
   return Math.min(index, count - 1);
 }
 
-/** Variants kept per profiles array (selected profile, locale, custom id, stale note...). */
-export const WHOIS_VARIANTS_MAX = 8;
-
-/**
- * Messages already built, per profiles array: a memory-cache hit hands every caller the same array, so
- * a hit renders nothing. Bounded: the array owns its variants (a WeakMap), and keeps the newest few.
- */
-const builtWhois = new WeakMap<readonly Profile[], Map<string, MessagePayload>>();
-
-/** How many built messages are kept for `profiles` (for tests and diagnostics). */
-export function whoisVariantCount(profiles: readonly Profile[]): number {
-  return builtWhois.get(profiles)?.size ?? 0;
-}
-
-/**
- * The whois message: the selected profile as an embed, and a platform select when there are several.
- * The returned payload is frozen and may be shared between calls with the same inputs.
- */
+/** The whois message: the selected profile as an embed, and a platform select when there are several. */
 export function renderWhois(
-  profiles: Profile[],
+  profiles: readonly Profile[],
   selected: number,
   ctx: RenderContext,
   selectCustomId: string,
 ): MessagePayload {
   const index = clampIndex(selected, profiles.length);
-  // Everything the message depends on besides `profiles` (`nowSec` is not used here).
-  const variant = JSON.stringify([index, ctx.locale, ctx.ipfsGateway, ctx.stale?.fetchedAt, selectCustomId]);
-  let variants = builtWhois.get(profiles);
-  const built = variants?.get(variant);
-  if (built) return built;
-  const payload = deepFreeze(buildWhois(profiles, index, ctx, selectCustomId));
-  if (!variants) {
-    variants = new Map();
-    builtWhois.set(profiles, variants);
-  }
-  if (variants.size >= WHOIS_VARIANTS_MAX) variants.delete(variants.keys().next().value ?? '');
-  variants.set(variant, payload);
-  return payload;
-}
-
-function buildWhois(
-  profiles: Profile[],
-  index: number,
-  ctx: RenderContext,
-  selectCustomId: string,
-): MessagePayload {
   const profile = profiles[index];
   if (!profile) {
     const embed = {

@@ -86,6 +86,33 @@ export const MIGRATIONS: readonly Migration[] = [
         WHERE status IN ('pending', 'in_progress');
     `,
   },
+  {
+    version: 2,
+    name: 'trust: released links, address index, pending losses, claim tokens, nonce names',
+    sql: ({ types: t }) => `
+      ALTER TABLE links ADD COLUMN released_at ${t.bigint};
+      CREATE INDEX links_by_address ON links (guild_id, address);
+
+      CREATE TABLE pending_losses (
+        guild_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        subject TEXT NOT NULL,
+        first_seen_at ${t.bigint} NOT NULL,
+        reason TEXT NOT NULL,
+        held_at ${t.bigint},
+        PRIMARY KEY (guild_id, user_id, subject)
+      );
+
+      ALTER TABLE role_changes ADD COLUMN claim_token TEXT;
+      ALTER TABLE role_changes ADD COLUMN not_before ${t.bigint};
+
+      ALTER TABLE nonces ADD COLUMN user_name TEXT;
+      ALTER TABLE nonces ADD COLUMN guild_name TEXT;
+      ALTER TABLE nonces ADD COLUMN failed_attempts INTEGER NOT NULL DEFAULT 0;
+
+      CREATE INDEX audit_events_by_time ON audit_events (created_at);
+    `,
+  },
 ];
 
 /**

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { CredentialSet } from '../web3bio/types.ts';
 import { type Row, type SqlDriver, type SqlExecutor, toStorableJson } from './sql.ts';
 import type {
@@ -14,6 +15,7 @@ import type {
   LinkKey,
   LinkRecord,
   NonceRecord,
+  PendingLoss,
   ProofMethod,
   RoleChange,
   RoleChangeInput,
@@ -67,6 +69,16 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     lastCheckAt: optNum(r.last_check_at),
     lastCheckOk: optBool(r.last_check_ok),
     lastResult: fromJson(r.last_result) as CredentialSet | null,
+    releasedAt: optNum(r.released_at),
+  });
+
+  const toLoss = (r: Row): PendingLoss => ({
+    guildId: str(r.guild_id),
+    userId: str(r.user_id),
+    subject: str(r.subject),
+    firstSeenAt: num(r.first_seen_at),
+    reason: str(r.reason),
+    heldAt: optNum(r.held_at),
   });
 
   const toAudit = (r: Row): AuditEvent => ({
@@ -84,10 +96,13 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     nonce: str(r.nonce),
     guildId: str(r.guild_id),
     userId: str(r.user_id),
+    userName: optStr(r.user_name),
+    guildName: optStr(r.guild_name),
     identity: str(r.identity),
     address: str(r.address),
     expiresAt: num(r.expires_at),
     usedAt: optNum(r.used_at),
+    failedAttempts: num(r.failed_attempts ?? 0),
   });
 
   const toChange = (r: Row): RoleChange => ({
@@ -100,6 +115,8 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     status: str(r.status) as RoleChangeStatus,
     attempts: num(r.attempts),
     leaseUntil: optNum(r.lease_until),
+    claimToken: optStr(r.claim_token),
+    notBefore: optNum(r.not_before),
     detail: optStr(r.detail),
     createdAt: num(r.created_at),
     updatedAt: num(r.updated_at),
@@ -204,7 +221,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
              platform = excluded.platform, address = excluded.address,
              proof_method = excluded.proof_method, proven_at = excluded.proven_at,
              last_check_at = excluded.last_check_at, last_check_ok = excluded.last_check_ok,
-             last_result = excluded.last_result
+             last_result = excluded.last_result, released_at = NULL
            RETURNING *`,
           [
             link.guildId,
@@ -251,6 +268,26 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       });
     },
 
+    async releaseLink(key, reason) {
+      return driver.transaction(async (tx) => {
+        const rows = await tx.query(
+          `UPDATE links SET released_at = $4 WHERE ${linkWhere} AND released_at IS NULL
+           RETURNING proof_method`,
+          [...linkParams(key), now()],
+        );
+        const released = rows[0];
+        if (!released) return false;
+        await insertAudit(tx, {
+          guildId: key.guildId,
+          userId: key.userId,
+          kind: 'unlinked',
+          reason,
+          details: { identity: key.identity, proofMethod: str(released.proof_method), flagKept: true },
+        });
+        return true;
+      });
+    },
+
     async getLink(key) {
       return first(await driver.query(`SELECT * FROM links WHERE ${linkWhere}`, linkParams(key)), toLink);
     },
@@ -267,6 +304,22 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       const rows = await driver.query(
         'SELECT * FROM links WHERE guild_id = $1 AND identity = $2 ORDER BY user_id',
         [guildId, identity],
+      );
+      return rows.map(toLink);
+    },
+
+    async getAddressLinks(guildId, address) {
+      const rows = await driver.query(
+        'SELECT * FROM links WHERE guild_id = $1 AND address = $2 ORDER BY user_id, identity',
+        [guildId, address],
+      );
+      return rows.map(toLink);
+    },
+
+    async getLinksOfUser(userId) {
+      const rows = await driver.query(
+        'SELECT * FROM links WHERE user_id = $1 ORDER BY guild_id, proven_at, identity',
+        [userId],
       );
       return rows.map(toLink);
     },
@@ -290,9 +343,10 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     },
 
     async countLinkedUsers(guildId) {
-      const rows = await driver.query('SELECT COUNT(DISTINCT user_id) AS n FROM links WHERE guild_id = $1', [
-        guildId,
-      ]);
+      const rows = await driver.query(
+        'SELECT COUNT(DISTINCT user_id) AS n FROM links WHERE guild_id = $1 AND released_at IS NULL',
+        [guildId],
+      );
       return num(rows[0]?.n ?? 0);
     },
 
@@ -307,6 +361,55 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
             `UPDATE links SET last_check_at = $4, last_check_ok = $5 WHERE ${linkWhere} RETURNING identity`,
             [...linkParams(key), check.at, false],
           );
+      return rows.length > 0;
+    },
+
+    async listPendingLosses(guildId, userId) {
+      const rows =
+        userId === undefined
+          ? await driver.query('SELECT * FROM pending_losses WHERE guild_id = $1 ORDER BY user_id, subject', [
+              guildId,
+            ])
+          : await driver.query(
+              'SELECT * FROM pending_losses WHERE guild_id = $1 AND user_id = $2 ORDER BY subject',
+              [guildId, userId],
+            );
+      return rows.map(toLoss);
+    },
+
+    async notePendingLoss(loss) {
+      await driver.query(
+        `INSERT INTO pending_losses (guild_id, user_id, subject, first_seen_at, reason, held_at)
+         VALUES ($1, $2, $3, $4, $5, NULL)
+         ON CONFLICT (guild_id, user_id, subject) DO UPDATE SET reason = excluded.reason`,
+        [loss.guildId, loss.userId, loss.subject, loss.firstSeenAt, loss.reason],
+      );
+      const rows = await driver.query(
+        'SELECT * FROM pending_losses WHERE guild_id = $1 AND user_id = $2 AND subject = $3',
+        [loss.guildId, loss.userId, loss.subject],
+      );
+      const stored = first(rows, toLoss);
+      if (!stored) throw new Error('pending loss upsert returned no row');
+      return stored;
+    },
+
+    async holdPendingLosses(guildId, keys, at) {
+      if (keys.length === 0) return;
+      await driver.transaction(async (tx) => {
+        for (const key of keys) {
+          await tx.query(
+            'UPDATE pending_losses SET held_at = $4 WHERE guild_id = $1 AND user_id = $2 AND subject = $3',
+            [guildId, key.userId, key.subject, at],
+          );
+        }
+      });
+    },
+
+    async clearPendingLoss(guildId, userId, subject) {
+      const rows = await driver.query(
+        'DELETE FROM pending_losses WHERE guild_id = $1 AND user_id = $2 AND subject = $3 RETURNING subject',
+        [guildId, userId, subject],
+      );
       return rows.length > 0;
     },
 
@@ -335,12 +438,39 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       return rows.map(toAudit);
     },
 
+    async deleteAuditEvents(before) {
+      const rows = await driver.query('DELETE FROM audit_events WHERE created_at < $1 RETURNING id', [
+        before,
+      ]);
+      return rows.length;
+    },
+
     async createNonce(r) {
       await driver.query(
-        `INSERT INTO nonces (nonce, guild_id, user_id, identity, address, expires_at, used_at)
-         VALUES ($1, $2, $3, $4, $5, $6, NULL)`,
-        [r.nonce, r.guildId, r.userId, r.identity, r.address.toLowerCase(), r.expiresAt],
+        `INSERT INTO nonces (nonce, guild_id, user_id, user_name, guild_name, identity, address, expires_at, used_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
+        [
+          r.nonce,
+          r.guildId,
+          r.userId,
+          r.userName,
+          r.guildName,
+          r.identity,
+          r.address.startsWith('0x') ? r.address.toLowerCase() : r.address,
+          r.expiresAt,
+        ],
       );
+    },
+
+    async countFailedAttempt(nonce, limit, at) {
+      const rows = await driver.query(
+        `UPDATE nonces SET failed_attempts = failed_attempts + 1,
+           used_at = CASE WHEN failed_attempts + 1 >= $2 THEN $3 ELSE used_at END
+         WHERE nonce = $1 AND used_at IS NULL AND expires_at > $3 RETURNING failed_attempts`,
+        [nonce, limit, at],
+      );
+      const row = rows[0];
+      return row ? num(row.failed_attempts) : undefined;
     },
 
     async consumeNonce(nonce, at) {
@@ -398,24 +528,27 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
 
     async claimRoleChanges(guildId, limit) {
       const at = now();
-      const params: (string | number)[] = [at, at + leaseMs, Math.max(0, Math.floor(limit))];
+      const token = randomBytes(12).toString('hex');
+      const params: (string | number)[] = [at, at + leaseMs, Math.max(0, Math.floor(limit)), token];
       let guildFilter = '';
       if (guildId !== undefined) {
         params.push(guildId);
-        guildFilter = 'AND c.guild_id = $4';
+        guildFilter = 'AND c.guild_id = $5';
       }
       // A materialised CTE picks the rows once; under PostgreSQL its SKIP LOCKED keeps workers apart.
       const rows = await driver.query(
         `WITH picked AS MATERIALIZED (
            SELECT c.id FROM role_changes c
            WHERE (c.status = 'pending' OR (c.status = 'in_progress' AND c.lease_until <= $1)) ${guildFilter}
+             AND (c.not_before IS NULL OR c.not_before <= $1)
              AND NOT EXISTS (
                SELECT 1 FROM role_changes o
                WHERE o.guild_id = c.guild_id AND o.user_id = c.user_id AND o.role_id = c.role_id
                  AND o.status = 'in_progress' AND o.lease_until > $1 AND o.id < c.id)
            ORDER BY c.id LIMIT $3${dialect.skipLocked})
          UPDATE role_changes
-         SET status = 'in_progress', lease_until = $2, attempts = attempts + 1, updated_at = $1
+         SET status = 'in_progress', lease_until = $2, attempts = attempts + 1, updated_at = $1,
+           claim_token = $4
          WHERE id IN (SELECT id FROM picked)
          RETURNING *`,
         params,
@@ -423,13 +556,14 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       return rows.map(toChange).sort((a, b) => a.id - b.id);
     },
 
-    async completeRoleChange(id, outcome, detail) {
+    async completeRoleChange(id, claimToken, outcome, detail) {
       return driver.transaction(async (tx) => {
         const at = now();
         const rows = await tx.query(
-          `UPDATE role_changes SET status = $2, lease_until = NULL, detail = $3, updated_at = $4
-           WHERE id = $1 AND status = 'in_progress' RETURNING *`,
-          [id, outcome, detail ?? null, at],
+          `UPDATE role_changes SET status = $2, lease_until = NULL, claim_token = NULL, detail = $3,
+             updated_at = $4
+           WHERE id = $1 AND status = 'in_progress' AND claim_token = $5 RETURNING *`,
+          [id, outcome, detail ?? null, at, claimToken],
         );
         const change = first(rows, toChange);
         if (!change) return false;
@@ -446,6 +580,52 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
         });
         return true;
       });
+    },
+
+    async renewRoleChange(id, claimToken) {
+      const at = now();
+      const rows = await driver.query(
+        `UPDATE role_changes SET lease_until = $3, updated_at = $2
+         WHERE id = $1 AND status = 'in_progress' AND claim_token = $4 RETURNING id`,
+        [id, at, at + leaseMs, claimToken],
+      );
+      return rows.length > 0;
+    },
+
+    async deferRoleChange(id, claimToken, notBefore) {
+      return driver.transaction(async (tx) => {
+        const rows = await tx.query(
+          "SELECT * FROM role_changes WHERE id = $1 AND status = 'in_progress' AND claim_token = $2",
+          [id, claimToken],
+        );
+        const change = first(rows, toChange);
+        if (!change) return false;
+        const newer = await tx.query(
+          `SELECT id FROM role_changes
+           WHERE guild_id = $1 AND user_id = $2 AND role_id = $3 AND status = 'pending'`,
+          [change.guildId, change.userId, change.roleId],
+        );
+        if (newer.length > 0) {
+          await tx.query('DELETE FROM role_changes WHERE id = $1', [id]);
+          return true;
+        }
+        await tx.query(
+          `UPDATE role_changes SET status = 'pending', lease_until = NULL, claim_token = NULL,
+             not_before = $2, attempts = attempts - 1, updated_at = $3
+           WHERE id = $1`,
+          [id, notBefore, now()],
+        );
+        return true;
+      });
+    },
+
+    async resumeDeferredRoleChanges(guildId) {
+      const rows = await driver.query(
+        `UPDATE role_changes SET not_before = NULL
+         WHERE guild_id = $1 AND status = 'pending' AND not_before IS NOT NULL RETURNING id`,
+        [guildId],
+      );
+      return rows.length;
     },
 
     async pendingRoleChanges(guildId) {

@@ -41,10 +41,15 @@ export interface LinkRecord {
   lastCheckOk: boolean | null;
   /** Credentials from the last successful check; kept as is when a later check fails. */
   lastResult: CredentialSet | null;
+  /**
+   * When the member unlinked it (or it moved away) while it carried a spam or risky flag: it proves
+   * nothing any more, but stays on the re-check list so the flag holds until its own credentials clear.
+   */
+  releasedAt: number | null;
 }
 
 /** What a verification writes; check fields start empty unless given. */
-export type LinkInput = Omit<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'> &
+export type LinkInput = Omit<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult' | 'releasedAt'> &
   Partial<Pick<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'>>;
 
 /** Identifies one link. */
@@ -97,16 +102,35 @@ export interface AuditQuery {
   beforeId?: number;
 }
 
+/**
+ * A loss seen but not applied yet: a gated role the rules no longer want (`role:<id>`), or a record link
+ * whose record no longer names the member (`link:<identity>`). Applied once confirmed later.
+ */
+export interface PendingLoss {
+  guildId: string;
+  userId: string;
+  subject: string;
+  firstSeenAt: number;
+  reason: string;
+  /** Set when a pass held it back as part of a mass removal (the circuit breaker). */
+  heldAt: number | null;
+}
+
 /** A one-time SIWE nonce bound to a member, a guild, an identity and the expected signer. */
 export interface NonceRecord {
   nonce: string;
   guildId: string;
   userId: string;
+  /** The member's Discord username and the server's name when the challenge was made, shown when signing. */
+  userName: string | null;
+  guildName: string | null;
   identity: string;
   /** Expected signer, lowercase. */
   address: string;
   expiresAt: number;
   usedAt: number | null;
+  /** Refused signatures so far; the challenge is burned at the limit. */
+  failedAttempts: number;
 }
 
 export type RoleOp = 'add' | 'remove';
@@ -129,6 +153,10 @@ export interface RoleChange extends RoleChangeInput {
   attempts: number;
   /** While in progress: when the claim lapses and another worker may take it. */
   leaseUntil: number | null;
+  /** While in progress: the claim's secret; only its holder may renew, defer or complete it. */
+  claimToken: string | null;
+  /** A deferred change is not claimed before this time. */
+  notBefore: number | null;
   detail: string | null;
   createdAt: number;
   updatedAt: number;
@@ -155,26 +183,48 @@ export interface GatingStore {
   saveLink(link: LinkInput, reason: string): Promise<LinkRecord>;
   /** Delete a link and write an `unlinked` audit event in the same transaction; false when there was none. */
   removeLink(key: LinkKey, reason: string): Promise<boolean>;
+  /** Mark an active link released (see `LinkRecord.releasedAt`) with an `unlinked` audit event; false when none. */
+  releaseLink(key: LinkKey, reason: string): Promise<boolean>;
   getLink(key: LinkKey): Promise<LinkRecord | undefined>;
   /** A member's links in one guild, oldest proof first. */
   getUserLinks(guildId: string, userId: string): Promise<LinkRecord[]>;
   /** Links in a guild that name this identity (any member). */
   getIdentityLinks(guildId: string, identity: string): Promise<LinkRecord[]>;
+  /** Links in a guild whose identity resolves to this address (lowercase EVM, base58 Solana). */
+  getAddressLinks(guildId: string, address: string): Promise<LinkRecord[]>;
+  /** A member's links in every guild. */
+  getLinksOfUser(userId: string): Promise<LinkRecord[]>;
   /** A guild's links ordered by user id then identity; page with `afterUserId` (whole members per page). */
   listLinks(guildId: string, opts?: { afterUserId?: string; limit?: number }): Promise<LinkRecord[]>;
-  /** Distinct members with at least one link in the guild. */
+  /** Distinct members with at least one active (not released) link in the guild. */
   countLinkedUsers(guildId: string): Promise<number>;
   /** Record a re-check; a failed check keeps the last result; false when the link is gone. */
   recordLinkCheck(key: LinkKey, check: LinkCheck): Promise<boolean>;
 
+  /** A member's pending losses (or the guild's, without `userId`). */
+  listPendingLosses(guildId: string, userId?: string): Promise<PendingLoss[]>;
+  /** Note a loss seen now; an existing one keeps its first sighting. Returns the stored loss. */
+  notePendingLoss(loss: Omit<PendingLoss, 'heldAt'>): Promise<PendingLoss>;
+  /** Mark losses as held by the circuit breaker. */
+  holdPendingLosses(guildId: string, keys: { userId: string; subject: string }[], at: number): Promise<void>;
+  /** Forget a loss (applied, or no longer seen); false when there was none. */
+  clearPendingLoss(guildId: string, userId: string, subject: string): Promise<boolean>;
+
   addAuditEvent(event: AuditEventInput): Promise<AuditEvent>;
   /** Newest first. */
   listAuditEvents(query: AuditQuery): Promise<AuditEvent[]>;
+  /** Delete audit events created before `before`; returns how many. */
+  deleteAuditEvents(before: number): Promise<number>;
 
-  createNonce(record: Omit<NonceRecord, 'usedAt'>): Promise<void>;
+  createNonce(record: Omit<NonceRecord, 'usedAt' | 'failedAttempts'>): Promise<void>;
   /** Atomically mark used and return it; undefined when missing, already used or expired (at `now`). */
   consumeNonce(nonce: string, now: number): Promise<NonceRecord | undefined>;
   getNonce(nonce: string): Promise<NonceRecord | undefined>;
+  /**
+   * Count a refused signature on an open challenge; at `limit` the challenge is burned (marked used).
+   * Returns the attempts so far, or undefined when the challenge is not open.
+   */
+  countFailedAttempt(nonce: string, limit: number, now: number): Promise<number | undefined>;
   /** Delete nonces whose expiry is at or before `now`; returns how many. */
   deleteExpiredNonces(now: number): Promise<number>;
 
@@ -186,8 +236,25 @@ export interface GatingStore {
    * same (guild, user, role) is in progress.
    */
   claimRoleChanges(guildId: string | undefined, limit: number): Promise<RoleChange[]>;
-  /** Finish a claimed change and write its audit event in the same transaction; false when it was not in progress. */
-  completeRoleChange(id: number, outcome: 'done' | 'failed', detail?: string): Promise<boolean>;
+  /**
+   * Finish a claimed change and write its audit event in the same transaction; false when it was not in
+   * progress under `claimToken` (another worker took it over after the lease lapsed).
+   */
+  completeRoleChange(
+    id: number,
+    claimToken: string,
+    outcome: 'done' | 'failed',
+    detail?: string,
+  ): Promise<boolean>;
+  /** Extend the lease of a claimed change; false when the claim is no longer held. */
+  renewRoleChange(id: number, claimToken: string): Promise<boolean>;
+  /**
+   * Give a claimed change back, not to be claimed before `notBefore`, without counting the claim as an
+   * attempt; a newer pending change for the same member and role supersedes it. False when not held.
+   */
+  deferRoleChange(id: number, claimToken: string, notBefore: number): Promise<boolean>;
+  /** Make a guild's deferred changes claimable now (after the cause of a deferral was fixed); returns how many. */
+  resumeDeferredRoleChanges(guildId: string): Promise<number>;
   /** Changes not finished yet (pending or in progress). */
   pendingRoleChanges(guildId?: string): Promise<number>;
   /** Delete finished changes last updated before `before`; returns how many. */

@@ -8,28 +8,22 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { createLookupCache } from '../cache/lookupCache.ts';
 import { MemoryStore } from '../cache/memoryStore.ts';
 import type { CachePolicy, LookupCache } from '../cache/types.ts';
+import { avatarUrl, isErrorBody, parseJson } from './answers.ts';
+import { BatchScheduler } from './batchScheduler.ts';
 import {
   ApiKeyRequiredError,
   InvalidIdentityError,
   NetworkError,
   NotFoundError,
   RateLimitedError,
-  SchemaError,
   TimeoutError,
   UpstreamError,
 } from './errors.ts';
-import {
-  type HttpAnswer,
-  header,
-  type TransportLogger,
-  type TransportObserver,
-  Web3BioTransport,
-} from './http.ts';
-import { encodeSegment, parseBatchId, parseIdentity } from './identity.ts';
+import { type TransportLogger, type TransportObserver, Web3BioTransport } from './http.ts';
+import { DOMAIN_KINDS, encodeSegment, parseBatchId, parseIdentity } from './identity.ts';
 import type { RateLimit, RequestLimiter } from './rateLimiter.ts';
 import {
   parseResponse,
-  RawAvatarError,
   RawCredentialSet,
   RawDomain,
   RawNsProfile,
@@ -116,8 +110,6 @@ export const DEFAULT_RETRY = { retries: 3, baseDelayMs: 250, maxDelayMs: 8_000 }
 export const KEYLESS_RATE_LIMIT: RateLimit = { requests: 5, intervalMs: 10_000 };
 /** The server's batch limit. */
 export const MAX_BATCH_IDS = 30;
-
-const DOMAIN_KINDS = new Set(['ens', 'basenames', 'linea', 'sns']);
 
 /** Cache data kept for a "not found" answer. */
 interface NegativeData {
@@ -206,8 +198,8 @@ export class Web3BioClient {
     this.#negativeTtlMs = options.negativeTtlMs ?? 60_000;
     this.#staleIfErrorMs = options.staleIfErrorMs ?? 24 * 60 * 60_000;
     this.#batchers = {
-      profile: new BatchScheduler((ids) => this.#fetchBatch('profile', ids)),
-      ns: new BatchScheduler((ids) => this.#fetchBatch('ns', ids)),
+      profile: new BatchScheduler(MAX_BATCH_IDS, (ids) => this.#fetchBatch('profile', ids)),
+      ns: new BatchScheduler(MAX_BATCH_IDS, (ids) => this.#fetchBatch('ns', ids)),
     };
   }
 
@@ -433,57 +425,6 @@ export class Web3BioClient {
   }
 }
 
-/**
- * Collects ids asked for in one turn of the event loop and sends them as batch requests of at most
- * MAX_BATCH_IDS, so concurrent batch calls share requests and every id goes through the cache alone.
- */
-class BatchScheduler {
-  readonly #fetch: (ids: readonly string[]) => Promise<Map<string, NsProfile>>;
-  #pending = new Map<string, { resolve: (p: NsProfile) => void; reject: (e: unknown) => void }[]>();
-  #scheduled = false;
-
-  constructor(fetch: (ids: readonly string[]) => Promise<Map<string, NsProfile>>) {
-    this.#fetch = fetch;
-  }
-
-  load(id: string): Promise<NsProfile> {
-    return new Promise((resolve, reject) => {
-      const waiters = this.#pending.get(id);
-      if (waiters) waiters.push({ resolve, reject });
-      else this.#pending.set(id, [{ resolve, reject }]);
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        // setImmediate runs after the microtasks in which the cache calls every loader of a batch call.
-        setImmediate(() => this.#flush());
-      }
-    });
-  }
-
-  #flush(): void {
-    this.#scheduled = false;
-    const pending = this.#pending;
-    this.#pending = new Map();
-    const ids = [...pending.keys()];
-    for (let start = 0; start < ids.length; start += MAX_BATCH_IDS) {
-      const chunk = ids.slice(start, start + MAX_BATCH_IDS);
-      this.#fetch(chunk).then(
-        (found) => {
-          for (const id of chunk) {
-            const item = found.get(id);
-            for (const waiter of pending.get(id) ?? []) {
-              if (item) waiter.resolve(item);
-              else waiter.reject(new NotFoundError(id, 200, '', ''));
-            }
-          }
-        },
-        (error: unknown) => {
-          for (const id of chunk) for (const waiter of pending.get(id) ?? []) waiter.reject(error);
-        },
-      );
-    }
-  }
-}
-
 function cacheKey(endpoint: EndpointName, platform: string, identity: string): string {
   return `${endpoint}:${platform}:${identity}`;
 }
@@ -510,57 +451,6 @@ function credentialId(input: string): string {
   const parsed = parseIdentity(input);
   if (parsed.kind === 'farcaster') return `farcaster,${parsed.identity.replace(/\.farcaster$/, '')}`;
   return parsed.identity;
-}
-
-function parseJson(answer: HttpAnswer): unknown {
-  try {
-    return JSON.parse(answer.body);
-  } catch {
-    throw new SchemaError(answer.url, '', ['the body is not JSON']);
-  }
-}
-
-function isErrorBody(data: unknown): boolean {
-  return (
-    typeof data === 'object' &&
-    data !== null &&
-    !Array.isArray(data) &&
-    typeof (data as { error?: unknown }).error === 'string'
-  );
-}
-
-/**
- * The avatar answer in its three forms: the live 307 with `Location`, the spec's text/plain URL, and
- * "none" (the live SVG placeholder or an empty body); an HTTP-200 JSON error means not found.
- */
-function avatarUrl(answer: HttpAnswer, identity: string): string | null {
-  const { status, url } = answer;
-  if (status >= 300 && status < 400) {
-    const location = header(answer.headers, 'location');
-    if (!location) throw new UpstreamError(status, url, answer.body);
-    return absoluteUrl(location, url, url);
-  }
-  if (status === 204) return null;
-  if (status !== 200) throw new UpstreamError(status, url, answer.body);
-  const contentType = header(answer.headers, 'content-type')?.toLowerCase() ?? '';
-  const body = answer.body.trim();
-  if (body === '' || contentType.includes('svg') || /^<(\?xml|svg)/i.test(body)) return null;
-  if (contentType.includes('json') || body.startsWith('{') || body.startsWith('"')) {
-    const data = parseJson(answer);
-    if (typeof data === 'string') return absoluteUrl(data, url);
-    parseResponse(RawAvatarError, data, url);
-    throw new NotFoundError(identity, status, url, answer.body);
-  }
-  return absoluteUrl(body, url);
-}
-
-/** An absolute URL; a relative `Location` is resolved against the request. */
-function absoluteUrl(value: string, requestUrl: string, relativeTo?: string): string {
-  try {
-    return new URL(value.trim(), relativeTo).toString();
-  } catch {
-    throw new SchemaError(requestUrl, '', ['the avatar answer is not a URL']);
-  }
 }
 
 /** `promise`, or the signal's reason as soon as it aborts (the promise itself keeps running). */

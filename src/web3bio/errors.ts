@@ -1,6 +1,7 @@
 /**
- * The client's error family. Every error has a `kind` (stable, for code and exit codes), a `userMessage`
- * (safe to show in Discord), and structured fields for logs. None ever carries the API key.
+ * The client's error family. Every error has a `kind` (stable, for code, exit codes and the words in
+ * `render/errors.ts`: the client writes no sentences for users) and structured fields for logs. None
+ * ever carries the API key.
  */
 
 export type Web3BioErrorKind =
@@ -16,8 +17,6 @@ export type Web3BioErrorKind =
 
 export abstract class Web3BioError extends Error {
   abstract readonly kind: Web3BioErrorKind;
-  /** Short text a Discord user can read. Never contains secrets or raw upstream bodies. */
-  abstract readonly userMessage: string;
 
   /** Structured fields for a log line. */
   toLog(): Record<string, unknown> {
@@ -36,9 +35,6 @@ export class InvalidIdentityError extends Web3BioError {
     this.name = 'InvalidIdentityError';
     this.input = input.length > 64 ? `${input.slice(0, 63)}…` : input;
     this.reason = reason;
-  }
-  get userMessage(): string {
-    return `That doesn't look like a web3 identity: ${this.reason}.`;
   }
   override toLog() {
     return { ...super.toLog(), input: this.input, reason: this.reason };
@@ -70,9 +66,6 @@ export class NotFoundError extends Web3BioHttpError {
     this.name = 'NotFoundError';
     this.identity = identity;
   }
-  get userMessage(): string {
-    return 'Nothing was found for that identity.';
-  }
 }
 
 /** 401 or 403: the key is missing, invalid or lacks permission. */
@@ -81,9 +74,6 @@ export class UnauthorizedError extends Web3BioHttpError {
   constructor(status: number, url: string, body: string) {
     super(`Unauthorized (${status})`, status, url, body);
     this.name = 'UnauthorizedError';
-  }
-  get userMessage(): string {
-    return 'The Web3.bio API refused the bot’s API key. An operator needs to check it.';
   }
 }
 
@@ -95,9 +85,6 @@ export class ApiKeyRequiredError extends Web3BioError {
     super(`The ${endpoint} endpoint needs a Web3.bio API key (WEB3BIO_API_KEY)`);
     this.name = 'ApiKeyRequiredError';
     this.endpoint = endpoint;
-  }
-  get userMessage(): string {
-    return 'This lookup needs a Web3.bio API key, and this bot has none configured.';
   }
   override toLog() {
     return { ...super.toLog(), endpoint: this.endpoint };
@@ -113,9 +100,6 @@ export class RateLimitedError extends Web3BioHttpError {
     this.name = 'RateLimitedError';
     this.retryAfterMs = retryAfterMs;
   }
-  get userMessage(): string {
-    return 'Web3.bio is rate limiting the bot right now. Please try again in a few seconds.';
-  }
   override toLog() {
     return { ...super.toLog(), retryAfterMs: this.retryAfterMs };
   }
@@ -127,9 +111,6 @@ export class UpstreamError extends Web3BioHttpError {
   constructor(status: number, url: string, body: string) {
     super(`Upstream error (${status})`, status, url, body);
     this.name = 'UpstreamError';
-  }
-  get userMessage(): string {
-    return 'Web3.bio is having trouble right now. Please try again later.';
   }
 }
 
@@ -143,9 +124,6 @@ export class TimeoutError extends Web3BioError {
     this.url = url;
     this.timeoutMs = timeoutMs;
   }
-  get userMessage(): string {
-    return 'Web3.bio took too long to answer. Please try again later.';
-  }
   override toLog() {
     return { ...super.toLog(), url: this.url, timeoutMs: this.timeoutMs };
   }
@@ -158,9 +136,6 @@ export class NetworkError extends Web3BioError {
     super(`Network error: ${url}`, { cause });
     this.name = 'NetworkError';
     this.url = url;
-  }
-  get userMessage(): string {
-    return 'The bot could not reach Web3.bio. Please try again later.';
   }
   override toLog() {
     const cause =
@@ -182,12 +157,41 @@ export class SchemaError extends Web3BioError {
     this.path = path;
     this.issues = issues;
   }
-  get userMessage(): string {
-    return 'Web3.bio answered with data the bot does not understand. An operator has been told.';
-  }
   override toLog() {
     return { ...super.toLog(), url: this.url, path: this.path, issues: this.issues };
   }
+}
+
+/**
+ * Error texts with which the live service says "nothing is known here" (real-server notes). Any other
+ * text, including "Network Error", "Unknown Error Occurred" and pass-through texts such as
+ * "HTTP 502: Bad Gateway", is a failure of the service, whatever the status it came with.
+ */
+const NOT_FOUND_TEXTS = new Set([
+  'not found',
+  'invalid identity or domain',
+  'does not exist',
+  'invalid resolved address',
+  'invalid resolver address',
+  'invalid address',
+]);
+
+/** The `error` text of an error body (`{"error": "..."}`), or null when the body has none. */
+export function errorBodyText(body: string): string | null {
+  if (!body.trimStart().startsWith('{') || !body.includes('"error"')) return null;
+  try {
+    const data: unknown = JSON.parse(body);
+    if (typeof data !== 'object' || data === null || Array.isArray(data)) return null;
+    const text = (data as { error?: unknown }).error;
+    return typeof text === 'string' ? text : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether an error text means "not found" (else it is an upstream failure). */
+export function isNotFoundText(text: string): boolean {
+  return NOT_FOUND_TEXTS.has(text.trim().toLowerCase());
 }
 
 export function isWeb3BioError(error: unknown): error is Web3BioError {

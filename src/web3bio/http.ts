@@ -5,7 +5,9 @@
  */
 import { Agent, type Dispatcher } from 'undici';
 import {
+  errorBodyText,
   InvalidIdentityError,
+  isNotFoundText,
   isWeb3BioError,
   NetworkError,
   NotFoundError,
@@ -85,7 +87,7 @@ const REDACTED = '[redacted]';
 /** GET transport with retries and limits. */
 export class Web3BioTransport {
   readonly #baseUrl: string;
-  readonly #safeBaseUrl: string;
+  readonly #redactedBaseUrl: string;
   readonly #apiKey: string | undefined;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
@@ -101,7 +103,7 @@ export class Web3BioTransport {
 
   constructor(options: TransportOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#safeBaseUrl = safeUrl(this.#baseUrl);
+    this.#redactedBaseUrl = redactUrl(this.#baseUrl);
     this.#apiKey = options.apiKey || undefined;
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
@@ -128,7 +130,7 @@ export class Web3BioTransport {
    * is thrown as a Web3BioError. An abort of `signal` rejects with its reason and is never retried.
    */
   async get(path: string, options: GetOptions): Promise<HttpAnswer> {
-    const url = `${this.#safeBaseUrl}${path}`;
+    const url = `${this.#redactedBaseUrl}${path}`;
     for (let attempt = 0; ; attempt++) {
       let error: Web3BioError;
       try {
@@ -181,6 +183,10 @@ export class Web3BioTransport {
           'web3bio request',
         );
         if (answer.status >= 400) throw errorForStatus(answer, options.identity);
+        // A 200 can carry an error too; it is read by its text like any other.
+        if (answer.status === 200 && errorBodyText(answer.body) !== null) {
+          throw errorForBody(answer, options.identity);
+        }
         return answer;
       } catch (error) {
         if (options.signal?.aborted) {
@@ -227,11 +233,23 @@ export function errorForStatus(answer: HttpAnswer, identity: string): Web3BioErr
     return new InvalidIdentityError(identity, 'Web3.bio does not accept it as an identity');
   }
   if (status === 401 || status === 403) return new UnauthorizedError(status, url, body);
-  if (status === 404) return new NotFoundError(identity, status, url, body);
   if (status === 429) {
     return new RateLimitedError(url, body, parseRetryAfter(header(answer.headers, 'retry-after')));
   }
-  return new UpstreamError(status, url, body);
+  return errorForBody(answer, identity);
+}
+
+/**
+ * An error answer read by its text, whatever its status: the service's not-found texts mean not found;
+ * anything else (failure texts, pass-through texts, no text at all) is an upstream failure, retried,
+ * answered from stale data where there is some, and never taken as "gone".
+ */
+export function errorForBody(answer: HttpAnswer, identity: string): Web3BioError {
+  const text = errorBodyText(answer.body);
+  if (text !== null && isNotFoundText(text)) {
+    return new NotFoundError(identity, answer.status, answer.url, answer.body);
+  }
+  return new UpstreamError(answer.status, answer.url, answer.body);
 }
 
 /** Retry-After as milliseconds from now: delta-seconds or an HTTP date; null when absent or invalid. */
@@ -252,8 +270,8 @@ export function header(
   return Array.isArray(value) ? value[0] : value;
 }
 
-/** The URL without credentials, query or fragment. */
-export function safeUrl(url: string): string {
+/** The URL redacted for logs and errors: without credentials, query or fragment. */
+export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
     parsed.username = '';
@@ -276,7 +294,10 @@ function isRetryable(error: unknown): error is Web3BioError {
   if (error instanceof RateLimitedError || error instanceof NetworkError || error instanceof TimeoutError) {
     return true;
   }
-  return error instanceof UpstreamError && error.status >= 500;
+  // A 404 or 200 whose text is not a not-found text is a failure in disguise: retried like a 5xx.
+  return (
+    error instanceof UpstreamError && (error.status >= 500 || error.status === 404 || error.status === 200)
+  );
 }
 
 /** Internal failures of `send`, turned into the error family by the caller (which knows the URL). */
@@ -308,7 +329,7 @@ function send(
     let responseHeaders: HttpAnswer['headers'] = {};
     const chunks: Buffer[] = [];
     let size = 0;
-    const settle = (): boolean => {
+    const finishOnce = (): boolean => {
       if (settled) return false;
       settled = true;
       clearTimeout(timer);
@@ -317,7 +338,7 @@ function send(
     };
     // A failure settles at once; the request is aborted now, or as soon as undici starts it.
     const fail = (error: unknown) => {
-      if (!settle()) return;
+      if (!finishOnce()) return;
       abortReason = error instanceof Error ? error : new Error('aborted');
       controller?.abort(abortReason);
       reject(error);
@@ -344,7 +365,7 @@ function send(
             else chunks.push(chunk);
           },
           onResponseEnd() {
-            if (!settle()) return;
+            if (!finishOnce()) return;
             resolve({ status, headers: responseHeaders, body: Buffer.concat(chunks, size).toString('utf8') });
           },
           onResponseError(_controller, error) {

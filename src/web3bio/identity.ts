@@ -59,9 +59,10 @@ export const ACCEPTED_FORMS: readonly string[] = [
   'a .bit name',
 ];
 
-const EVM_ADDRESS = /^0x[0-9a-f]{40}$/i;
+/** A full EVM address (0x and 40 hex digits, either case). */
+export const EVM_ADDRESS = /^0x[0-9a-f]{40}$/i;
 const NEAR_EVM_ADDRESS = /^0x[0-9a-f]{30,}$/i;
-const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
+export const SOLANA_ADDRESS = /^[1-9A-HJ-NP-Za-km-z]{32,44}$/;
 const FID = /^farcaster,#(\d{1,20})$/i;
 const LEGACY_FID = /^fid:(\d{1,20})$/i;
 const FID_TAIL = /^#\d{1,20}$/;
@@ -155,6 +156,26 @@ const KIND_PLATFORM: Record<IdentityKind, Platform> = {
   unstoppabledomains: 'unstoppabledomains',
   dotbit: 'dotbit',
 };
+
+/** The platform route (`/profile/{segment}/…`) that holds an identity's own profile, by kind. */
+export const KIND_PROFILE_SEGMENT: Readonly<Partial<Record<IdentityKind, PlatformSegment>>> = {
+  ens: 'ens',
+  basenames: 'basenames',
+  linea: 'linea',
+  farcaster: 'farcaster',
+  'farcaster-fid': 'farcaster',
+  lens: 'lens',
+  sns: 'solana',
+  'solana-address': 'solana',
+  unstoppabledomains: 'unstoppabledomains',
+  dotbit: 'dotbit',
+};
+
+/** Kinds the `/domain/{name}` endpoint accepts: ENS, Basenames, Linea and Solana names. */
+export const DOMAIN_KINDS: ReadonlySet<IdentityKind> = new Set(['ens', 'basenames', 'linea', 'sns']);
+
+/** Kinds whose names carry ENS-style text records (`/domain` reads them; SNS names have none). */
+export const TEXT_RECORD_KINDS: ReadonlySet<IdentityKind> = new Set(['ens', 'basenames', 'linea']);
 
 interface Detected {
   kind: IdentityKind;

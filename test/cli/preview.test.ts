@@ -15,16 +15,18 @@ import {
 import {
   componentsScript,
   fieldColumns,
+  messageToHtml,
+  type PreviewMessage,
+  type PreviewPageOptions,
+  placeholderImage,
+} from '../../src/cli/previewHtml.ts';
+import {
   formatDiscordTime,
   formatMessageTime,
   markdownToHtml,
   markdownToText,
-  messageToHtml,
-  type PreviewMessage,
-  type PreviewPageOptions,
   parseMarkdown,
-  placeholderImage,
-} from '../../src/cli/previewHtml.ts';
+} from '../../src/cli/previewMarkdown.ts';
 import { loadConfig } from '../../src/config.ts';
 import { type CommandContext, coerceOptions } from '../../src/discord/command.ts';
 import { createLogger } from '../../src/log.ts';
@@ -37,6 +39,10 @@ import { runCli } from './runCli.ts';
 
 const API_KEY = 'preview-test-key-0123456789';
 const SCRIPT_NAME = 'scripted.eth';
+/** Secrets with a `"`: in printed JSON or HTML they appear escaped, where a scrub of the text would miss them. */
+const QUOTED_KEY = 'quoted"key0123456789';
+const DB_PASSWORD = 'pg"pass0123';
+const LEAKY_NAME = 'leaky.eth';
 const SCRIPT_TEXT = '<script>alert(1)</script><img src=x onerror=alert(1)>';
 
 let fake: FakeWeb3Bio;
@@ -44,7 +50,13 @@ let client: Web3BioClient;
 let work: string;
 
 beforeAll(async () => {
-  fake = await startFakeWeb3Bio({ apiKeys: { [API_KEY]: 'full' } });
+  fake = await startFakeWeb3Bio({ apiKeys: { [API_KEY]: 'full', [QUOTED_KEY]: 'full' } });
+  fake.world.addProfile(
+    rawProfile('ens', LEAKY_NAME, `0x${'1e'.padStart(40, '0')}`, {
+      description: `the key is ${QUOTED_KEY}`,
+      location: `db ${DB_PASSWORD}`,
+    }),
+  );
   fake.world.addProfile(
     rawProfile('ens', SCRIPT_NAME, `0x${'5c'.padStart(40, '0')}`, {
       displayName: SCRIPT_TEXT,
@@ -156,6 +168,31 @@ describe('npm run preview', () => {
     const good = await preview(['whois', 'identity=vitalik.eth'], { WEB3BIO_API_KEY: API_KEY });
     expect(JSON.parse(good.stdout)).not.toHaveProperty('flags');
     expect(`${bad.stdout}${bad.stderr}${good.stdout}${good.stderr}`).not.toMatch(/key-(abcdef|0123)/);
+  });
+
+  it('scrubs every configured secret from what it prints and writes, in any escaping', async () => {
+    const file = join(work, 'leaky.html');
+    const out: string[] = [];
+    const err: string[] = [];
+    const env = {
+      WEB3BIO_API_URL: fake.url,
+      WEB3BIO_RATE_LIMIT: 'off',
+      WEB3BIO_API_KEY: QUOTED_KEY,
+      DATABASE_URL: `postgres://bot:${encodeURIComponent(DB_PASSWORD)}@db.internal/bot`,
+    };
+    const code = await runPreview(['whois', `identity=${LEAKY_NAME}`, '--html', file], env, {
+      out: (t) => out.push(t),
+      err: (t) => err.push(t),
+    });
+    expect(code).toBe(PREVIEW_EXIT.ok);
+    const message = JSON.parse(out.join('\n')) as PreviewMessage;
+    expect(message.embeds[0]?.description).toBe('the key is [redacted]');
+    const printed = [...out, ...err, await readFile(file, 'utf8')].join('\n');
+    for (const secret of [QUOTED_KEY, DB_PASSWORD]) {
+      for (const form of [secret, JSON.stringify(secret).slice(1, -1), secret.replace('"', '&quot;')])
+        expect(printed).not.toContain(form);
+    }
+    expect(fake.requests.at(-1)?.headers['x-api-key']).toBe(`Bearer ${QUOTED_KEY}`);
   });
 
   it('writes a page with the data escaped, the components script inline and allowed by hash', async () => {

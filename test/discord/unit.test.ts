@@ -1,11 +1,20 @@
 import type { CommandInteractionOption } from 'discord.js';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
+import { commandsFor } from '../../commands/index.ts';
 import whois from '../../commands/whois.ts';
-import { coerceOptions, isPrivate, stringOption, withFreshness } from '../../src/discord/command.ts';
+import { loadConfig } from '../../src/config.ts';
+import {
+  coerceOptions,
+  identityOption,
+  isPrivate,
+  stringOption,
+  withFreshness,
+} from '../../src/discord/command.ts';
 import { Cooldown } from '../../src/discord/cooldown.ts';
 import { CUSTOM_ID_MAX, decodeCustomId, encodeCustomId } from '../../src/discord/customId.ts';
 import { readOptions } from '../../src/discord/router.ts';
+import { MAX_IDENTITY_LENGTH } from '../../src/web3bio/identity.ts';
 
 describe('Cooldown', () => {
   it('allows `limit` uses per window, then says how long to wait', () => {
@@ -38,9 +47,28 @@ describe('custom ids', () => {
     });
   });
 
-  it('refuses ids over Discord’s limit instead of truncating them', () => {
-    expect(encodeCustomId('whois', 'select', '', 'a'.repeat(CUSTOM_ID_MAX))).toBeNull();
+  it('keeps args too long for Discord’s limit server-side, under a short stable key, never truncating', () => {
+    const long = `${'a'.repeat(MAX_IDENTITY_LENGTH - 4)}.eth`;
+    const ids = [0, 1].map((page) => encodeCustomId('wallet', 'page', page, long));
+    expect(ids[0]).toMatch(/^wallet\|page\|0\|~[\w-]{22}$/);
+    expect(new Set(ids).size).toBe(2);
+    for (const id of ids) expect(id.length).toBeLessThanOrEqual(CUSTOM_ID_MAX);
+    expect(encodeCustomId('wallet', 'page', 0, long)).toBe(ids[0]);
+    expect(decodeCustomId(ids[1] ?? '')).toEqual({ command: 'wallet', handler: 'page', args: ['1', long] });
     expect(decodeCustomId('nohandler')).toBeNull();
+  });
+
+  it('keeps args that could be misread (with | or a leading ~), and says when a kept arg is gone', () => {
+    for (const arg of ['a|b', '~x']) {
+      const id = encodeCustomId('whois', 'select', '', arg);
+      expect(id.split('|')).toHaveLength(4);
+      expect(decodeCustomId(id)).toEqual({ command: 'whois', handler: 'select', args: ['', arg] });
+    }
+    expect(decodeCustomId(`whois|select||~${'0'.repeat(22)}`)).toEqual({
+      command: 'whois',
+      handler: 'select',
+      expired: true,
+    });
   });
 });
 
@@ -65,6 +93,29 @@ describe('options', () => {
       private: true,
     });
     expect(() => coerceOptions(whois, { nope: 'x' })).toThrow(/no option "nope"/);
+  });
+
+  it('every identity or name option is identityOption(): a string of at most MAX_IDENTITY_LENGTH', () => {
+    expect(identityOption('d', { name: 'name', required: false })).toEqual({
+      type: ApplicationCommandOptionType.String,
+      name: 'name',
+      description: 'd',
+      required: false,
+      max_length: MAX_IDENTITY_LENGTH,
+    });
+    const config = loadConfig({
+      DISCORD_TOKEN: 't',
+      DISCORD_APPLICATION_ID: '100000000000000001',
+      GATING_ENABLED: 'true',
+      PUBLIC_URL: 'https://bot.example',
+    });
+    const identityOptions = commandsFor(config).flatMap((c) =>
+      ('options' in c.data ? (c.data.options ?? []) : []).filter(
+        (o) => o.name === 'identity' || (c.data.name === 'domain' && o.name === 'name'),
+      ),
+    );
+    expect(identityOptions).toHaveLength(7);
+    for (const option of identityOptions) expect(option).toMatchObject({ max_length: MAX_IDENTITY_LENGTH });
   });
 
   it('helpers read strings and the private flag', () => {

@@ -10,7 +10,7 @@ import type { APIApplicationCommandInteractionDataOption, Locale } from 'discord
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { commandsFor } from '../../commands/index.ts';
 import { type Bot, startBot } from '../../src/bot.ts';
-import { type Config, loadConfig } from '../../src/config.ts';
+import { type Config, configSecrets, loadConfig } from '../../src/config.ts';
 import type { Command } from '../../src/discord/command.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
@@ -171,7 +171,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const logs: LogLine[] = [];
   const logger = createLogger({
     level: config.LOG_LEVEL,
-    secrets: [config.DISCORD_TOKEN, config.WEB3BIO_API_KEY],
+    secrets: configSecrets(config),
     destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
   });
   const metrics = createMetrics();

@@ -7,8 +7,9 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
 import type { Command } from '../../src/discord/command.ts';
 import type { MessagePayload } from '../../src/render/types.ts';
-import { parseIdentity } from '../../src/web3bio/identity.ts';
+import { MAX_IDENTITY_LENGTH, parseIdentity } from '../../src/web3bio/identity.ts';
 import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
+import { rawProfile } from '../fakes/web3bio/builders.ts';
 import { EDGE } from '../fakes/web3bio/edgeCases.ts';
 import { readFixture } from '../fakes/web3bio/seed.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
@@ -167,6 +168,41 @@ describe('lookup commands', () => {
     expect(note.id).not.toBe(reply.id);
     expect(isEphemeral(note)).toBe(true);
     expect(note.content).toContain('Only the person who ran this command');
+    expect(h.discord.state.messages.get(reply.id)).toEqual(before);
+  });
+
+  it('an identity of the maximum length switches platforms like any other', async () => {
+    const long = `${'name'.repeat(63)}.eth`;
+    expect(long).toHaveLength(MAX_IDENTITY_LENGTH);
+    const address = `0x${'10e'.padStart(40, '0')}`;
+    h.upstream.world.addProfile(rawProfile('ens', long, address, { displayName: 'Long ENS' }));
+    h.upstream.world.addProfile(rawProfile('farcaster', 'longname', address, { displayName: 'Long FC' }));
+    const reply = visibleMessage(await h.run('whois', { identity: long }));
+    const select = selectMenu(reply);
+    expect(select.custom_id.length).toBeLessThanOrEqual(100);
+    expect(select.options).toHaveLength(2);
+    const click = await h.click(reply, select.custom_id, ['1']);
+    expect(callbackTypes(click)).toEqual([7]);
+    expect(firstEmbed(visibleMessage(click)).title).toBe('Long FC');
+    expect(firstEmbed(visibleMessage(click)).footer?.text).toBe('Web3.bio · profile 2 of 2');
+    expectSafeMessages(h, click);
+  });
+
+  it('a menu whose kept identity is gone (sent before a restart) says the controls expired, privately', async () => {
+    const reply = visibleMessage(await h.run('whois', { identity: 'vitalik.eth' }));
+    // As Discord would hold a message the previous process sent: its menu names a kept arg this one lacks.
+    const gone = `whois|select||~${'A'.repeat(22)}`;
+    const stored = h.discord.state.messages.get(reply.id);
+    const select = (stored?.components?.[0] as { components?: { custom_id?: string }[] } | undefined)
+      ?.components?.[0];
+    if (!stored || !select) throw new Error('no stored select');
+    select.custom_id = gone;
+    const before = structuredClone(stored);
+    const click = await h.click(stored, gone, ['1']);
+    expect(callbackTypes(click)).toEqual([4]);
+    const note = visibleMessage(click);
+    expect(isEphemeral(note)).toBe(true);
+    expect(note.content).toBe('These controls have expired. Run `/whois` again.');
     expect(h.discord.state.messages.get(reply.id)).toEqual(before);
   });
 
@@ -359,6 +395,22 @@ describe('lookup commands', () => {
   });
 });
 
+/** A wallet's identity graph as the API sends it: `count` ENS names `<name><i>.eth`, addresses padded with `pad`. */
+function rawGraph(count: number, name: string, pad: string) {
+  return Array.from({ length: count }, (_, i) => ({
+    identity: `${name}${i}.eth`,
+    address: `0x${String(i).padStart(40, pad)}`,
+    platform: 'ens',
+    isPrimary: false,
+    displayName: `${name[0]?.toUpperCase()}${name.slice(1)} ${i}`,
+    avatar: null,
+    description: null,
+    updatedAt: 1_776_000_000,
+    domains: [],
+    sources: ['ens'],
+  }));
+}
+
 describe('/wallet with an API key', () => {
   const API_KEY = 'e2e-wallet-key-0123456789';
   const WALLET = `0x${'b16'.padStart(40, '0')}`;
@@ -369,18 +421,7 @@ describe('/wallet with an API key', () => {
       upstream: { apiKeys: { [API_KEY]: 'full' } },
     });
     const sample = readFixture<Record<string, unknown>>('wallet-web3bio-0x5c51.json');
-    const graph = Array.from({ length: 20 }, (_, i) => ({
-      identity: `friend${i}.eth`,
-      address: `0x${String(i).padStart(40, 'f')}`,
-      platform: 'ens',
-      isPrimary: false,
-      displayName: `Friend ${i}`,
-      avatar: null,
-      description: null,
-      updatedAt: 1_776_000_000,
-      domains: [],
-      sources: ['ens'],
-    }));
+    const graph = rawGraph(20, 'friend', 'f');
     h.upstream.world.setWallet(WALLET, {
       ...sample,
       identity: WALLET,
@@ -418,6 +459,23 @@ describe('/wallet with an API key', () => {
     expect(page2.embeds[1]?.fields?.[0]?.name).toBe('ENS · friend8.eth');
     expect(buttons(page2).map((b) => b.disabled)).toEqual([false, false]);
     expect(JSON.stringify(h.logs)).not.toContain(API_KEY);
+  });
+
+  it('an identity too long for a custom id still pages: distinct short ids, Next shows page 2', async () => {
+    const long = `${'wallet'.repeat(42)}.eth`;
+    expect(long).toHaveLength(MAX_IDENTITY_LENGTH);
+    const graph = rawGraph(12, 'pal', 'e');
+    h.upstream.world.setWallet(long, { ...readFixture('wallet-web3bio-0x5c51.json'), identityGraph: graph });
+    const result = await h.run('wallet', { identity: long });
+    expect(callbackTypes(result)).toEqual([4]);
+    const message = visibleMessage(result);
+    const ids = buttons(message).map((b) => b.custom_id);
+    expect(new Set(ids).size).toBe(2);
+    for (const id of ids) expect(id.length).toBeLessThanOrEqual(100);
+    const click = await h.click(message, ids[1] ?? '');
+    expect(callbackTypes(click)).toEqual([7]);
+    expect(visibleMessage(click).embeds[1]?.description).toBe('12 linked identities · page 2 of 2');
+    expect(h.upstream.requests.at(-1)?.path).toBe(`/wallet/${long}`);
   });
 
   it('private:true answers ephemerally', async () => {
@@ -498,6 +556,24 @@ describe('error boundary, cooldown and stale data', () => {
     expect(isEphemeral(visibleMessage(other))).toBe(false);
     expect(firstEmbed(visibleMessage(other)).author?.name).toBe('ENS · scored.eth');
     expect(h.upstreamCount()).toBe(before + 1);
+  });
+
+  it('cooldown counts clicks too: a select pick past the limit is refused, the message stays', async () => {
+    const userId = h.newUser();
+    const reply = visibleMessage(await h.run('whois', { identity: EDGE.many }, { userId }));
+    const select = selectMenu(reply).custom_id;
+    const first = await h.click(reply, select, ['1'], { userId });
+    expect(callbackTypes(first)).toEqual([7]);
+    const before = structuredClone(h.discord.state.messages.get(reply.id));
+    const upstream = h.upstreamCount();
+    const third = await h.click(reply, select, ['2'], { userId });
+    const embed = expectErrorReply(third, '🐢 Slow down');
+    expect(embed.description).toMatch(/^You’re sending commands too fast\. Try again <t:\d+:R>\.$/);
+    expect(h.discord.state.messages.get(reply.id)).toEqual(before);
+    expect(h.upstreamCount()).toBe(upstream);
+    expect(h.logs.find((l) => l.interactionId === third.interactionId)).toMatchObject({ msg: 'cooldown' });
+    const next = await h.run('whois', { identity: EDGE.clean }, { userId });
+    expectErrorReply(next, '🐢 Slow down');
   });
 
   it('stale data: when the upstream fails after the TTL, the last answer is shown with a visible note', async () => {

@@ -40,7 +40,7 @@ function sample(text: string, name: string, labels: string): number | undefined 
   return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
-describe('GET /healthz, /readyz, /metrics (gating off, HTTP_PORT set)', () => {
+describe('GET /healthz, /readyz, /metrics', () => {
   it('says alive and ready, and counts interactions, upstream requests and cache reads', async () => {
     const h = await harness();
     expect(await (await fetch(`${httpUrl(h)}/healthz`)).text()).toBe('ok');
@@ -91,6 +91,27 @@ describe('GET /healthz, /readyz, /metrics (gating off, HTTP_PORT set)', () => {
     const metricsUrl = h.bot.metricsUrl;
     expect(metricsUrl).toBeDefined();
     expect((await fetch(`${metricsUrl}/metrics`)).status).toBe(200);
+  });
+
+  it('with gating on: the signing page keeps HTTP_PORT, and METRICS_PORT serves readiness (store included) and metrics', async () => {
+    const h = await harness({
+      GATING_ENABLED: 'true',
+      PUBLIC_URL: 'https://verify.example.org',
+      METRICS_PORT: '0',
+      METRICS_TOKEN: TOKEN,
+    });
+    expect(h.bot.httpUrl).toBeUndefined();
+    expect(await (await fetch(`${h.bot.gating?.verifyUrl}/healthz`)).text()).toBe('ok');
+    const metricsUrl = h.bot.metricsUrl;
+    const ready = await fetch(`${metricsUrl}/readyz`);
+    expect([ready.status, await ready.text()]).toEqual([200, 'ready\n']);
+    const text = await (
+      await fetch(`${metricsUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    expect(text).toMatch(/^gating_role_queue_depth 0$/m);
+    await h.bot.gating?.store.close();
+    const storeGone = await fetch(`${metricsUrl}/readyz`);
+    expect([storeGone.status, await storeGone.text()]).toEqual([503, 'not ready: store\n']);
   });
 
   it('stops listening when the bot stops', async () => {

@@ -260,6 +260,22 @@ describe('npm run deploy-commands (node src/deploy.ts)', () => {
     ]);
   });
 
+  it('sends the guild route only what it accepts: no contexts or integration_types on guild commands', async () => {
+    const gating = { GATING_ENABLED: 'true', PUBLIC_URL: 'https://bot.example' };
+    const all = commandsFor({ GATING_ENABLED: true });
+    expect(all.some((c) => 'contexts' in c.data)).toBe(true);
+    const out = await deploy({ ...gating, DEV_GUILD_ID: guild.id });
+    expect(out).toContain(`Registered ${all.length} commands guild ${guild.id}`);
+    const registered = discord.state.commands.guilds.get(guild.id) ?? [];
+    expect(registered.map((c) => c.name).sort()).toEqual(all.map((c) => c.data.name).sort());
+    for (const command of registered) expect(command.contexts ?? null, command.name).toBeNull();
+    expect(registered.find((c) => c.name === 'gating')?.default_member_permissions).toBe('268435456');
+
+    await deploy(gating);
+    const global = discord.state.commands.global.find((c) => c.name === 'gating');
+    expect(global?.contexts).toEqual([0]);
+  });
+
   it('registers globally without DEV_GUILD_ID, idempotently', async () => {
     const first = await deploy();
     expect(first).toContain(`Registered ${expected.length} commands globally`);

@@ -7,11 +7,11 @@ function roles(...list: RoleInfo[]): Map<string, RoleInfo> {
   return new Map(list.map((r) => [r.id, r]));
 }
 
-const everyone: RoleInfo = { id: GUILD, name: '@everyone', position: 0, managed: false };
-const verified: RoleInfo = { id: '1', name: 'Verified', position: 2, managed: false };
-const spam: RoleInfo = { id: '2', name: 'Spam', position: 3, managed: false };
-const botRole: RoleInfo = { id: '3', name: 'web3bio-bot', position: 5, managed: true };
-const admins: RoleInfo = { id: '4', name: 'Admins', position: 8, managed: false };
+const everyone: RoleInfo = { id: GUILD, name: '@everyone', position: 0, managed: false, permissions: 0n };
+const verified: RoleInfo = { id: '1', name: 'Verified', position: 2, managed: false, permissions: 0n };
+const spam: RoleInfo = { id: '2', name: 'Spam', position: 3, managed: false, permissions: 0n };
+const botRole: RoleInfo = { id: '3', name: 'web3bio-bot', position: 5, managed: true, permissions: 0n };
+const admins: RoleInfo = { id: '4', name: 'Admins', position: 8, managed: false, permissions: 0n };
 
 function input(over: Partial<RoleProblemsInput>): RoleProblemsInput {
   return {
@@ -81,6 +81,7 @@ describe('roleProblems', () => {
       name: `evil\nname\u0000${'x'.repeat(300)}`,
       position: 9,
       managed: false,
+      permissions: 0n,
     };
     const [problem] = roleProblems(input({ roleIds: ['7'], roles: roles(long) }));
     expect(problem?.fix).not.toContain('\n');

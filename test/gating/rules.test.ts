@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  carriesFlag,
   diffRoles,
   evaluateRules,
   type GatingRules,
@@ -143,8 +144,22 @@ describe('evaluateRules: spam and risky flags', () => {
       NOW,
     );
     expect(decisions).toEqual([
-      { roleId: 'human', want: false, because: 'isSpam: Spam score 0 (a.eth) takes the human role away' },
+      {
+        roleId: 'human',
+        want: false,
+        because: 'isSpam: Spam score 0 (a.eth) takes the human role away',
+        byFlag: true,
+      },
     ]);
+  });
+
+  it('marks a removal caused by a flag, so it is never held back, and tells flagged sets apart', () => {
+    const decisions = evaluateRules(RULES, [ok('a.eth', cred('isHuman'), cred('isSpam'))], NOW);
+    const diff = diffRoles(decisions, new Set(['human']));
+    expect(diff.remove).toEqual([expect.objectContaining({ roleId: 'human', byFlag: true })]);
+    expect(carriesFlag(set(cred('isRisky')), NOW)).toBe(true);
+    expect(carriesFlag(set(cred('isHuman')), NOW)).toBe(false);
+    expect(carriesFlag(set(cred('isSpam', { expiredAt: NOW - 1 })), NOW)).toBe(false);
   });
 
   it('names the flag that earns the role', () => {

@@ -22,7 +22,6 @@ import {
   waitFor,
 } from './serviceHarness.ts';
 
-const ADMIN = '900000000000000001';
 const signer = privateKeyToAccount('0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d');
 
 let fakes: Fakes;
@@ -67,7 +66,7 @@ async function setUp(over: { logChannelId?: string | null; spamRoleId?: string |
       minScore: 20,
       logChannelId: over.logChannelId === undefined ? guild.textChannelId : over.logChannelId,
     },
-    ADMIN,
+    guild.ownerId,
   );
   expect(result.problems).toEqual([]);
   await service.idle(guild.id);
@@ -226,12 +225,15 @@ describe('verify refuses, storing nothing', () => {
   it('an invalid identity, with the friendly reason', async () => {
     await setUp();
     const result = await service.verify(guild.id, { id: '1', username: 'x' }, 'not a name');
-    expect(result).toEqual({ kind: 'refused', reason: expect.stringContaining('spaces') });
+    expect(result).toEqual({
+      kind: 'refused',
+      refusal: { code: 'invalid_identity', reason: expect.stringContaining('spaces') },
+    });
   });
 
   it('when gating is not set up in the guild', async () => {
     const result = await service.verify(guild.id, { id: '1', username: 'x' }, 'vitalik.eth');
-    expect(result).toEqual({ kind: 'refused', reason: expect.stringContaining('/gating setup') });
+    expect(result).toEqual({ kind: 'refused', refusal: { code: 'not_enabled' } });
   });
 
   it('when the lookup fails: try again later', async () => {
@@ -241,7 +243,7 @@ describe('verify refuses, storing nothing', () => {
     const userId = await addMember(fakes, guild, 'hal');
     const result = await service.verify(guild.id, { id: userId, username: 'hal' }, identity.name);
     fakes.web3.clearFaults();
-    expect(result).toEqual({ kind: 'refused', reason: expect.stringContaining('try again later') });
+    expect(result).toEqual({ kind: 'refused', refusal: { code: 'lookup_failed', identity: identity.name } });
     expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
     expect(await store.listAuditEvents({ guildId: guild.id, userId })).toEqual([]);
   });
@@ -249,8 +251,9 @@ describe('verify refuses, storing nothing', () => {
   it('when the identity is unknown or has no Ethereum address', async () => {
     await setUp();
     const userId = await addMember(fakes, guild, 'ivy');
-    const unknown = await service.verify(guild.id, { id: userId, username: 'ivy' }, uniqueName('nobody'));
-    expect(unknown).toEqual({ kind: 'refused', reason: expect.stringContaining('no profile') });
+    const nobody = uniqueName('nobody');
+    const unknown = await service.verify(guild.id, { id: userId, username: 'ivy' }, nobody);
+    expect(unknown).toEqual({ kind: 'refused', refusal: { code: 'not_found', identity: nobody } });
 
     fakes.web3.world.addProfile({
       identity: 'ivyname.sol',
@@ -259,22 +262,38 @@ describe('verify refuses, storing nothing', () => {
       links: {},
     });
     const solana = await service.verify(guild.id, { id: userId, username: 'ivy' }, 'ivyname.sol');
-    expect(solana).toEqual({ kind: 'refused', reason: expect.stringContaining('no Ethereum address') });
+    expect(solana).toEqual({
+      kind: 'refused',
+      refusal: { code: 'no_address', identity: 'ivyname.sol', username: 'ivy' },
+    });
     expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
   });
 });
 
 describe('re-checks', () => {
-  it('removes the role when the credential is lost (fresh lookups on /gating recheck)', async () => {
+  it('removes the role when the credential is lost, once a second answer an hour later agrees', async () => {
     await setUp();
     const { userId, identity } = await verifiedMember('jack');
     fakes.web3.world.setCredentials(identity.name, { isHuman: [], isRisky: [], isSpam: [] });
+    let now = Date.now();
+    const timed = track(createService(fakes, store, { now: () => now }));
 
-    const cached = await service.recheckGuild(guild.id);
+    const cached = await timed.recheckGuild(guild.id);
     expect(cached.changes).toBe(0);
-    const fresh = await service.recheckGuild(guild.id, { fresh: true });
+    const first = await timed.recheckGuild(guild.id, { fresh: true });
+    expect(first).toMatchObject({ members: 1, changes: 0, pendingRemovals: 1 });
+    const report = await timed.report(guild.id, userId);
+    expect(report.pendingRemovals).toEqual([
+      expect.objectContaining({ subject: `role:${human}`, confirmAt: now + 60 * 60_000, heldAt: null }),
+    ]);
+    now += 59 * 60_000;
+    expect(await timed.recheckGuild(guild.id, { fresh: true })).toMatchObject({ changes: 0 });
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+    now += 60_000;
+    const fresh = await timed.recheckGuild(guild.id, { fresh: true });
     expect(fresh).toMatchObject({ members: 1, changes: 1, failures: 0, unlinked: 0 });
-    await service.idle(guild.id);
+    await timed.idle(guild.id);
+    expect(await store.listPendingLosses(guild.id, userId)).toEqual([]);
     expect(memberRoles(fakes, guild, userId)).toEqual([]);
     const removed = fakes.discord.state.auditLog.find(
       (e) => e.userId === userId && e.action === 'member_role_remove',
@@ -337,14 +356,20 @@ describe('re-checks', () => {
     expect(link).toMatchObject({ lastCheckOk: false, lastResult: null });
   });
 
-  it('removes the link, then the role, when the record no longer names the member', async () => {
+  it('removes the link, then the role, when the record no longer names the member, each confirmed', async () => {
     await setUp();
     const { userId, identity } = await verifiedMember('liam');
     addEnsIdentity(fakes, identity.name, { address: identity.address, discordHandle: 'not-liam' });
+    let now = Date.now();
+    const timed = track(createService(fakes, store, { now: () => now }));
 
-    const result = await service.recheckGuild(guild.id, { fresh: true });
+    expect(await timed.recheckGuild(guild.id, { fresh: true })).toMatchObject({ unlinked: 0, changes: 0 });
+    expect(await store.getUserLinks(guild.id, userId)).toHaveLength(1);
+    now += 60 * 60_000;
+    // The loss of the link is confirmed: the roles it gave go with it.
+    const result = await timed.recheckGuild(guild.id, { fresh: true });
     expect(result).toMatchObject({ members: 1, unlinked: 1, changes: 1 });
-    await service.idle(guild.id);
+    await timed.idle(guild.id);
     expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
     const [unlinked] = await store
       .listAuditEvents({ guildId: guild.id, userId })
@@ -413,7 +438,7 @@ describe('re-checks', () => {
 });
 
 describe('role edits Discord refuses or slows down', () => {
-  it('50013: fails once, tells the admins in the log channel, and does not retry in a loop', async () => {
+  it('permission block recovery: one 50013 blocks the role without failing anything, and a role update sends the waiting changes', async () => {
     await setUp();
     const first = addEnsIdentity(fakes, uniqueName('quinn'), { discordHandle: 'quinn' });
     const second = addEnsIdentity(fakes, uniqueName('rose'), { discordHandle: 'rose' });
@@ -427,25 +452,72 @@ describe('role edits Discord refuses or slows down', () => {
       body: { message: 'Missing Permissions', code: 50013 },
     });
     await service.verify(guild.id, { id: quinn, username: 'quinn' }, first.name);
-    await service.verify(guild.id, { id: rose, username: 'rose' }, second.name);
+    const waiting = await service.verify(guild.id, { id: rose, username: 'rose' }, second.name);
     await service.idle(guild.id);
 
-    const puts = [...roleEdits(fakes, guild.id, quinn, human), ...roleEdits(fakes, guild.id, rose, human)];
-    expect(puts).toHaveLength(1);
+    // One request met the refusal; the other change waits instead of being tried or failed.
+    const puts = () => [
+      ...roleEdits(fakes, guild.id, quinn, human),
+      ...roleEdits(fakes, guild.id, rose, human),
+    ];
+    expect(puts()).toHaveLength(1);
+    expect(waiting).toMatchObject({ kind: 'linked', blockedRoleIds: [human] });
     const failed = (await store.listAuditEvents({ guildId: guild.id })).filter(
       (e) => e.kind === 'role_failed',
     );
-    expect(failed.map((e) => e.userId).sort()).toEqual([quinn, rose].sort());
-    expect(await store.pendingRoleChanges(guild.id)).toBe(0);
+    expect(failed).toEqual([]);
+    expect(await store.pendingRoleChanges(guild.id)).toBe(2);
+    expect((await service.status(guild.id)).blockedRoleIds).toEqual([human]);
+    expect((await service.report(guild.id, rose)).blockedRoleIds).toEqual([human]);
     const warnings = channelMessages(fakes, guild.textChannelId)
       .flatMap((m) => m.split('\n'))
       .filter((l) => l.startsWith('⚠️'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('Missing Permissions');
-    expect(warnings[0]).toContain('Move it above “Verified”'.replace('Move', 'move'));
+    expect(warnings[0]).toContain('move it above “Verified”');
+
+    // The admin fixes the permission: Discord reports a role update, and the waiting changes go out.
+    service.start();
+    fakes.discord.clearFaults();
+    const role = fakes.discord.state.guilds.get(guild.id)?.roles.get(human);
+    if (!role) throw new Error('role missing');
+    fakes.discord.dispatch('GUILD_ROLE_UPDATE', { guild_id: guild.id, role: { ...role, name: 'Verified' } });
+    await waitFor(
+      () =>
+        memberRoles(fakes, guild, quinn).includes(human) && memberRoles(fakes, guild, rose).includes(human),
+    );
+    expect(puts()).toHaveLength(3);
+    expect((await service.status(guild.id)).blockedRoleIds).toEqual([]);
   });
 
-  it('refuses, before any request, a role moved above the bot after setup', async () => {
+  it('a blocked role is probed once per backoff step, and a successful probe sends the rest', async () => {
+    await setUp({ logChannelId: null });
+    const blocked = track(
+      createService(fakes, store, { worker: { pollMs: 20, probeMs: 150, maxProbeMs: 400 } }),
+    );
+    const members = [await linkedMember('pia'), await linkedMember('pol'), await linkedMember('pux')];
+    fakes.discord.addFault({
+      method: 'PUT',
+      path: new RegExp(`^/guilds/${guild.id}/members/\\d+/roles/`),
+      times: 2,
+      status: 403,
+      body: { message: 'Missing Permissions', code: 50013 },
+    });
+    await blocked.recheckGuild(guild.id, { fresh: true });
+    const puts = () => members.flatMap(({ userId }) => roleEdits(fakes, guild.id, userId, human, 'PUT'));
+    await waitFor(() => puts().length === 2, 2_000);
+    // The first probe came after 150 ms and met the refusal again: the next waits twice as long.
+    expect(puts()[1]?.at ?? 0).toBeGreaterThanOrEqual((puts()[0]?.at ?? 0) + 140);
+    await waitFor(
+      () => members.every(({ userId }) => memberRoles(fakes, guild, userId).includes(human)),
+      3_000,
+    );
+    // Two refused probes, then one that worked and the two changes that waited behind it.
+    expect(puts()).toHaveLength(5);
+    expect(puts()[2]?.at ?? 0).toBeGreaterThanOrEqual((puts()[1]?.at ?? 0) + 290);
+  });
+
+  it('a role moved above the bot after setup: no request, the admins are told, and moving it back sends the change', async () => {
     await setUp();
     const identity = addEnsIdentity(fakes, uniqueName('sam'), { discordHandle: 'sam' });
     const userId = await addMember(fakes, guild, 'sam');
@@ -456,18 +528,19 @@ describe('role edits Discord refuses or slows down', () => {
     fakes.discord.dispatch('GUILD_ROLE_UPDATE', { guild_id: guild.id, role: moved });
     await waitFor(() => fakes.client.guilds.cache.get(guild.id)?.roles.cache.get(human)?.rawPosition === 50);
 
+    service.start();
     await service.verify(guild.id, { id: userId, username: 'sam' }, identity.name);
     await service.idle(guild.id);
     expect(roleEdits(fakes, guild.id, userId, human)).toEqual([]);
-    const [failed] = (await store.listAuditEvents({ guildId: guild.id, userId })).filter(
-      (e) => e.kind === 'role_failed',
-    );
-    expect(failed?.details).toMatchObject({
-      detail: 'Move the bot’s role above “Verified” in Server Settings → Roles.',
-    });
+    expect(await store.pendingRoleChanges(guild.id)).toBe(1);
     expect(channelMessages(fakes, guild.textChannelId).join('\n')).toContain(
       'Move the bot’s role above “Verified”',
     );
+
+    fakes.discord.state.guilds.get(guild.id)?.roles.set(human, role);
+    fakes.discord.dispatch('GUILD_ROLE_UPDATE', { guild_id: guild.id, role });
+    await waitFor(() => memberRoles(fakes, guild, userId).includes(human));
+    expect(roleEdits(fakes, guild.id, userId, human)).toHaveLength(1);
   });
 
   it('429 on role edits: every edit applied, none sent before retry_after', async () => {
@@ -525,7 +598,7 @@ describe('resuming after a stop or a crash', () => {
     await first.setup(
       guild.id,
       { humanRoleId: human, spamRoleId: null, riskyRoleId: null, minScore: null, logChannelId: null },
-      ADMIN,
+      guild.ownerId,
     );
     await first.idle(guild.id);
     const members: string[] = [];
@@ -584,7 +657,7 @@ describe('setup', () => {
         minScore: null,
         logChannelId: null,
       },
-      ADMIN,
+      guild.ownerId,
     );
     expect(result.settings).toBeNull();
     expect(result.problems.map((p) => [p.roleId, p.problem])).toEqual([
@@ -616,17 +689,19 @@ describe('setup', () => {
       spamRemovesHuman: true,
     });
     expect(memberRoles(fakes, guild, userId)).toEqual([spam]);
-    const events = await store.listAuditEvents({ guildId: guild.id, userId: ADMIN });
+    const events = await store.listAuditEvents({ guildId: guild.id, userId: guild.ownerId });
     expect(events.map((e) => e.kind)).toEqual(['settings_changed']);
     expect((await store.getGuildSettings(guild.id))?.lastFullSyncAt).toEqual(expect.any(Number));
   });
 
   it('disable keeps the settings but switches gating off', async () => {
-    expect(await service.disable(guild.id, ADMIN)).toBe(false);
+    expect(await service.disable(guild.id, guild.ownerId)).toBe(false);
     await setUp();
-    expect(await service.disable(guild.id, ADMIN)).toBe(true);
+    expect(await service.disable(guild.id, guild.ownerId)).toBe(true);
     expect(await service.getSettings(guild.id)).toMatchObject({ enabled: false, humanRoleId: human });
     expect(await service.recheckGuild(guild.id)).toEqual({
+      pendingRemovals: 0,
+      heldRemovals: 0,
       members: 0,
       changes: 0,
       failures: 0,
@@ -675,7 +750,12 @@ describe('members and links', () => {
     expect(await service.unverify(guild.id, userId, 'nothing.eth')).toBe(0);
     expect(await service.unverify(guild.id, userId, identity.name.toUpperCase())).toBe(1);
     await service.idle(guild.id);
-    expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
+    expect(await store.getUserLinks(guild.id, userId)).toEqual([
+      expect.objectContaining({ identity: identity.name, releasedAt: expect.any(Number) }),
+    ]);
+    const report = await service.report(guild.id, userId);
+    expect(report.links).toEqual([]);
+    expect(report.released.map((l) => l.identity)).toEqual([identity.name]);
     expect(memberRoles(fakes, guild, userId)).toEqual([spam]);
   });
 
@@ -702,6 +782,9 @@ describe('members and links', () => {
       address,
       expiresAt: Date.now() + 60_000,
       usedAt: Date.now(),
+      userName: 'second',
+      guildName: null,
+      failedAttempts: 0,
     };
     await service.completeSignature({ record, address: signer.address });
     await service.idle(guild.id);
@@ -730,7 +813,7 @@ describe('members and links', () => {
       );
     }
     const result = await service.verify(guild.id, { id: userId, username: 'dan' }, 'dan9.eth');
-    expect(result).toEqual({ kind: 'refused', reason: expect.stringContaining('/unverify') });
+    expect(result).toEqual({ kind: 'refused', refusal: { code: 'too_many_links', count: 5, max: 5 } });
   });
 });
 
@@ -807,7 +890,9 @@ describe('start and the periodic re-check', () => {
       },
       stop() {},
     };
-    const periodic = track(createService(fakes, store, { scheduler, recheckIntervalMs: 1 }));
+    let offset = 0;
+    const clock = () => Date.now() + offset;
+    const periodic = track(createService(fakes, store, { scheduler, recheckIntervalMs: 1, now: clock }));
     periodic.start();
     await periodic.idle(guild.id);
     const afterCatchUp = (await store.getGuildSettings(guild.id))?.lastFullSyncAt ?? 0;
@@ -817,6 +902,10 @@ describe('start and the periodic re-check', () => {
     await fakes.web3bio.getCredentials(identity.name, { fresh: true });
     if (!task) throw new Error('the scheduler was not started');
     await new Promise((resolve) => setTimeout(resolve, 5));
+    await task();
+    await periodic.idle(guild.id);
+    expect(memberRoles(fakes, guild, userId)).toEqual([human]);
+    offset += 60 * 60_000;
     await task();
     await periodic.idle(guild.id);
     expect(memberRoles(fakes, guild, userId)).toEqual([]);

@@ -35,6 +35,8 @@ async function challengeAndMessage(identity = 'vitalik.eth') {
   const challenge = await createChallenge(store, cfg, {
     guildId: GUILD,
     userId: USER,
+    userName: 'alice',
+    guildName: 'Web3 Lounge',
     identity,
     address: signer.address,
   });
@@ -53,14 +55,19 @@ describe('createChallenge', () => {
       nonce: challenge.nonce,
       guildId: GUILD,
       userId: USER,
+      userName: 'alice',
+      guildName: 'Web3 Lounge',
       identity: 'vitalik.eth',
       address: signer.address.toLowerCase(),
       expiresAt: T0 + 10 * 60_000,
       usedAt: null,
+      failedAttempts: 0,
     });
     const other = await createChallenge(store, cfg, {
       guildId: GUILD,
       userId: USER,
+      userName: null,
+      guildName: null,
       identity: 'vitalik.eth',
       address: signer.address,
     });
@@ -68,7 +75,14 @@ describe('createChallenge', () => {
   });
 
   it('refuses input that is not a snowflake or an address', async () => {
-    const base = { guildId: GUILD, userId: USER, identity: 'a.eth', address: signer.address };
+    const base = {
+      guildId: GUILD,
+      userId: USER,
+      userName: 'alice',
+      guildName: 'Web3 Lounge',
+      identity: 'a.eth',
+      address: signer.address,
+    };
     await expect(createChallenge(store, cfg, { ...base, userId: 'abc' })).rejects.toThrow(TypeError);
     await expect(createChallenge(store, cfg, { ...base, address: '0x1234' })).rejects.toThrow(TypeError);
     await expect(createChallenge(store, cfg, { ...base, identity: ' \u202e ' })).rejects.toThrow(TypeError);
@@ -82,6 +96,45 @@ describe('createChallenge', () => {
 });
 
 describe('buildSiweMessage', () => {
+  it('keeps hostile names on one bounded line, without quotes or bidi overrides that change its meaning', () => {
+    const statement = buildSiweMessage(cfg, {
+      nonce: 'a'.repeat(32),
+      guildId: GUILD,
+      userId: USER,
+      userName: 'eve\nURI: https://evil.example\u202e',
+      guildName: `"Trusted" ${'x'.repeat(300)}`,
+      identity: 'vitalik.eth',
+      address: signer.address.toLowerCase(),
+      expiresAt: T0 + 60_000,
+      usedAt: null,
+      failedAttempts: 0,
+    });
+    const parsed = parseSiweMessage(statement);
+    expect(parsed.uri).toBe('https://bot.example.org');
+    expect(parsed.statement).toContain('@eveURI: https://evil.example in the server');
+    expect(parsed.statement).not.toMatch(/[\u202e\n]/);
+    expect(parsed.statement).toContain(`"'Trusted' ${'x'.repeat(20)}`);
+    expect(parsed.statement?.length).toBeLessThan(400);
+  });
+
+  it('names the ids for a challenge made before names were kept', () => {
+    const statement = buildSiweMessage(cfg, {
+      nonce: 'a'.repeat(32),
+      guildId: GUILD,
+      userId: USER,
+      userName: null,
+      guildName: null,
+      identity: 'vitalik.eth',
+      address: signer.address.toLowerCase(),
+      expiresAt: T0 + 60_000,
+      usedAt: null,
+      failedAttempts: 0,
+    });
+    expect(parseSiweMessage(statement).statement).toContain(
+      `account with id ${USER} in the server with id ${GUILD}`,
+    );
+  });
+
   it('builds an EIP-4361 message bound to the site, the nonce and the expected signer', async () => {
     const { record, message } = await challengeAndMessage();
     const parsed = parseSiweMessage(message);
@@ -93,8 +146,11 @@ describe('buildSiweMessage', () => {
     expect(parsed.nonce).toBe(record.nonce);
     expect(parsed.issuedAt?.getTime()).toBe(T0);
     expect(parsed.expirationTime?.getTime()).toBe(T0 + 10 * 60_000);
-    expect(parsed.statement).toContain(`Discord user ${USER}`);
-    expect(parsed.statement).toContain(`server ${GUILD}`);
+    // A person must see whom they link the wallet to: names, not ids.
+    expect(parsed.statement).toContain('Discord account @alice');
+    expect(parsed.statement).toContain('server "Web3 Lounge"');
+    expect(parsed.statement).not.toContain(USER);
+    expect(parsed.statement).not.toContain(GUILD);
     expect(parsed.statement).toContain('vitalik.eth');
     expect(parsed.statement).toContain('not a transaction');
     expect(buildSiweMessage(cfg, record)).toBe(message);
@@ -175,7 +231,8 @@ describe('verifyChallenge', () => {
 
   it('refuses a tampered message even when it is validly signed, and keeps the nonce usable', async () => {
     const { record, message } = await challengeAndMessage();
-    const tampered = message.replace(`server ${GUILD}`, 'server 999999999999999999');
+    const tampered = message.replace('"Web3 Lounge"', '"Another Server"');
+    expect(tampered).not.toBe(message);
     const outcome = await verifyChallenge(store, cfg, {
       nonce: record.nonce,
       message: tampered,

@@ -35,6 +35,7 @@ beforeAll(async () => {
     siwe,
     onVerified: async (result) => {
       verified.push(result);
+      return { ok: true };
     },
   });
   browser = await chromium.launch({
@@ -99,7 +100,14 @@ async function openWallet(walletAccount: typeof member, options: { javaScriptEna
 }
 
 function challengeFor(address: `0x${string}`) {
-  return createChallenge(store, siwe, { guildId: GUILD, userId: USER, identity: 'vitalik.eth', address });
+  return createChallenge(store, siwe, {
+    guildId: GUILD,
+    userId: USER,
+    userName: 'alice',
+    guildName: 'Web3 Lounge',
+    identity: 'vitalik.eth',
+    address,
+  });
 }
 
 describe('verification page in headless Chromium', () => {
@@ -113,8 +121,9 @@ describe('verification page in headless Chromium', () => {
       'Link your wallet to Discord',
     );
     const main = page.getByRole('main');
-    await expect(main.textContent()).resolves.toContain(USER);
-    await expect(main.textContent()).resolves.toContain(GUILD);
+    await expect(main.textContent()).resolves.toContain('@alice');
+    await expect(main.textContent()).resolves.toContain('"Web3 Lounge"');
+    await expect(main.textContent()).resolves.not.toContain(USER);
     await expect(main.textContent()).resolves.toContain('vitalik.eth');
     await expect(main.textContent()).resolves.toContain(member.address.toLowerCase());
     await expect(main.textContent()).resolves.toMatch(/never asks for a transaction.*seed phrase/s);

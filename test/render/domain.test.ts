@@ -125,12 +125,12 @@ describe('renderDomain', () => {
       },
     });
     expect(field(embed, 'Records')?.split('\n')).toEqual([
-      '**Website**: javascript:alert\\(1\\)',
+      '**Website**: `javascript:alert(1)`',
       '**X**: [@real](https://x.com/real)',
       '**GitHub**: not a handle!',
       '**Discord**: user\\#1',
       '**Description**: Hello \\*\\*world\\*\\*',
-      '**Avatar**: data:image/png;base64,xx',
+      '**Avatar**: `data:image/png;base64,xx`',
     ]);
     expect(embed.thumbnail).toBeUndefined();
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RoleProblem } from '../../src/gating/hierarchy.ts';
-import type { GuildPreview, GuildStatus, MemberReport } from '../../src/gating/service.ts';
+import type { GuildPreview, GuildStatus, MemberReport } from '../../src/gating/types.ts';
 import {
   type GuildNames,
   renderDisabled,
@@ -69,6 +69,7 @@ function link(overrides: Partial<LinkRecord> = {}): LinkRecord {
     lastCheckAt: NOW_MS - 60_000,
     lastCheckOk: true,
     lastResult: humanSet(),
+    releasedAt: null,
     ...overrides,
   };
 }
@@ -98,6 +99,9 @@ function report(overrides: Partial<MemberReport> = {}): MemberReport {
       { roleId: HUMAN, want: true, because: 'isHuman: Gitcoin Passport (alice.eth)' },
       { roleId: SPAM, want: false, because: 'no unexpired isSpam flag (alice.eth)' },
     ],
+    released: [],
+    pendingRemovals: [],
+    blockedRoleIds: [],
     currentRoleIds: [SPAM],
     diff: {
       add: [{ roleId: HUMAN, because: 'isHuman: Gitcoin Passport (alice.eth)' }],
@@ -144,7 +148,12 @@ describe('renderVerifyResult', () => {
 
   it('lists the role changes of a record-proven link by role name', () => {
     const payload = checked(
-      renderVerifyResult({ kind: 'linked', link: link(), diff: report().diff }, 'alice.eth', names, ctx()),
+      renderVerifyResult(
+        { kind: 'linked', link: link(), diff: report().diff, moved: false, blockedRoleIds: [] },
+        'alice.eth',
+        names,
+        ctx(),
+      ),
     );
     const text = visibleText(payload);
     expect(payload.embeds[0]?.title).toBe('Verified');
@@ -155,7 +164,7 @@ describe('renderVerifyResult', () => {
   it('says so when a linked identity changes no role', () => {
     const payload = checked(
       renderVerifyResult(
-        { kind: 'linked', link: link(), diff: { add: [], remove: [] } },
+        { kind: 'linked', link: link(), diff: { add: [], remove: [] }, moved: false, blockedRoleIds: [] },
         'alice.eth',
         names,
         ctx(),
@@ -165,7 +174,14 @@ describe('renderVerifyResult', () => {
   });
 
   it('shows a refusal reason, escaped', () => {
-    const payload = checked(renderVerifyResult({ kind: 'refused', reason: HOSTILE }, HOSTILE, names, ctx()));
+    const payload = checked(
+      renderVerifyResult(
+        { kind: 'refused', refusal: { code: 'not_found', identity: HOSTILE } },
+        HOSTILE,
+        names,
+        ctx(),
+      ),
+    );
     expect(payload.embeds[0]?.title).toBe('❌ Not verified');
     expect(payload.components).toEqual([]);
   });
@@ -282,15 +298,38 @@ describe('setup, rules and disable', () => {
 
 describe('recheck, preview and status', () => {
   it('reports a member re-check with the queued changes, or that nothing changes', () => {
-    const payload = checked(renderMemberRecheck(USER, report().diff, names, ctx()));
+    const payload = checked(renderMemberRecheck(USER, { applied: report().diff, waiting: [] }, names, ctx()));
     expect(visibleText(payload)).toContain('➖ **Spam**');
-    const none = checked(renderMemberRecheck(USER, { add: [], remove: [] }, names, ctx()));
+    const none = checked(
+      renderMemberRecheck(USER, { applied: { add: [], remove: [] }, waiting: [] }, names, ctx()),
+    );
     expect(visibleText(none)).toContain('already match');
+    const waiting = checked(
+      renderMemberRecheck(
+        USER,
+        { applied: { add: [], remove: [] }, waiting: [{ roleId: HUMAN, because: HOSTILE }] },
+        names,
+        ctx(),
+      ),
+    );
+    expect(visibleText(waiting)).toContain('Not removed yet');
+    expect(visibleText(waiting)).not.toContain('already match');
   });
 
   it('reports a server re-check, finished or still running', () => {
     const done = checked(
-      renderGuildRecheck({ kind: 'done', members: 1200, changes: 7, failures: 2, unlinked: 1 }, ctx()),
+      renderGuildRecheck(
+        {
+          kind: 'done',
+          members: 1200,
+          changes: 7,
+          failures: 2,
+          unlinked: 1,
+          pendingRemovals: 0,
+          heldRemovals: 0,
+        },
+        ctx(),
+      ),
     );
     expect(visibleText(done)).toContain('Checked 1,200 linked members');
     expect(visibleText(done)).toContain('Lookups failed for 2 members');
@@ -327,6 +366,8 @@ describe('recheck, preview and status', () => {
       manageRoles: false,
       guildMembersIntent: true,
       problems: [problem],
+      blockedRoleIds: [],
+      heldRemovals: 0,
       lastFullSyncAt: null,
       queueLength: 42,
       linkedMembers: 5,

@@ -14,6 +14,25 @@ const UNSAFE_MASKED_LINK = /(?<!\\)\]\((?!https?:\/\/)/;
 const NESTED_MASKED_LINK = /(?<!\\)\[[^\]]*(?<!\\)\[/;
 
 const CODE_SPAN = /(?<!\\)`[^`\n]+`/g;
+// A masked link `[text](https://host/...)`, and a host-like word in its text (not a web3 name like dwr.eth).
+const MASKED_LINK = /(?<!\\)\[((?:\\.|[^\]\\])*)\]\((https?:\/\/[^)\s]+)\)/g;
+const HOST_WORD = /(?:[\p{L}\p{N}-]+[.\u3002\uff0e\uff61])+(\p{L}{2,63})(?![\p{L}\p{N}-])/gu;
+const WEB3_ENDINGS = new Set(['eth', 'lens', 'sol', 'bit', 'farcaster', 'crypto', 'nft', 'wallet', 'dao']);
+
+/** Every masked link whose text names a host points at that host (`[paypal.com](evil.example)` fails). */
+function expectHonestLinkText(markdown: string, what: string): void {
+  for (const [, text = '', url = ''] of markdown.matchAll(MASKED_LINK)) {
+    const shown = text.replace(/\\(.)/g, '$1');
+    const target = new URL(url).hostname.replace(/^www\./, '');
+    for (const [word, ending = ''] of shown.matchAll(HOST_WORD)) {
+      if (WEB3_ENDINGS.has(ending.toLowerCase())) continue;
+      const named = word.toLowerCase().replace(/[\u3002\uff0e\uff61]/g, '.');
+      expect(named.replace(/^www\./, ''), `${what}: link text "${shown}" names its target's host`).toBe(
+        target,
+      );
+    }
+  }
+}
 
 function expectLength(value: string | undefined, max: number, what: string, min = 0): void {
   if (value === undefined) return;
@@ -38,6 +57,7 @@ function expectSafeText(text: string | undefined, what: string, renderedAsMarkdo
   expect(markdown, `${what} has no live mention`).not.toMatch(LIVE_MENTION);
   expect(markdown, `${what} has no unsafe masked link`).not.toMatch(UNSAFE_MASKED_LINK);
   expect(markdown, `${what} has no nested masked link`).not.toMatch(NESTED_MASKED_LINK);
+  expectHonestLinkText(markdown, what);
   expect(markdown.toLowerCase(), `${what} has no script URL`).not.toMatch(/\]\((javascript|data|vbscript):/);
 }
 

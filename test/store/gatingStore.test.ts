@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { MIGRATIONS } from '../../src/store/migrations.ts';
 import type { GatingStore, GuildSettingsInput, LinkInput, StoreOptions } from '../../src/store/types.ts';
 import type { CredentialSet } from '../../src/web3bio/types.ts';
 import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
@@ -85,7 +86,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       await store.close();
       const again = await open();
       const third = await open();
-      expect(await h.migrationRows()).toBe(1);
+      expect(await h.migrationRows()).toBe(MIGRATIONS.length);
       expect((await again.getGuildSettings(G))?.humanRoleId).toBe('role-human');
       expect(await third.listGuildSettings()).toHaveLength(1);
     });
@@ -93,7 +94,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     it('survive concurrent first starts', async () => {
       await h.fresh();
       const [a, b] = await Promise.all([open(), open()]);
-      expect(await h.migrationRows()).toBe(1);
+      expect(await h.migrationRows()).toBe(MIGRATIONS.length);
       await a?.saveGuildSettings(SETTINGS);
       expect(await b?.getGuildSettings(G)).toBeDefined();
     });
@@ -147,6 +148,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
         lastCheckAt: null,
         lastCheckOk: null,
         lastResult: null,
+        releasedAt: null,
       });
       await store.saveLink({ ...link('u1', 'vitalik.eth', 2_000), proofMethod: 'signature' }, 'signed');
       expect(await store.getUserLinks(G, 'u1')).toEqual([
@@ -262,6 +264,8 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       nonce: 'n-1',
       guildId: G,
       userId: 'u1',
+      userName: 'alice',
+      guildName: 'The Guild',
       identity: 'vitalik.eth',
       address: '0xABCdef',
       expiresAt: 10_000,
@@ -269,11 +273,17 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
 
     it('creates, reads and consumes once', async () => {
       await store.createNonce(NONCE);
-      expect(await store.getNonce('n-1')).toEqual({ ...NONCE, address: '0xabcdef', usedAt: null });
+      expect(await store.getNonce('n-1')).toEqual({
+        ...NONCE,
+        address: '0xabcdef',
+        usedAt: null,
+        failedAttempts: 0,
+      });
       expect(await store.consumeNonce('n-1', 9_999)).toEqual({
         ...NONCE,
         address: '0xabcdef',
         usedAt: 9_999,
+        failedAttempts: 0,
       });
       expect(await store.consumeNonce('n-1', 9_999)).toBeUndefined();
       expect((await store.getNonce('n-1'))?.usedAt).toBe(9_999);
@@ -301,6 +311,24 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       );
       const results = await Promise.all(attempts);
       expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+    });
+
+    it('keeps a Solana signer as written (base58 is case-sensitive)', async () => {
+      const solana = '7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV';
+      await store.createNonce({ ...NONCE, address: solana });
+      expect((await store.getNonce('n-1'))?.address).toBe(solana);
+    });
+
+    it('counts refused signatures and burns the challenge at the limit', async () => {
+      await store.createNonce(NONCE);
+      expect(await store.countFailedAttempt('n-1', 3, 5_000)).toBe(1);
+      expect(await store.countFailedAttempt('n-1', 3, 5_000)).toBe(2);
+      expect((await store.getNonce('n-1'))?.usedAt).toBeNull();
+      expect(await store.countFailedAttempt('n-1', 3, 5_000)).toBe(3);
+      expect((await store.getNonce('n-1'))?.usedAt).toBe(5_000);
+      expect(await store.countFailedAttempt('n-1', 3, 5_000)).toBeUndefined();
+      expect(await store.consumeNonce('n-1', 5_000)).toBeUndefined();
+      expect(await store.countFailedAttempt('missing', 3, 5_000)).toBeUndefined();
     });
 
     it('deletes expired nonces only', async () => {
@@ -369,7 +397,9 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       const queued = await store.enqueueRoleChange(REMOVE);
       expect(queued.outcome).toBe('created');
       expect(await store.claimRoleChanges(G, 10)).toEqual([]);
-      expect(await store.completeRoleChange(inFlight?.id ?? -1, 'done')).toBe(true);
+      expect(await store.completeRoleChange(inFlight?.id ?? -1, inFlight?.claimToken ?? '', 'done')).toBe(
+        true,
+      );
       expect((await store.claimRoleChanges(G, 10)).map((c) => c.op)).toEqual(['remove']);
 
       // Asking again for what is in flight cancels the stale opposite one still waiting.
@@ -384,13 +414,20 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       await store.enqueueRoleChange({ ...ADD, roleId: 'risky' });
       const [add, remove, fail] = await store.claimRoleChanges(G, 10);
       time.t += 7;
-      expect(await store.completeRoleChange(add?.id ?? -1, 'done')).toBe(true);
-      expect(await store.completeRoleChange(remove?.id ?? -1, 'done', 'ok')).toBe(true);
-      expect(await store.completeRoleChange(fail?.id ?? -1, 'failed', '50013 Missing Permissions')).toBe(
+      expect(await store.completeRoleChange(add?.id ?? -1, add?.claimToken ?? '', 'done')).toBe(true);
+      expect(await store.completeRoleChange(remove?.id ?? -1, remove?.claimToken ?? '', 'done', 'ok')).toBe(
         true,
       );
-      expect(await store.completeRoleChange(add?.id ?? -1, 'done')).toBe(false);
-      expect(await store.completeRoleChange(9_999, 'done')).toBe(false);
+      expect(
+        await store.completeRoleChange(
+          fail?.id ?? -1,
+          fail?.claimToken ?? '',
+          'failed',
+          '50013 Missing Permissions',
+        ),
+      ).toBe(true);
+      expect(await store.completeRoleChange(add?.id ?? -1, add?.claimToken ?? '', 'done')).toBe(false);
+      expect(await store.completeRoleChange(9_999, 'token', 'done')).toBe(false);
       expect(await store.pendingRoleChanges()).toBe(0);
 
       const events = await store.listAuditEvents({ guildId: G, userId: 'u1' });
@@ -422,7 +459,8 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       time.t += 1;
       const reclaimed = await restarted.claimRoleChanges(G, 10);
       expect(reclaimed.map((c) => [c.id, c.attempts])).toEqual(crashed.map((c) => [c.id, 2]));
-      for (const c of reclaimed) expect(await restarted.completeRoleChange(c.id, 'done')).toBe(true);
+      for (const c of reclaimed)
+        expect(await restarted.completeRoleChange(c.id, c.claimToken ?? '', 'done')).toBe(true);
       expect(await restarted.claimRoleChanges(G, 10)).toEqual([]);
       expect(await restarted.listAuditEvents({ guildId: G })).toHaveLength(2);
     });
@@ -441,14 +479,112 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(new Set(ids).size).toBe(20);
     });
 
+    it('completes, renews and defers only under the claim that holds it', async () => {
+      store = await open({ leaseMs: 1_000 });
+      await store.enqueueRoleChange(ADD);
+      const [stale] = await store.claimRoleChanges(G, 1);
+      time.t += 1_000;
+      const [current] = await store.claimRoleChanges(G, 1);
+      expect(current?.id).toBe(stale?.id);
+      expect(current?.claimToken).not.toBe(stale?.claimToken);
+      // The worker whose lease lapsed can no longer touch the change.
+      expect(await store.renewRoleChange(stale?.id ?? -1, stale?.claimToken ?? '')).toBe(false);
+      expect(await store.completeRoleChange(stale?.id ?? -1, stale?.claimToken ?? '', 'done')).toBe(false);
+      expect(await store.deferRoleChange(stale?.id ?? -1, stale?.claimToken ?? '', time.t)).toBe(false);
+      // The holder renews its lease: nobody can claim it meanwhile.
+      time.t += 900;
+      expect(await store.renewRoleChange(current?.id ?? -1, current?.claimToken ?? '')).toBe(true);
+      time.t += 900;
+      expect(await store.claimRoleChanges(G, 1)).toEqual([]);
+      expect(await store.completeRoleChange(current?.id ?? -1, current?.claimToken ?? '', 'done')).toBe(true);
+    });
+
+    it('defers a change without counting an attempt, and a newer pending change supersedes it', async () => {
+      await store.enqueueRoleChange(ADD);
+      const [claimed] = await store.claimRoleChanges(G, 1);
+      expect(await store.deferRoleChange(claimed?.id ?? -1, claimed?.claimToken ?? '', time.t + 500)).toBe(
+        true,
+      );
+      expect(await store.claimRoleChanges(G, 1)).toEqual([]);
+      expect(await store.pendingRoleChanges(G)).toBe(1);
+      time.t += 500;
+      const [again] = await store.claimRoleChanges(G, 1);
+      expect(again).toMatchObject({ id: claimed?.id, attempts: 1 });
+
+      await store.enqueueRoleChange(REMOVE);
+      expect(await store.deferRoleChange(again?.id ?? -1, again?.claimToken ?? '', time.t)).toBe(true);
+      const rest = await store.claimRoleChanges(G, 10);
+      expect(rest.map((c) => c.op)).toEqual(['remove']);
+    });
+
     it('prunes finished changes only', async () => {
       await store.enqueueRoleChange(ADD);
       await store.enqueueRoleChange({ ...ADD, userId: 'u2' });
       const [done] = await store.claimRoleChanges(G, 1);
-      await store.completeRoleChange(done?.id ?? -1, 'done');
+      await store.completeRoleChange(done?.id ?? -1, done?.claimToken ?? '', 'done');
       expect(await store.deleteFinishedRoleChanges(time.t)).toBe(0);
       expect(await store.deleteFinishedRoleChanges(time.t + 1)).toBe(1);
       expect(await store.pendingRoleChanges(G)).toBe(1);
+    });
+  });
+
+  describe('released links, address links and pending losses', () => {
+    it('releases an active link once, keeps it listed, and a new proof makes it active again', async () => {
+      await store.saveLink(link('u1', 'flagged.eth'), 'proof');
+      expect(await store.releaseLink({ guildId: G, userId: 'u1', identity: 'flagged.eth' }, 'unverify')).toBe(
+        true,
+      );
+      expect(await store.releaseLink({ guildId: G, userId: 'u1', identity: 'flagged.eth' }, 'again')).toBe(
+        false,
+      );
+      const [released] = await store.getUserLinks(G, 'u1');
+      expect(released?.releasedAt).toBe(time.t);
+      expect(await store.countLinkedUsers(G)).toBe(0);
+      expect((await store.listLinks(G)).map((l) => l.identity)).toEqual(['flagged.eth']);
+      const events = await store.listAuditEvents({ guildId: G, userId: 'u1' });
+      expect(events[0]).toMatchObject({ kind: 'unlinked', reason: 'unverify' });
+      await store.saveLink(link('u1', 'flagged.eth'), 'proof again');
+      expect((await store.getUserLinks(G, 'u1'))[0]?.releasedAt).toBeNull();
+    });
+
+    it('finds links by address and a user’s links in every guild', async () => {
+      await store.saveLink({ ...link('u1', 'a.eth'), address: '0xaaa' }, 'p');
+      await store.saveLink({ ...link('u2', 'sub.a.eth'), address: '0xaaa' }, 'p');
+      await store.saveLink({ ...link('u2', 'b.eth'), address: '0xbbb' }, 'p');
+      await store.saveLink({ ...link('u1', 'c.eth'), guildId: 'guild-2' }, 'p');
+      expect((await store.getAddressLinks(G, '0xaaa')).map((l) => l.userId)).toEqual(['u1', 'u2']);
+      expect((await store.getLinksOfUser('u1')).map((l) => [l.guildId, l.identity])).toEqual([
+        [G, 'a.eth'],
+        ['guild-2', 'c.eth'],
+      ]);
+    });
+
+    it('keeps the first sighting of a loss, holds and clears it', async () => {
+      const loss = { guildId: G, userId: 'u1', subject: 'role:human', reason: 'no isHuman' };
+      expect(await store.notePendingLoss({ ...loss, firstSeenAt: 100 })).toMatchObject({
+        firstSeenAt: 100,
+        heldAt: null,
+      });
+      expect(await store.notePendingLoss({ ...loss, firstSeenAt: 900, reason: 'later' })).toMatchObject({
+        firstSeenAt: 100,
+        reason: 'later',
+      });
+      await store.notePendingLoss({ ...loss, userId: 'u2', firstSeenAt: 200 });
+      await store.holdPendingLosses(G, [{ userId: 'u2', subject: 'role:human' }], 300);
+      expect((await store.listPendingLosses(G)).map((l) => [l.userId, l.heldAt])).toEqual([
+        ['u1', null],
+        ['u2', 300],
+      ]);
+      expect(await store.clearPendingLoss(G, 'u1', 'role:human')).toBe(true);
+      expect(await store.clearPendingLoss(G, 'u1', 'role:human')).toBe(false);
+      expect((await store.listPendingLosses(G, 'u2')).map((l) => l.subject)).toEqual(['role:human']);
+    });
+
+    it('prunes audit events older than the retention', async () => {
+      await store.addAuditEvent({ guildId: G, kind: 'linked', reason: 'old', createdAt: 100 });
+      await store.addAuditEvent({ guildId: G, kind: 'linked', reason: 'new', createdAt: 200 });
+      expect(await store.deleteAuditEvents(200)).toBe(1);
+      expect((await store.listAuditEvents({ guildId: G })).map((e) => e.reason)).toEqual(['new']);
     });
   });
 });

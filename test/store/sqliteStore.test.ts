@@ -63,6 +63,8 @@ describe('openSqliteStore', () => {
       nonce: 'n',
       guildId: 'g',
       userId: 'u',
+      userName: null,
+      guildName: null,
       identity: 'a.eth',
       address: '0xa',
       expiresAt: 9,

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createLookupCache } from '../../src/cache/lookupCache.ts';
 import { MemoryStore } from '../../src/cache/memoryStore.ts';
+import { renderError } from '../../src/render/errors.ts';
 import {
   createClientCacheOptions,
   DEFAULT_USER_AGENT,
@@ -21,6 +22,8 @@ import {
   type Web3BioError,
 } from '../../src/web3bio/errors.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+
+const RENDER_CTX = { locale: 'en-US', nowSec: 1_780_000_000, ipfsGateway: 'https://ipfs.io' };
 
 const FULL_KEY = 'k-full-0123456789';
 const BASIC_KEY = 'k-basic-0123456789';
@@ -185,7 +188,7 @@ describe.each(['live', 'spec'] as const)('every endpoint against the stand-in (%
       error.message,
       JSON.stringify(error),
       JSON.stringify(error.toLog()),
-      error.userMessage,
+      JSON.stringify(renderError(error, RENDER_CTX)),
     ]) {
       expect(text).not.toContain(secret);
     }

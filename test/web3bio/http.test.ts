@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { renderError } from '../../src/render/errors.ts';
 import {
   InvalidIdentityError,
   NetworkError,
@@ -14,11 +15,13 @@ import {
 import {
   MAX_BODY_BYTES,
   parseRetryAfter,
-  safeUrl,
+  redactUrl,
   type TransportOptions,
   Web3BioTransport,
 } from '../../src/web3bio/http.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+
+const RENDER_CTX = { locale: 'en-US', nowSec: 1_780_000_000, ipfsGateway: 'https://ipfs.io' };
 
 const KEY = 'k-full';
 const FAST_RETRY = { retries: 2, baseDelayMs: 1, maxDelayMs: 5 };
@@ -111,7 +114,6 @@ describe('requests', () => {
 
 describe('status mapping', () => {
   it.each([
-    [404, NotFoundError],
     [400, InvalidIdentityError],
     [401, UnauthorizedError],
     [403, UnauthorizedError],
@@ -121,6 +123,40 @@ describe('status mapping', () => {
     const error = await rejection(transport().get('/profile/vitalik.eth', { identity: 'vitalik.eth' }));
     expect(error).toBeInstanceOf(type);
     expect(fake.requests).toHaveLength(1);
+  });
+
+  it.each([
+    ['Not Found', 404],
+    ['Invalid Identity or Domain', 404],
+    ['Does Not Exist', 404],
+    ['Invalid Resolved Address', 404],
+    ['  not found ', 500],
+    ['Not Found', 200],
+  ])('reads the not-found text %j (status %i) as not found, not retried', async (text, status) => {
+    fake.addFault({ action: { kind: 'status', status, body: { identity: 'x.eth', error: text } } });
+    const error = await rejection(transport().get('/credential/x.eth', { identity: 'x.eth' }));
+    expect(error).toBeInstanceOf(NotFoundError);
+    expect(fake.requests).toHaveLength(1);
+  });
+
+  it.each([
+    ['Network Error', 500],
+    ['Unknown Error Occurred', 404],
+    ['HTTP 502: Bad Gateway', 404],
+    ['HTTP 404: Not Found', 404],
+    ['Network Error', 200],
+    ['something new', 404],
+  ])('reads %j (status %i) as an upstream failure and retries it', async (text, status) => {
+    fake.addFault({ action: { kind: 'status', status, body: { identity: 'x.eth', error: text } } });
+    const error = await rejection(transport().get('/credential/x.eth', { identity: 'x.eth' }));
+    expect(error).toBeInstanceOf(UpstreamError);
+    expect(fake.requests).toHaveLength(FAST_RETRY.retries + 1);
+  });
+
+  it('a 404 without an error text is a failure, not "gone"', async () => {
+    fake.addFault({ action: { kind: 'status', status: 404, body: '<html>proxy</html>' } });
+    const error = await rejection(transport().get('/credential/x.eth', { identity: 'x.eth' }));
+    expect(error).toBeInstanceOf(UpstreamError);
   });
 
   it('maps a real 404 with the identity and the upstream body', async () => {
@@ -451,7 +487,7 @@ describe('the API key never leaks', () => {
           e.stack ?? '',
           JSON.stringify(e),
           JSON.stringify(e.toLog()),
-          e.userMessage,
+          JSON.stringify(renderError(e, RENDER_CTX)),
         ]) {
           expect(text).not.toContain(SECRET);
         }
@@ -494,8 +530,10 @@ describe('helpers', () => {
     expect(parseRetryAfter(value, Date.UTC(2030, 0, 1))).toBe(ms);
   });
 
-  it('safeUrl drops credentials, query and fragment', () => {
-    expect(safeUrl('https://user:secret@api.example.com/base/?key=1#x')).toBe('https://api.example.com/base');
-    expect(safeUrl('not a url')).toBe('(invalid base URL)');
+  it('redactUrl drops credentials, query and fragment', () => {
+    expect(redactUrl('https://user:secret@api.example.com/base/?key=1#x')).toBe(
+      'https://api.example.com/base',
+    );
+    expect(redactUrl('not a url')).toBe('(invalid base URL)');
   });
 });

@@ -273,6 +273,25 @@ function withCommand(
 
 const COMMAND_NAME = /^[-_'\p{L}\p{N}\p{sc=Deva}\p{sc=Thai}]{1,32}$/u;
 
+/** Fields only global commands take (discord-api-types omits them from the guild routes' bodies). */
+const GLOBAL_ONLY_FIELDS = ['contexts', 'integration_types', 'dm_permission'] as const;
+
+/** A guild command with a global-only field: refused, as discord-api-types' guild body types refuse it. */
+function guildRouteProblems(
+  body: Record<string, unknown>,
+  path: (string | number)[],
+  guildId: string | null,
+) {
+  if (guildId === null) return [];
+  return GLOBAL_ONLY_FIELDS.filter((field) => body[field] !== undefined).map(
+    (field): FieldError => ({
+      path: [...path, field],
+      code: 'GUILD_COMMAND_GLOBAL_ONLY_FIELD',
+      message: `${field} is only valid for global commands`,
+    }),
+  );
+}
+
 /** Light checks of a command definition, with Discord's 50035 shape. */
 function commandProblems(body: Record<string, unknown>, path: (string | number)[]): FieldError[] {
   const problems: FieldError[] = [];
@@ -359,7 +378,10 @@ function overwriteCommands(
       { path: [], code: 'ARRAY_TYPE_CONVERT', message: 'Only iterables may be used in a ListType' },
     ]);
   const entries = body.map((raw) => asRecord(raw) ?? {});
-  const problems = entries.flatMap((entry, index) => commandProblems(entry, [index]));
+  const problems = entries.flatMap((entry, index) => [
+    ...commandProblems(entry, [index]),
+    ...guildRouteProblems(entry, [index], guildId),
+  ]);
   if (problems.length > 0) return invalidFormBody(problems);
   const next = entries.map((entry) =>
     toCommand(ctx, entry, guildId, list.find((c) => sameCommand(c, entry))?.id ?? nextSnowflake()),
@@ -375,7 +397,7 @@ function upsertCommand(
   guildId: string | null,
 ): Answer {
   const entry = asRecord(body) ?? {};
-  const problems = commandProblems(entry, []);
+  const problems = [...commandProblems(entry, []), ...guildRouteProblems(entry, [], guildId)];
   if (problems.length > 0) return invalidFormBody(problems);
   const index = list.findIndex((c) => sameCommand(c, entry));
   const command = toCommand(ctx, entry, guildId, list[index]?.id ?? nextSnowflake());
@@ -390,8 +412,12 @@ function patchCommand(
   command: APIApplicationCommand,
   body: unknown,
 ): Answer {
-  const merged = { ...command, ...(asRecord(body) ?? {}) };
-  const problems = commandProblems(merged, []);
+  const patch = asRecord(body) ?? {};
+  const merged = { ...command, ...patch };
+  const problems = [
+    ...commandProblems(merged, []),
+    ...guildRouteProblems(patch, [], command.guild_id ?? null),
+  ];
   if (problems.length > 0) return invalidFormBody(problems);
   const next = toCommand(ctx, merged, command.guild_id ?? null, command.id);
   list.splice(list.indexOf(command), 1, next);

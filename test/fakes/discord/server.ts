@@ -157,6 +157,8 @@ export interface FakeDiscord {
   ): Promise<RecordedRestRequest>;
   /** Makes the next matching REST request(s) fail with this answer. */
   addFault(fault: FaultRule): void;
+  /** Drops every fault rule not used up yet. */
+  clearFaults(): void;
   /** Per-guild limit on member role edits: beyond `perSecond`, 429 with retry_after and X-RateLimit-* headers. */
   limitRoleEdits(guildId: string, perSecond: number | null): void;
   /** Closes the gateway sockets with `code` (default 4000: the client resumes). 1006 drops them without a frame. */
@@ -489,6 +491,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         };
         requestWaiters.add(waiter);
       });
+    },
+    clearFaults() {
+      faults.length = 0;
     },
     addFault(fault) {
       faults.push({ ...fault, left: fault.times ?? 1 });

@@ -1,27 +1,16 @@
-import type { APIEmbed } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
 import {
-  clampEmbed,
-  clampMessage,
   cleanText,
   discordTime,
-  embedLength,
   escapeLine,
   escapeText,
   inlineCode,
   maskedLink,
   safeUrl,
   truncate,
-} from '../../src/render/safe.ts';
-import type { MessagePayload } from '../../src/render/types.ts';
-import { HOSTILE } from './fixtures.ts';
-import { assertWithinDiscordLimits } from './limits.ts';
+} from '../../src/text/safety.ts';
 
 const GATEWAY = 'https://ipfs.io';
-
-function payload(overrides: Partial<MessagePayload>): MessagePayload {
-  return { embeds: [], components: [], allowed_mentions: { parse: [] }, ...overrides };
-}
 
 describe('escapeText', () => {
   it('escapes every markdown character', () => {
@@ -88,6 +77,30 @@ describe('escapeLine, cleanText, inlineCode, maskedLink', () => {
     expect(maskedLink('name', null)).toBe('name');
     expect(maskedLink('https://other.example', 'https://x.example/')).toBe('<https://x.example/>');
     expect(maskedLink('', 'https://x.example/')).toBe('<https://x.example/>');
+  });
+  it('maskedLink text that names a host must be the link’s own host, else the real host shows', () => {
+    expect(maskedLink('paypal.com/signin', 'https://evil.example/x')).toBe(
+      '[evil.example](https://evil.example/x)',
+    );
+    expect(maskedLink('Log in at PayPal.com', 'https://evil.example/')).toBe(
+      '[evil.example](https://evil.example/)',
+    );
+    expect(maskedLink('paypal\u3002com', 'https://evil.example/')).toBe(
+      '[evil.example](https://evil.example/)',
+    );
+    // A look-alike label (Cyrillic а) for a look-alike host: the host shows as Discord's link does, punycode.
+    expect(maskedLink('pаypal.com', 'https://xn--pypal-4ve.com/')).toBe(
+      '[xn\\-\\-pypal\\-4ve.com](https://xn--pypal-4ve.com/)',
+    );
+    expect(maskedLink('pаypal.com', 'https://paypal.com/')).toBe('[paypal.com](https://paypal.com/)');
+    expect(maskedLink('vitalik.ca', 'https://vitalik.ca/')).toBe('[vitalik.ca](https://vitalik.ca/)');
+    expect(maskedLink('Vitalik.CA/blog', 'https://www.vitalik.ca/blog')).toBe(
+      '[Vitalik.CA/blog](https://www.vitalik.ca/blog)',
+    );
+    expect(maskedLink('vitalik.eth', 'https://warpcast.com/vitalik.eth')).toBe(
+      '[vitalik.eth](https://warpcast.com/vitalik.eth)',
+    );
+    expect(maskedLink('v1.5 notes', 'https://x.example/')).toBe('[v1.5 notes](https://x.example/)');
   });
 });
 
@@ -174,131 +187,5 @@ describe('discordTime', () => {
     expect(discordTime(123, 'R')).toBe('<t:123:R>');
     expect(discordTime(123.9, 'F')).toBe('<t:123:F>');
     expect(discordTime(Number.NaN, 'R')).toBe('unknown');
-  });
-});
-
-describe('clampEmbed', () => {
-  it('enforces every text limit and 25 fields', () => {
-    const embed = clampEmbed({
-      title: 't'.repeat(300),
-      description: 'd'.repeat(5000),
-      fields: Array.from({ length: 30 }, () => ({ name: 'n'.repeat(300), value: 'v'.repeat(2000) })),
-      footer: { text: 'f'.repeat(3000) },
-      author: { name: 'a'.repeat(300) },
-    });
-    expect(embed.title).toHaveLength(256);
-    expect(embed.description).toHaveLength(4096);
-    expect(embed.fields).toHaveLength(25);
-    expect(embed.fields?.[0]?.name).toHaveLength(256);
-    expect(embed.fields?.[0]?.value).toHaveLength(1024);
-    expect(embed.footer?.text).toHaveLength(2048);
-    expect(embed.author?.name).toHaveLength(256);
-    expect(embed.title?.endsWith('…')).toBe(true);
-  });
-  it('fills empty field texts and drops empty parts', () => {
-    const embed = clampEmbed({
-      title: '',
-      description: '',
-      fields: [{ name: '', value: '' }],
-      footer: { text: '' },
-      author: { name: '' },
-      color: 0x1000000,
-      url: `https://x.example/${'a'.repeat(3000)}`,
-    });
-    expect(embed).toEqual({ fields: [{ name: '\u200b', value: '\u200b' }] });
-  });
-});
-
-describe('clampMessage', () => {
-  it('keeps at most 10 embeds and forces allowed_mentions', () => {
-    const out = clampMessage({
-      embeds: Array.from({ length: 12 }, (_, i) => ({ title: `e${i}` })),
-      components: [],
-      allowed_mentions: { parse: ['everyone' as never] },
-    });
-    expect(out.embeds).toHaveLength(10);
-    expect(out.allowed_mentions).toEqual({ parse: [] });
-  });
-  it('trims trailing fields first to fit 6000 characters', () => {
-    const fields = Array.from({ length: 10 }, (_, i) => ({ name: `f${i}`, value: 'v'.repeat(1000) }));
-    const out = clampMessage(payload({ embeds: [{ description: 'd'.repeat(2000), fields }] }));
-    const embed = out.embeds[0] as APIEmbed;
-    expect(embed.description).toHaveLength(2000);
-    expect(embed.fields?.map((f) => f.name)).toEqual(['f0', 'f1', 'f2']);
-    expect(embedLength(embed)).toBeLessThanOrEqual(6000);
-    assertWithinDiscordLimits(out);
-  });
-  it('then cuts descriptions across several embeds', () => {
-    const embeds = Array.from({ length: 3 }, () => ({ title: 'x', description: 'd'.repeat(4096) }));
-    const out = clampMessage(payload({ embeds }));
-    expect(out.embeds).toHaveLength(3);
-    expect(out.embeds[0]?.description).toHaveLength(4096);
-    expect(out.embeds.reduce((sum, e) => sum + embedLength(e), 0)).toBe(6000);
-    assertWithinDiscordLimits(out);
-  });
-  it('fits even when titles and footers alone are too long', () => {
-    const embeds = Array.from({ length: 10 }, () => ({
-      title: 't'.repeat(256),
-      footer: { text: 'f'.repeat(2048) },
-      author: { name: 'a'.repeat(256) },
-    }));
-    assertWithinDiscordLimits(clampMessage(payload({ embeds })));
-  });
-  it('clamps components: rows, options, labels, custom ids, defaults', () => {
-    const select = {
-      type: 3 as const,
-      custom_id: 's'.repeat(150),
-      placeholder: 'p'.repeat(200),
-      options: Array.from({ length: 30 }, (_, i) => ({
-        label: `${i}`.repeat(150),
-        value: `${i}`,
-        description: 'd'.repeat(150),
-        default: true,
-      })),
-    };
-    const button = {
-      type: 2 as const,
-      style: 2 as const,
-      label: 'b'.repeat(120),
-      custom_id: 'c'.repeat(120),
-    };
-    const rows = Array.from({ length: 7 }, (_, i) =>
-      i === 0
-        ? { type: 1 as const, components: [select] }
-        : {
-            type: 1 as const,
-            components: Array.from({ length: 7 }, (_, j) => ({ ...button, custom_id: `${i}-${j}` })),
-          },
-    );
-    const out = clampMessage(payload({ components: rows }));
-    expect(out.components).toHaveLength(5);
-    const first = out.components[0]?.components[0];
-    expect(first?.type).toBe(3);
-    if (first?.type === 3) {
-      expect(first.options).toHaveLength(25);
-      expect(first.custom_id).toHaveLength(100);
-      expect(first.options.filter((o) => o.default)).toHaveLength(1);
-    }
-    expect(out.components[1]?.components).toHaveLength(5);
-    assertWithinDiscordLimits(out);
-  });
-  it('drops selects without options and empty rows, and truncates content', () => {
-    const out = clampMessage(
-      payload({
-        content: 'c'.repeat(2500),
-        components: [
-          { type: 1, components: [{ type: 3, custom_id: 'x', options: [] }] },
-          { type: 1, components: [] },
-        ],
-      }),
-    );
-    expect(out.components).toEqual([]);
-    expect(out.content).toHaveLength(2000);
-  });
-  it('keeps hostile text safe when escaped', () => {
-    const text = escapeText(HOSTILE);
-    assertWithinDiscordLimits(
-      clampMessage(payload({ content: text, embeds: [{ title: escapeLine(HOSTILE), description: text }] })),
-    );
   });
 });

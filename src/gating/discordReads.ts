@@ -1,0 +1,132 @@
+/**
+ * The gating module's reads of Discord through discord.js: guilds and members (cache first, then one
+ * request), the member list for a guild walk, the role facts the hierarchy checks need, and the Discord
+ * error codes gating acts on.
+ */
+import {
+  type Client,
+  DiscordAPIError,
+  GatewayIntentBits,
+  type Guild,
+  type GuildMember,
+  PermissionFlagsBits,
+} from 'discord.js';
+import type { Logger } from '../log.ts';
+import { type InvokerRights, type RoleInfo, type RoleProblem, roleProblems } from './hierarchy.ts';
+
+/** @see https://discord.com/developers/docs/topics/opcodes-and-status-codes#json-json-error-codes */
+export const DISCORD_ERROR = {
+  unknownMember: 10_007,
+  unknownRole: 10_011,
+  unknownAccess: 50_001,
+  missingPermissions: 50_013,
+} as const;
+
+/** The Discord JSON error code of a REST error, or null. */
+export function discordErrorCode(error: unknown): number | null {
+  return error instanceof DiscordAPIError ? Number(error.code) : null;
+}
+
+/** The guild from the gateway cache, else one request; null when the bot is not in it. */
+export async function guildOf(discord: Client, guildId: string): Promise<Guild | null> {
+  const cached = discord.guilds.cache.get(guildId);
+  if (cached) return cached;
+  try {
+    return await discord.guilds.fetch(guildId);
+  } catch {
+    return null;
+  }
+}
+
+/** The member from the cache, else one request; null when they are not in the guild. */
+export async function memberOf(guild: Guild, userId: string): Promise<GuildMember | null> {
+  const cached = guild.members.cache.get(userId);
+  if (cached) return cached;
+  try {
+    return await guild.members.fetch(userId);
+  } catch (error) {
+    if (
+      error instanceof DiscordAPIError &&
+      (error.status === 404 || Number(error.code) === DISCORD_ERROR.unknownMember)
+    )
+      return null;
+    throw error;
+  }
+}
+
+/** Whether the client asked for the GuildMembers intent (member lists, joins, member updates). */
+export function hasMembersIntent(discord: Client): boolean {
+  return discord.options.intents.has(GatewayIntentBits.GuildMembers);
+}
+
+/**
+ * Fill the member cache with one gateway request, so each member's roles come from the cache (no request
+ * per member). False without the GuildMembers intent (Discord would never answer) or on a failure.
+ */
+export async function loadMembers(discord: Client, guild: Guild, logger: Logger): Promise<boolean> {
+  if (!hasMembersIntent(discord)) return false;
+  try {
+    await guild.members.fetch({ time: 30_000 });
+    return true;
+  } catch (error) {
+    logger.warn(
+      { err: error, guildId: guild.id },
+      'could not fetch the member list; fetching members one by one',
+    );
+    return false;
+  }
+}
+
+/** Whether the bot holds Manage Roles in the guild. */
+export function botCanManageRoles(guild: Guild): boolean {
+  return guild.members.me?.permissions.has(PermissionFlagsBits.ManageRoles) ?? false;
+}
+
+/** What a member may hand out by hand: owners and administrators anything, others below their highest role. */
+export function invokerRights(guild: Guild, member: GuildMember | null): InvokerRights {
+  if (!member) return { bypass: false, highestPosition: 0 };
+  const bypass = guild.ownerId === member.id || member.permissions.has(PermissionFlagsBits.Administrator);
+  return { bypass, highestPosition: member.roles.highest.position };
+}
+
+/**
+ * Every reason the bot could not (or must not) assign each of `roleIds`, from the gateway cache, so a
+ * doomed edit costs no request. With `invoker`, also what that member could not hand out by hand.
+ */
+export function guildRoleProblems(
+  guild: Guild,
+  roleIds: readonly string[],
+  invoker?: InvokerRights,
+): RoleProblem[] {
+  const me = guild.members.me;
+  const roles = new Map<string, RoleInfo>();
+  for (const id of roleIds) {
+    const role = guild.roles.cache.get(id);
+    if (role) {
+      roles.set(id, {
+        id: role.id,
+        name: role.name,
+        position: role.position,
+        managed: role.managed,
+        permissions: role.permissions.bitfield,
+      });
+    }
+  }
+  return roleProblems({
+    guildId: guild.id,
+    roleIds: [...roleIds],
+    roles,
+    botHighestPosition: me?.roles.highest.position ?? 0,
+    botCanManageRoles: botCanManageRoles(guild),
+    ...(invoker ? { invoker } : {}),
+  });
+}
+
+/** Members of the guild holding the role, from the cache (complete after `loadMembers`). */
+export function roleHolderCount(guild: Guild, roleId: string): number {
+  return guild.roles.cache.get(roleId)?.members.size ?? 0;
+}
+
+export function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}

@@ -1,0 +1,343 @@
+/**
+ * Evaluation of one member: reads each proven identity's record and credentials from Web3.bio, tells a
+ * real answer from a failure or a sudden "not found", and applies the guild's rules. It reads and
+ * reports; it never changes a link or a role (the service decides what to apply, and when).
+ */
+import type { Logger } from '../log.ts';
+import type { GatingStore, GuildSettings, LinkKey, LinkRecord } from '../store/types.ts';
+import type { Web3BioClient } from '../web3bio/client.ts';
+import { NotFoundError } from '../web3bio/errors.ts';
+import {
+  EVM_ADDRESS,
+  KIND_PROFILE_SEGMENT,
+  type ParsedIdentity,
+  parseBatchId,
+  parseIdentity,
+  SOLANA_ADDRESS,
+  TEXT_RECORD_KINDS,
+} from '../web3bio/identity.ts';
+import type { CredentialSet, DomainInfo, Fetched, Profile } from '../web3bio/types.ts';
+import { recordNamesDiscordUser } from './recordProof.ts';
+import {
+  carriesFlag,
+  diffRoles,
+  evaluateRules,
+  type GatingRules,
+  type IdentityEvidence,
+  type RoleDecision,
+  type RoleDiff,
+} from './rules.ts';
+
+const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
+
+export interface MemberState {
+  userId: string;
+  /** null when the member is not in the guild (then records cannot be compared). */
+  username: string | null;
+  roleIds: ReadonlySet<string>;
+}
+
+/** What a batch said about a record link's identity. */
+export type BatchedRecord = { kind: 'profile'; profile: Profile } | { kind: 'dropped' } | { kind: 'failed' };
+
+export interface EvaluateOptions {
+  settings: GuildSettings;
+  fresh: boolean;
+  /** Read only: no check recorded. */
+  dryRun: boolean;
+  checkRecords: boolean;
+  batch?: Promise<Map<string, BatchedRecord>>;
+}
+
+/** A record link whose record, read just now, does not name the member. */
+export interface RecordGone {
+  link: LinkRecord;
+  reason: string;
+  /** A real answer without the name (not a sudden "not found"). */
+  confirmable: boolean;
+}
+
+export interface Evaluation {
+  /** Links that prove something (not released). */
+  links: LinkRecord[];
+  /** Unlinked identities still re-checked because they carried a flag. */
+  released: LinkRecord[];
+  evidence: IdentityEvidence[];
+  decisions: RoleDecision[];
+  diff: RoleDiff;
+  recordsGone: RecordGone[];
+  /** Record links whose record, read just now, still names the member. */
+  recordsNaming: Set<string>;
+  /** Released identities whose real answer shows no flag any more. */
+  clearedHolds: LinkRecord[];
+  /** Released identities still flagged. */
+  stillFlagged: Set<string>;
+  /** A credential lookup failed, so some decisions are "keep as is". */
+  failed: boolean;
+  /** Every answer behind a loss is a real one: none is a sudden "not found" for a known identity. */
+  confirmable: boolean;
+}
+
+export interface RecordRead {
+  profiles: Profile[];
+  domain: DomainInfo | null;
+  /** A lookup failed (other than "not found"): absence proves nothing. */
+  failed: boolean;
+}
+
+type Seen = 'answer' | 'not_found' | 'failed';
+
+export interface EvaluatorOptions {
+  web3bio: Web3BioClient;
+  store: Pick<GatingStore, 'recordLinkCheck'>;
+  logger: Logger;
+  now: () => number;
+}
+
+/** Reads and rules for one member at a time. */
+export class Evaluator {
+  readonly #web3bio: Web3BioClient;
+  readonly #store: Pick<GatingStore, 'recordLinkCheck'>;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+
+  constructor(options: EvaluatorOptions) {
+    this.#web3bio = options.web3bio;
+    this.#store = options.store;
+    this.#logger = options.logger;
+    this.#now = options.now;
+  }
+
+  /** The identity's own profile (and ENS-style text records), as evidence for a record proof. */
+  async readRecord(parsed: ParsedIdentity, fresh: boolean): Promise<RecordRead> {
+    const segment = KIND_PROFILE_SEGMENT[parsed.kind];
+    const [profile, domain] = await Promise.all([
+      segment ? lookupOutcome(this.#web3bio.getPlatformProfile(segment, parsed.identity, { fresh })) : null,
+      TEXT_RECORD_KINDS.has(parsed.kind)
+        ? lookupOutcome(this.#web3bio.getDomain(parsed.identity, { fresh }))
+        : null,
+    ]);
+    return {
+      profiles: profile?.kind === 'ok' ? [profile.data] : [],
+      domain: domain?.kind === 'ok' ? domain.data : null,
+      failed: profile?.kind === 'failed' || domain?.kind === 'failed',
+    };
+  }
+
+  async evaluate(member: MemberState, links: LinkRecord[], o: EvaluateOptions): Promise<Evaluation> {
+    const active = links.filter((l) => l.releasedAt === null);
+    const released = links.filter((l) => l.releasedAt !== null);
+    const recordsGone: RecordGone[] = [];
+    const recordsNaming = new Set<string>();
+    if (o.checkRecords) {
+      await Promise.all(
+        active.map(async (link) => {
+          if (link.proofMethod !== 'record') return;
+          const verdict = await this.#recordVerdict(link, member.username, o);
+          if (verdict === 'names') recordsNaming.add(link.identity);
+          else if (verdict !== 'unknown') recordsGone.push(verdict);
+        }),
+      );
+    }
+    const reads = await Promise.all([
+      ...active.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
+      ...released.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
+    ]);
+    const nowSec = Math.floor(this.#now() / 1000);
+    // A released identity proves nothing: only its flags count.
+    const evidence = reads.map((read, i) =>
+      i < active.length || read.evidence.credentials === null
+        ? read.evidence
+        : { ...read.evidence, credentials: { ...read.evidence.credentials, isHuman: [] } },
+    );
+    const rules = rulesOf(o.settings);
+    let decisions = evaluateRules(rules, evidence, nowSec);
+    if (evidence.length === 0) decisions = keepFlags(decisions, rules);
+    const clearedHolds: LinkRecord[] = [];
+    const stillFlagged = new Set<string>();
+    released.forEach((link, i) => {
+      const read = reads[active.length + i];
+      const credentials = read?.evidence.credentials ?? null;
+      if (credentials === null) return;
+      if (carriesFlag(credentials, nowSec)) stillFlagged.add(link.identity);
+      // A "not found" for an identity never seen with credentials is an answer too.
+      else if (read?.seen === 'answer' || (read?.seen === 'not_found' && !read.knownBefore)) {
+        clearedHolds.push(link);
+      }
+    });
+    return {
+      links: active,
+      released,
+      evidence,
+      decisions,
+      diff: diffRoles(decisions, member.roleIds),
+      recordsGone,
+      recordsNaming,
+      clearedHolds,
+      stillFlagged,
+      failed: evidence.some((e) => e.credentials === null),
+      confirmable: reads.every((r) => r.seen !== 'not_found' || !r.knownBefore),
+    };
+  }
+
+  /** Credentials of every identity, for a report when the guild has no rules. */
+  async evidenceOf(links: LinkRecord[], fresh: boolean): Promise<IdentityEvidence[]> {
+    return Promise.all(links.map(async (l) => (await this.#credentialsOf(l, fresh, true)).evidence));
+  }
+
+  /**
+   * Every record link's identity of a page, in batched lookups (30 identities each): a profile that still
+   * names the member needs no lookup of its own.
+   */
+  async batchRecords(links: LinkRecord[], fresh: boolean): Promise<Map<string, BatchedRecord>> {
+    const identityById = new Map<string, string>();
+    for (const link of links) {
+      if (link.proofMethod !== 'record' || link.releasedAt !== null) continue;
+      try {
+        identityById.set(parseBatchId(link.identity).id, link.identity);
+      } catch {
+        // Platforms the batch route does not take are checked one by one.
+      }
+    }
+    const result = new Map<string, BatchedRecord>();
+    if (identityById.size === 0) return result;
+    try {
+      for (const entry of await this.#web3bio.getProfilesBatch([...identityById.keys()], { fresh })) {
+        const identity = identityById.get(entry.input);
+        if (identity === undefined) continue;
+        result.set(identity, entry.result ? { kind: 'profile', profile: entry.result } : { kind: 'dropped' });
+      }
+    } catch (error) {
+      this.#logger.warn({ err: error, identities: identityById.size }, 'batched record check failed');
+      for (const identity of identityById.values()) result.set(identity, { kind: 'failed' });
+    }
+    return result;
+  }
+
+  /** Whether the record still names the member, nothing can be told, or why it does not. */
+  async #recordVerdict(
+    link: LinkRecord,
+    username: string | null,
+    o: EvaluateOptions,
+  ): Promise<'names' | 'unknown' | RecordGone> {
+    if (username === null) return 'unknown';
+    const batched = o.batch ? (await o.batch).get(link.identity) : undefined;
+    if (batched?.kind === 'failed') return 'unknown';
+    if (batched?.kind === 'profile') {
+      if (recordNamesDiscordUser({ profiles: [batched.profile], domain: null }, { username })) return 'names';
+    }
+    // Not in the batched profile: the text record may still name them, so look before deciding anything.
+    let parsed: ParsedIdentity;
+    try {
+      parsed = parseIdentity(link.identity);
+    } catch {
+      return 'unknown';
+    }
+    const read = await this.readRecord(parsed, o.fresh);
+    if (recordNamesDiscordUser(read, { username })) return 'names';
+    if (read.failed) return 'unknown';
+    const answered = read.profiles.length > 0 || read.domain !== null;
+    return {
+      link,
+      reason: answered
+        ? `the discord record of ${link.identity} no longer names ${username}`
+        : `Web3.bio no longer finds ${link.identity}`,
+      confirmable: answered,
+    };
+  }
+
+  /** A link's credentials: null when the lookup failed (then nothing is removed on its account). */
+  async #credentialsOf(
+    link: LinkRecord,
+    fresh: boolean,
+    dryRun: boolean,
+  ): Promise<{ evidence: IdentityEvidence; seen: Seen; knownBefore: boolean }> {
+    const knownBefore = link.lastResult !== null && hasAny(link.lastResult);
+    let credentials: CredentialSet | null;
+    let seen: Seen;
+    try {
+      const answer = await this.#web3bio.getCredentials(link.identity, { fresh });
+      // A stale answer means the upstream failed just now: treat it as the failure it is.
+      credentials = answer.stale ? null : answer.data;
+      seen = answer.stale ? 'failed' : 'answer';
+    } catch (error) {
+      // "Not found" is an answer (no credentials), but never proof that a known identity lost them.
+      seen = error instanceof NotFoundError ? 'not_found' : 'failed';
+      credentials = seen === 'not_found' ? NO_CREDENTIALS : null;
+      if (seen === 'failed') {
+        this.#logger.warn(
+          { err: error, guildId: link.guildId, identity: link.identity },
+          'credential lookup failed',
+        );
+      }
+    }
+    if (!dryRun) {
+      const key: LinkKey = { guildId: link.guildId, userId: link.userId, identity: link.identity };
+      // A sudden "not found" keeps the last known result, as a failure does.
+      const check =
+        credentials && !(seen === 'not_found' && knownBefore)
+          ? { at: this.#now(), ok: true, result: credentials }
+          : { at: this.#now(), ok: false };
+      await this.#store
+        .recordLinkCheck(key, check)
+        .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a link check'));
+    }
+    return { evidence: { identity: link.identity, credentials }, seen, knownBefore };
+  }
+}
+
+export function rulesOf(settings: GuildSettings): GatingRules {
+  return {
+    humanRoleId: settings.humanRoleId,
+    spamRoleId: settings.spamRoleId,
+    riskyRoleId: settings.riskyRoleId,
+    minScore: settings.minScore,
+    spamRemovesHuman: settings.spamRemovesHuman,
+  };
+}
+
+/**
+ * With no proven identity at all, the spam and risky roles stay as they are: a moderator may have set
+ * them by hand, and an identity that carried a flag is kept (released) until its own credentials clear.
+ */
+function keepFlags(decisions: RoleDecision[], rules: GatingRules): RoleDecision[] {
+  return decisions.map((d) =>
+    d.want === false && d.roleId !== rules.humanRoleId
+      ? { ...d, want: null, because: 'no proven identity: a flag stays until a moderator removes it' }
+      : d,
+  );
+}
+
+/** The address an identity resolves to: EVM lower-cased, Solana base58 as is; null when none. */
+export function resolvedAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
+  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
+  for (const address of candidates) {
+    if (typeof address !== 'string') continue;
+    if (EVM_ADDRESS.test(address)) return address.toLowerCase();
+    if (SOLANA_ADDRESS.test(address)) return address;
+  }
+  return null;
+}
+
+/** The EVM address to sign with, when the identity resolves to one. */
+export function evmAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
+  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
+  const address = candidates.find((a): a is string => typeof a === 'string' && EVM_ADDRESS.test(a));
+  return address ? address.toLowerCase() : null;
+}
+
+function hasAny(set: CredentialSet): boolean {
+  return set.isHuman.length + set.isRisky.length + set.isSpam.length > 0;
+}
+
+type Outcome<T> = { kind: 'ok'; data: T } | { kind: 'missing' } | { kind: 'failed' };
+
+/** A lookup's outcome: a stale answer (the upstream just failed) counts as a failure. */
+async function lookupOutcome<T>(lookup: Promise<Fetched<T>>): Promise<Outcome<T>> {
+  try {
+    const answer = await lookup;
+    return answer.stale ? { kind: 'failed' } : { kind: 'ok', data: answer.data };
+  } catch (error) {
+    return error instanceof NotFoundError ? { kind: 'missing' } : { kind: 'failed' };
+  }
+}

@@ -1,0 +1,102 @@
+/**
+ * What the gating module answers: the results of verification, reports, previews and status, as data
+ * and codes for the commands and render that turn them into sentences.
+ */
+import type { GuildSettings, LinkRecord, PendingLoss } from '../store/types.ts';
+import type { RoleProblem } from './hierarchy.ts';
+import type { IdentityEvidence, RoleChangeWanted, RoleDecision, RoleDiff } from './rules.ts';
+
+/** Why `/verify` (or the signing page) did not link an identity. */
+export type VerifyRefusal =
+  | { code: 'invalid_identity'; reason: string }
+  | { code: 'not_enabled' }
+  | { code: 'too_many_links'; count: number; max: number }
+  | { code: 'lookup_failed'; identity: string }
+  | { code: 'not_found'; identity: string }
+  | { code: 'no_address'; identity: string; username: string }
+  /** The address already backs another member through a wallet signature; a record proof cannot take it. */
+  | { code: 'address_taken'; address: string };
+
+export type VerifyResult =
+  | {
+      kind: 'linked';
+      link: LinkRecord;
+      diff: RoleDiff;
+      /** The identity or its address was linked to another member before: that link moved here. */
+      moved: boolean;
+      /** Roles whose changes wait on a permission problem the admins were told about. */
+      blockedRoleIds: string[];
+    }
+  | { kind: 'challenge'; url: string; expiresAt: number; address: string }
+  | { kind: 'refused'; refusal: VerifyRefusal };
+
+/** What one member's re-check did: changes queued now, and removals waiting for a confirming answer. */
+export interface MemberSync {
+  applied: RoleDiff;
+  waiting: RoleChangeWanted[];
+}
+
+/** What the signing page's completed signature came to. */
+export type SignatureLinkResult = { ok: true } | { ok: false; refusal: VerifyRefusal };
+
+/** A removal seen but not applied yet, and when an automated pass may apply it. */
+export interface PendingRemoval extends PendingLoss {
+  confirmAt: number;
+}
+
+export interface MemberReport {
+  userId: string;
+  links: LinkRecord[];
+  /** Unlinked identities kept on the re-check list because they carried a flag. */
+  released: LinkRecord[];
+  evidence: IdentityEvidence[];
+  decisions: RoleDecision[];
+  currentRoleIds: string[];
+  diff: RoleDiff;
+  pendingRemovals: PendingRemoval[];
+  blockedRoleIds: string[];
+}
+
+export interface GuildPreview {
+  members: number;
+  addCount: number;
+  removeCount: number;
+  unknownCount: number;
+  /** At most 10 members who would change. */
+  sample: { userId: string; add: string[]; remove: string[]; because: string[] }[];
+}
+
+export interface GuildStatus {
+  enabled: boolean;
+  settings: GuildSettings | null;
+  manageRoles: boolean;
+  guildMembersIntent: boolean;
+  problems: RoleProblem[];
+  lastFullSyncAt: number | null;
+  queueLength: number;
+  linkedMembers: number;
+  /** Roles whose changes wait on a permission problem. */
+  blockedRoleIds: string[];
+  /** Removals held back by the mass-removal breaker, waiting for a later pass or a moderator. */
+  heldRemovals: number;
+}
+
+export interface SetupInput {
+  humanRoleId: string;
+  spamRoleId: string | null;
+  riskyRoleId: string | null;
+  minScore: number | null;
+  logChannelId: string | null;
+  spamRemovesHuman?: boolean;
+}
+
+export interface RecheckResult {
+  members: number;
+  changes: number;
+  failures: number;
+  unlinked: number;
+  /** Removals seen but waiting for confirmation (a later answer at least GATING_CONFIRM_MINUTES on). */
+  pendingRemovals: number;
+  /** Removals held back by the mass-removal breaker in this pass. */
+  heldRemovals: number;
+}

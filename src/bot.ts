@@ -1,4 +1,4 @@
-import { Client, Events, GatewayIntentBits, Options } from 'discord.js';
+import { Client, Events, GatewayIntentBits, Options, RESTEvents } from 'discord.js';
 import { commandsFor } from '../commands/index.ts';
 import { closeRedisClient, createRedisClient } from './cache/redisStore.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
@@ -161,6 +161,7 @@ export async function startBot(options: {
       metrics.answerSeconds.observe({ command: name }, ms / 1_000);
     },
   });
+  countRoleEdits(client, metrics);
   let http: HttpParts;
   try {
     http = await startHttp({ config, logger, metrics, client, gating });
@@ -230,6 +231,28 @@ export async function startBot(options: {
       await client.destroy();
     },
   };
+}
+
+const ROLE_EDIT_PATH = /^\/guilds\/\d+\/members\/\d+\/roles\/\d+$/;
+
+/**
+ * Counts role edits as Discord answers them (`gating_role_edits_total{result}`), read from discord.js's
+ * REST responses, so the gating code needs no metrics of its own. A retried 429 counts once per answer.
+ */
+function countRoleEdits(client: Client, metrics: BotMetrics): void {
+  client.rest.on(RESTEvents.Response, (request, response) => {
+    if (request.method !== 'PUT' && request.method !== 'DELETE') return;
+    if (!ROLE_EDIT_PATH.test(request.path)) return;
+    metrics.roleEdits.inc({ result: roleEditResult(request.method, response.status) });
+  });
+}
+
+export function roleEditResult(method: string, status: number): string {
+  if (status >= 200 && status < 300) return method === 'PUT' ? 'added' : 'removed';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'unknown';
+  if (status === 429) return 'rate_limited';
+  return 'failed';
 }
 
 interface HttpParts {

@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeRedisClient, createRedisClient } from '../../src/cache/redisStore.ts';
 import { closedPort, deleteKeys, REDIS_URL } from '../cache/storeHarness.ts';
-import { type Harness, startHarness } from './harness.ts';
+import { ALICE, type Harness, startHarness } from './harness.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const PREFIX = `web3bio-test:${randomUUID()}:`;
@@ -109,6 +109,17 @@ describe('GET /healthz, /readyz, /metrics', () => {
       await fetch(`${metricsUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
     ).text();
     expect(text).toMatch(/^gating_role_queue_depth 0$/m);
+    const role = h.discord.addRole(h.guild.id, { name: 'Verified Human', position: 1 });
+    const guild = await h.bot.client.guilds.fetch(h.guild.id);
+    await guild.members.addRole({ user: ALICE, role: role.id });
+    await guild.members.removeRole({ user: ALICE, role: role.id });
+    await expect(guild.members.addRole({ user: ALICE, role: '999999999999999999' })).rejects.toThrow();
+    const counted = await (
+      await fetch(`${metricsUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    expect(sample(counted, 'gating_role_edits_total', 'result="added"')).toBe(1);
+    expect(sample(counted, 'gating_role_edits_total', 'result="removed"')).toBe(1);
+    expect(sample(counted, 'gating_role_edits_total', 'result="unknown"')).toBe(1);
     await h.bot.gating?.store.close();
     const storeGone = await fetch(`${metricsUrl}/readyz`);
     expect([storeGone.status, await storeGone.text()]).toEqual([503, 'not ready: store\n']);

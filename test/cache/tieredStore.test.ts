@@ -9,7 +9,7 @@ import type { CachePolicy, LookupCache } from '../../src/cache/types.ts';
 import { createClientCacheOptions, Web3BioClient } from '../../src/web3bio/client.ts';
 import { NotFoundError } from '../../src/web3bio/errors.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
-import { deleteKeys, REDIS_URL } from './storeHarness.ts';
+import { deleteKeys, REDIS_URL, startRedisProxy } from './storeHarness.ts';
 
 const POLICY: CachePolicy = { ttlMs: 60_000, negativeTtlMs: 10_000, staleIfErrorMs: 30_000 };
 const ROOT = `web3bio-test:${randomUUID()}:`;
@@ -24,11 +24,15 @@ function sharedPrefix(): string {
 }
 
 /** One bot process's store: its own Redis connections, its own L1. */
-async function processStore(prefix: string, options: { l1TtlMs?: number } = {}) {
+async function processStore(prefix: string, options: { l1TtlMs?: number; url?: string } = {}) {
   const reads: [CacheTier, boolean][] = [];
-  const l2 = new RedisStore({ client: createRedisClient(REDIS_URL), prefix });
+  const l2 = new RedisStore({ client: createRedisClient(options.url ?? REDIS_URL), prefix });
   await new Promise((resolve) => l2.client.once('ready', resolve));
-  const store = new TieredStore({ l2, ...options, onRead: (tier, hit) => reads.push([tier, hit]) });
+  const store = new TieredStore({
+    l2,
+    l1TtlMs: options.l1TtlMs,
+    onRead: (tier, hit) => reads.push([tier, hit]),
+  });
   await store.ready();
   closers.push(async () => {
     await store.close();
@@ -97,6 +101,34 @@ describe('TieredStore: an L1 in front of Redis', () => {
     expect((await b.store.get('k'))?.value).toBe('v1');
     await new Promise((resolve) => setTimeout(resolve, 160));
     expect((await b.store.get('k'))?.value).toBe('v2');
+  });
+});
+
+describe('TieredStore when Redis goes away and comes back', () => {
+  it('keeps answering from the L1, and drops it on reconnect so a write it missed is seen', async () => {
+    const prefix = sharedPrefix();
+    const proxy = await startRedisProxy();
+    const a = await processStore(prefix);
+    const b = await processStore(prefix, { url: `redis://127.0.0.1:${proxy.port}` });
+    const v1 = { value: 'v1', negative: false, fetchedAt: 1, expiresAt: Date.now() + 60_000 };
+    await a.store.set('k', v1, 60_000);
+    expect((await b.store.get('k'))?.value).toBe('v1');
+
+    await proxy.stop();
+    // Redis is out of reach for b: its L1 still answers, and the invalidation below never reaches it.
+    expect((await b.store.get('k'))?.value).toBe('v1');
+    await a.store.set('k', { ...v1, value: 'v2' }, 60_000);
+    expect((await b.store.get('k'))?.value).toBe('v1');
+
+    await proxy.restart();
+    // Well inside the 30 s an L1 copy could otherwise live.
+    await expect
+      .poll(async () => (await b.store.get('k').catch(() => undefined))?.value, {
+        timeout: 5_000,
+        interval: 50,
+      })
+      .toBe('v2');
+    await proxy.stop();
   });
 });
 

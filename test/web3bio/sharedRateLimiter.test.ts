@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeRedisClient, createRedisClient } from '../../src/cache/redisStore.ts';
 import { quotaKey, SharedRateLimiter } from '../../src/web3bio/sharedRateLimiter.ts';
-import { closedPort, deleteKeys, REDIS_URL } from '../cache/storeHarness.ts';
+import { closedPort, deleteKeys, REDIS_URL, startRedisProxy } from '../cache/storeHarness.ts';
 
 const ROOT = `web3bio-test:${randomUUID()}:`;
 const clients: Redis[] = [];
@@ -134,6 +133,21 @@ describe('SharedRateLimiter against the real Redis', () => {
     expect(performance.now() - started).toBeLessThan(1_000);
   });
 
+  it("lets a crashed holder's slot go after its lease (plus the window)", async () => {
+    const prefix = `${ROOT}lease:`;
+    const limit = { requests: 1, intervalMs: 50 };
+    const crashed = limiter({ prefix, limit, leaseMs: 300 });
+    await crashed.acquire();
+    // The process dies holding the slot: it never reports the answer.
+    crashed.close();
+    const b = limiter({ prefix, limit });
+    const started = performance.now();
+    (await b.acquire())();
+    const waited = performance.now() - started;
+    expect(waited).toBeGreaterThanOrEqual(300);
+    expect(waited).toBeLessThan(5_000);
+  });
+
   it('names the quota by a hash of the API key, never the key itself', () => {
     const key = quotaKey('web3bio:', 'sk-secret-api-key-123');
     expect(key).not.toContain('sk-secret');
@@ -167,7 +181,7 @@ describe('SharedRateLimiter when Redis is unreachable', () => {
   });
 
   it('goes back to the shared quota when Redis comes back', async () => {
-    const proxy = await startProxy();
+    const proxy = await startRedisProxy();
     const { lines, logger } = logs();
     const changes: boolean[] = [];
     const made = new SharedRateLimiter({
@@ -200,37 +214,3 @@ describe('SharedRateLimiter when Redis is unreachable', () => {
     await proxy.stop();
   });
 });
-
-/** A TCP proxy to the real Redis that the test can take down and bring back on the same port. */
-async function startProxy(): Promise<{ port: number; stop(): Promise<void>; restart(): Promise<void> }> {
-  const sockets = new Set<Socket>();
-  let server: Server;
-  let port = 0;
-  const listen = async () => {
-    server = createServer((client) => {
-      const upstream = createConnection(6379, '127.0.0.1');
-      for (const socket of [client, upstream]) {
-        sockets.add(socket);
-        socket.on('close', () => sockets.delete(socket));
-        socket.on('error', () => socket.destroy());
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-    const address = server.address();
-    if (address === null || typeof address === 'string') throw new Error('no TCP address');
-    port = address.port;
-  };
-  await listen();
-  return {
-    get port() {
-      return port;
-    },
-    stop: () =>
-      new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-    restart: listen,
-  };
-}

@@ -26,8 +26,8 @@ export default {
         : typeof options.user === 'string'
           ? options.user
           : ctx.userId;
-    if (!(await access.service.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
-    const report = await access.service.report(access.guildId, targetId);
+    if (!(await access.service.guilds.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
+    const report = await access.service.members.report(access.guildId, targetId);
     return renderMemberReport(report, guildNames(ctx, [targetId]), ctx.render);
   },
 } satisfies Command;

@@ -16,7 +16,11 @@ export default {
     if (!access.ok) return access.answer;
     const identity = stringOption(options, 'identity');
     const username = ctx.interaction?.user.username ?? '';
-    const result = await access.service.verify(access.guildId, { id: ctx.userId, username }, identity);
+    const result = await access.service.verification.verify(
+      access.guildId,
+      { id: ctx.userId, username },
+      identity,
+    );
     return renderVerifyResult(result, identity, guildNames(ctx), ctx.render);
   },
 } satisfies Command;

@@ -13,8 +13,8 @@ export default {
   async answer(_options, ctx) {
     const access = gatingAccess(ctx);
     if (!access.ok) return access.answer;
-    if (!(await access.service.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
-    const report = await access.service.report(access.guildId, ctx.userId);
+    if (!(await access.service.guilds.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
+    const report = await access.service.members.report(access.guildId, ctx.userId);
     return renderWhoami(report, guildNames(ctx), ctx.render);
   },
 } satisfies Command;

@@ -6,7 +6,8 @@ import {
   guildNames,
   MANAGE_ROLES_PERMISSION,
 } from '../src/discord/gatingContext.ts';
-import { renderMemberReport, renderNotSetUp } from '../src/render/gating.ts';
+import { renderNotSetUp } from '../src/render/gatingGuild.ts';
+import { renderMemberReport } from '../src/render/gatingMember.ts';
 
 export default {
   data: {

@@ -18,14 +18,13 @@ import {
   type GuildRecheckOutcome,
   renderDisabled,
   renderGuildRecheck,
-  renderMemberRecheck,
-  renderMemberReport,
   renderNotSetUp,
   renderPreview,
   renderRules,
   renderSetupResult,
   renderStatus,
-} from '../src/render/gating.ts';
+} from '../src/render/gatingGuild.ts';
+import { renderMemberRecheck, renderMemberReport } from '../src/render/gatingMember.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 
 /** How long `/gating recheck` waits for a whole-server re-check before it answers "still running". */

@@ -1,6 +1,6 @@
 import { type Command, identityOption } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess } from '../src/discord/gatingContext.ts';
-import { renderUnverified } from '../src/render/gating.ts';
+import { renderUnverified } from '../src/render/gatingMember.ts';
 
 export default {
   data: {

@@ -1,6 +1,6 @@
 import { type Command, identityOption, stringOption } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
-import { renderVerifyResult } from '../src/render/gating.ts';
+import { renderVerifyResult } from '../src/render/gatingMember.ts';
 
 export default {
   data: {

@@ -1,6 +1,7 @@
 import type { Command } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
-import { renderNotSetUp, renderWhoami } from '../src/render/gating.ts';
+import { renderNotSetUp } from '../src/render/gatingGuild.ts';
+import { renderWhoami } from '../src/render/gatingMember.ts';
 
 export default {
   data: {

@@ -112,8 +112,21 @@ export class MemberGating {
       dryRun: false,
       checkRecords: o.checkRecords,
     });
-    const { applied, waiting } = await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
-    return { applied, waiting };
+    const outcome = await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
+    if (outcome.unlinked === 0) return { applied: outcome.applied, waiting: outcome.waiting };
+    // A record link was dropped (its loss confirmed): the roles it gave follow it now.
+    const after = await this.sync(guildId, userId, cause, {
+      fresh: false,
+      checkRecords: false,
+      mode: 'immediate',
+    });
+    return {
+      applied: {
+        add: [...outcome.applied.add, ...after.applied.add],
+        remove: [...outcome.applied.remove, ...after.applied.remove],
+      },
+      waiting: outcome.waiting,
+    };
   }
 
   /** A member joined: if they proved identities here before, their roles follow at once. */

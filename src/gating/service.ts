@@ -79,8 +79,8 @@ export class GatingService {
   readonly #upkeep: StoreUpkeep;
   /** Background work (setup re-checks, follow-up syncs) per guild, awaited by `idle` and `stop`. */
   readonly #tasks: BackgroundTasks;
+  /** Set while started: stops listening to Discord. */
   #unlisten: (() => void) | null = null;
-  #started = false;
 
   constructor(options: GatingServiceOptions) {
     const { store, discord, logger } = options;
@@ -165,8 +165,7 @@ export class GatingService {
 
   /** Start the role worker (resuming pending changes left by a crash), the periodic re-check and upkeep. */
   start(): void {
-    if (this.#started || this.#tasks.stopping) return;
-    this.#started = true;
+    if (this.#unlisten || this.#tasks.stopping) return;
     this.#unlisten = listenToDiscord(this.#discord, {
       unblock: (guildId) => this.#tasks.run(guildId, () => this.#worker.unblock(guildId)),
       usernameChanged: (userId) => this.#tasks.run('', () => this.members.onUsernameChange(userId)),

@@ -265,7 +265,7 @@ async function runOnce(opts: GatingBenchOptions, clientRps: number): Promise<Row
         `gating: re-checking (floor ${formatNumber(floorSeconds(members, needed.length, upstreamRps, discordRps))} s)`,
       );
       const started = performance.now();
-      const result = await service.recheckGuild(guild.id, { cause: 'bench' });
+      const result = await service.guilds.recheckGuild(guild.id, { cause: 'bench' });
       await service.idle(guild.id);
       const wallSeconds = (performance.now() - started) / 1_000;
 
@@ -366,7 +366,7 @@ export async function runGatingStormBench(opts: StormBenchOptions = {}): Promise
       for (const pass of [1, 2]) {
         progress(`gating storm: pass ${pass}`);
         const started = performance.now();
-        const result = await service.recheckGuild(guild.id, { fresh: true, cause: 'periodic' });
+        const result = await service.guilds.recheckGuild(guild.id, { fresh: true, cause: 'periodic' });
         await service.idle(guild.id);
         const wallSeconds = (performance.now() - started) / 1_000;
         const stillHeld = plans.filter((p) => guild.members.get(p.userId)?.roles.includes(human.id)).length;

@@ -32,7 +32,7 @@ import { ALICE, BOB, visibleMessage } from './harness.ts';
 afterEach(closeGating);
 
 /** The guild's gating settings as stored (undefined when setup never saved). */
-const settingsOf = (g: GatingHarness) => g.gating.service.getSettings(g.guildId);
+const settingsOf = (g: GatingHarness) => g.gating.service.guilds.getSettings(g.guildId);
 
 /** Log-channel lines, one per notice. */
 function logLines(g: GatingHarness): string[] {

@@ -111,7 +111,8 @@ describe('TieredStore when Redis goes away and comes back', () => {
     const a = await processStore(prefix);
     const b = await processStore(prefix, { url: `redis://127.0.0.1:${proxy.port}` });
     const v1 = { value: 'v1', negative: false, fetchedAt: 1, expiresAt: Date.now() + 60_000 };
-    await a.store.set('k', v1, 60_000);
+    // Written straight to Redis: no invalidation in flight that could drop b's copy after it is read.
+    await admin.set(`${prefix}k`, JSON.stringify(v1), 'PX', 60_000);
     expect((await b.store.get('k'))?.value).toBe('v1');
 
     await proxy.stop();

@@ -288,7 +288,16 @@ async function startHttp(input: {
     for (const [id, shard] of client.ws.shards) {
       if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
     }
-    if (gating) metrics.roleQueueDepth.set(await gating.store.pendingRoleChanges());
+    if (gating) {
+      const [depth, oldestAt] = await Promise.all([
+        gating.store.pendingRoleChanges(),
+        gating.store.oldestOpenRoleChangeAt(),
+      ]);
+      metrics.roleQueueDepth.set(depth);
+      metrics.roleQueueOldestSeconds.set(
+        oldestAt === null ? 0 : Math.max(0, (Date.now() - oldestAt) / 1_000),
+      );
+    }
   };
   const common = {
     readiness,

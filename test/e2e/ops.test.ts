@@ -120,6 +120,20 @@ describe('GET /healthz, /readyz, /metrics', () => {
     expect(sample(counted, 'gating_role_edits_total', 'result="added"')).toBe(1);
     expect(sample(counted, 'gating_role_edits_total', 'result="removed"')).toBe(1);
     expect(sample(counted, 'gating_role_edits_total', 'result="unknown"')).toBe(1);
+    // A change waiting in the queue (a member who is not in the server yet): depth and age show it.
+    await h.bot.gating?.store.enqueueRoleChange({
+      guildId: '999999999999999990',
+      userId: ALICE,
+      roleId: role.id,
+      op: 'add',
+      reason: 'web3 gating: test',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const queued = await (
+      await fetch(`${metricsUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    expect(queued).toMatch(/^gating_role_queue_depth 1$/m);
+    expect(Number(/^gating_role_queue_oldest_seconds (\S+)$/m.exec(queued)?.[1])).toBeGreaterThanOrEqual(1);
     await h.bot.gating?.store.close();
     const storeGone = await fetch(`${metricsUrl}/readyz`);
     expect([storeGone.status, await storeGone.text()]).toEqual([503, 'not ready: store\n']);

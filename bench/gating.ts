@@ -19,6 +19,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { roleSubject } from '../src/gating/losses.ts';
 import { GatingService } from '../src/gating/service.ts';
+import { gatingNoticeText } from '../src/render/gatingNotices.ts';
 import { openPostgresStore } from '../src/store/postgresStore.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GatingStore } from '../src/store/types.ts';
@@ -230,6 +231,7 @@ async function withBenchWorld<P extends Plan, T>(
         discord: client,
         logger: SILENT,
         siwe: { publicUrl: 'https://bench.example.org' },
+        noticeText: gatingNoticeText,
         recheckIntervalMs: 24 * 3_600_000,
         scheduler: NO_SCHEDULE,
         logFlushMs: 10,

@@ -11,6 +11,7 @@ import { startVerifyServer, type VerifyServer } from './gating/verifyServer.ts';
 import type { Logger } from './log.ts';
 import { type BotMetrics, createMetrics } from './metrics.ts';
 import { type OpsServer, type ReadinessCheck, startOpsServer } from './opsServer.ts';
+import { gatingNoticeText } from './render/gatingNotices.ts';
 import { openStore } from './store/index.ts';
 import type { GatingStore } from './store/types.ts';
 import type { Web3BioClient } from './web3bio/client.ts';
@@ -85,6 +86,7 @@ async function startGating(input: {
       discord: input.client,
       logger: logger.child({ module: 'gating' }),
       siwe,
+      noticeText: gatingNoticeText,
       recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
       confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
       auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,

@@ -3,7 +3,7 @@
  * only with Manage Roles, never @everyone or an integration-managed role, and only below its own
  * highest role. Beyond what Discord enforces, the bot never hands out a role with an elevated permission,
  * and never one its invoker could not hand out by hand (Discord's own rule for members with Manage Roles).
- * Each problem names the role and what an admin should do about it.
+ * Each problem is a code with the role's name; render says what an admin should do about it.
  * @see https://discord.com/developers/docs/topics/permissions#permission-hierarchy
  */
 import { PermissionFlagsBits } from 'discord-api-types/v10';
@@ -23,8 +23,6 @@ export interface RoleProblem {
   problem: RoleProblemKind;
   /** For `elevated`: the permission's Discord name. */
   permission?: string;
-  /** One sentence naming the role and the fix. */
-  fix: string;
 }
 
 export interface RoleInfo {
@@ -86,84 +84,33 @@ export interface RoleProblemsInput {
   invoker?: InvokerRights;
 }
 
-const MAX_NAME = 100;
-
-/** Role names are admin-chosen text: one line, bounded, no quote characters that would break the sentence. */
-function quoted(name: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
-  const flat = name.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
-  const cut = flat.length > MAX_NAME ? `${flat.slice(0, MAX_NAME - 1)}…` : flat;
-  return `“${cut || 'unnamed role'}”`;
-}
-
 /** Every reason the bot could not assign each of `roleIds`, in input order (duplicates checked once). */
 export function roleProblems(input: RoleProblemsInput): RoleProblem[] {
   const problems: RoleProblem[] = [];
   for (const roleId of new Set(input.roleIds)) {
     const role = input.roles.get(roleId);
     if (roleId === input.guildId) {
-      problems.push({
-        roleId,
-        roleName: role?.name ?? '@everyone',
-        problem: 'everyone',
-        fix: 'Every member already has @everyone, so it cannot be a gated role: pick or create a dedicated role.',
-      });
+      problems.push({ roleId, roleName: role?.name ?? '@everyone', problem: 'everyone' });
       continue;
     }
     if (!role) {
-      problems.push({
-        roleId,
-        roleName: roleId,
-        problem: 'missing',
-        fix: `The role ${roleId} no longer exists in this server: pick an existing role in /gating setup.`,
-      });
+      problems.push({ roleId, roleName: roleId, problem: 'missing' });
       continue;
     }
-    const name = quoted(role.name);
-    if (role.managed) {
-      problems.push({
-        roleId,
-        roleName: role.name,
-        problem: 'managed',
-        fix: `${name} is managed by an integration (a bot, a booster or a linked role), so no one can assign it: pick or create a regular role.`,
-      });
-      continue;
-    }
+    const found = (problem: RoleProblemKind, permission?: string): RoleProblem => ({
+      roleId,
+      roleName: role.name,
+      problem,
+      ...(permission === undefined ? {} : { permission }),
+    });
     const elevated = elevatedPermission(role.permissions);
-    if (elevated !== null) {
-      problems.push({
-        roleId,
-        roleName: role.name,
-        problem: 'elevated',
-        permission: elevated,
-        fix: `${name} carries the ${elevated} permission, and the bot never hands out a role with moderator powers: pick a role without it, or remove ${elevated} from ${name}.`,
-      });
-      continue;
-    }
-    if (input.invoker && !input.invoker.bypass && role.position >= input.invoker.highestPosition) {
-      problems.push({
-        roleId,
-        roleName: role.name,
-        problem: 'above_invoker',
-        fix: `${name} is at or above your highest role, so you could not give it by hand and cannot make the bot give it: pick a role below your own, or ask the server owner or an administrator.`,
-      });
-      continue;
-    }
-    if (role.position >= input.botHighestPosition) {
-      problems.push({
-        roleId,
-        roleName: role.name,
-        problem: 'above_bot',
-        fix: `Move the bot’s role above ${name} in Server Settings → Roles.`,
-      });
-    }
-    if (!input.botCanManageRoles) {
-      problems.push({
-        roleId,
-        roleName: role.name,
-        problem: 'no_permission',
-        fix: `Give the bot’s role the Manage Roles permission in Server Settings → Roles, so it can assign ${name}.`,
-      });
+    if (role.managed) problems.push(found('managed'));
+    else if (elevated !== null) problems.push(found('elevated', elevated));
+    else if (input.invoker && !input.invoker.bypass && role.position >= input.invoker.highestPosition) {
+      problems.push(found('above_invoker'));
+    } else {
+      if (role.position >= input.botHighestPosition) problems.push(found('above_bot'));
+      if (!input.botCanManageRoles) problems.push(found('no_permission'));
     }
   }
   return problems;

@@ -5,12 +5,12 @@
 import type { Client } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore, LinkInput, LinkRecord } from '../store/types.ts';
-import { escapeLine, truncate } from '../text/safety.ts';
+import { truncate } from '../text/safety.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
 import { guildOf } from './discordReads.ts';
 import type { GuildNotices } from './logChannel.ts';
 import { carriesFlag } from './rules.ts';
-import type { VerifyRefusal } from './types.ts';
+import type { GatingNotice, NoticeText, VerifyRefusal } from './types.ts';
 
 /** At most this many proven identities per member and guild, which bounds the lookups one member costs. */
 export const MAX_LINKS_PER_MEMBER = 5;
@@ -21,6 +21,8 @@ export interface LinkBookOptions {
   discord: Client;
   logger: Logger;
   notices: GuildNotices;
+  /** The sentence of a direct message. */
+  noticeText: NoticeText;
   tasks: BackgroundTasks;
   now: () => number;
   /** Re-syncs the roles of a member who lost a link to another member. */
@@ -33,6 +35,7 @@ export class LinkBook {
   readonly #discord: Client;
   readonly #logger: Logger;
   readonly #notices: GuildNotices;
+  readonly #noticeText: NoticeText;
   readonly #tasks: BackgroundTasks;
   readonly #now: () => number;
   readonly #afterLoss: (guildId: string, userId: string) => Promise<unknown>;
@@ -42,6 +45,7 @@ export class LinkBook {
     this.#discord = options.discord;
     this.#logger = options.logger;
     this.#notices = options.notices;
+    this.#noticeText = options.noticeText;
     this.#tasks = options.tasks;
     this.#now = options.now;
     this.#afterLoss = options.afterLoss;
@@ -78,11 +82,13 @@ export class LinkBook {
       return { refusal: { code: 'address_taken', address: input.address ?? '' } };
     }
     const link = await this.#store.saveLink(input, truncate(reason, MAX_REASON));
-    this.#notices.post(
-      guildId,
-      `Verified <@${userId}> as ${escapeLine(input.identity)} (${input.proofMethod === 'record' ? 'record' : 'wallet signature'}).`,
-    );
-    const guildName = (await guildOf(this.#discord, guildId))?.name ?? 'a server';
+    this.#notices.post(guildId, {
+      kind: 'verified',
+      userId,
+      identity: input.identity,
+      proof: input.proofMethod,
+    });
+    const guildName = (await guildOf(this.#discord, guildId))?.name ?? null;
     const losers = new Set<string>();
     for (const other of [...sameIdentity, ...sameAddress]) {
       const why =
@@ -91,10 +97,7 @@ export class LinkBook {
           : `its wallet ${other.address} was proven by another member with a signature`;
       await this.drop(other, why);
       losers.add(other.userId);
-      this.#tell(
-        other.userId,
-        `Your link of ${other.identity} in ${guildName} moved to another Discord account: ${why}. Run /whoami there to see your roles.`,
-      );
+      this.#tell(other.userId, { kind: 'link_moved', identity: other.identity, guildName, reason: why });
     }
     for (const loser of losers) this.#tasks.run(guildId, () => this.#afterLoss(guildId, loser));
     return { link, moved: losers.size > 0 };
@@ -109,18 +112,22 @@ export class LinkBook {
       ? await this.#store.releaseLink(key, truncate(reason, MAX_REASON))
       : await this.#store.removeLink(key, truncate(reason, MAX_REASON));
     if (done) {
-      this.#notices.post(
-        link.guildId,
-        `Unlinked ${escapeLine(link.identity)} from <@${link.userId}>: ${escapeLine(reason)}.${mayBeFlagged ? ' Any spam or risky flag it carries stays until its own credentials clear.' : ''}`,
-      );
+      this.#notices.post(link.guildId, {
+        kind: 'unlinked',
+        userId: link.userId,
+        identity: link.identity,
+        reason,
+        flagKept: mayBeFlagged,
+      });
     }
   }
 
   /** A best-effort direct message (members may have DMs closed). */
-  #tell(userId: string, text: string): void {
+  #tell(userId: string, notice: GatingNotice): void {
     this.#tasks.run('', async () => {
       try {
-        await this.#discord.users.send(userId, { content: escapeLine(text), allowedMentions: { parse: [] } });
+        const content = this.#noticeText(notice);
+        await this.#discord.users.send(userId, { content, allowedMentions: { parse: [] } });
       } catch (error) {
         this.#logger.info({ err: error, userId }, 'could not send a direct message');
       }

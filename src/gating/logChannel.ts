@@ -6,18 +6,21 @@ import type { Client } from 'discord.js';
 import type { Logger } from '../log.ts';
 import { truncate } from '../text/safety.ts';
 import { delay } from './discordReads.ts';
+import type { GatingNotice, NoticeText } from './types.ts';
 
 const MAX_LINE = 300;
 const MAX_MESSAGE = 1_900;
 
-/** Where one-line notices for a guild's moderators go (the log channel, when one is set). */
+/** Where notices for a guild's moderators go (the log channel, when one is set). */
 export interface GuildNotices {
-  post(guildId: string, line: string): void;
+  post(guildId: string, notice: GatingNotice): void;
 }
 
 export interface LogChannelOptions {
   discord: Client;
   logger: Logger;
+  /** The sentence for each notice (render's `gatingNoticeText`). */
+  text: NoticeText;
   /** The guild's log channel id, or null for none. */
   channelOf: (guildId: string) => Promise<string | null>;
   /** How long lines are gathered into one message. Default 1000 ms. */
@@ -34,6 +37,7 @@ export class LogChannel implements GuildNotices {
   readonly #logger: Logger;
   readonly #channelOf: (guildId: string) => Promise<string | null>;
   readonly #flushMs: number;
+  readonly #text: NoticeText;
   readonly #pending = new Map<string, string[]>();
   #timer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> | null = null;
@@ -44,12 +48,13 @@ export class LogChannel implements GuildNotices {
     this.#logger = opts.logger;
     this.#channelOf = opts.channelOf;
     this.#flushMs = opts.flushMs ?? 1_000;
+    this.#text = opts.text;
   }
 
-  post(guildId: string, line: string): void {
+  post(guildId: string, notice: GatingNotice): void {
     if (this.#closed) return;
     const lines = this.#pending.get(guildId) ?? [];
-    lines.push(truncate(line.replace(/\s+/g, ' ').trim(), MAX_LINE));
+    lines.push(truncate(this.#text(notice).replace(/\s+/g, ' ').trim(), MAX_LINE));
     this.#pending.set(guildId, lines);
     this.#schedule();
   }

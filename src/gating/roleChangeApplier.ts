@@ -6,7 +6,7 @@
 import { type Client, DiscordAPIError, type Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore, RoleChange } from '../store/types.ts';
-import { escapeLine, truncate } from '../text/safety.ts';
+import { truncate } from '../text/safety.ts';
 import {
   DISCORD_ERROR,
   delay,
@@ -18,12 +18,12 @@ import {
 import type { RoleProblem } from './hierarchy.ts';
 import type { GuildNotices } from './logChannel.ts';
 import type { RoleBlocks } from './roleBlocks.ts';
+import type { RoleRefusal } from './types.ts';
 
 /** Prefix of every audit-log reason the gating module writes. */
 export const REASON_PREFIX = 'web3 gating: ';
 /** A change claimed this many times without finishing (crashes, lapsed leases) is given up on. */
 export const MAX_CLAIMS = 5;
-const MAX_LINE = 300;
 
 type Finish = (outcome: 'done' | 'failed', detail?: string) => Promise<boolean>;
 
@@ -62,10 +62,7 @@ export class RoleChangeApplier {
     };
     if (change.attempts > MAX_CLAIMS) {
       await finish('failed', `gave up after ${change.attempts - 1} claims that never finished`);
-      this.#o.notices.post(
-        change.guildId,
-        `⚠️ ${changeText(change)} was given up on after ${change.attempts - 1} tries that never finished. Run /gating recheck to try again.`,
-      );
+      this.#o.notices.post(change.guildId, { kind: 'role_given_up', change, claims: change.attempts - 1 });
       return;
     }
     const guild = await guildOf(this.#o.discord, change.guildId);
@@ -96,7 +93,7 @@ export class RoleChangeApplier {
           if (change.op === 'add') await guild.members.addRole(edit);
           else await guild.members.removeRole(edit);
           if (probing) await this.#o.onUnblocked(change.guildId);
-          if (await finish('done')) this.#o.notices.post(change.guildId, changeLine(change));
+          if (await finish('done')) this.#o.notices.post(change.guildId, { kind: 'role_changed', change });
           return;
         } catch (error) {
           if (await this.#settleError(change, guild, error, attempt, finish)) return;
@@ -131,8 +128,8 @@ export class RoleChangeApplier {
   ): Promise<boolean> {
     const code = discordErrorCode(error);
     if (code === DISCORD_ERROR.missingPermissions || code === DISCORD_ERROR.unknownAccess) {
-      const fix = `Discord answered Missing Permissions. Give the bot’s role Manage Roles and move it above ${roleName(guild, change.roleId)} in Server Settings → Roles; waiting changes then go out by themselves.`;
-      await this.#block(change, 'no_permission', fix);
+      const roleName = guild.roles.cache.get(change.roleId)?.name ?? null;
+      await this.#block(change, { problem: 'missing_permissions', roleName });
       return true;
     }
     if (code === DISCORD_ERROR.unknownMember) {
@@ -141,7 +138,7 @@ export class RoleChangeApplier {
     }
     if (code === DISCORD_ERROR.unknownRole) {
       await finish('failed', 'unknown role: it was deleted');
-      this.#warn(change, 'The role no longer exists: pick another one with /gating setup.');
+      this.#warn(change, { problem: 'unknown_role' });
       return true;
     }
     const clientError = error instanceof DiscordAPIError && error.status < 500;
@@ -156,52 +153,34 @@ export class RoleChangeApplier {
   /** A problem seen in the gateway cache: wait (blocked) when an admin can fix it, else fail and say why. */
   async #refuse(change: RoleChange, finish: Finish, problem: RoleProblem): Promise<void> {
     if (problem.problem === 'above_bot' || problem.problem === 'no_permission') {
-      await this.#block(change, problem.problem, problem.fix);
+      await this.#block(change, problem);
       return;
     }
-    await finish('failed', problem.fix);
-    if (this.#o.blocks.firstTime(change.guildId, change.roleId, problem.problem)) {
-      this.#warn(change, problem.fix, problem.problem);
-    }
+    await finish(
+      'failed',
+      `refused: ${problem.problem}${problem.permission ? ` (${problem.permission})` : ''}`,
+    );
+    if (this.#o.blocks.firstTime(change.guildId, change.roleId, problem.problem)) this.#warn(change, problem);
   }
 
   /** Block the role: this change and the next ones wait for a fix or the next probe. One notice per block. */
-  async #block(change: RoleChange, problem: string, fix: string): Promise<void> {
+  async #block(change: RoleChange, refusal: RoleRefusal): Promise<void> {
     const block = this.#o.blocks.block(change.guildId, change.roleId);
     await this.#o.store.deferRoleChange(change.id, change.claimToken ?? '', block.probeAt);
     this.#o.logger.warn(
-      { guildId: change.guildId, roleId: change.roleId, problem, nextProbeMs: block.waitMs },
+      { guildId: change.guildId, roleId: change.roleId, problem: refusal.problem, nextProbeMs: block.waitMs },
       'gated role blocked',
     );
-    if (block.first) this.#warn(change, fix);
+    if (block.first) this.#warn(change, refusal);
   }
 
-  #warn(change: RoleChange, fix: string, problem = 'blocked'): void {
+  #warn(change: RoleChange, refusal: RoleRefusal): void {
     this.#o.logger.warn(
-      { guildId: change.guildId, roleId: change.roleId, problem },
+      { guildId: change.guildId, roleId: change.roleId, problem: refusal.problem },
       'gated role cannot be managed',
     );
-    this.#o.notices.post(change.guildId, `⚠️ Could not ${changeText(change)}. ${escapeLine(fix)}`);
+    this.#o.notices.post(change.guildId, { kind: 'role_refused', change, refusal });
   }
-}
-
-/** The log-channel line for an applied change. */
-export function changeLine(change: Pick<RoleChange, 'op' | 'roleId' | 'userId' | 'reason'>): string {
-  const why = escapeLine(truncate(change.reason.replace(REASON_PREFIX, ''), MAX_LINE));
-  return change.op === 'add'
-    ? `Added <@&${change.roleId}> to <@${change.userId}>: ${why}`
-    : `Removed <@&${change.roleId}> from <@${change.userId}>: ${why}`;
-}
-
-function changeText(change: Pick<RoleChange, 'op' | 'roleId' | 'userId'>): string {
-  return change.op === 'add'
-    ? `add <@&${change.roleId}> to <@${change.userId}>`
-    : `remove <@&${change.roleId}> from <@${change.userId}>`;
-}
-
-function roleName(guild: Guild, roleId: string): string {
-  const name = guild.roles.cache.get(roleId)?.name;
-  return name ? `“${truncate(name, 100)}”` : 'the gated role';
 }
 
 function errorText(error: unknown): string {

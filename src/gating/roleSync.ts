@@ -247,12 +247,7 @@ export class RoleSync {
   #alert(guild: Guild, roleId: string, count: number, losses: { change: RoleChangeWanted }[]): void {
     const holders = roleHolderCount(guild, roleId);
     const allMissing = losses.every((l) => l.change.because.startsWith('no unexpired'));
-    const cause = allMissing ? 'likely a Web3.bio incident or a rule change' : 'likely a rule change';
     this.#logger.warn({ guildId: guild.id, roleId, count, holders }, 'mass removal held by the breaker');
-    this.#notices.post(
-      guild.id,
-      `🛑 Held back: this re-check would take <@&${roleId}> from ${count} of its ${holders} holders at once, ${cause}. ` +
-        'Nothing was removed: a later re-check that agrees applies it, or /gating recheck confirm-removals:true.',
-    );
+    this.#notices.post(guild.id, { kind: 'mass_removal_held', roleId, count, holders, incident: allMissing });
   }
 }

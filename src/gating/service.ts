@@ -32,6 +32,7 @@ import { RoleWorker, type RoleWorkerOptions } from './roleWorker.ts';
 import { IntervalScheduler, type RecheckScheduler } from './scheduler.ts';
 import type { SiweConfig } from './siwe.ts';
 import { DEFAULT_AUDIT_RETENTION_MS, StoreUpkeep } from './storeUpkeep.ts';
+import type { NoticeText } from './types.ts';
 import { Verification } from './verification.ts';
 
 export interface GatingServiceOptions {
@@ -41,6 +42,8 @@ export interface GatingServiceOptions {
   discord: Client;
   logger: Logger;
   siwe: SiweConfig;
+  /** The sentences of the log channel and direct messages (render's `gatingNoticeText`). */
+  noticeText: NoticeText;
   recheckIntervalMs: number;
   now?: () => number;
   /** Default: an IntervalScheduler on `recheckIntervalMs` with ±10% jitter. */
@@ -103,6 +106,7 @@ export class GatingService {
       discord,
       logger,
       channelOf: async (guildId) => (await store.getGuildSettings(guildId))?.logChannelId ?? null,
+      text: options.noticeText,
       ...(options.logFlushMs === undefined ? {} : { flushMs: options.logFlushMs }),
     });
     this.#logChannel = notices;
@@ -114,6 +118,7 @@ export class GatingService {
       discord,
       logger,
       notices,
+      noticeText: options.noticeText,
       tasks,
       now,
       afterLoss: (guildId, userId) =>

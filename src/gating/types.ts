@@ -2,7 +2,7 @@
  * What the gating module answers: the results of verification, reports, previews and status, as data
  * and codes for the commands and render that turn them into sentences.
  */
-import type { GuildSettings, LinkRecord, PendingLoss } from '../store/types.ts';
+import type { GuildSettings, LinkRecord, PendingLoss, ProofMethod, RoleChange } from '../store/types.ts';
 import type { RoleProblem } from './hierarchy.ts';
 import type { IdentityEvidence, RoleChangeWanted, RoleDecision, RoleDiff } from './rules.ts';
 
@@ -102,3 +102,28 @@ export interface RecheckResult {
   /** Another process sharing the store was re-checking the guild, so this one did not. */
   elsewhere?: boolean;
 }
+
+/** A role change as notices name it. */
+export type NoticeChange = Pick<RoleChange, 'op' | 'roleId' | 'userId' | 'reason'>;
+
+/** Why the bot did not (or may not) edit a role. */
+export type RoleRefusal =
+  | RoleProblem
+  | { problem: 'missing_permissions'; roleName: string | null }
+  | { problem: 'unknown_role' };
+
+/**
+ * What the gating module tells moderators (the log channel) and members (a direct message), as data:
+ * render turns each into its sentence (`gatingNoticeText`), so the words live in one place.
+ */
+export type GatingNotice =
+  | { kind: 'verified'; userId: string; identity: string; proof: ProofMethod }
+  | { kind: 'unlinked'; userId: string; identity: string; reason: string; flagKept: boolean }
+  | { kind: 'link_moved'; identity: string; guildName: string | null; reason: string }
+  | { kind: 'role_changed'; change: NoticeChange }
+  | { kind: 'role_refused'; change: NoticeChange; refusal: RoleRefusal }
+  | { kind: 'role_given_up'; change: NoticeChange; claims: number }
+  | { kind: 'mass_removal_held'; roleId: string; count: number; holders: number; incident: boolean };
+
+/** Turns a notice into the one line a person reads. */
+export type NoticeText = (notice: GatingNotice) => string;

@@ -19,11 +19,14 @@ import {
   reasonText,
   roleLabel,
 } from './gatingLabels.ts';
+import { roleProblemText } from './gatingNotices.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
 function problemLines(problems: RoleProblem[]): string[] {
-  return problems.map((p) => `⚠️ ${escapeText(truncate(p.fix, REASON_MAX)).replace(/\n+/g, ' ')}`);
+  return problems.map(
+    (p) => `⚠️ ${escapeText(truncate(roleProblemText(p), REASON_MAX)).replace(/\n+/g, ' ')}`,
+  );
 }
 
 function rulesFields(settings: GuildSettings, names: GuildNames, ctx: RenderContext): APIEmbedField[] {

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { type RoleInfo, type RoleProblemsInput, roleProblems } from '../../src/gating/hierarchy.ts';
+import {
+  type RoleInfo,
+  type RoleProblem,
+  type RoleProblemsInput,
+  roleProblems,
+} from '../../src/gating/hierarchy.ts';
+import { roleProblemText } from '../../src/render/gatingNotices.ts';
+
+/** The sentence render writes for a problem (the fix an admin reads). */
+const text = (p: RoleProblem | undefined) => (p ? roleProblemText(p) : '');
 
 const GUILD = '100';
 
@@ -31,14 +40,8 @@ describe('roleProblems', () => {
 
   it('refuses a role at or above the bot’s highest role, naming the role and the fix', () => {
     const problems = roleProblems(input({ roleIds: ['4', '1'], botHighestPosition: 5 }));
-    expect(problems).toEqual([
-      {
-        roleId: '4',
-        roleName: 'Admins',
-        problem: 'above_bot',
-        fix: 'Move the bot’s role above “Admins” in Server Settings → Roles.',
-      },
-    ]);
+    expect(problems).toEqual([{ roleId: '4', roleName: 'Admins', problem: 'above_bot' }]);
+    expect(text(problems[0])).toBe('Move the bot’s role above “Admins” in Server Settings → Roles.');
     const tie = roleProblems(input({ roleIds: ['2'], botHighestPosition: 3 }));
     expect(tie.map((p) => p.problem)).toEqual(['above_bot']);
   });
@@ -50,9 +53,9 @@ describe('roleProblems', () => {
       ['3', 'managed'],
       ['999', 'missing'],
     ]);
-    expect(problems[1]?.fix).toContain('“web3bio-bot”');
-    expect(problems[2]?.fix).toContain('999');
-    expect(problems[2]?.fix).toContain('/gating setup');
+    expect(text(problems[1])).toContain('“web3bio-bot”');
+    expect(text(problems[2])).toContain('999');
+    expect(text(problems[2])).toContain('/gating setup');
   });
 
   it('reports a missing Manage Roles permission for each role it would block', () => {
@@ -61,7 +64,7 @@ describe('roleProblems', () => {
       ['1', 'no_permission'],
       ['2', 'no_permission'],
     ]);
-    expect(problems[0]?.fix).toBe(
+    expect(text(problems[0])).toBe(
       'Give the bot’s role the Manage Roles permission in Server Settings → Roles, so it can assign “Verified”.',
     );
   });
@@ -84,9 +87,31 @@ describe('roleProblems', () => {
       permissions: 0n,
     };
     const [problem] = roleProblems(input({ roleIds: ['7'], roles: roles(long) }));
-    expect(problem?.fix).not.toContain('\n');
-    expect(problem?.fix).not.toContain('\u0000');
-    expect(problem?.fix.length).toBeLessThan(200);
+    expect(text(problem)).not.toContain('\n');
+    expect(text(problem)).not.toContain('\u0000');
+    expect(text(problem).length).toBeLessThan(200);
     expect(problem?.roleName).toBe(long.name);
+  });
+
+  it('refuses a role with an elevated permission, naming it, before anything else', () => {
+    const admin: RoleInfo = { id: '8', name: 'Helpers', position: 1, managed: false, permissions: 8n };
+    const [problem] = roleProblems(input({ roleIds: ['8'], roles: roles(admin) }));
+    expect(problem).toEqual({
+      roleId: '8',
+      roleName: 'Helpers',
+      problem: 'elevated',
+      permission: 'Administrator',
+    });
+    expect(text(problem)).toContain('carries the Administrator permission');
+  });
+
+  it('refuses a role at or above the invoker’s highest, unless the invoker may hand out anything', () => {
+    const low = { bypass: false, highestPosition: 3 };
+    expect(
+      roleProblems(input({ roleIds: ['1', '2'], invoker: low })).map((p) => [p.roleId, p.problem]),
+    ).toEqual([['2', 'above_invoker']]);
+    expect(roleProblems(input({ roleIds: ['2'], invoker: { bypass: true, highestPosition: 0 } }))).toEqual(
+      [],
+    );
   });
 });

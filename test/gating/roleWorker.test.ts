@@ -1,7 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LogChannel, packLines } from '../../src/gating/logChannel.ts';
-import { changeLine, MAX_CLAIMS } from '../../src/gating/roleChangeApplier.ts';
+import { MAX_CLAIMS } from '../../src/gating/roleChangeApplier.ts';
 import { RoleWorker } from '../../src/gating/roleWorker.ts';
+import type { GatingNotice } from '../../src/gating/types.ts';
+import { gatingNoticeText } from '../../src/render/gatingNotices.ts';
 import type { GatingStore, RoleOp } from '../../src/store/types.ts';
 import type { FakeGuild } from '../fakes/discord/server.ts';
 import {
@@ -18,7 +20,13 @@ import {
   waitFor,
 } from './serviceHarness.ts';
 
-describe('changeLine and packLines', () => {
+const changeLine = (change: { op: 'add' | 'remove'; roleId: string; userId: string; reason: string }) =>
+  gatingNoticeText({ kind: 'role_changed', change });
+/** A notice as a literal line (LogChannel tests post lines). */
+const line = (text: string) => text as unknown as GatingNotice;
+const asIs = (notice: GatingNotice) => notice as unknown as string;
+
+describe('role-change lines and packLines', () => {
   it('writes one short line per change, escaping the reason and dropping the prefix', () => {
     expect(
       changeLine({ op: 'add', roleId: '1', userId: '2', reason: 'web3 gating: isHuman: Passport (a_b.eth)' }),
@@ -63,7 +71,7 @@ beforeEach(async () => {
     store,
     discord: fakes.client,
     logger: silentLogger,
-    notices: { post: (_guildId, line) => notices.push(line) },
+    notices: { post: (_guildId, notice) => notices.push(gatingNoticeText(notice)) },
     pollMs: 20,
     backoffMs: 5,
     maxAttempts: 2,
@@ -180,9 +188,10 @@ describe('LogChannel', () => {
       logger: silentLogger,
       channelOf: async () => guild.textChannelId,
       flushMs: 20,
+      text: asIs,
     });
-    log.post(guild.id, 'first <@1>');
-    log.post(guild.id, 'second\nline');
+    log.post(guild.id, line('first <@1>'));
+    log.post(guild.id, line('second\nline'));
     await log.idle();
     expect(channelMessages(fakes, guild.textChannelId)).toEqual(['first <@1>\nsecond line']);
     const [post] = fakes.discord.requests.filter(
@@ -190,7 +199,7 @@ describe('LogChannel', () => {
     );
     expect(post?.body).toMatchObject({ allowed_mentions: { parse: [] } });
     await log.stop(100);
-    log.post(guild.id, 'after stop');
+    log.post(guild.id, line('after stop'));
     await log.idle();
     expect(channelMessages(fakes, guild.textChannelId)).toHaveLength(1);
   });
@@ -201,16 +210,18 @@ describe('LogChannel', () => {
       logger: silentLogger,
       channelOf: async () => null,
       flushMs: 1,
+      text: asIs,
     });
-    none.post(guild.id, 'nobody reads this');
+    none.post(guild.id, line('nobody reads this'));
     await none.idle();
     const broken = new LogChannel({
       discord: fakes.client,
       logger: silentLogger,
       channelOf: async () => '123456789012345678',
       flushMs: 1,
+      text: asIs,
     });
-    broken.post(guild.id, 'lost');
+    broken.post(guild.id, line('lost'));
     await expect(broken.idle()).resolves.toBeUndefined();
     expect(channelMessages(fakes, guild.textChannelId)).toEqual([]);
   });
@@ -287,7 +298,7 @@ describe('lease expiry: a worker whose claim lapsed never edits over a newer cha
       store: shared,
       discord: fakes.client,
       logger: silentLogger,
-      notices: { post: (_guildId, line) => lines.push(line) },
+      notices: { post: (_guildId, notice) => lines.push(gatingNoticeText(notice)) },
       pollMs: 20,
     });
     try {

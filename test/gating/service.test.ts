@@ -700,9 +700,7 @@ describe('setup', () => {
       [managed.id, 'managed'],
       [guild.id, 'everyone'],
     ]);
-    expect(result.problems[0]?.fix).toBe(
-      'Move the bot’s role above “Moderators” in Server Settings → Roles.',
-    );
+    expect(result.problems[0]).toMatchObject({ roleName: 'Moderators', problem: 'above_bot' });
     expect(await store.getGuildSettings(guild.id)).toBeUndefined();
   });
 

@@ -6,6 +6,7 @@
 import type { Client } from 'discord.js';
 import { pino } from 'pino';
 import { GatingService, type GatingServiceOptions } from '../../src/gating/service.ts';
+import { gatingNoticeText } from '../../src/render/gatingNotices.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore, StoreOptions } from '../../src/store/types.ts';
 import { Web3BioClient } from '../../src/web3bio/client.ts';
@@ -117,6 +118,7 @@ export function createService(
     discord: fakes.client,
     logger: silentLogger,
     siwe: { publicUrl: PUBLIC_URL },
+    noticeText: gatingNoticeText,
     recheckIntervalMs: 60 * 60_000,
     scheduler: manualScheduler,
     worker: { pollMs: 20, backoffMs: 10, maxAttempts: 3 },

@@ -117,7 +117,6 @@ const problem: RoleProblem = {
   roleId: HUMAN,
   roleName: 'Verified Human',
   problem: 'above_bot',
-  fix: 'Move the bot’s role above “Verified Human” in Server Settings → Roles',
 };
 
 describe('renderVerifyResult', () => {

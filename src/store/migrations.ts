@@ -113,6 +113,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_events_by_time ON audit_events (created_at);
     `,
   },
+  {
+    version: 3,
+    name: 'discord oauth states',
+    sql: ({ types: t }) => `
+      CREATE TABLE oauth_states (
+        state_hash TEXT PRIMARY KEY,
+        purpose TEXT NOT NULL,
+        nonce TEXT,
+        expires_at ${t.bigint} NOT NULL
+      );
+
+      CREATE INDEX oauth_states_by_expiry ON oauth_states (expires_at);
+    `,
+  },
 ];
 
 /**

@@ -4,7 +4,24 @@
  */
 import { accountName, type NonceRecord, serverName } from './siwe.ts';
 
-export type VerifyPageState = { kind: 'ready'; record: NonceRecord } | { kind: 'expired' } | { kind: 'used' };
+/** Why the Discord sign-in in front of the signing page did not let the browser through. */
+export type SignInFailure =
+  /** The member pressed Cancel on Discord's page. */
+  | 'denied'
+  /** Discord refused the code, did not answer, or answered nonsense. */
+  | 'failed'
+  /** The state is unknown, used (a replayed callback) or expired. */
+  | 'bad_state'
+  /** The callback arrived in a browser that did not start this sign-in (a forwarded callback URL). */
+  | 'other_browser';
+
+export type VerifyPageState =
+  | { kind: 'ready'; record: NonceRecord }
+  | { kind: 'expired' }
+  | { kind: 'used' }
+  /** Signed in to Discord as another account than the one the link was made for. */
+  | { kind: 'wrong_account'; expected: string; actual: string }
+  | { kind: 'sign_in_failed'; reason: SignInFailure; retryUrl: string | null };
 
 const STYLE = `
 :root{color-scheme:light;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;background:#f6f7f9}
@@ -111,7 +128,45 @@ export function renderVerifyPage(state: VerifyPageState, cspNonce: string): stri
         cspNonce,
         '<p>Links work once and only for 10 minutes. Go back to Discord and run <code>/verify</code> to get a new one.</p>',
       );
+    case 'wrong_account':
+      return htmlDocument(
+        'This link belongs to someone else',
+        cspNonce,
+        `<p>This signing link was made for the Discord account <strong>${escapeHtml(state.expected)}</strong>, but you signed in to Discord as <strong>${escapeHtml(state.actual)}</strong>. Only ${escapeHtml(state.expected)} can use it.</p>
+<p class="safe">If someone sent you this link, do not sign anything for them: signing would give them your identity and its roles. To verify yourself, run <code>/verify</code> in Discord and open your own link.</p>`,
+      );
+    case 'sign_in_failed':
+      return htmlDocument(
+        SIGN_IN_TITLES[state.reason],
+        cspNonce,
+        signInFailedBody(state.reason, state.retryUrl),
+      );
   }
+}
+
+const SIGN_IN_TITLES: Record<SignInFailure, string> = {
+  denied: 'Discord sign-in cancelled',
+  failed: 'Discord sign-in failed',
+  bad_state: 'This sign-in has expired or was already used',
+  other_browser: 'This sign-in started in another browser',
+};
+
+const SIGN_IN_TEXT: Record<SignInFailure, string> = {
+  denied:
+    'You cancelled the Discord sign-in. The signing page needs it to check that the link is yours; nothing was signed or shared.',
+  failed: 'Discord did not confirm who you are. Nothing was signed. Try again in a moment.',
+  bad_state:
+    'Each sign-in works once and only while its link is valid. Open your signing link again, or run <code>/verify</code> in Discord for a new one.',
+  other_browser:
+    'The Discord sign-in finished in a different browser than the one that started it, so it was not accepted. Open your signing link in this browser and sign in again.',
+};
+
+function signInFailedBody(reason: SignInFailure, retryUrl: string | null): string {
+  const retry =
+    retryUrl !== null && /^https?:\/\//.test(retryUrl)
+      ? `\n<p><a href="${escapeHtml(retryUrl)}">Try again</a></p>`
+      : '';
+  return `<p>${SIGN_IN_TEXT[reason]}</p>${retry}`;
 }
 
 function readyBody(record: NonceRecord): string {

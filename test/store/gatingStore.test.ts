@@ -264,7 +264,10 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
 
     it('gives a state back once, never at or after its expiry, and drops expired ones', async () => {
       await store.createOAuthState(STATE, 1_000);
-      await store.createOAuthState({ ...STATE, stateHash: 'h-2', nonce: null, purpose: 'linked-role' }, 1_000);
+      await store.createOAuthState(
+        { ...STATE, stateHash: 'h-2', nonce: null, purpose: 'linked-role' },
+        1_000,
+      );
       await store.createOAuthState({ ...STATE, stateHash: 'h-3' }, 1_000);
       expect(await store.consumeOAuthState('h-1', 9_999)).toEqual(STATE);
       expect(await store.consumeOAuthState('h-1', 9_999)).toBeUndefined();

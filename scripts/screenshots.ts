@@ -202,6 +202,7 @@ function guildStatus(): GuildStatus {
     guildMembersIntent: true,
     problems,
     lastFullSyncAt: SETTINGS.lastFullSyncAt,
+    signingLinksBound: true,
     queueLength: 0,
     linkedMembers: 1284,
     blockedRoleIds: [],

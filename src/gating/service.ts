@@ -515,6 +515,7 @@ export class GatingService {
       linkedMembers,
       blockedRoleIds: this.#worker.blockedRoles(guildId),
       heldRemovals: losses.filter((l) => l.heldAt !== null).length,
+      signingLinksBound: this.#siwe.discordSignIn === true,
     };
   }
 

@@ -17,6 +17,8 @@ export interface SiweConfig {
   ttlMs?: number;
   /** Clock in ms since epoch, injectable for tests. */
   now?: () => number;
+  /** The page makes the member sign in with Discord first (DISCORD_CLIENT_SECRET), so a link only works for its account. */
+  discordSignIn?: boolean;
 }
 
 export type { NonceRecord };

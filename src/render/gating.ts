@@ -31,6 +31,7 @@ import { credentialVerdict } from '../web3bio/credentials.ts';
 import { credentialCounts, verdictLine } from './credentials.ts';
 import { fieldsWithin, formatNumber, joinLinesWithin } from './format.ts';
 import { finishPayload } from './payload.ts';
+import { unboundLinksField } from './signing.ts';
 import { COLORS, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
@@ -606,8 +607,10 @@ export function renderStatus(status: GuildStatus, names: GuildNames, ctx: Render
       value: `🛑 ${n(status.heldRemovals)} removals held back by the mass-removal breaker. Run \`/gating recheck confirm-removals:true\` if they are right.`,
     });
   }
+  if (!status.signingLinksBound) fields.push(unboundLinksField());
   if (status.settings) fields.push(...rulesFields(status.settings, names, ctx).slice(0, 2));
   const healthy =
+    status.signingLinksBound &&
     status.manageRoles &&
     status.guildMembersIntent &&
     status.problems.length === 0 &&

@@ -13,11 +13,17 @@ export interface Visit {
 
 export class TestBrowser {
   readonly #cookies = new Map<string, { value: string; path: string }>();
+  /** Maps a public URL to where it is served (PUBLIC_URL to the verify server's local address). */
+  readonly #rewrite: (url: string) => string;
+
+  constructor(rewrite: (url: string) => string = (url) => url) {
+    this.#rewrite = rewrite;
+  }
 
   /** Opens `url` and follows up to 6 redirects. */
   async open(url: string, init: RequestInit = {}): Promise<Visit> {
     const hops: string[] = [];
-    let next = url;
+    let next = this.#rewrite(url);
     for (let i = 0; i < 7; i += 1) {
       hops.push(next);
       const response = await fetch(next, {
@@ -29,7 +35,7 @@ export class TestBrowser {
       const location = response.headers.get('location');
       if (response.status >= 300 && response.status < 400 && location) {
         await response.arrayBuffer();
-        next = new URL(location, next).toString();
+        next = this.#rewrite(new URL(location, next).toString());
         init = {};
         continue;
       }

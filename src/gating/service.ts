@@ -35,9 +35,9 @@ import {
   type EvaluateOptions,
   type Evaluation,
   Evaluator,
-  evmAddressOf,
   type MemberState,
   resolvedAddressOf,
+  signerAddressOf,
 } from './evaluation.ts';
 import type { RoleProblem } from './hierarchy.ts';
 import { LogChannel } from './logChannel.ts';
@@ -247,7 +247,8 @@ export class GatingService {
     if (capped) return refused(capped);
 
     const name = parsed.identity;
-    if (parsed.kind === 'evm-address') return this.#challenge(guildId, user, name, name);
+    if (parsed.kind === 'evm-address' || parsed.kind === 'solana-address')
+      return this.#challenge(guildId, user, name, name);
 
     const read = await this.#evaluator.readRecord(parsed, true);
     if (read.failed) return refused({ code: 'lookup_failed', identity: name });
@@ -276,7 +277,7 @@ export class GatingService {
     }
     if (read.profiles.length === 0 && read.domain === null)
       return refused({ code: 'not_found', identity: name });
-    const address = evmAddressOf(read);
+    const address = signerAddressOf(read);
     if (!address) return refused({ code: 'no_address', identity: name, username: user.username });
     return this.#challenge(guildId, user, name, address);
   }
@@ -652,13 +653,13 @@ export class GatingService {
       userName: user.username || null,
       guildName: guild?.name ?? null,
       identity,
-      address: address as `0x${string}`,
+      address,
     });
     return {
       kind: 'challenge',
       url: challenge.url,
       expiresAt: challenge.expiresAt,
-      address: address.toLowerCase(),
+      address: address.startsWith('0x') ? address.toLowerCase() : address,
     };
   }
 

@@ -8,11 +8,13 @@ import type { GatingStore } from '../store/types.ts';
 import type { DiscordOAuthConfig } from './discordOAuth.ts';
 import { send, sendHtml, sendJson } from './httpResponses.ts';
 import {
-  buildSiweMessage,
+  buildChallengeMessage,
   isChallengeNonce,
+  isSolanaChallenge,
   type NonceRecord,
   type NonceStore,
   type SiweConfig,
+  siwsFields,
   type VerifyFailureReason,
   verifyChallenge,
   verifyFailureMessage,
@@ -264,7 +266,11 @@ async function sendMessage(
   const challenge = await openChallenge(opts, nonce);
   if (!('record' in challenge)) return sendFailure(res, challenge.refusal);
   if (notSignedIn(signIn, req, challenge.record)) return sendJson(res, 401, SIGN_IN_FIRST);
-  sendJson(res, 200, { message: buildSiweMessage(opts.siwe, challenge.record) });
+  const record = challenge.record;
+  sendJson(res, 200, {
+    message: buildChallengeMessage(opts.siwe, record),
+    ...(isSolanaChallenge(record) ? { signIn: siwsFields(opts.siwe, record) } : {}),
+  });
 }
 
 async function receiveSignature(

@@ -263,7 +263,10 @@ describe('verify refuses, storing nothing', () => {
     });
     const solana = await service.verify(guild.id, { id: userId, username: 'ivy' }, 'ivyname.sol');
     // A Solana name is proven with a Solana wallet: the link's signer keeps its base58 case.
-    expect(solana).toMatchObject({ kind: 'challenge', address: 'So1anaAddre55111111111111111111111111111111' });
+    expect(solana).toMatchObject({
+      kind: 'challenge',
+      address: 'So1anaAddre55111111111111111111111111111111',
+    });
 
     fakes.web3.world.addProfile({ identity: 'noaddr.sol', platform: 'sns', address: null, links: {} });
     const none = await service.verify(guild.id, { id: userId, username: 'ivy' }, 'noaddr.sol');

@@ -4,6 +4,8 @@
  * owner signs in to Discord as themselves and is turned away. Without the client secret, `/gating
  * status` says links are not bound.
  */
+import { ed25519 } from '@noble/curves/ed25519';
+import { base58 } from '@scure/base';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatingCredentials } from '../fakes/web3bio/builders.ts';
@@ -106,5 +108,39 @@ describe('signing links bound to the Discord account', () => {
     const status = embedOf(visibleMessage(await gatingCommandRun(g, 'status')));
     expect(status.fields?.find((f) => f.name === 'Signing links')).toBeUndefined();
     expect(JSON.stringify(g.h.discord.requests.map((r) => r.body))).not.toContain(CLIENT_SECRET);
+  });
+});
+
+describe('Solana wallets, end to end', () => {
+  it('/verify of a Solana address signs in with Solana; the link keeps the base58 address and grants the role', async () => {
+    const g = await startGating({ env: { DISCORD_CLIENT_SECRET: CLIENT_SECRET } });
+    g.h.discord.oauth.allowRedirect(`${PUBLIC_URL}/oauth/callback`);
+    g.h.discord.oauth.signInAs(ALICE);
+    await setup(g);
+    const secret = ed25519.utils.randomPrivateKey();
+    const address = base58.encode(ed25519.getPublicKey(secret));
+    g.h.upstream.world.setCredentials(address, gatingCredentials(address, { human: true }));
+
+    const link = linkIn(visibleMessage(await g.h.run('verify', { identity: address }, { userId: ALICE })));
+    const alice = browser(g);
+    expect((await alice.open(link)).status).toBe(200);
+    const local = link.replace(PUBLIC_URL, g.gating.verifyUrl);
+    const got = (await (
+      await fetch(`${local}/message`, { headers: { cookie: alice.cookieHeader(`${local}/message`) } })
+    ).json()) as { message: string; signIn: { address: string } };
+    expect(got.message).toContain('wants you to sign in with your Solana account:');
+    expect(got.signIn.address).toBe(address);
+    const signature = `0x${Buffer.from(ed25519.sign(new TextEncoder().encode(got.message), secret)).toString('hex')}`;
+    const sent = await fetch(local, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', cookie: alice.cookieHeader(local) },
+      body: JSON.stringify({ signature }),
+    });
+    expect(sent.status).toBe(200);
+    await g.gating.service.idle(g.guildId);
+    expect(await g.gating.store.getUserLinks(g.guildId, ALICE)).toEqual([
+      expect.objectContaining({ identity: address, address, proofMethod: 'signature', platform: 'solana' }),
+    ]);
+    await waitFor(() => hasRole(g, ALICE, g.humanRoleId), 'the human role for Alice');
   });
 });

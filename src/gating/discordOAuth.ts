@@ -100,7 +100,6 @@ export function authorizeUrl(
   url.searchParams.set('scope', input.scopes.join(' '));
   url.searchParams.set('state', input.state);
   url.searchParams.set('redirect_uri', redirectUri(cfg, input.redirectPath));
-  url.searchParams.set('prompt', 'none');
   return url.toString();
 }
 

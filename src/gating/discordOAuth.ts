@@ -149,6 +149,25 @@ export async function fetchCurrentUser(
   return { id: user.data.id, username: user.data.username, globalName: user.data.global_name ?? null };
 }
 
+/** A JSON call as the member (bearer token) below `/v10`; throws DiscordOAuthError on a non-2xx answer. */
+export async function callAsUser(
+  cfg: DiscordOAuthConfig,
+  input: { method: 'GET' | 'PUT'; route: string; accessToken: string; body?: unknown },
+): Promise<unknown> {
+  const response = await call(cfg, input.route, {
+    method: input.method,
+    headers: {
+      authorization: `Bearer ${input.accessToken}`,
+      accept: 'application/json',
+      ...(input.body === undefined ? {} : { 'content-type': 'application/json' }),
+    },
+    ...(input.body === undefined ? {} : { body: JSON.stringify(input.body) }),
+  });
+  const body = await readJson(response, input.route);
+  if (!response.ok) throw httpError(input.route, response.status, body);
+  return body;
+}
+
 async function tokenRequest(
   cfg: DiscordOAuthConfig,
   form: Record<string, string>,

@@ -6,7 +6,7 @@
  * known scopes, and a token that only reaches what its scopes allow.
  */
 import { randomBytes } from 'node:crypto';
-import type { APIUser } from 'discord-api-types/v10';
+import type { APIApplicationRoleConnectionMetadata, APIUser } from 'discord-api-types/v10';
 import { type Answer, apiError, type ParsedRequest } from './http.ts';
 
 const KNOWN_SCOPES = new Set(['identify', 'email', 'guilds', 'connections', 'role_connections.write']);
@@ -34,13 +34,23 @@ export interface FakeOAuth {
   activeAccessTokens(): number;
   /** Makes every refresh token of a user invalid, as when they deauthorize the app. */
   revokeUser(userId: string): void;
+  /** The role-connection metadata the app registered (`PUT /applications/{id}/role-connections/metadata`). */
+  readonly roleConnectionMetadata: APIApplicationRoleConnectionMetadata[];
+  /** Each user's role connection to the app, as written with their token. */
+  readonly roleConnections: Map<
+    string,
+    { platform_name: string | null; platform_username: string | null; metadata: Record<string, string> }
+  >;
 }
 
 export class FakeOAuthProvider implements FakeOAuth {
   readonly clientSecret: string;
   readonly authorizeStates: string[] = [];
   readonly issuedCodes: string[] = [];
+  roleConnectionMetadata: APIApplicationRoleConnectionMetadata[] = [];
+  readonly roleConnections: FakeOAuth['roleConnections'] = new Map();
   readonly #applicationId: string;
+  readonly #botToken: string;
   readonly #users: Map<string, APIUser>;
   readonly #redirects = new Set<string>();
   readonly #codes = new Map<string, Grant & { redirectUri: string; expiresAt: number; used: boolean }>();
@@ -48,8 +58,14 @@ export class FakeOAuthProvider implements FakeOAuth {
   readonly #refreshTokens = new Map<string, Grant>();
   #actingUserId: string | null = null;
 
-  constructor(input: { applicationId: string; clientSecret: string; users: Map<string, APIUser> }) {
+  constructor(input: {
+    applicationId: string;
+    clientSecret: string;
+    botToken: string;
+    users: Map<string, APIUser>;
+  }) {
     this.#applicationId = input.applicationId;
+    this.#botToken = input.botToken;
     this.clientSecret = input.clientSecret;
     this.#users = input.users;
   }
@@ -128,7 +144,78 @@ export class FakeOAuthProvider implements FakeOAuth {
       const user = this.#users.get(grant.userId);
       return user ? { status: 200, body: user } : apiError(404, 10_013, 'Unknown User');
     }
+    const metadataRoute = /^\/applications\/([^/]+)\/role-connections\/metadata$/.exec(req.path);
+    if (metadataRoute) return this.#metadata(req, metadataRoute[1] ?? '');
+    const connectionRoute = /^\/users\/@me\/applications\/([^/]+)\/role-connection$/.exec(req.path);
+    if (connectionRoute) return this.#roleConnection(req, connectionRoute[1] ?? '');
     return null;
+  }
+
+  #metadata(req: ParsedRequest, app: string): Answer {
+    if (req.headers.authorization !== `Bot ${this.#botToken}`) return apiError(401, 0, '401: Unauthorized');
+    if (app !== this.#applicationId) return apiError(404, 10_002, 'Unknown Application');
+    if (req.method === 'GET') return { status: 200, body: this.roleConnectionMetadata };
+    if (req.method !== 'PUT') return apiError(405, 0, '405: Method Not Allowed');
+    const list = req.body;
+    const valid =
+      Array.isArray(list) &&
+      list.length <= 5 &&
+      new Set(list.map((m) => (m as { key?: unknown }).key)).size === list.length &&
+      list.every((m: Partial<APIApplicationRoleConnectionMetadata>) => {
+        return (
+          typeof m.key === 'string' &&
+          /^[a-z0-9_]{1,50}$/.test(m.key) &&
+          typeof m.name === 'string' &&
+          m.name.length >= 1 &&
+          m.name.length <= 100 &&
+          typeof m.description === 'string' &&
+          m.description.length >= 1 &&
+          m.description.length <= 200 &&
+          Number.isInteger(m.type) &&
+          Number(m.type) >= 1 &&
+          Number(m.type) <= 8
+        );
+      });
+    if (!valid) return apiError(400, 50_035, 'Invalid Form Body');
+    this.roleConnectionMetadata = list as APIApplicationRoleConnectionMetadata[];
+    return { status: 200, body: this.roleConnectionMetadata };
+  }
+
+  #roleConnection(req: ParsedRequest, app: string): Answer {
+    const grant = this.bearer(req);
+    if (!grant) return apiError(401, 0, '401: Unauthorized');
+    if (!grant.scopes.includes('role_connections.write')) return apiError(403, 50_001, 'Missing Access');
+    if (app !== this.#applicationId) return apiError(404, 10_002, 'Unknown Application');
+    const empty = { platform_name: null, platform_username: null, metadata: {} };
+    if (req.method === 'GET') return { status: 200, body: this.roleConnections.get(grant.userId) ?? empty };
+    if (req.method !== 'PUT') return apiError(405, 0, '405: Method Not Allowed');
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const name = body.platform_name ?? null;
+    const username = body.platform_username ?? null;
+    const metadata = (body.metadata ?? {}) as Record<string, unknown>;
+    const types = new Map(this.roleConnectionMetadata.map((m) => [m.key, m.type]));
+    const valueOk = (key: string, value: unknown) => {
+      const type = types.get(key);
+      if (type === undefined || typeof value !== 'string' || value.length > 100) return false;
+      if (type <= 4) return /^-?\d+$/.test(value);
+      if (type <= 6) return !Number.isNaN(Date.parse(value));
+      return value === '0' || value === '1';
+    };
+    if (
+      (name !== null && (typeof name !== 'string' || name.length > 50)) ||
+      (username !== null && (typeof username !== 'string' || username.length > 100)) ||
+      typeof metadata !== 'object' ||
+      !Object.entries(metadata).every(([key, value]) => valueOk(key, value))
+    ) {
+      return apiError(400, 50_035, 'Invalid Form Body');
+    }
+    const stored = {
+      platform_name: name as string | null,
+      platform_username: username as string | null,
+      metadata: metadata as Record<string, string>,
+    };
+    this.roleConnections.set(grant.userId, stored);
+    return { status: 200, body: stored };
   }
 
   #token(req: ParsedRequest): Answer {

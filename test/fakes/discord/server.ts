@@ -189,6 +189,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const oauth = new FakeOAuthProvider({
     applicationId,
     clientSecret: options.clientSecret ?? 'test-client-secret',
+    botToken: token,
     users: state.users,
   });
   const requests: RecordedRestRequest[] = [];

@@ -13,7 +13,9 @@ export type SignInFailure =
   /** The state is unknown, used (a replayed callback) or expired. */
   | 'bad_state'
   /** The callback arrived in a browser that did not start this sign-in (a forwarded callback URL). */
-  | 'other_browser';
+  | 'other_browser'
+  /** This client started too many sign-ins lately. */
+  | 'too_many';
 
 export type VerifyPageState =
   | { kind: 'ready'; record: NonceRecord }
@@ -230,6 +232,7 @@ const SIGN_IN_TITLES: Record<SignInFailure, string> = {
   failed: 'Discord sign-in failed',
   bad_state: 'This sign-in has expired or was already used',
   other_browser: 'This sign-in started in another browser',
+  too_many: 'Too many sign-ins',
 };
 
 const SIGN_IN_TEXT: Record<SignInFailure, string> = {
@@ -240,6 +243,8 @@ const SIGN_IN_TEXT: Record<SignInFailure, string> = {
     'Each sign-in works once and only while its link is valid. Open your signing link again, or run <code>/verify</code> in Discord for a new one.',
   other_browser:
     'The Discord sign-in finished in a different browser than the one that started it, so it was not accepted. Open your signing link in this browser and sign in again.',
+  too_many:
+    'Too many Discord sign-ins were started from this address. Wait a few minutes, then open your link again.',
 };
 
 function signInFailedBody(reason: SignInFailure, retryUrl: string | null): string {

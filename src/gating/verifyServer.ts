@@ -95,6 +95,8 @@ export interface VerifyServerOptions {
   maxFailuresPerClient?: number;
   /** Default 10 minutes. */
   failureWindowMs?: number;
+  /** Discord sign-ins a client address may start in `failureWindowMs` (each stores a state). Default 30. */
+  maxSignInsPerClient?: number;
   /**
    * With DISCORD_CLIENT_SECRET: a link only opens after signing in with Discord as the account it was
    * made for (`/oauth/callback` below PUBLIC_URL is the redirect URI).
@@ -130,9 +132,11 @@ const NO_LOG: VerifyServerLogger = { info() {}, warn() {}, error() {} };
 /** Starts the verification server on node:http; resolves once it listens. */
 export async function startVerifyServer(opts: VerifyServerOptions): Promise<VerifyServer> {
   const log = opts.logger ?? NO_LOG;
-  const failures = new FailureWindow(opts.maxFailuresPerClient ?? 30, opts.failureWindowMs ?? 10 * 60_000);
+  const windowMs = opts.failureWindowMs ?? 10 * 60_000;
+  const failures = new FailureWindow(opts.maxFailuresPerClient ?? 30, windowMs);
+  const signIns = new FailureWindow(opts.maxSignInsPerClient ?? 30, windowMs);
   const server = createServer((req, res) => {
-    handle(req, res, opts, log, failures).catch((error: unknown) => {
+    handle(req, res, opts, log, failures, signIns).catch((error: unknown) => {
       log.error(
         { err: errorSummary(error), method: req.method, route: routeName(safePath(req)) },
         'verify server request failed',
@@ -171,6 +175,7 @@ async function handle(
   opts: VerifyServerOptions,
   log: VerifyServerLogger,
   failures: FailureWindow,
+  signIns: FailureWindow,
 ): Promise<void> {
   const path = safePath(req);
   const method = req.method ?? 'GET';
@@ -196,7 +201,7 @@ async function handle(
   const pageMatch = PAGE_ROUTE.exec(path);
   if (pageMatch) {
     const nonce = pageMatch[1] ?? '';
-    if (readOnly) return sendPage(req, res, opts, signIn, nonce);
+    if (readOnly) return sendPage(req, res, opts, signIn, signIns, nonce);
     if (method === 'POST') return receiveSignature(req, res, opts, signIn, log, failures, nonce);
     return methodNotAllowed(res, 'GET, HEAD, POST');
   }
@@ -243,10 +248,20 @@ async function sendPage(
   res: ServerResponse,
   opts: VerifyServerOptions,
   signIn: VerifySignInOptions | null,
+  signIns: FailureWindow,
   nonce: string,
 ): Promise<void> {
   const challenge = await openChallenge(opts, nonce);
   if (signIn && 'record' in challenge && notSignedIn(signIn, req, challenge.record)) {
+    const client = req.socket.remoteAddress ?? 'unknown';
+    const now = signIn.now();
+    if (signIns.blocked(client, now)) {
+      res.setHeader('retry-after', '600');
+      return sendHtml(res, 429, (cspNonce) =>
+        renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce),
+      );
+    }
+    signIns.count(client, now);
     return startSignIn(signIn, res, challenge.record);
   }
   const state: VerifyPageState =

@@ -250,6 +250,18 @@ describe('signing page behind Discord sign-in', () => {
     noSecretsIn(page.text);
   });
 
+  it('limits the sign-ins one client can start (each stores a state)', async () => {
+    const { nonce } = await challengeFor(ALICE);
+    const statuses: number[] = [];
+    for (let i = 0; i < 31; i += 1) {
+      const res = await fetch(`${server.url}/verify/${nonce}`, { redirect: 'manual' });
+      statuses.push(res.status);
+      await res.arrayBuffer();
+    }
+    expect(statuses.slice(0, 30)).toEqual(Array(30).fill(303));
+    expect(statuses[30]).toBe(429);
+  });
+
   it('sends no one to Discord for a used or expired link', async () => {
     const page = await new TestBrowser().open(`${server.url}/verify/${'b'.repeat(32)}`);
     expect(page.hops).toHaveLength(1);

@@ -26,9 +26,10 @@ import type { TransportLogger } from '../src/web3bio/http.ts';
 import { RawCredentialSet, toCredentialSet } from '../src/web3bio/schemas.ts';
 import type { CredentialSet } from '../src/web3bio/types.ts';
 import { loginClient } from '../test/fakes/discord/client.ts';
-import { type FakeDiscord, startFakeDiscord } from '../test/fakes/discord/server.ts';
+import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../test/fakes/discord/server.ts';
 import { gatingCredentials } from '../test/fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
+import type { RawCredentials } from '../test/fakes/web3bio/world.ts';
 import { type BenchTable, formatNumber, formatRatio, machineLine, renderTable, verdict } from './stats.ts';
 
 export interface GatingBenchOptions {
@@ -147,6 +148,85 @@ function humanCredentials(plan: Plan): CredentialSet {
   return toCredentialSet(RawCredentialSet.parse(gatingCredentials(plan.identity, { human: true })));
 }
 
+interface BenchWorld {
+  discord: FakeDiscord;
+  upstream: FakeWeb3Bio;
+  guild: FakeGuild;
+  humanRoleId: string;
+  store: GatingStore;
+  service: GatingService;
+}
+
+interface BenchWorldSetup<P extends Plan> {
+  plans: P[];
+  upstreamRps: number;
+  clientRps: number;
+  /** What the stand-in Web3.bio answers for a member's identity (null: "not found"). */
+  credentialsOf: (plan: P) => RawCredentials | null;
+  /** Post the service's notices to the guild's text channel. */
+  logChannel?: boolean;
+  transportLogger?: TransportLogger;
+  now?: () => number;
+}
+
+/** A guild of linked members on both stand-ins, a real client and service; everything closed after `run`. */
+async function withBenchWorld<P extends Plan, T>(
+  setup: BenchWorldSetup<P>,
+  run: (world: BenchWorld) => Promise<T>,
+): Promise<T> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-gating-'));
+  let discord: FakeDiscord | undefined;
+  let upstream: FakeWeb3Bio | undefined;
+  let client: Client | undefined;
+  let web3bio: Web3BioClient | undefined;
+  let store: GatingStore | undefined;
+  let service: GatingService | undefined;
+  try {
+    discord = await startFakeDiscord();
+    upstream = await startFakeWeb3Bio({
+      seed: false,
+      globalRateLimit: { requests: setup.upstreamRps, windowMs: 1_000 },
+    });
+    const guild = discord.addGuild({ name: 'Bench Guild' });
+    const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
+    for (const [i, plan] of setup.plans.entries()) {
+      discord.addMember(
+        guild.id,
+        { id: plan.userId, username: `bench${i}` },
+        { roles: plan.holdsRole ? [human.id] : [] },
+      );
+      upstream.world.setCredentials(plan.identity, setup.credentialsOf(plan));
+    }
+    store = await openSqliteStore(join(dataDir, 'bench.sqlite'));
+    await seedStore(store, guild.id, human.id, setup.plans, setup.logChannel ? guild.textChannelId : null);
+    client = await loginClient(discord);
+    web3bio = new Web3BioClient({
+      baseUrl: upstream.url,
+      rateLimit: { requests: setup.clientRps, intervalMs: 1_000 },
+      ...(setup.transportLogger ? { logger: setup.transportLogger } : {}),
+    });
+    service = new GatingService({
+      store,
+      web3bio,
+      discord: client,
+      logger: SILENT,
+      siwe: { publicUrl: 'https://bench.example.org' },
+      recheckIntervalMs: 24 * 3_600_000,
+      scheduler: NO_SCHEDULE,
+      logFlushMs: 10,
+      ...(setup.now ? { now: setup.now } : {}),
+    });
+    return await run({ discord, upstream, guild, humanRoleId: human.id, store, service });
+  } finally {
+    await service?.stop();
+    await client?.destroy();
+    await web3bio?.close();
+    await store?.close();
+    await Promise.allSettled([discord?.close(), upstream?.close()]);
+    await rm(dataDir, { recursive: true, force: true });
+  }
+}
+
 /** Re-check a guild of `members` linked members under both limits; one row per client limiter rate (default: the upstream rate). */
 export async function runGatingBench(opts: GatingBenchOptions = {}): Promise<Row[]> {
   const upstreamRps = opts.upstreamRps ?? 500;
@@ -165,108 +245,74 @@ async function runOnce(opts: GatingBenchOptions, clientRps: number): Promise<Row
   const plans = planMembers(members, changeRatio);
   const needed = plans.filter((p) => p.human !== p.holdsRole);
 
-  const dataDir = await mkdtemp(join(tmpdir(), 'bench-gating-'));
-  let discord: FakeDiscord | undefined;
-  let upstream: FakeWeb3Bio | undefined;
-  let client: Client | undefined;
-  let web3bio: Web3BioClient | undefined;
-  let store: GatingStore | undefined;
-  let service: GatingService | undefined;
-  try {
-    progress(`gating: seeding ${formatNumber(members)} members (client limiter ${clientRps}/s)`);
-    discord = await startFakeDiscord();
-    upstream = await startFakeWeb3Bio({
-      seed: false,
-      globalRateLimit: { requests: upstreamRps, windowMs: 1_000 },
-    });
-    const guild = discord.addGuild({ name: 'Bench Guild' });
-    const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
-    for (const [i, plan] of plans.entries()) {
-      discord.addMember(
-        guild.id,
-        { id: plan.userId, username: `bench${i}` },
-        { roles: plan.holdsRole ? [human.id] : [] },
+  const counter = statusCounter();
+  progress(`gating: seeding ${formatNumber(members)} members (client limiter ${clientRps}/s)`);
+  return withBenchWorld(
+    {
+      plans,
+      upstreamRps,
+      clientRps,
+      credentialsOf: (plan) => gatingCredentials(plan.identity, { human: plan.human }),
+      transportLogger: counter.logger,
+    },
+    async ({ discord, upstream, guild, humanRoleId, service }) => {
+      const human = { id: humanRoleId };
+      discord.limitRoleEdits(guild.id, discordRps);
+      const upstreamBefore = upstream.requests.length;
+      const discordBefore = discord.requests.length;
+
+      progress(
+        `gating: re-checking (floor ${formatNumber(floorSeconds(members, needed.length, upstreamRps, discordRps))} s)`,
       );
-      upstream.world.setCredentials(plan.identity, gatingCredentials(plan.identity, { human: plan.human }));
-    }
-    store = await openSqliteStore(join(dataDir, 'bench.sqlite'));
-    await seedStore(store, guild.id, human.id, plans);
-    client = await loginClient(discord);
-    const counter = statusCounter();
-    web3bio = new Web3BioClient({
-      baseUrl: upstream.url,
-      rateLimit: { requests: clientRps, intervalMs: 1_000 },
-      logger: counter.logger,
-    });
-    service = new GatingService({
-      store,
-      web3bio,
-      discord: client,
-      logger: SILENT,
-      siwe: { publicUrl: 'https://bench.example.org' },
-      recheckIntervalMs: 24 * 3_600_000,
-      scheduler: NO_SCHEDULE,
-    });
-    discord.limitRoleEdits(guild.id, discordRps);
-    const upstreamBefore = upstream.requests.length;
-    const discordBefore = discord.requests.length;
+      const started = performance.now();
+      const result = await service.guilds.recheckGuild(guild.id, { cause: 'bench' });
+      await service.idle(guild.id);
+      const wallSeconds = (performance.now() - started) / 1_000;
 
-    progress(
-      `gating: re-checking (floor ${formatNumber(floorSeconds(members, needed.length, upstreamRps, discordRps))} s)`,
-    );
-    const started = performance.now();
-    const result = await service.recheckGuild(guild.id, { cause: 'bench' });
-    await service.idle(guild.id);
-    const wallSeconds = (performance.now() - started) / 1_000;
+      const edits = discord.requests
+        .slice(discordBefore)
+        .filter((r) => (r.method === 'PUT' || r.method === 'DELETE') && r.path.includes('/roles/'));
+      const applied = edits.filter((r) => r.status < 300);
+      const expectedPaths = new Set(
+        needed.map(
+          (p) => `${p.human ? 'PUT' : 'DELETE'} /guilds/${guild.id}/members/${p.userId}/roles/${human.id}`,
+        ),
+      );
+      const onlyNeeded =
+        applied.length === needed.length && applied.every((r) => expectedPaths.has(`${r.method} ${r.path}`));
+      const rightState = plans.every(
+        (p) => guild.members.get(p.userId)?.roles.includes(human.id) === p.human,
+      );
+      const upstream429 = counter.statuses.get(429) ?? 0;
+      const discord429 = edits.filter((r) => r.status === 429).length;
+      const floor = floorSeconds(members, needed.length, upstreamRps, discordRps);
+      const pass =
+        upstream429 === 0 &&
+        discord429 === 0 &&
+        onlyNeeded &&
+        rightState &&
+        result.failures === 0 &&
+        wallSeconds <= WALL_TARGET * floor;
 
-    const edits = discord.requests
-      .slice(discordBefore)
-      .filter((r) => (r.method === 'PUT' || r.method === 'DELETE') && r.path.includes('/roles/'));
-    const applied = edits.filter((r) => r.status < 300);
-    const expectedPaths = new Set(
-      needed.map(
-        (p) => `${p.human ? 'PUT' : 'DELETE'} /guilds/${guild.id}/members/${p.userId}/roles/${human.id}`,
-      ),
-    );
-    const onlyNeeded =
-      applied.length === needed.length && applied.every((r) => expectedPaths.has(`${r.method} ${r.path}`));
-    const rightState = plans.every((p) => guild.members.get(p.userId)?.roles.includes(human.id) === p.human);
-    const upstream429 = counter.statuses.get(429) ?? 0;
-    const discord429 = edits.filter((r) => r.status === 429).length;
-    const floor = floorSeconds(members, needed.length, upstreamRps, discordRps);
-    const pass =
-      upstream429 === 0 &&
-      discord429 === 0 &&
-      onlyNeeded &&
-      rightState &&
-      result.failures === 0 &&
-      wallSeconds <= WALL_TARGET * floor;
-
-    const share =
-      clientRps === upstreamRps
-        ? '= upstream'
-        : `${formatNumber((clientRps / upstreamRps) * 100, 0)}% of upstream`;
-    return {
-      'Client limiter': `${formatNumber(clientRps)}/s (${share})`,
-      Members: members,
-      'Upstream requests': upstream.requests.length - upstreamBefore,
-      'Upstream 429s': upstream429,
-      'Role edits made / needed': `${formatNumber(applied.length)} / ${formatNumber(needed.length)}${onlyNeeded ? '' : ' (wrong set)'}`,
-      'Discord 429s': discord429,
-      'Wall (s)': formatNumber(wallSeconds, 1),
-      'Floor (s)': formatNumber(floor, 1),
-      'Ratio to floor': formatRatio(wallSeconds, floor),
-      'Lookup failures': result.failures,
-      Result: verdict(pass),
-    };
-  } finally {
-    await service?.stop();
-    await client?.destroy();
-    await web3bio?.close();
-    await store?.close();
-    await Promise.allSettled([discord?.close(), upstream?.close()]);
-    await rm(dataDir, { recursive: true, force: true });
-  }
+      const share =
+        clientRps === upstreamRps
+          ? '= upstream'
+          : `${formatNumber((clientRps / upstreamRps) * 100, 0)}% of upstream`;
+      return {
+        'Client limiter': `${formatNumber(clientRps)}/s (${share})`,
+        Members: members,
+        'Upstream requests': upstream.requests.length - upstreamBefore,
+        'Upstream 429s': upstream429,
+        'Role edits made / needed': `${formatNumber(applied.length)} / ${formatNumber(needed.length)}${onlyNeeded ? '' : ' (wrong set)'}`,
+        'Discord 429s': discord429,
+        'Wall (s)': formatNumber(wallSeconds, 1),
+        'Floor (s)': formatNumber(floor, 1),
+        'Ratio to floor': formatRatio(wallSeconds, floor),
+        'Lookup failures': result.failures,
+        Result: verdict(pass),
+      };
+    },
+  );
 }
 
 export interface StormBenchOptions {
@@ -297,84 +343,51 @@ export async function runGatingStormBench(opts: StormBenchOptions = {}): Promise
     holdsRole: true,
     gone: i % 10 < Math.round(share * 10),
   }));
-  const dataDir = await mkdtemp(join(tmpdir(), 'bench-storm-'));
-  let discord: FakeDiscord | undefined;
-  let upstream: FakeWeb3Bio | undefined;
-  let client: Client | undefined;
-  let web3bio: Web3BioClient | undefined;
-  let store: GatingStore | undefined;
-  let service: GatingService | undefined;
   const rows: Row[] = [];
-  try {
-    progress(`gating storm: seeding ${formatNumber(members)} members, 1 in ${every} answered "not found"`);
-    discord = await startFakeDiscord();
-    upstream = await startFakeWeb3Bio({
-      seed: false,
-      globalRateLimit: { requests: upstreamRps, windowMs: 1_000 },
-    });
-    const guild = discord.addGuild({ name: 'Storm Guild' });
-    const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
-    for (const [i, plan] of plans.entries()) {
-      discord.addMember(guild.id, { id: plan.userId, username: `storm${i}` }, { roles: [human.id] });
-      if (!plan.gone)
-        upstream.world.setCredentials(plan.identity, gatingCredentials(plan.identity, { human: true }));
-    }
-    store = await openSqliteStore(join(dataDir, 'storm.sqlite'));
-    await seedStore(store, guild.id, human.id, plans, guild.textChannelId);
-    client = await loginClient(discord);
-    web3bio = new Web3BioClient({
-      baseUrl: upstream.url,
-      rateLimit: { requests: upstreamRps, intervalMs: 1_000 },
-    });
-    let offset = 0;
-    service = new GatingService({
-      store,
-      web3bio,
-      discord: client,
-      logger: SILENT,
-      siwe: { publicUrl: 'https://bench.example.org' },
-      recheckIntervalMs: 24 * 3_600_000,
-      scheduler: NO_SCHEDULE,
-      logFlushMs: 10,
+  let offset = 0;
+  progress(`gating storm: seeding ${formatNumber(members)} members, 1 in ${every} answered "not found"`);
+  return withBenchWorld(
+    {
+      plans,
+      upstreamRps,
+      clientRps: upstreamRps,
+      credentialsOf: (plan) => (plan.gone ? null : gatingCredentials(plan.identity, { human: true })),
+      logChannel: true,
       now: () => Date.now() + offset,
-    });
-    const alerts = () =>
-      [...(discord?.state.messages.values() ?? [])].filter(
-        (m) => m.channel_id === guild.textChannelId && m.content.includes('Held back'),
-      ).length;
-    const removals = () =>
-      (discord?.requests ?? []).filter((r) => r.method === 'DELETE' && r.path.includes('/roles/')).length;
-    for (const pass of [1, 2]) {
-      progress(`gating storm: pass ${pass}`);
-      const started = performance.now();
-      const result = await service.recheckGuild(guild.id, { fresh: true, cause: 'periodic' });
-      await service.idle(guild.id);
-      const wallSeconds = (performance.now() - started) / 1_000;
-      const stillHeld = plans.filter((p) => guild.members.get(p.userId)?.roles.includes(human.id)).length;
-      const pass_ = removals() === 0 && stillHeld === members && alerts() === 1;
-      rows.push({
-        Pass: pass === 1 ? '1 (incident starts)' : '2 (an hour later, still on)',
-        Members: members,
-        '"Not found" answers': plans.filter((p) => p.gone).length,
-        'Losses seen': result.pendingRemovals + result.heldRemovals,
-        'Held by breaker': result.heldRemovals,
-        'Roles removed': removals(),
-        'Members still holding the role': stillHeld,
-        'Breaker alerts posted (total)': alerts(),
-        'Wall (s)': formatNumber(wallSeconds, 1),
-        Result: verdict(pass_),
-      });
-      offset += 61 * 60_000;
-    }
-    return rows;
-  } finally {
-    await service?.stop();
-    await client?.destroy();
-    await web3bio?.close();
-    await store?.close();
-    await Promise.allSettled([discord?.close(), upstream?.close()]);
-    await rm(dataDir, { recursive: true, force: true });
-  }
+    },
+    async ({ discord, guild, humanRoleId, service }) => {
+      const human = { id: humanRoleId };
+      const alerts = () =>
+        [...discord.state.messages.values()].filter(
+          (m) => m.channel_id === guild.textChannelId && m.content.includes('Held back'),
+        ).length;
+      const removals = () =>
+        discord.requests.filter((r) => r.method === 'DELETE' && r.path.includes('/roles/')).length;
+      for (const pass of [1, 2]) {
+        progress(`gating storm: pass ${pass}`);
+        const started = performance.now();
+        const result = await service.guilds.recheckGuild(guild.id, { fresh: true, cause: 'periodic' });
+        await service.idle(guild.id);
+        const wallSeconds = (performance.now() - started) / 1_000;
+        const stillHeld = plans.filter((p) => guild.members.get(p.userId)?.roles.includes(human.id)).length;
+        const pass_ = removals() === 0 && stillHeld === members && alerts() === 1;
+        rows.push({
+          Pass: pass === 1 ? '1 (incident starts)' : '2 (an hour later, still on)',
+          Members: members,
+          '"Not found" answers': plans.filter((p) => p.gone).length,
+          'Losses seen': result.pendingRemovals + result.heldRemovals,
+          'Held by breaker': result.heldRemovals,
+          'Roles removed': removals(),
+          'Members still holding the role': stillHeld,
+          'Breaker alerts posted (total)': alerts(),
+          'Wall (s)': formatNumber(wallSeconds, 1),
+          Result: verdict(pass_),
+        });
+        offset += 61 * 60_000;
+      }
+      return rows;
+    },
+  );
 }
 
 /** The storm rows as a table. */

@@ -6,7 +6,8 @@ import {
   guildNames,
   MANAGE_ROLES_PERMISSION,
 } from '../src/discord/gatingContext.ts';
-import { renderMemberReport, renderNotSetUp } from '../src/render/gating.ts';
+import { renderNotSetUp } from '../src/render/gatingGuild.ts';
+import { renderMemberReport } from '../src/render/gatingMember.ts';
 
 export default {
   data: {
@@ -26,8 +27,8 @@ export default {
         : typeof options.user === 'string'
           ? options.user
           : ctx.userId;
-    if (!(await access.service.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
-    const report = await access.service.report(access.guildId, targetId);
+    if (!(await access.service.guilds.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
+    const report = await access.service.members.report(access.guildId, targetId);
     return renderMemberReport(report, guildNames(ctx, [targetId]), ctx.render);
   },
 } satisfies Command;

@@ -18,14 +18,13 @@ import {
   type GuildRecheckOutcome,
   renderDisabled,
   renderGuildRecheck,
-  renderMemberRecheck,
-  renderMemberReport,
   renderNotSetUp,
   renderPreview,
   renderRules,
   renderSetupResult,
   renderStatus,
-} from '../src/render/gating.ts';
+} from '../src/render/gatingGuild.ts';
+import { renderMemberRecheck, renderMemberReport } from '../src/render/gatingMember.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 
 /** How long `/gating recheck` waits for a whole-server re-check before it answers "still running". */
@@ -69,7 +68,7 @@ interface Run {
 async function setup({ service, guildId, options, ctx }: Run): Promise<MessagePayload> {
   const minScore = options['min-score'];
   const spamRemovesHuman = options['spam-removes-human'];
-  const result = await service.setup(
+  const result = await service.guilds.setup(
     guildId,
     {
       humanRoleId: idOption(options, 'human-role') ?? '',
@@ -88,11 +87,11 @@ async function recheck({ service, guildId, options, ctx }: Run): Promise<Message
   const userId = idOption(options, 'member');
   const cause = `/gating recheck by ${ctx.userId}`;
   if (userId) {
-    const sync = await service.recheckMember(guildId, userId, cause);
+    const sync = await service.members.recheckMember(guildId, userId, cause);
     return renderMemberRecheck(userId, sync, guildNames(ctx, [userId]), ctx.render);
   }
   const confirmRemovals = options['confirm-removals'] === true;
-  const running = service.recheckGuild(guildId, { fresh: true, cause, confirmRemovals });
+  const running = service.guilds.recheckGuild(guildId, { fresh: true, cause, confirmRemovals });
   let timer: NodeJS.Timeout | undefined;
   const waited = await Promise.race([
     running.then((summary): GuildRecheckOutcome => ({ kind: 'done', ...summary })),
@@ -105,18 +104,18 @@ async function recheck({ service, guildId, options, ctx }: Run): Promise<Message
   running.catch((error: unknown) =>
     ctx.deps.logger.error({ err: error, guildId }, 'whole-server re-check failed'),
   );
-  const status = await service.status(guildId);
+  const status = await service.guilds.status(guildId);
   return renderGuildRecheck({ kind: 'running', linkedMembers: status.linkedMembers }, ctx.render);
 }
 
 async function check({ service, guildId, options, ctx }: Run): Promise<MessagePayload> {
   const userId = idOption(options, 'member') ?? ctx.userId;
-  const report = await service.report(guildId, userId);
+  const report = await service.members.report(guildId, userId);
   return renderMemberReport(report, guildNames(ctx, [userId]), ctx.render);
 }
 
 async function preview({ service, guildId, ctx }: Run): Promise<MessagePayload> {
-  const result = await service.preview(guildId);
+  const result = await service.guilds.preview(guildId);
   const names = guildNames(
     ctx,
     result.sample.map((s) => s.userId),
@@ -184,7 +183,7 @@ export default {
     if (!access.ok) return access.answer;
     const run: Run = { service: access.service, guildId: access.guildId, options, ctx };
     const name = typeof options.subcommand === 'string' ? options.subcommand : '';
-    const settings = await access.service.getSettings(access.guildId);
+    const settings = await access.service.guilds.getSettings(access.guildId);
     if (NEEDS_SETTINGS.has(name) && !settings) return renderNotSetUp(ctx.render);
     if (name === 'recheck' && !settings?.enabled) return renderNotSetUp(ctx.render);
     switch (name) {
@@ -193,7 +192,7 @@ export default {
       case 'rules':
         return renderRules(settings, guildNames(ctx), ctx.render);
       case 'disable':
-        return renderDisabled(await access.service.disable(access.guildId, ctx.userId), ctx.render);
+        return renderDisabled(await access.service.guilds.disable(access.guildId, ctx.userId), ctx.render);
       case 'recheck':
         return recheck(run);
       case 'check':
@@ -201,7 +200,7 @@ export default {
       case 'preview':
         return preview(run);
       default:
-        return renderStatus(await access.service.status(access.guildId), guildNames(ctx), ctx.render);
+        return renderStatus(await access.service.guilds.status(access.guildId), guildNames(ctx), ctx.render);
     }
   },
 } satisfies Command;

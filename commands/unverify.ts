@@ -1,6 +1,6 @@
 import { type Command, identityOption } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess } from '../src/discord/gatingContext.ts';
-import { renderUnverified } from '../src/render/gating.ts';
+import { renderUnverified } from '../src/render/gatingMember.ts';
 
 export default {
   data: {
@@ -15,7 +15,11 @@ export default {
     if (!access.ok) return access.answer;
     const identity =
       typeof options.identity === 'string' && options.identity.trim() ? options.identity.trim() : null;
-    const removed = await access.service.unverify(access.guildId, ctx.userId, identity ?? undefined);
+    const removed = await access.service.verification.unverify(
+      access.guildId,
+      ctx.userId,
+      identity ?? undefined,
+    );
     return renderUnverified(removed, identity, ctx.render);
   },
 } satisfies Command;

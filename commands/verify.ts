@@ -1,6 +1,6 @@
 import { type Command, identityOption, stringOption } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
-import { renderVerifyResult } from '../src/render/gating.ts';
+import { renderVerifyResult } from '../src/render/gatingMember.ts';
 
 export default {
   data: {
@@ -16,7 +16,11 @@ export default {
     if (!access.ok) return access.answer;
     const identity = stringOption(options, 'identity');
     const username = ctx.interaction?.user.username ?? '';
-    const result = await access.service.verify(access.guildId, { id: ctx.userId, username }, identity);
+    const result = await access.service.verification.verify(
+      access.guildId,
+      { id: ctx.userId, username },
+      identity,
+    );
     return renderVerifyResult(result, identity, guildNames(ctx), ctx.render);
   },
 } satisfies Command;

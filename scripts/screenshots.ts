@@ -18,12 +18,9 @@ import { roleProblems } from '../src/gating/hierarchy.ts';
 import { diffRoles, evaluateRules, type GatingRules } from '../src/gating/rules.ts';
 import type { GuildStatus, MemberReport } from '../src/gating/types.ts';
 import { renderVerifyPage, type VerifyPageState } from '../src/gating/verifyPage.ts';
-import {
-  type GuildNames,
-  renderMemberReport,
-  renderStatus,
-  renderVerifyResult,
-} from '../src/render/gating.ts';
+import { renderStatus } from '../src/render/gatingGuild.ts';
+import type { GuildNames } from '../src/render/gatingLabels.ts';
+import { renderMemberReport, renderVerifyResult } from '../src/render/gatingMember.ts';
 import type { MessagePayload, RenderContext } from '../src/render/types.ts';
 import type { GuildSettings, LinkRecord, NonceRecord } from '../src/store/types.ts';
 import type { CredentialSet } from '../src/web3bio/types.ts';

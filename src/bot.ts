@@ -100,7 +100,7 @@ async function startGating(input: {
       store,
       siwe,
       ...(oauth ? { oauth } : {}),
-      onVerified: (result) => service.completeSignature(result),
+      onVerified: (result) => service.verification.completeSignature(result),
       logger: logger.child({ module: 'verify-server' }),
     });
     return {
@@ -169,7 +169,7 @@ export async function startBot(options: {
   if (gating) {
     const { service } = gating;
     client.on(Events.GuildMemberAdd, (member) => {
-      service.onMemberJoin(member).catch((error: unknown) => {
+      service.members.onMemberJoin(member).catch((error: unknown) => {
         logger.error({ err: error, guildId: member.guild.id, userId: member.id }, 'member join sync failed');
       });
     });

@@ -4,12 +4,8 @@
  */
 import { PermissionFlagsBits } from 'discord-api-types/v10';
 import type { GatingService } from '../gating/service.ts';
-import {
-  type GuildNames,
-  renderGatingUnavailable,
-  renderGuildOnly,
-  renderNeedsManageRoles,
-} from '../render/gating.ts';
+import { renderGatingUnavailable, renderGuildOnly, renderNeedsManageRoles } from '../render/gatingGuild.ts';
+import type { GuildNames } from '../render/gatingLabels.ts';
 import type { MessagePayload } from '../render/types.ts';
 import type { CommandContext } from './command.ts';
 

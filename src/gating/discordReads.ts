@@ -12,6 +12,7 @@ import {
   PermissionFlagsBits,
 } from 'discord.js';
 import type { Logger } from '../log.ts';
+import type { MemberState } from './evaluation.ts';
 import { type InvokerRights, type RoleInfo, type RoleProblem, roleProblems } from './hierarchy.ts';
 
 /** @see https://discord.com/developers/docs/topics/opcodes-and-status-codes#json-json-error-codes */
@@ -125,6 +126,15 @@ export function guildRoleProblems(
 /** Members of the guild holding the role, from the cache (complete after `loadMembers`). */
 export function roleHolderCount(guild: Guild, roleId: string): number {
   return guild.roles.cache.get(roleId)?.members.size ?? 0;
+}
+
+/** What evaluation needs of a member: the id, the username and the roles held (none when absent). */
+export function memberState(userId: string, member: GuildMember | null): MemberState {
+  return {
+    userId,
+    username: member?.user.username ?? null,
+    roleIds: new Set(member ? member.roles.cache.keys() : []),
+  };
 }
 
 export function delay(ms: number): Promise<void> {

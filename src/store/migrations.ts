@@ -127,6 +127,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX oauth_states_by_expiry ON oauth_states (expires_at);
     `,
   },
+  {
+    // Version 3 is taken by the Discord sign-in states of the signing page.
+    version: 4,
+    name: 'guild re-check leases',
+    sql: ({ types: t }) => `
+      CREATE TABLE guild_leases (
+        guild_id TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        lease_until ${t.bigint} NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

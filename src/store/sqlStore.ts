@@ -211,6 +211,21 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       ]);
     },
 
+    async acquireGuildLease(guildId, holder, until) {
+      const rows = await driver.query(
+        `INSERT INTO guild_leases (guild_id, holder, lease_until) VALUES ($1, $2, $3)
+         ON CONFLICT (guild_id) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
+         WHERE guild_leases.lease_until <= $4 OR guild_leases.holder = excluded.holder
+         RETURNING holder`,
+        [guildId, holder, until, now()],
+      );
+      return rows.length > 0;
+    },
+
+    async releaseGuildLease(guildId, holder) {
+      await driver.query('DELETE FROM guild_leases WHERE guild_id = $1 AND holder = $2', [guildId, holder]);
+    },
+
     async saveLink(link: LinkInput, reason) {
       return driver.transaction(async (tx) => {
         const rows = await tx.query(

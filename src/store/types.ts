@@ -187,6 +187,13 @@ export interface GatingStore {
   /** All guilds with settings, or only enabled ones. */
   listGuildSettings(opts?: { enabledOnly?: boolean }): Promise<GuildSettings[]>;
   markFullSync(guildId: string, at: number): Promise<void>;
+  /**
+   * Take (or renew) the right to re-check a guild until `until`, for `holder` (a process); false while
+   * another holder's lease runs. One guild is re-checked by one process at a time.
+   */
+  acquireGuildLease(guildId: string, holder: string, until: number): Promise<boolean>;
+  /** Give the lease back early (a finished pass); only its holder can. */
+  releaseGuildLease(guildId: string, holder: string): Promise<void>;
 
   /** Create or refresh a link and write a `linked` audit event in the same transaction. */
   saveLink(link: LinkInput, reason: string): Promise<LinkRecord>;

@@ -32,7 +32,7 @@ import { ALICE, BOB, visibleMessage } from './harness.ts';
 afterEach(closeGating);
 
 /** The guild's gating settings as stored (undefined when setup never saved). */
-const settingsOf = (g: GatingHarness) => g.gating.service.getSettings(g.guildId);
+const settingsOf = (g: GatingHarness) => g.gating.service.guilds.getSettings(g.guildId);
 
 /** Log-channel lines, one per notice. */
 function logLines(g: GatingHarness): string[] {
@@ -393,5 +393,53 @@ describe('link cap', () => {
     expect(embedOf(visibleMessage(await g.h.run('whoami', {}, { userId: ALICE }))).description).toContain(
       '5 proven identities',
     );
+  });
+});
+
+describe('record proofs follow the Discord username', () => {
+  it('after a username change the record is read again at once, and a record naming the old name no longer links', async () => {
+    const g = await startGating();
+    await setup(g);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    await verifyByRecord(g);
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+
+    // Alice renames herself; "alice" is free for anyone to take now.
+    const member = g.h.discord.state.guilds.get(g.guildId)?.members.get(ALICE);
+    if (!member?.user) throw new Error('member missing');
+    member.user = { ...member.user, username: 'alice_renamed' };
+    g.h.discord.dispatch('GUILD_MEMBER_UPDATE', { ...member, guild_id: g.guildId });
+    await waitFor(() => !hasRole(g, ALICE, g.humanRoleId), 'the role to follow the dropped link', 8_000);
+    expect(await g.gating.store.getUserLinks(g.guildId, ALICE)).toEqual([]);
+    const [unlinked] = (await g.gating.store.listAuditEvents({ guildId: g.guildId, userId: ALICE })).filter(
+      (e) => e.kind === 'unlinked',
+    );
+    expect(unlinked?.reason).toContain('no longer names alice_renamed');
+  });
+});
+
+describe('upkeep', () => {
+  it('prunes expired challenges, finished role changes and audit events past AUDIT_RETENTION_DAYS', async () => {
+    const g = await startGating({ env: { AUDIT_RETENTION_DAYS: '1' } });
+    await setup(g);
+    const store = g.gating.store;
+    const old = Date.now() - 8 * 86_400_000;
+    await store.addAuditEvent({ guildId: g.guildId, kind: 'linked', reason: 'long ago', createdAt: old });
+    await store.createNonce({
+      nonce: 'e'.repeat(32),
+      guildId: g.guildId,
+      userId: ALICE,
+      userName: 'alice',
+      guildName: null,
+      identity: 'alice.eth',
+      address: '0x0000000000000000000000000000000000000001',
+      expiresAt: Date.now() - 1,
+    });
+    const pruned = await g.gating.service.prune();
+    expect(pruned.nonces).toBe(1);
+    expect(pruned.auditEvents).toBeGreaterThanOrEqual(1);
+    const reasons = (await store.listAuditEvents({ guildId: g.guildId })).map((e) => e.reason);
+    expect(reasons).not.toContain('long ago');
+    expect(reasons).toContain('gating set up');
   });
 });

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LogChannel, packLines } from '../../src/gating/logChannel.ts';
-import { changeLine, RoleWorker } from '../../src/gating/roleWorker.ts';
+import { changeLine, MAX_CLAIMS, RoleWorker } from '../../src/gating/roleWorker.ts';
 import type { GatingStore, RoleOp } from '../../src/store/types.ts';
 import type { FakeGuild } from '../fakes/discord/server.ts';
 import {
@@ -212,5 +212,93 @@ describe('LogChannel', () => {
     broken.post(guild.id, 'lost');
     await expect(broken.idle()).resolves.toBeUndefined();
     expect(channelMessages(fakes, guild.textChannelId)).toEqual([]);
+  });
+});
+
+describe('lease expiry: a worker whose claim lapsed never edits over a newer change', () => {
+  it('a frozen worker resumes after another applied the newer opposite change, and edits nothing', async () => {
+    const shared = await openStore({ leaseMs: 100 });
+    let thaw: () => void = () => {};
+    const frozen = new Promise<void>((resolve) => {
+      thaw = resolve;
+    });
+    let frozenAt = 0;
+    // Worker A's process freezes (a long GC pause, SIGSTOP) right before its edit: renewals wait.
+    const stalled: GatingStore = new Proxy(shared, {
+      get(target, name, receiver) {
+        if (name === 'renewRoleChange') {
+          return async (id: number, token: string) => {
+            frozenAt ||= Date.now();
+            await frozen;
+            return target.renewRoleChange(id, token);
+          };
+        }
+        const value = Reflect.get(target, name, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const options = { discord: fakes.client, logger: silentLogger, notices: { post() {} }, pollMs: 20 };
+    const a = new RoleWorker({ ...options, store: stalled, leaseMs: 100 });
+    const b = new RoleWorker({ ...options, store: shared, leaseMs: 100 });
+    try {
+      const userId = await addMember(fakes, guild, 'lea');
+      const change = { guildId: guild.id, userId, roleId: role, reason: 'web3 gating: test' };
+      await shared.enqueueRoleChange({ ...change, op: 'add' });
+      a.kick(guild.id);
+      await waitFor(() => frozenAt > 0);
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      // Meanwhile the member lost the credential: a newer removal is queued, and worker B takes over.
+      await shared.enqueueRoleChange({ ...change, op: 'remove' });
+      b.kick(guild.id);
+      await waitFor(() => roleEdits(fakes, guild.id, userId, role, 'DELETE').length === 1, 3_000);
+      await b.idle(guild.id);
+      thaw();
+      await a.idle(guild.id);
+      expect(memberRoles(fakes, guild, userId)).toEqual([]);
+      expect(roleEdits(fakes, guild.id, userId, role).map((r) => r.method)).toEqual(['PUT', 'DELETE']);
+      expect(await shared.pendingRoleChanges(guild.id)).toBe(0);
+    } finally {
+      thaw();
+      await a.stop(1_000);
+      await b.stop(1_000);
+      await shared.close();
+    }
+  });
+
+  it('a change claimed too many times without finishing is given up on, and the log channel says so', async () => {
+    const shared = await openStore({ leaseMs: 1 });
+    const userId = await addMember(fakes, guild, 'max');
+    await shared.enqueueRoleChange({
+      guildId: guild.id,
+      userId,
+      roleId: role,
+      op: 'add',
+      reason: 'web3 gating: t',
+    });
+    // Five workers claimed it and died before finishing.
+    for (let i = 0; i < MAX_CLAIMS; i += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 3));
+      expect(await shared.claimRoleChanges(guild.id, 1)).toHaveLength(1);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 3));
+    const lines: string[] = [];
+    const last = new RoleWorker({
+      store: shared,
+      discord: fakes.client,
+      logger: silentLogger,
+      notices: { post: (_guildId, line) => lines.push(line) },
+      pollMs: 20,
+    });
+    try {
+      last.kick(guild.id);
+      await last.idle(guild.id);
+      expect(roleEdits(fakes, guild.id, userId, role)).toEqual([]);
+      const [event] = await shared.listAuditEvents({ guildId: guild.id, userId, limit: 1 });
+      expect(event).toMatchObject({ kind: 'role_failed' });
+      expect(lines.join('\n')).toContain(`given up on after ${MAX_CLAIMS} tries`);
+    } finally {
+      await last.stop(1_000);
+      await shared.close();
+    }
   });
 });

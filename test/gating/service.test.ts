@@ -57,7 +57,7 @@ function track(s: GatingService): GatingService {
 }
 
 async function setUp(over: { logChannelId?: string | null; spamRoleId?: string | null } = {}) {
-  const result = await service.setup(
+  const result = await service.guilds.setup(
     guild.id,
     {
       humanRoleId: human,
@@ -77,7 +77,7 @@ async function setUp(over: { logChannelId?: string | null; spamRoleId?: string |
 async function verifiedMember(username: string) {
   const identity = addEnsIdentity(fakes, uniqueName(username), { discordHandle: username });
   const userId = await addMember(fakes, guild, username);
-  const result = await service.verify(guild.id, { id: userId, username }, identity.name);
+  const result = await service.verification.verify(guild.id, { id: userId, username }, identity.name);
   expect(result.kind).toBe('linked');
   await service.idle(guild.id);
   expect(memberRoles(fakes, guild, userId)).toContain(human);
@@ -115,7 +115,11 @@ describe('verify by the identity’s own record', () => {
     const identity = addEnsIdentity(fakes, uniqueName('alice'), { discordHandle: '@Alice' });
     const userId = await addMember(fakes, guild, 'alice');
 
-    const result = await service.verify(guild.id, { id: userId, username: 'alice' }, identity.name);
+    const result = await service.verification.verify(
+      guild.id,
+      { id: userId, username: 'alice' },
+      identity.name,
+    );
     expect(result.kind).toBe('linked');
     if (result.kind !== 'linked') return;
     expect(result.link).toMatchObject({
@@ -161,7 +165,11 @@ describe('verify by the identity’s own record', () => {
       addresses: { ethereum: identity.address },
     });
     const userId = await addMember(fakes, guild, 'carol');
-    const result = await service.verify(guild.id, { id: userId, username: 'carol' }, identity.name);
+    const result = await service.verification.verify(
+      guild.id,
+      { id: userId, username: 'carol' },
+      identity.name,
+    );
     expect(result.kind).toBe('linked');
   });
 
@@ -170,9 +178,13 @@ describe('verify by the identity’s own record', () => {
     const name = uniqueName('dave');
     addEnsIdentity(fakes, name);
     const userId = await addMember(fakes, guild, 'dave');
-    expect((await service.verify(guild.id, { id: userId, username: 'dave' }, name)).kind).toBe('challenge');
+    expect((await service.verification.verify(guild.id, { id: userId, username: 'dave' }, name)).kind).toBe(
+      'challenge',
+    );
     addEnsIdentity(fakes, name, { discordHandle: 'dave' });
-    expect((await service.verify(guild.id, { id: userId, username: 'dave' }, name)).kind).toBe('linked');
+    expect((await service.verification.verify(guild.id, { id: userId, username: 'dave' }, name)).kind).toBe(
+      'linked',
+    );
   });
 });
 
@@ -181,7 +193,11 @@ describe('verify by wallet signature', () => {
     await setUp();
     const identity = addEnsIdentity(fakes, uniqueName('erin'), { discordHandle: 'someone-else' });
     const userId = await addMember(fakes, guild, 'erin');
-    const result = await service.verify(guild.id, { id: userId, username: 'erin' }, identity.name);
+    const result = await service.verification.verify(
+      guild.id,
+      { id: userId, username: 'erin' },
+      identity.name,
+    );
     expect(result).toMatchObject({ kind: 'challenge', address: identity.address });
     if (result.kind !== 'challenge') return;
     expect(result.url).toMatch(new RegExp(`^${PUBLIC_URL}/verify/[0-9a-f]{32}$`));
@@ -194,7 +210,11 @@ describe('verify by wallet signature', () => {
     const address = signer.address.toLowerCase();
     const identity = addEnsIdentity(fakes, uniqueName('frank'), { address });
     const userId = await addMember(fakes, guild, 'frank');
-    const result = await service.verify(guild.id, { id: userId, username: 'frank' }, identity.name);
+    const result = await service.verification.verify(
+      guild.id,
+      { id: userId, username: 'frank' },
+      identity.name,
+    );
     if (result.kind !== 'challenge') throw new Error(`expected a challenge, got ${result.kind}`);
     const nonce = result.url.split('/').at(-1) ?? '';
     const record = await store.getNonce(nonce);
@@ -204,7 +224,7 @@ describe('verify by wallet signature', () => {
     const outcome = await verifyChallenge(store, siwe, { nonce, signature });
     if (!outcome.ok) throw new Error(outcome.message);
 
-    await service.completeSignature({ record: outcome.record, address: outcome.address });
+    await service.verification.completeSignature({ record: outcome.record, address: outcome.address });
     await service.idle(guild.id);
     const [link] = await store.getUserLinks(guild.id, userId);
     expect(link).toMatchObject({ identity: identity.name, proofMethod: 'signature', address });
@@ -215,7 +235,11 @@ describe('verify by wallet signature', () => {
     await setUp();
     const userId = await addMember(fakes, guild, 'gina');
     const before = fakes.web3.requests.length;
-    const result = await service.verify(guild.id, { id: userId, username: 'gina' }, signer.address);
+    const result = await service.verification.verify(
+      guild.id,
+      { id: userId, username: 'gina' },
+      signer.address,
+    );
     expect(result).toMatchObject({ kind: 'challenge', address: signer.address.toLowerCase() });
     expect(fakes.web3.requests.length).toBe(before);
   });
@@ -224,7 +248,7 @@ describe('verify by wallet signature', () => {
 describe('verify refuses, storing nothing', () => {
   it('an invalid identity, with the friendly reason', async () => {
     await setUp();
-    const result = await service.verify(guild.id, { id: '1', username: 'x' }, 'not a name');
+    const result = await service.verification.verify(guild.id, { id: '1', username: 'x' }, 'not a name');
     expect(result).toEqual({
       kind: 'refused',
       refusal: { code: 'invalid_identity', reason: expect.stringContaining('spaces') },
@@ -232,7 +256,7 @@ describe('verify refuses, storing nothing', () => {
   });
 
   it('when gating is not set up in the guild', async () => {
-    const result = await service.verify(guild.id, { id: '1', username: 'x' }, 'vitalik.eth');
+    const result = await service.verification.verify(guild.id, { id: '1', username: 'x' }, 'vitalik.eth');
     expect(result).toEqual({ kind: 'refused', refusal: { code: 'not_enabled' } });
   });
 
@@ -241,7 +265,11 @@ describe('verify refuses, storing nothing', () => {
     const identity = addEnsIdentity(fakes, uniqueName('hal'), { discordHandle: 'hal' });
     fakes.web3.addFault({ match: identity.name, times: 10, action: { kind: 'status', status: 500 } });
     const userId = await addMember(fakes, guild, 'hal');
-    const result = await service.verify(guild.id, { id: userId, username: 'hal' }, identity.name);
+    const result = await service.verification.verify(
+      guild.id,
+      { id: userId, username: 'hal' },
+      identity.name,
+    );
     fakes.web3.clearFaults();
     expect(result).toEqual({ kind: 'refused', refusal: { code: 'lookup_failed', identity: identity.name } });
     expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
@@ -252,7 +280,7 @@ describe('verify refuses, storing nothing', () => {
     await setUp();
     const userId = await addMember(fakes, guild, 'ivy');
     const nobody = uniqueName('nobody');
-    const unknown = await service.verify(guild.id, { id: userId, username: 'ivy' }, nobody);
+    const unknown = await service.verification.verify(guild.id, { id: userId, username: 'ivy' }, nobody);
     expect(unknown).toEqual({ kind: 'refused', refusal: { code: 'not_found', identity: nobody } });
 
     fakes.web3.world.addProfile({
@@ -261,7 +289,11 @@ describe('verify refuses, storing nothing', () => {
       address: 'So1anaAddre55111111111111111111111111111111',
       links: {},
     });
-    const solana = await service.verify(guild.id, { id: userId, username: 'ivy' }, 'ivyname.sol');
+    const solana = await service.verification.verify(
+      guild.id,
+      { id: userId, username: 'ivy' },
+      'ivyname.sol',
+    );
     // A Solana name is proven with a Solana wallet: the link's signer keeps its base58 case.
     expect(solana).toMatchObject({
       kind: 'challenge',
@@ -269,7 +301,7 @@ describe('verify refuses, storing nothing', () => {
     });
 
     fakes.web3.world.addProfile({ identity: 'noaddr.sol', platform: 'sns', address: null, links: {} });
-    const none = await service.verify(guild.id, { id: userId, username: 'ivy' }, 'noaddr.sol');
+    const none = await service.verification.verify(guild.id, { id: userId, username: 'ivy' }, 'noaddr.sol');
     expect(none).toEqual({
       kind: 'refused',
       refusal: { code: 'no_address', identity: 'noaddr.sol', username: 'ivy' },
@@ -286,19 +318,19 @@ describe('re-checks', () => {
     let now = Date.now();
     const timed = track(createService(fakes, store, { now: () => now }));
 
-    const cached = await timed.recheckGuild(guild.id);
+    const cached = await timed.guilds.recheckGuild(guild.id);
     expect(cached.changes).toBe(0);
-    const first = await timed.recheckGuild(guild.id, { fresh: true });
+    const first = await timed.guilds.recheckGuild(guild.id, { fresh: true });
     expect(first).toMatchObject({ members: 1, changes: 0, pendingRemovals: 1 });
-    const report = await timed.report(guild.id, userId);
+    const report = await timed.members.report(guild.id, userId);
     expect(report.pendingRemovals).toEqual([
       expect.objectContaining({ subject: `role:${human}`, confirmAt: now + 60 * 60_000, heldAt: null }),
     ]);
     now += 59 * 60_000;
-    expect(await timed.recheckGuild(guild.id, { fresh: true })).toMatchObject({ changes: 0 });
+    expect(await timed.guilds.recheckGuild(guild.id, { fresh: true })).toMatchObject({ changes: 0 });
     expect(memberRoles(fakes, guild, userId)).toEqual([human]);
     now += 60_000;
-    const fresh = await timed.recheckGuild(guild.id, { fresh: true });
+    const fresh = await timed.guilds.recheckGuild(guild.id, { fresh: true });
     expect(fresh).toMatchObject({ members: 1, changes: 1, failures: 0, unlinked: 0 });
     await timed.idle(guild.id);
     expect(await store.listPendingLosses(guild.id, userId)).toEqual([]);
@@ -316,7 +348,7 @@ describe('re-checks', () => {
     fakes.web3.world.setCredentials(identity.name, { isHuman: [], isRisky: [], isSpam: [] });
     fakes.web3.addFault({ match: '/credential', action: { kind: 'status', status: 500 } });
     try {
-      const result = await service.recheckGuild(guild.id, { fresh: true });
+      const result = await service.guilds.recheckGuild(guild.id, { fresh: true });
       expect(result).toMatchObject({ members: 1, changes: 0, failures: 1 });
       await service.idle(guild.id);
     } finally {
@@ -339,7 +371,7 @@ describe('re-checks', () => {
     await fakes.web3bio.getCredentials(identity.name, { fresh: true });
     fakes.web3.addFault({ match: '/credential', action: { kind: 'status', status: 503 } });
     try {
-      const result = await service.recheckGuild(guild.id, { fresh: true });
+      const result = await service.guilds.recheckGuild(guild.id, { fresh: true });
       expect(result).toMatchObject({ changes: 0, failures: 1 });
     } finally {
       fakes.web3.clearFaults();
@@ -353,7 +385,7 @@ describe('re-checks', () => {
     const { userId } = await linkedMember('lou', { human: false, roles: [human] });
     fakes.web3.addFault({ match: '/credential', action: { kind: 'status', status: 500 } });
     try {
-      const result = await service.recheckGuild(guild.id);
+      const result = await service.guilds.recheckGuild(guild.id);
       expect(result).toMatchObject({ members: 1, changes: 0, failures: 1 });
     } finally {
       fakes.web3.clearFaults();
@@ -371,11 +403,14 @@ describe('re-checks', () => {
     let now = Date.now();
     const timed = track(createService(fakes, store, { now: () => now }));
 
-    expect(await timed.recheckGuild(guild.id, { fresh: true })).toMatchObject({ unlinked: 0, changes: 0 });
+    expect(await timed.guilds.recheckGuild(guild.id, { fresh: true })).toMatchObject({
+      unlinked: 0,
+      changes: 0,
+    });
     expect(await store.getUserLinks(guild.id, userId)).toHaveLength(1);
     now += 60 * 60_000;
     // The loss of the link is confirmed: the roles it gave go with it.
-    const result = await timed.recheckGuild(guild.id, { fresh: true });
+    const result = await timed.guilds.recheckGuild(guild.id, { fresh: true });
     expect(result).toMatchObject({ members: 1, unlinked: 1, changes: 1 });
     await timed.idle(guild.id);
     expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
@@ -391,7 +426,7 @@ describe('re-checks', () => {
     const { userId, identity } = await verifiedMember('mia');
     fakes.web3.addFault({ match: '/profile', action: { kind: 'status', status: 500 } });
     try {
-      const result = await service.recheckGuild(guild.id, { fresh: true });
+      const result = await service.guilds.recheckGuild(guild.id, { fresh: true });
       expect(result.unlinked).toBe(0);
     } finally {
       fakes.web3.clearFaults();
@@ -405,7 +440,7 @@ describe('re-checks', () => {
     await verifiedMember('nia');
     await verifiedMember('otto');
     const before = fakes.web3.requests.length;
-    await service.recheckGuild(guild.id, { fresh: true });
+    await service.guilds.recheckGuild(guild.id, { fresh: true });
     const paths = fakes.web3.requests.slice(before).map((r) => decodeURIComponent(r.path));
     expect(paths.filter((p) => p.startsWith('/profile/batch/'))).toHaveLength(1);
     expect(paths.filter((p) => p.startsWith('/profile/ens/'))).toEqual([]);
@@ -420,16 +455,16 @@ describe('re-checks', () => {
       fakes.web3.requests.filter((r) => decodeURIComponent(r.path).startsWith('/credential/')).length;
     const before = credentialRequests();
     const [a, b, c] = await Promise.all([
-      service.recheckGuild(guild.id, { fresh: true }),
-      service.recheckGuild(guild.id, { fresh: true }),
-      service.recheckGuild(guild.id),
+      service.guilds.recheckGuild(guild.id, { fresh: true }),
+      service.guilds.recheckGuild(guild.id, { fresh: true }),
+      service.guilds.recheckGuild(guild.id),
     ]);
     expect(a).toEqual(b);
     expect(b).toEqual(c);
     expect(credentialRequests() - before).toBe(2);
 
-    const cachedFirst = service.recheckGuild(guild.id);
-    const fresh = service.recheckGuild(guild.id, { fresh: true });
+    const cachedFirst = service.guilds.recheckGuild(guild.id);
+    const fresh = service.guilds.recheckGuild(guild.id, { fresh: true });
     await Promise.all([cachedFirst, fresh]);
     expect(credentialRequests() - before).toBe(4);
   });
@@ -438,7 +473,7 @@ describe('re-checks', () => {
     await setUp();
     await verifiedMember('pam');
     const before = fakes.discord.requests.filter((r) => r.path.includes('/roles/')).length;
-    const result = await service.recheckGuild(guild.id, { fresh: true });
+    const result = await service.guilds.recheckGuild(guild.id, { fresh: true });
     await service.idle(guild.id);
     expect(result.changes).toBe(0);
     expect(fakes.discord.requests.filter((r) => r.path.includes('/roles/')).length).toBe(before);
@@ -459,8 +494,8 @@ describe('role edits Discord refuses or slows down', () => {
       status: 403,
       body: { message: 'Missing Permissions', code: 50013 },
     });
-    await service.verify(guild.id, { id: quinn, username: 'quinn' }, first.name);
-    const waiting = await service.verify(guild.id, { id: rose, username: 'rose' }, second.name);
+    await service.verification.verify(guild.id, { id: quinn, username: 'quinn' }, first.name);
+    const waiting = await service.verification.verify(guild.id, { id: rose, username: 'rose' }, second.name);
     await service.idle(guild.id);
 
     // One request met the refusal; the other change waits instead of being tried or failed.
@@ -475,8 +510,8 @@ describe('role edits Discord refuses or slows down', () => {
     );
     expect(failed).toEqual([]);
     expect(await store.pendingRoleChanges(guild.id)).toBe(2);
-    expect((await service.status(guild.id)).blockedRoleIds).toEqual([human]);
-    expect((await service.report(guild.id, rose)).blockedRoleIds).toEqual([human]);
+    expect((await service.guilds.status(guild.id)).blockedRoleIds).toEqual([human]);
+    expect((await service.members.report(guild.id, rose)).blockedRoleIds).toEqual([human]);
     const warnings = channelMessages(fakes, guild.textChannelId)
       .flatMap((m) => m.split('\n'))
       .filter((l) => l.startsWith('⚠️'));
@@ -495,7 +530,7 @@ describe('role edits Discord refuses or slows down', () => {
         memberRoles(fakes, guild, quinn).includes(human) && memberRoles(fakes, guild, rose).includes(human),
     );
     expect(puts()).toHaveLength(3);
-    expect((await service.status(guild.id)).blockedRoleIds).toEqual([]);
+    expect((await service.guilds.status(guild.id)).blockedRoleIds).toEqual([]);
   });
 
   it('a blocked role is probed once per backoff step, and a successful probe sends the rest', async () => {
@@ -511,7 +546,7 @@ describe('role edits Discord refuses or slows down', () => {
       status: 403,
       body: { message: 'Missing Permissions', code: 50013 },
     });
-    await blocked.recheckGuild(guild.id, { fresh: true });
+    await blocked.guilds.recheckGuild(guild.id, { fresh: true });
     const puts = () => members.flatMap(({ userId }) => roleEdits(fakes, guild.id, userId, human, 'PUT'));
     await waitFor(() => puts().length === 2, 2_000);
     // The first probe came after 150 ms and met the refusal again: the next waits twice as long.
@@ -537,7 +572,7 @@ describe('role edits Discord refuses or slows down', () => {
     await waitFor(() => fakes.client.guilds.cache.get(guild.id)?.roles.cache.get(human)?.rawPosition === 50);
 
     service.start();
-    await service.verify(guild.id, { id: userId, username: 'sam' }, identity.name);
+    await service.verification.verify(guild.id, { id: userId, username: 'sam' }, identity.name);
     await service.idle(guild.id);
     expect(roleEdits(fakes, guild.id, userId, human)).toEqual([]);
     expect(await store.pendingRoleChanges(guild.id)).toBe(1);
@@ -567,7 +602,7 @@ describe('role edits Discord refuses or slows down', () => {
       body: { retry_after: 0.4 },
     });
     try {
-      const result = await service.recheckGuild(guild.id);
+      const result = await service.guilds.recheckGuild(guild.id);
       expect(result.changes).toBe(5);
       await service.idle(guild.id);
     } finally {
@@ -603,7 +638,7 @@ describe('resuming after a stop or a crash', () => {
   it('a new service on the same store applies every queued change exactly once', async () => {
     const leaseStore = await openStore({ leaseMs: 150 });
     const first = track(createService(fakes, leaseStore));
-    await first.setup(
+    await first.guilds.setup(
       guild.id,
       { humanRoleId: human, spamRoleId: null, riskyRoleId: null, minScore: null, logChannelId: null },
       guild.ownerId,
@@ -617,7 +652,7 @@ describe('resuming after a stop or a crash', () => {
     }
     fakes.discord.limitRoleEdits(guild.id, 2);
     try {
-      await first.recheckGuild(guild.id);
+      await first.guilds.recheckGuild(guild.id);
       await fakes.discord.waitForRequest(
         (r) => r.method === 'PUT' && r.status === 204 && r.path.startsWith(`/guilds/${guild.id}/members/`),
       );
@@ -656,7 +691,7 @@ describe('setup', () => {
   it('refuses roles it could not manage, naming each role and the fix, and saves nothing', async () => {
     const above = await addRole(fakes, guild, 'Moderators', 40);
     const managed = await addRole(fakes, guild, 'Server Booster', 1, true);
-    const result = await service.setup(
+    const result = await service.guilds.setup(
       guild.id,
       {
         humanRoleId: above.id,
@@ -703,11 +738,11 @@ describe('setup', () => {
   });
 
   it('disable keeps the settings but switches gating off', async () => {
-    expect(await service.disable(guild.id, guild.ownerId)).toBe(false);
+    expect(await service.guilds.disable(guild.id, guild.ownerId)).toBe(false);
     await setUp();
-    expect(await service.disable(guild.id, guild.ownerId)).toBe(true);
-    expect(await service.getSettings(guild.id)).toMatchObject({ enabled: false, humanRoleId: human });
-    expect(await service.recheckGuild(guild.id)).toEqual({
+    expect(await service.guilds.disable(guild.id, guild.ownerId)).toBe(true);
+    expect(await service.guilds.getSettings(guild.id)).toMatchObject({ enabled: false, humanRoleId: human });
+    expect(await service.guilds.recheckGuild(guild.id)).toEqual({
       pendingRemovals: 0,
       heldRemovals: 0,
       members: 0,
@@ -728,7 +763,7 @@ describe('members and links', () => {
     await waitFor(() => fakes.client.guilds.cache.get(guild.id)?.members.cache.has(userId) === true);
     const member = fakes.client.guilds.cache.get(guild.id)?.members.cache.get(userId);
     if (!member) throw new Error('member not cached');
-    await service.onMemberJoin(member);
+    await service.members.onMemberJoin(member);
     await service.idle(guild.id);
     expect(memberRoles(fakes, guild, userId)).toEqual([human]);
   });
@@ -739,7 +774,7 @@ describe('members and links', () => {
     const member = fakes.client.guilds.cache.get(guild.id)?.members.cache.get(userId);
     if (!member) throw new Error('member not cached');
     const before = fakes.web3.requests.length;
-    await service.onMemberJoin(member);
+    await service.members.onMemberJoin(member);
     expect(fakes.web3.requests.length).toBe(before);
   });
 
@@ -751,17 +786,17 @@ describe('members and links', () => {
       spam: true,
     });
     const userId = await addMember(fakes, guild, 'amy', [human]);
-    await service.verify(guild.id, { id: userId, username: 'amy' }, identity.name);
+    await service.verification.verify(guild.id, { id: userId, username: 'amy' }, identity.name);
     await service.idle(guild.id);
     expect(memberRoles(fakes, guild, userId)).toEqual([spam]);
 
-    expect(await service.unverify(guild.id, userId, 'nothing.eth')).toBe(0);
-    expect(await service.unverify(guild.id, userId, identity.name.toUpperCase())).toBe(1);
+    expect(await service.verification.unverify(guild.id, userId, 'nothing.eth')).toBe(0);
+    expect(await service.verification.unverify(guild.id, userId, identity.name.toUpperCase())).toBe(1);
     await service.idle(guild.id);
     expect(await store.getUserLinks(guild.id, userId)).toEqual([
       expect.objectContaining({ identity: identity.name, releasedAt: expect.any(Number) }),
     ]);
-    const report = await service.report(guild.id, userId);
+    const report = await service.members.report(guild.id, userId);
     expect(report.links).toEqual([]);
     expect(report.released.map((l) => l.identity)).toEqual([identity.name]);
     expect(memberRoles(fakes, guild, userId)).toEqual([spam]);
@@ -770,7 +805,7 @@ describe('members and links', () => {
   it('unverify without a link removes the human role of a verified member', async () => {
     await setUp();
     const { userId } = await verifiedMember('ben');
-    expect(await service.unverify(guild.id, userId)).toBe(1);
+    expect(await service.verification.unverify(guild.id, userId)).toBe(1);
     await service.idle(guild.id);
     expect(memberRoles(fakes, guild, userId)).toEqual([]);
   });
@@ -780,7 +815,7 @@ describe('members and links', () => {
     const address = signer.address.toLowerCase();
     const identity = addEnsIdentity(fakes, uniqueName('cat'), { address, discordHandle: 'cat' });
     const first = await addMember(fakes, guild, 'cat');
-    await service.verify(guild.id, { id: first, username: 'cat' }, identity.name);
+    await service.verification.verify(guild.id, { id: first, username: 'cat' }, identity.name);
     const second = await addMember(fakes, guild, 'cat-alt');
     const record = {
       nonce: 'f'.repeat(32),
@@ -794,7 +829,7 @@ describe('members and links', () => {
       guildName: null,
       failedAttempts: 0,
     };
-    await service.completeSignature({ record, address: signer.address });
+    await service.verification.completeSignature({ record, address: signer.address });
     await service.idle(guild.id);
     expect(await store.getIdentityLinks(guild.id, identity.name)).toEqual([
       expect.objectContaining({ userId: second }),
@@ -820,7 +855,7 @@ describe('members and links', () => {
         'seeded',
       );
     }
-    const result = await service.verify(guild.id, { id: userId, username: 'dan' }, 'dan9.eth');
+    const result = await service.verification.verify(guild.id, { id: userId, username: 'dan' }, 'dan9.eth');
     expect(result).toEqual({ kind: 'refused', refusal: { code: 'too_many_links', count: 5, max: 5 } });
   });
 });
@@ -831,7 +866,7 @@ describe('moderator views', () => {
     const { userId, identity } = await verifiedMember('eve');
     fakes.web3.world.setCredentials(identity.name, { isHuman: [], isRisky: [], isSpam: [] });
     const eventsBefore = await store.listAuditEvents({ guildId: guild.id });
-    const report = await service.report(guild.id, userId, { fresh: true });
+    const report = await service.members.report(guild.id, userId, { fresh: true });
     expect(report.links.map((l) => l.identity)).toEqual([identity.name]);
     expect(report.evidence).toEqual([
       { identity: identity.name, credentials: { isHuman: [], isRisky: [], isSpam: [] } },
@@ -850,7 +885,7 @@ describe('moderator views', () => {
     const lose = await verifiedMember('gus');
     fakes.web3.world.setCredentials(lose.identity.name, { isHuman: [], isRisky: [], isSpam: [] });
     await fakes.web3bio.getCredentials(lose.identity.name, { fresh: true });
-    const preview = await service.preview(guild.id);
+    const preview = await service.guilds.preview(guild.id);
     expect(preview).toMatchObject({ members: 2, addCount: 0, removeCount: 1, unknownCount: 0 });
     expect(preview.sample).toEqual([
       {
@@ -866,7 +901,7 @@ describe('moderator views', () => {
   });
 
   it('status reports permissions, intents, problems, last sync, queue and links', async () => {
-    expect(await service.status(guild.id)).toMatchObject({
+    expect(await service.guilds.status(guild.id)).toMatchObject({
       enabled: false,
       settings: null,
       problems: [],
@@ -874,7 +909,7 @@ describe('moderator views', () => {
     });
     await setUp();
     await verifiedMember('hana');
-    const status = await service.status(guild.id);
+    const status = await service.guilds.status(guild.id);
     expect(status).toMatchObject({
       enabled: true,
       manageRoles: true,

@@ -211,4 +211,54 @@ describe('verify server', () => {
     expect(logged).toContain('database is down');
     expect(logged).not.toContain(signature);
   });
+
+  it('burns a challenge after 10 refused signatures; the right signature then finds it used', async () => {
+    const { nonce, message } = await challenge();
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const forged = await stranger.signMessage({ message });
+    const statuses: number[] = [];
+    for (let i = 0; i < 10; i += 1) statuses.push((await post(nonce, { message, signature: forged })).status);
+    expect(statuses.slice(0, 9)).toEqual(Array(9).fill(422));
+    expect(statuses[9]).toBe(410);
+    expect((await store.getNonce(nonce))?.failedAttempts).toBe(10);
+    const honest = await post(nonce, { message, signature: await member.signMessage({ message }) });
+    expect(honest.status).toBe(410);
+    await expect(honest.json()).resolves.toMatchObject({ ok: false, reason: 'used' });
+    expect(verified).toEqual([]);
+  });
+
+  it('turns a flooding client away before any signature work, across challenges', async () => {
+    await server.close();
+    server = await startVerifyServer({
+      port: 0,
+      host: '127.0.0.1',
+      store,
+      siwe,
+      maxFailuresPerClient: 3,
+      onVerified: async (result) => {
+        verified.push(result);
+        return linkOutcome;
+      },
+    });
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    for (let i = 0; i < 3; i += 1) {
+      const { nonce, message } = await challenge();
+      const res = await post(nonce, { message, signature: await stranger.signMessage({ message }) });
+      expect(res.status).toBe(422);
+    }
+    const { nonce, message } = await challenge();
+    const blocked = await post(nonce, { message, signature: await member.signMessage({ message }) });
+    expect(blocked.status).toBe(429);
+    await expect(blocked.json()).resolves.toMatchObject({ reason: 'too_many_attempts' });
+    expect((await store.getNonce(nonce))?.usedAt).toBeNull();
+    expect(verified).toEqual([]);
+  });
+
+  it('a valid signature whose link the service refuses (the link cap) answers 409 with the reason', async () => {
+    linkOutcome = { ok: false, refusal: { code: 'too_many_links', count: 5, max: 5 } };
+    const { nonce, message } = await challenge();
+    const res = await post(nonce, { message, signature: await member.signMessage({ message }) });
+    expect(res.status).toBe(409);
+    await expect(res.json()).resolves.toMatchObject({ ok: false, reason: 'too_many_links' });
+  });
 });

@@ -2,21 +2,23 @@ import { describe, expect, it } from 'vitest';
 import type { RoleProblem } from '../../src/gating/hierarchy.ts';
 import type { GuildPreview, GuildStatus, MemberReport } from '../../src/gating/types.ts';
 import {
-  type GuildNames,
   renderDisabled,
   renderGuildRecheck,
-  renderMemberRecheck,
-  renderMemberReport,
   renderNeedsManageRoles,
   renderPreview,
   renderRules,
   renderSetupResult,
   renderStatus,
+} from '../../src/render/gatingGuild.ts';
+import type { GuildNames } from '../../src/render/gatingLabels.ts';
+import {
+  renderMemberRecheck,
+  renderMemberReport,
   renderUnverified,
   renderVerifyResult,
   renderWhoami,
   SIGNING_PROMISE,
-} from '../../src/render/gating.ts';
+} from '../../src/render/gatingMember.ts';
 import type { MessagePayload } from '../../src/render/types.ts';
 import type { GuildSettings, LinkRecord } from '../../src/store/types.ts';
 import type { CredentialSet } from '../../src/web3bio/types.ts';

@@ -622,4 +622,30 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect((await store.listAuditEvents({ guildId: G })).map((e) => e.reason)).toEqual(['new']);
     });
   });
+
+  describe('guild re-check leases', () => {
+    it('one holder at a time: renewed by its holder, taken over once it lapses, released early', async () => {
+      const other = await open();
+      expect(await store.acquireGuildLease(G, 'process-a', time.t + 1_000)).toBe(true);
+      expect(await other.acquireGuildLease(G, 'process-b', time.t + 1_000)).toBe(false);
+      expect(await store.acquireGuildLease(G, 'process-a', time.t + 2_000)).toBe(true);
+      expect(await other.acquireGuildLease('guild-2', 'process-b', time.t + 1_000)).toBe(true);
+      time.t += 2_000;
+      expect(await other.acquireGuildLease(G, 'process-b', time.t + 1_000)).toBe(true);
+      await store.releaseGuildLease(G, 'process-a');
+      expect(await store.acquireGuildLease(G, 'process-a', time.t + 1_000)).toBe(false);
+      await other.releaseGuildLease(G, 'process-b');
+      expect(await store.acquireGuildLease(G, 'process-a', time.t + 1_000)).toBe(true);
+    });
+
+    it('lets exactly one of many concurrent takers win', async () => {
+      const other = await open();
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) =>
+          (i % 2 ? store : other).acquireGuildLease(G, `p${i}`, time.t + 1_000),
+        ),
+      );
+      expect(results.filter(Boolean)).toHaveLength(1);
+    });
+  });
 });

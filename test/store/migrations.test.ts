@@ -15,7 +15,7 @@ afterAll(async () => {
   await admin.end();
 });
 
-const LAST = MIGRATIONS.length;
+const LAST = Math.max(...MIGRATIONS.map((m) => m.version));
 const ALL = MIGRATIONS.map((m) => m.version);
 const EXTRA: Migration = {
   version: LAST + 1,

@@ -1,0 +1,176 @@
+/**
+ * A guild's gating: its rules (checked against the role hierarchy before they are saved), turning it
+ * off, its health, whole-guild re-checks and their dry run.
+ */
+import type { Client } from 'discord.js';
+import type { GatingStore, GuildSettings } from '../store/types.ts';
+import type { BackgroundTasks } from './backgroundTasks.ts';
+import {
+  botCanManageRoles,
+  guildOf,
+  guildRoleProblems,
+  hasMembersIntent,
+  invokerRights,
+  memberOf,
+} from './discordReads.ts';
+import type { GuildRechecks, RecheckGuildOptions } from './guildRechecks.ts';
+import type { GuildWalk } from './guildWalk.ts';
+import type { RoleProblem } from './hierarchy.ts';
+import type { RoleWorker } from './roleWorker.ts';
+import type { GuildPreview, GuildStatus, RecheckResult, SetupInput } from './types.ts';
+
+const PREVIEW_SAMPLE = 10;
+
+export interface GuildGatingOptions {
+  /** Signing links only work for the account they were made for (the signing page's Discord sign-in). */
+  signingLinksBound?: boolean;
+  store: GatingStore;
+  discord: Client;
+  worker: RoleWorker;
+  tasks: BackgroundTasks;
+  rechecks: GuildRechecks;
+  walk: GuildWalk;
+}
+
+/** Sets up, turns off, reports on and re-checks the gating of a guild. */
+export class GuildGating {
+  readonly #store: GatingStore;
+  readonly #discord: Client;
+  readonly #worker: RoleWorker;
+  readonly #tasks: BackgroundTasks;
+  readonly #rechecks: GuildRechecks;
+  readonly #walk: GuildWalk;
+  readonly #signingLinksBound: boolean;
+
+  constructor(options: GuildGatingOptions) {
+    this.#store = options.store;
+    this.#discord = options.discord;
+    this.#worker = options.worker;
+    this.#tasks = options.tasks;
+    this.#rechecks = options.rechecks;
+    this.#walk = options.walk;
+    this.#signingLinksBound = options.signingLinksBound === true;
+  }
+
+  /**
+   * Save the guild's rules when every role can be managed by the bot and handed out by the invoker;
+   * then re-check the whole guild with fresh lookups.
+   */
+  async setup(
+    guildId: string,
+    input: SetupInput,
+    actorId: string,
+  ): Promise<{ settings: GuildSettings | null; problems: RoleProblem[] }> {
+    const guild = await guildOf(this.#discord, guildId);
+    if (!guild) throw new Error('the bot is not in this server');
+    const roleIds = [input.humanRoleId, input.spamRoleId, input.riskyRoleId].filter((r) => r !== null);
+    const invoker = invokerRights(guild, await memberOf(guild, actorId));
+    const problems = guildRoleProblems(guild, roleIds, invoker);
+    if (problems.length > 0) return { settings: null, problems };
+
+    const previous = await this.#store.getGuildSettings(guildId);
+    const minScore = input.minScore !== null && Number.isFinite(input.minScore) ? input.minScore : null;
+    const settings = await this.#store.saveGuildSettings(
+      {
+        guildId,
+        enabled: true,
+        humanRoleId: input.humanRoleId,
+        spamRoleId: input.spamRoleId,
+        riskyRoleId: input.riskyRoleId,
+        minScore,
+        spamRemovesHuman: input.spamRemovesHuman ?? previous?.spamRemovesHuman ?? true,
+        logChannelId: input.logChannelId,
+      },
+      { userId: actorId, reason: previous ? 'gating settings changed' : 'gating set up' },
+    );
+    await this.#worker.unblock(guildId);
+    this.#tasks.run(guildId, () => this.recheckGuild(guildId, { fresh: true, cause: 'setup' }));
+    return { settings, problems: [] };
+  }
+
+  /** Turn gating off in a guild (roles stay as they are); false when it was never set up. */
+  async disable(guildId: string, actorId: string): Promise<boolean> {
+    const settings = await this.#store.getGuildSettings(guildId);
+    if (!settings) return false;
+    const { lastFullSyncAt: _sync, updatedAt: _updated, ...input } = settings;
+    await this.#store.saveGuildSettings(
+      { ...input, enabled: false },
+      { userId: actorId, reason: 'gating disabled' },
+    );
+    return true;
+  }
+
+  /** The guild's gating settings, if it was ever set up. */
+  getSettings(guildId: string): Promise<GuildSettings | undefined> {
+    return this.#store.getGuildSettings(guildId);
+  }
+
+  /**
+   * Re-evaluate every linked member of the guild (records re-checked in batches) and queue the changes.
+   * Removals need confirmation, and a mass removal is held; `confirmRemovals` (a moderator) releases it.
+   */
+  recheckGuild(guildId: string, opts: RecheckGuildOptions = {}): Promise<RecheckResult> {
+    return this.#rechecks.recheckGuild(guildId, opts);
+  }
+
+  /** A dry run of a guild re-check (cached lookups, nothing written). */
+  async preview(guildId: string): Promise<GuildPreview> {
+    const result: GuildPreview = { members: 0, addCount: 0, removeCount: 0, unknownCount: 0, sample: [] };
+    const settings = await this.#store.getGuildSettings(guildId);
+    const guild = await guildOf(this.#discord, guildId);
+    if (!settings || !guild) return result;
+    await this.#walk.walk(
+      guild,
+      { settings, fresh: false, dryRun: true, checkRecords: true },
+      async (state, { diff, failed }) => {
+        result.members += 1;
+        result.addCount += diff.add.length;
+        result.removeCount += diff.remove.length;
+        if (failed) result.unknownCount += 1;
+        const changes = diff.add.length + diff.remove.length;
+        if (changes > 0 && result.sample.length < PREVIEW_SAMPLE) {
+          result.sample.push({
+            userId: state.userId,
+            add: diff.add.map((a) => a.roleId),
+            remove: diff.remove.map((r) => r.roleId),
+            because: [...diff.add, ...diff.remove].map((c) => c.because),
+          });
+        }
+      },
+      () => {
+        result.unknownCount += 1;
+      },
+    );
+    return result;
+  }
+
+  /** Permissions, intents, hierarchy problems, blocked roles, held removals, last sync and queue. */
+  async status(guildId: string): Promise<GuildStatus> {
+    const [settings, queueLength, linkedMembers, losses] = await Promise.all([
+      this.#store.getGuildSettings(guildId),
+      this.#store.pendingRoleChanges(guildId),
+      this.#store.countLinkedUsers(guildId),
+      this.#store.listPendingLosses(guildId),
+    ]);
+    const guild = await guildOf(this.#discord, guildId);
+    const roleIds = settings ? [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId] : [];
+    return {
+      enabled: settings?.enabled ?? false,
+      settings: settings ?? null,
+      manageRoles: guild ? botCanManageRoles(guild) : false,
+      guildMembersIntent: hasMembersIntent(this.#discord),
+      problems: guild
+        ? guildRoleProblems(
+            guild,
+            roleIds.filter((r) => r !== null),
+          )
+        : [],
+      lastFullSyncAt: settings?.lastFullSyncAt ?? null,
+      queueLength,
+      linkedMembers,
+      blockedRoleIds: this.#worker.blockedRoles(guildId),
+      heldRemovals: losses.filter((l) => l.heldAt !== null).length,
+      signingLinksBound: this.#signingLinksBound,
+    };
+  }
+}

@@ -1,0 +1,162 @@
+/**
+ * Whole-guild re-checks: one walk per guild at a time, removals confirmed over time and held back by
+ * the mass-removal breaker, and the periodic pass over every enabled guild.
+ */
+import type { Client } from 'discord.js';
+import type { Logger } from '../log.ts';
+import type { GatingStore } from '../store/types.ts';
+import type { BackgroundTasks } from './backgroundTasks.ts';
+import { guildOf } from './discordReads.ts';
+import type { GuildWalk } from './guildWalk.ts';
+import type { MemberGating } from './memberGating.ts';
+import { PassLosses, type RoleSync } from './roleSync.ts';
+import type { RecheckResult } from './types.ts';
+
+export interface GuildRechecksOptions {
+  store: GatingStore;
+  discord: Client;
+  logger: Logger;
+  now: () => number;
+  roles: RoleSync;
+  members: MemberGating;
+  tasks: BackgroundTasks;
+  walk: GuildWalk;
+  recheckIntervalMs: number;
+}
+
+export interface RecheckGuildOptions {
+  fresh?: boolean;
+  cause?: string;
+  confirmRemovals?: boolean;
+}
+
+/** Re-evaluates every linked member of a guild and queues the changes. */
+export class GuildRechecks {
+  readonly #store: GatingStore;
+  readonly #discord: Client;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+  readonly #roles: RoleSync;
+  readonly #members: MemberGating;
+  readonly #tasks: BackgroundTasks;
+  readonly #walk: GuildWalk;
+  readonly #recheckIntervalMs: number;
+  readonly #running = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
+
+  constructor(options: GuildRechecksOptions) {
+    this.#store = options.store;
+    this.#discord = options.discord;
+    this.#logger = options.logger;
+    this.#now = options.now;
+    this.#roles = options.roles;
+    this.#members = options.members;
+    this.#tasks = options.tasks;
+    this.#walk = options.walk;
+    this.#recheckIntervalMs = options.recheckIntervalMs;
+  }
+
+  /**
+   * Re-evaluate every linked member of the guild (records re-checked in batches) and queue the changes.
+   * Removals need confirmation, and a mass removal is held; `confirmRemovals` (a moderator) releases it.
+   */
+  async recheckGuild(guildId: string, opts: RecheckGuildOptions = {}): Promise<RecheckResult> {
+    const fresh = opts.fresh === true;
+    const running = this.#running.get(guildId);
+    // One walk per guild at a time: a request the running walk already covers joins it.
+    if (running && (running.fresh || !fresh) && !opts.confirmRemovals) return running.run;
+    const run = (async () => {
+      if (running) await running.run.catch(() => undefined);
+      return this.#recheck(guildId, fresh, opts.cause ?? 'recheck', opts.confirmRemovals === true);
+    })();
+    const entry = { fresh, run };
+    this.#running.set(guildId, entry);
+    this.#tasks.track(guildId, run);
+    try {
+      return await run;
+    } finally {
+      if (this.#running.get(guildId) === entry) this.#running.delete(guildId);
+    }
+  }
+
+  /**
+   * Re-check the enabled guilds that are due: at start (`catchUpOnly`) only guilds that missed a run;
+   * on the timer, all but those re-checked very recently.
+   */
+  async recheckDue(catchUpOnly: boolean): Promise<void> {
+    const now = this.#now();
+    for (const settings of await this.#store.listGuildSettings({ enabledOnly: true })) {
+      if (this.#tasks.stopping) return;
+      const last = settings.lastFullSyncAt;
+      const due = catchUpOnly
+        ? last === null || now - last >= this.#recheckIntervalMs
+        : last === null || now - last >= this.#recheckIntervalMs / 2;
+      if (!due) continue;
+      try {
+        await this.recheckGuild(settings.guildId, {
+          fresh: false,
+          cause: catchUpOnly ? 'catch-up' : 'periodic',
+        });
+      } catch (error) {
+        this.#logger.error({ err: error, guildId: settings.guildId }, 'periodic re-check of a guild failed');
+      }
+    }
+  }
+
+  async #recheck(
+    guildId: string,
+    fresh: boolean,
+    cause: string,
+    confirmRemovals: boolean,
+  ): Promise<RecheckResult> {
+    const totals: RecheckResult = {
+      members: 0,
+      changes: 0,
+      failures: 0,
+      unlinked: 0,
+      pendingRemovals: 0,
+      heldRemovals: 0,
+    };
+    const settings = await this.#store.getGuildSettings(guildId);
+    const guild = await guildOf(this.#discord, guildId);
+    if (!settings?.enabled || !guild) return totals;
+    const pass = new PassLosses();
+    const complete = await this.#walk.walk(
+      guild,
+      { settings, fresh, dryRun: false, checkRecords: true },
+      async (state, evaluation) => {
+        totals.members += 1;
+        if (evaluation.failed) totals.failures += 1;
+        const outcome = await this.#roles.applyMember(
+          guildId,
+          state.userId,
+          evaluation,
+          'confirmed',
+          cause,
+          pass,
+        );
+        totals.changes += outcome.changes;
+        totals.unlinked += outcome.unlinked;
+        totals.pendingRemovals += outcome.pendingRemovals;
+        if (outcome.unlinked > 0) {
+          // The loss of the link was confirmed over time: the roles it gave follow it now.
+          const { applied } = await this.#members.sync(guildId, state.userId, cause, {
+            fresh: false,
+            checkRecords: false,
+            mode: 'immediate',
+          });
+          totals.changes += applied.add.length + applied.remove.length;
+        }
+      },
+      () => {
+        totals.failures += 1;
+      },
+    );
+    const finished = await this.#roles.finishPass(guild, pass, cause, confirmRemovals);
+    totals.changes += finished.changes;
+    totals.heldRemovals = finished.held;
+    totals.pendingRemovals += finished.pending;
+    if (complete) await this.#store.markFullSync(guildId, this.#now());
+    this.#logger.info({ guildId, cause, ...totals }, 'guild re-checked');
+    return totals;
+  }
+}

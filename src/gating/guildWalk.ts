@@ -1,0 +1,104 @@
+/**
+ * A walk over every linked member of a guild: page by page, a few members at a time, with the record
+ * proofs of each page re-checked in one batched lookup.
+ */
+import type { Client, Guild } from 'discord.js';
+import type { Logger } from '../log.ts';
+import type { GatingStore, LinkRecord } from '../store/types.ts';
+import type { BackgroundTasks } from './backgroundTasks.ts';
+import { loadMembers, memberOf, memberState } from './discordReads.ts';
+import type { EvaluateOptions, Evaluation, Evaluator, MemberState } from './evaluation.ts';
+
+const LINK_PAGE = 500;
+
+export interface GuildWalkOptions {
+  store: GatingStore;
+  discord: Client;
+  logger: Logger;
+  evaluator: Evaluator;
+  /** The walk stops early once these are stopping. */
+  tasks: BackgroundTasks;
+  /** Members evaluated at once. */
+  concurrency: number;
+}
+
+/** Evaluates each linked member of a guild and hands the evaluation on. */
+export class GuildWalk {
+  readonly #o: GuildWalkOptions;
+
+  constructor(options: GuildWalkOptions) {
+    this.#o = { ...options, concurrency: Math.max(1, options.concurrency) };
+  }
+
+  /**
+   * Every linked member of the guild, page by page, a few at a time; record proofs of each page are
+   * re-checked with one batched lookup per 30 identities. False when the walk was cut short.
+   */
+  async walk(
+    guild: Guild,
+    o: EvaluateOptions,
+    onMember: (state: MemberState, evaluation: Evaluation) => Promise<void>,
+    onError: (userId: string) => void,
+  ): Promise<boolean> {
+    const { store, discord, logger, evaluator, tasks, concurrency } = this.#o;
+    const allCached = await loadMembers(discord, guild, logger);
+    let afterUserId: string | undefined;
+    for (;;) {
+      if (tasks.stopping) return false;
+      const page = await store.listLinks(guild.id, {
+        limit: LINK_PAGE,
+        ...(afterUserId ? { afterUserId } : {}),
+      });
+      if (page.length === 0) return true;
+      const groups = groupByUser(page);
+      afterUserId = groups.at(-1)?.userId;
+      const batch = o.checkRecords ? evaluator.batchRecords(page, o.fresh) : undefined;
+      // Keep an unhandled rejection from firing before the first member awaits the batch.
+      batch?.catch(() => undefined);
+      await eachLimit(groups, concurrency, async ({ userId, links }) => {
+        if (tasks.stopping) return;
+        try {
+          const member = allCached
+            ? (guild.members.cache.get(userId) ?? null)
+            : await memberOf(guild, userId);
+          if (!member) return;
+          const state = memberState(userId, member);
+          await onMember(
+            state,
+            await evaluator.evaluate(state, links, { ...o, ...(batch ? { batch } : {}) }),
+          );
+        } catch (error) {
+          logger.warn({ err: error, guildId: guild.id, userId }, 'member re-check failed');
+          onError(userId);
+        }
+      });
+    }
+  }
+}
+
+function groupByUser(links: LinkRecord[]): { userId: string; links: LinkRecord[] }[] {
+  const groups = new Map<string, LinkRecord[]>();
+  for (const link of links) {
+    const list = groups.get(link.userId) ?? [];
+    list.push(link);
+    groups.set(link.userId, list);
+  }
+  return [...groups].map(([userId, list]) => ({ userId, links: list }));
+}
+
+async function eachLimit<T>(
+  items: readonly T[],
+  limit: number,
+  run: (item: T) => Promise<void>,
+): Promise<void> {
+  let next = 0;
+  const lane = async () => {
+    for (;;) {
+      const item = items[next];
+      next += 1;
+      if (item === undefined) return;
+      await run(item);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+}

@@ -1,0 +1,69 @@
+/**
+ * What every gating message shares: the guild's names (looked up by the caller), roles, channels and
+ * members shown by name and never as mentions (so nothing can ping, and a deleted role still reads
+ * sensibly), and the plain embed the messages use. Every user-controlled string goes through text/safety.ts.
+ */
+import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
+import { DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
+import { fieldsWithin } from './format.ts';
+import { finishPayload } from './payload.ts';
+import type { MessagePayload, RenderContext } from './types.ts';
+
+/** Names the caller resolved from the guild (id -> name); ids missing here are shown as ids. */
+export interface GuildNames {
+  roles: ReadonlyMap<string, string>;
+  channels: ReadonlyMap<string, string>;
+  users: ReadonlyMap<string, string>;
+}
+
+export const NO_NAMES: GuildNames = { roles: new Map(), channels: new Map(), users: new Map() };
+
+export const REASON_MAX = 300;
+
+export const NAME_MAX = 80;
+
+const FIELDS_BUDGET = 5000;
+
+export const LIST_MAX = 1000;
+
+export function reasonText(reason: string): string {
+  return escapeLine(truncate(reason, REASON_MAX));
+}
+
+/** A role by name in bold, or its id when the guild no longer has it. */
+export function roleLabel(roleId: string, names: GuildNames): string {
+  const name = names.roles.get(roleId);
+  const shown = name === undefined ? '' : escapeLine(truncate(name.replace(/^@+/, ''), NAME_MAX));
+  return shown ? `**${shown}**` : `a missing role ${inlineCode(roleId)}`;
+}
+
+export function channelLabel(channelId: string, names: GuildNames): string {
+  const name = names.channels.get(channelId);
+  const shown = name === undefined ? '' : escapeLine(truncate(name, NAME_MAX));
+  return shown ? `**#${shown}**` : `a missing channel ${inlineCode(channelId)}`;
+}
+
+/** A member by name, or by id when the name is not known. */
+export function userLabel(userId: string, names: GuildNames): string {
+  const name = names.users.get(userId);
+  const shown = name === undefined ? '' : escapeLine(truncate(name, NAME_MAX));
+  return shown ? `**${shown}**` : `member ${inlineCode(userId)}`;
+}
+
+export function embed(
+  title: string,
+  description: string,
+  color: number,
+  fields: APIEmbedField[] = [],
+): APIEmbed {
+  return {
+    title,
+    description,
+    color,
+    ...(fields.length > 0 ? { fields: fieldsWithin(fields, DISCORD_LIMITS.fields, FIELDS_BUDGET) } : {}),
+  };
+}
+
+export function plain(e: APIEmbed, ctx: RenderContext): MessagePayload {
+  return finishPayload([e], [], { ...ctx, stale: undefined });
+}

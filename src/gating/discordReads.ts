@@ -12,6 +12,7 @@ import {
   PermissionFlagsBits,
 } from 'discord.js';
 import type { Logger } from '../log.ts';
+import type { RoleChange } from '../store/types.ts';
 import type { MemberState } from './evaluation.ts';
 import { type InvokerRights, type RoleInfo, type RoleProblem, roleProblems } from './hierarchy.ts';
 
@@ -129,12 +130,21 @@ export function roleHolderCount(guild: Guild, roleId: string): number {
 }
 
 /** What evaluation needs of a member: the id, the username and the roles held (none when absent). */
-export function memberState(userId: string, member: GuildMember | null): MemberState {
-  return {
-    userId,
-    username: member?.user.username ?? null,
-    roleIds: new Set(member ? member.roles.cache.keys() : []),
-  };
+/**
+ * A member as the rules see them: the roles they hold, as they will be once the changes already queued
+ * for them are applied (so a queued addition is not taken for a role they lack, and the other way round).
+ */
+export function memberState(
+  userId: string,
+  member: GuildMember | null,
+  queued: readonly Pick<RoleChange, 'roleId' | 'op'>[] = [],
+): MemberState {
+  const roleIds = new Set(member ? member.roles.cache.keys() : []);
+  for (const change of queued) {
+    if (change.op === 'add') roleIds.add(change.roleId);
+    else roleIds.delete(change.roleId);
+  }
+  return { userId, username: member?.user.username ?? null, roleIds };
 }
 
 export function delay(ms: number): Promise<void> {

@@ -4,7 +4,7 @@
  */
 import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
-import type { GatingStore, LinkRecord } from '../store/types.ts';
+import type { GatingStore } from '../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
 import { loadMembers, memberOf, memberState } from './discordReads.ts';
 import type { EvaluateOptions, Evaluation, Evaluator, MemberState } from './evaluation.ts';
@@ -42,6 +42,7 @@ export class GuildWalk {
   ): Promise<boolean> {
     const { store, discord, logger, evaluator, tasks, concurrency } = this.#o;
     const allCached = await loadMembers(discord, guild, logger);
+    const queued = groupByUser(await store.openRoleChanges(guild.id));
     let afterUserId: string | undefined;
     for (;;) {
       if (tasks.stopping) return false;
@@ -51,18 +52,18 @@ export class GuildWalk {
       });
       if (page.length === 0) return true;
       const groups = groupByUser(page);
-      afterUserId = groups.at(-1)?.userId;
+      afterUserId = [...groups.keys()].at(-1);
       const batch = o.checkRecords ? evaluator.batchRecords(page, o.fresh) : undefined;
       // Keep an unhandled rejection from firing before the first member awaits the batch.
       batch?.catch(() => undefined);
-      await eachLimit(groups, concurrency, async ({ userId, links }) => {
+      await eachLimit([...groups], concurrency, async ([userId, links]) => {
         if (tasks.stopping) return;
         try {
           const member = allCached
             ? (guild.members.cache.get(userId) ?? null)
             : await memberOf(guild, userId);
           if (!member) return;
-          const state = memberState(userId, member);
+          const state = memberState(userId, member, queued.get(userId));
           await onMember(
             state,
             await evaluator.evaluate(state, links, { ...o, ...(batch ? { batch } : {}) }),
@@ -76,14 +77,14 @@ export class GuildWalk {
   }
 }
 
-function groupByUser(links: LinkRecord[]): { userId: string; links: LinkRecord[] }[] {
-  const groups = new Map<string, LinkRecord[]>();
-  for (const link of links) {
-    const list = groups.get(link.userId) ?? [];
-    list.push(link);
-    groups.set(link.userId, list);
+function groupByUser<T extends { userId: string }>(items: readonly T[]): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(item.userId) ?? [];
+    list.push(item);
+    groups.set(item.userId, list);
   }
-  return [...groups].map(([userId, list]) => ({ userId, links: list }));
+  return groups;
 }
 
 async function eachLimit<T>(

@@ -105,8 +105,11 @@ export class MemberGating {
     if (!guild) return NO_SYNC;
     const member = await memberOf(guild, userId);
     if (!member) return NO_SYNC;
-    const links = await this.#store.getUserLinks(guildId, userId);
-    const evaluation = await this.#evaluator.evaluate(memberState(userId, member), links, {
+    const [links, queued] = await Promise.all([
+      this.#store.getUserLinks(guildId, userId),
+      this.#store.openRoleChanges(guildId, userId),
+    ]);
+    const evaluation = await this.#evaluator.evaluate(memberState(userId, member, queued), links, {
       settings,
       fresh: o.fresh,
       dryRun: false,

@@ -18,7 +18,7 @@ import {
   type RemovalMode,
   roleSubject,
 } from './losses.ts';
-import { REASON_PREFIX } from './roleWorker.ts';
+import { REASON_PREFIX } from './roleChangeApplier.ts';
 import type { RoleChangeWanted } from './rules.ts';
 import type { MemberSync } from './types.ts';
 

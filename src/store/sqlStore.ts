@@ -666,6 +666,20 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       return rows.length;
     },
 
+    async openRoleChanges(guildId, userId) {
+      const open = "status IN ('pending', 'in_progress')";
+      const rows =
+        userId === undefined
+          ? await driver.query(`SELECT * FROM role_changes WHERE guild_id = $1 AND ${open} ORDER BY id`, [
+              guildId,
+            ])
+          : await driver.query(
+              `SELECT * FROM role_changes WHERE guild_id = $1 AND user_id = $2 AND ${open} ORDER BY id`,
+              [guildId, userId],
+            );
+      return rows.map(toChange);
+    },
+
     async pendingRoleChanges(guildId) {
       const rows =
         guildId === undefined

@@ -276,6 +276,8 @@ export interface GatingStore {
   deferRoleChange(id: number, claimToken: string, notBefore: number): Promise<boolean>;
   /** Make a guild's deferred changes claimable now (after the cause of a deferral was fixed); returns how many. */
   resumeDeferredRoleChanges(guildId: string): Promise<number>;
+  /** A guild's (or one member's) changes not finished yet, oldest first. */
+  openRoleChanges(guildId: string, userId?: string): Promise<RoleChange[]>;
   /** Changes not finished yet (pending or in progress). */
   pendingRoleChanges(guildId?: string): Promise<number>;
   /** Delete finished changes last updated before `before`; returns how many. */

@@ -1,6 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LogChannel, packLines } from '../../src/gating/logChannel.ts';
-import { changeLine, MAX_CLAIMS, RoleWorker } from '../../src/gating/roleWorker.ts';
+import { changeLine, MAX_CLAIMS } from '../../src/gating/roleChangeApplier.ts';
+import { RoleWorker } from '../../src/gating/roleWorker.ts';
 import type { GatingStore, RoleOp } from '../../src/store/types.ts';
 import type { FakeGuild } from '../fakes/discord/server.ts';
 import {

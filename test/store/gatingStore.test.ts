@@ -552,6 +552,20 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(rest.map((c) => c.op)).toEqual(['remove']);
     });
 
+    it('lists open changes, oldest first, for a guild or one member', async () => {
+      await store.enqueueRoleChange(ADD);
+      await store.enqueueRoleChange({ ...REMOVE, userId: 'u2' });
+      await store.enqueueRoleChange({ ...ADD, guildId: 'guild-2' });
+      const [claimed] = await store.claimRoleChanges(G, 1);
+      expect((await store.openRoleChanges(G)).map((c) => [c.userId, c.op, c.status])).toEqual([
+        ['u1', 'add', 'in_progress'],
+        ['u2', 'remove', 'pending'],
+      ]);
+      expect((await store.openRoleChanges(G, 'u2')).map((c) => c.op)).toEqual(['remove']);
+      await store.completeRoleChange(claimed?.id ?? -1, claimed?.claimToken ?? '', 'done');
+      expect(await store.openRoleChanges(G, 'u1')).toEqual([]);
+    });
+
     it('prunes finished changes only', async () => {
       await store.enqueueRoleChange(ADD);
       await store.enqueueRoleChange({ ...ADD, userId: 'u2' });

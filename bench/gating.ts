@@ -15,10 +15,11 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Client } from 'discord.js';
+import pg from 'pg';
 import { pino } from 'pino';
 import { roleSubject } from '../src/gating/losses.ts';
 import { GatingService } from '../src/gating/service.ts';
+import { openPostgresStore } from '../src/store/postgresStore.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GatingStore } from '../src/store/types.ts';
 import { Web3BioClient } from '../src/web3bio/client.ts';
@@ -155,6 +156,8 @@ interface BenchWorld {
   humanRoleId: string;
   store: GatingStore;
   service: GatingService;
+  /** One service per process (`processes`), each with its own Discord client, Web3.bio client and store. */
+  services: GatingService[];
 }
 
 interface BenchWorldSetup<P extends Plan> {
@@ -167,20 +170,22 @@ interface BenchWorldSetup<P extends Plan> {
   logChannel?: boolean;
   transportLogger?: TransportLogger;
   now?: () => number;
+  /** Bot processes sharing the store; default 1. */
+  processes?: number;
+  /** Opens one process's store; default an SQLite file in a temporary folder. */
+  openStore?: (dataDir: string) => Promise<GatingStore>;
 }
 
-/** A guild of linked members on both stand-ins, a real client and service; everything closed after `run`. */
+/** A guild of linked members on both stand-ins, real clients and services; everything closed after `run`. */
 async function withBenchWorld<P extends Plan, T>(
   setup: BenchWorldSetup<P>,
   run: (world: BenchWorld) => Promise<T>,
 ): Promise<T> {
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-gating-'));
+  const openStore = setup.openStore ?? ((dir: string) => openSqliteStore(join(dir, 'bench.sqlite')));
+  const closers: (() => Promise<unknown>)[] = [];
   let discord: FakeDiscord | undefined;
   let upstream: FakeWeb3Bio | undefined;
-  let client: Client | undefined;
-  let web3bio: Web3BioClient | undefined;
-  let store: GatingStore | undefined;
-  let service: GatingService | undefined;
   try {
     discord = await startFakeDiscord();
     upstream = await startFakeWeb3Bio({
@@ -197,31 +202,48 @@ async function withBenchWorld<P extends Plan, T>(
       );
       upstream.world.setCredentials(plan.identity, setup.credentialsOf(plan));
     }
-    store = await openSqliteStore(join(dataDir, 'bench.sqlite'));
-    await seedStore(store, guild.id, human.id, setup.plans, setup.logChannel ? guild.textChannelId : null);
-    client = await loginClient(discord);
-    web3bio = new Web3BioClient({
-      baseUrl: upstream.url,
-      rateLimit: { requests: setup.clientRps, intervalMs: 1_000 },
-      ...(setup.transportLogger ? { logger: setup.transportLogger } : {}),
-    });
-    service = new GatingService({
-      store,
-      web3bio,
-      discord: client,
-      logger: SILENT,
-      siwe: { publicUrl: 'https://bench.example.org' },
-      recheckIntervalMs: 24 * 3_600_000,
-      scheduler: NO_SCHEDULE,
-      logFlushMs: 10,
-      ...(setup.now ? { now: setup.now } : {}),
-    });
-    return await run({ discord, upstream, guild, humanRoleId: human.id, store, service });
+    const services: GatingService[] = [];
+    const stores: GatingStore[] = [];
+    for (let i = 0; i < (setup.processes ?? 1); i += 1) {
+      const store = await openStore(dataDir);
+      closers.unshift(() => store.close());
+      if (i === 0) {
+        await seedStore(
+          store,
+          guild.id,
+          human.id,
+          setup.plans,
+          setup.logChannel ? guild.textChannelId : null,
+        );
+      }
+      const client = await loginClient(discord);
+      closers.unshift(() => client.destroy());
+      const web3bio = new Web3BioClient({
+        baseUrl: upstream.url,
+        rateLimit: { requests: setup.clientRps, intervalMs: 1_000 },
+        ...(setup.transportLogger ? { logger: setup.transportLogger } : {}),
+      });
+      closers.unshift(() => web3bio.close());
+      const service = new GatingService({
+        store,
+        web3bio,
+        discord: client,
+        logger: SILENT,
+        siwe: { publicUrl: 'https://bench.example.org' },
+        recheckIntervalMs: 24 * 3_600_000,
+        scheduler: NO_SCHEDULE,
+        logFlushMs: 10,
+        ...(setup.now ? { now: setup.now } : {}),
+      });
+      closers.unshift(() => service.stop());
+      services.push(service);
+      stores.push(store);
+    }
+    const [service, store] = [services[0], stores[0]];
+    if (!service || !store) throw new Error('no process');
+    return await run({ discord, upstream, guild, humanRoleId: human.id, store, service, services });
   } finally {
-    await service?.stop();
-    await client?.destroy();
-    await web3bio?.close();
-    await store?.close();
+    for (const close of closers) await close().catch(() => undefined);
     await Promise.allSettled([discord?.close(), upstream?.close()]);
     await rm(dataDir, { recursive: true, force: true });
   }
@@ -403,6 +425,96 @@ export function stormTable(rows: Row[], options: StormBenchOptions): BenchTable 
     notes: [
       'A "not found" for an identity whose credentials were seen before is noted as a possible loss but can never confirm one; the breaker holds the pass because its losses exceed 10% of the role\'s holders.',
       'The second pass sees the same losses, already held: no new alert, and still nothing removed.',
+    ],
+  };
+}
+
+export interface SharedRecheckOptions {
+  /** Linked members; default 10,000 (quick: 1,000). */
+  members?: number;
+  /** The stand-in's limit and each process's limiter, requests per second; default 2,000. */
+  upstreamRps?: number;
+  /** Share of members needing a change; default 0.05. */
+  changeRatio?: number;
+  /** PostgreSQL the two processes share (a schema of their own is made and dropped). */
+  postgresUrl?: string;
+  quick?: boolean;
+  progress?: (line: string) => void;
+}
+
+/**
+ * Issue #9: two bot processes on one PostgreSQL both decide to re-check the same guild (two periodic
+ * ticks at once). The guild lease lets one walk it: every member is checked once, every change made once.
+ */
+export async function runSharedRecheckBench(opts: SharedRecheckOptions = {}): Promise<Row[]> {
+  const members = opts.members ?? (opts.quick ? 1_000 : 10_000);
+  const upstreamRps = opts.upstreamRps ?? 2_000;
+  const url = opts.postgresUrl ?? 'postgres://postgres@127.0.0.1:5432/test';
+  const plans = planMembers(members, opts.changeRatio ?? 0.05);
+  const needed = plans.filter((p) => p.human !== p.holdsRole).length;
+  const schema = `bench_recheck_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Pool({ connectionString: url, max: 1 });
+  await admin.query(`CREATE SCHEMA ${schema}`);
+  try {
+    opts.progress?.(`gating: two processes on one PostgreSQL, ${formatNumber(members)} members`);
+    return await withBenchWorld(
+      {
+        plans,
+        upstreamRps,
+        clientRps: upstreamRps,
+        credentialsOf: (plan) => gatingCredentials(plan.identity, { human: plan.human }),
+        processes: 2,
+        openStore: () => openPostgresStore(url, { schema }),
+      },
+      async ({ discord, upstream, services }) => {
+        const credentialLookups = () =>
+          upstream.requests.filter((r) => r.path.startsWith('/credential/')).length;
+        const before = credentialLookups();
+        const started = performance.now();
+        const results = await Promise.all(
+          services.map((s) =>
+            s.guilds.recheckGuild(discord.state.guilds.keys().next().value ?? '', { cause: 'periodic' }),
+          ),
+        );
+        await Promise.all(services.map((s) => s.idle()));
+        const wallSeconds = (performance.now() - started) / 1_000;
+        const lookups = credentialLookups() - before;
+        const edits = discord.requests.filter(
+          (r) =>
+            (r.method === 'PUT' || r.method === 'DELETE') && r.path.includes('/roles/') && r.status < 300,
+        ).length;
+        const walked = results.filter((r) => !r.elsewhere).length;
+        return [
+          {
+            Processes: services.length,
+            Members: members,
+            'Processes that walked the guild': walked,
+            'Credential lookups': lookups,
+            'Lookups per member': formatNumber(lookups / members, 2),
+            'Role edits made / needed': `${formatNumber(edits)} / ${formatNumber(needed)}`,
+            'Wall (s)': formatNumber(wallSeconds, 1),
+            Result: verdict(walked === 1 && lookups === members && edits === needed),
+          },
+        ];
+      },
+    );
+  } finally {
+    await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+    await admin.end();
+  }
+}
+
+/** The shared re-check row as a table. */
+export function sharedRecheckTable(rows: Row[], options: SharedRecheckOptions): BenchTable {
+  const columns = Object.keys(rows[0] ?? {});
+  return {
+    suite: 'Re-check: two processes on one PostgreSQL, one guild (issue #9)',
+    method: `both processes start a whole-guild pass at once (two periodic ticks), each with its own Discord and Web3.bio client and its own PostgreSQL pool; stand-in Web3.bio and each limiter at ${formatNumber(options.upstreamRps ?? 2_000)} requests/s; ${formatNumber((options.changeRatio ?? 0.05) * 100, 0)}% of members need a change`,
+    targets: ['each member checked once per pass', 'each change made once'],
+    columns,
+    rows: rows.map((row) => columns.map((column) => row[column] ?? '')),
+    notes: [
+      'The guild lease (a row in the store, renewed while the pass runs, taken over once it lapses) lets one process walk the guild; the other sees it taken and skips.',
     ],
   };
 }

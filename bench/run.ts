@@ -62,6 +62,9 @@ interface GatingModule {
   /** Issue #7: the upstream-incident pass, with its own table. */
   runGatingStormBench?: (opts: object) => Promise<Record<string, unknown>[]>;
   stormTable?: (rows: never, opts: object) => BenchTable;
+  /** Issue #9: two processes on one PostgreSQL. */
+  runSharedRecheckBench?: (opts: object) => Promise<Record<string, unknown>[]>;
+  sharedRecheckTable?: (rows: never, opts: object) => BenchTable;
 }
 
 /** The gating suite (another file, issue #4) when it exists: its rows as one table. */
@@ -81,8 +84,13 @@ async function runGating(quick: boolean, progress: (line: string) => void): Prom
     typeof module.runGatingStormBench === 'function' && typeof module.stormTable === 'function'
       ? [module.stormTable((await module.runGatingStormBench(options)) as never, options)]
       : [];
-  if (typeof module.gatingTable === 'function')
-    return [module.gatingTable(records as never, options), ...storm];
+  const shared =
+    typeof module.runSharedRecheckBench === 'function' && typeof module.sharedRecheckTable === 'function'
+      ? [module.sharedRecheckTable((await module.runSharedRecheckBench(options)) as never, options)]
+      : [];
+  if (typeof module.gatingTable === 'function') {
+    return [module.gatingTable(records as never, options), ...storm, ...shared];
+  }
   return [
     tableFromRecords(
       'Gating re-check under upstream and Discord rate limits (issue #4, bench/gating.ts)',

@@ -1,10 +1,13 @@
 /**
- * Whole-guild re-checks: one walk per guild at a time, removals confirmed over time and held back by
- * the mass-removal breaker, and the periodic pass over every enabled guild.
+ * Whole-guild re-checks: one walk per guild at a time in this process, and in all processes sharing the
+ * store (a lease); removals confirmed over time and held back by the mass-removal breaker; and the
+ * periodic pass, each guild when its own interval is up (spread by a per-guild offset), not all at once.
  */
-import type { Client } from 'discord.js';
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
-import type { GatingStore } from '../store/types.ts';
+import type { GatingStore, GuildSettings } from '../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
 import { guildOf } from './discordReads.ts';
 import type { GuildWalk } from './guildWalk.ts';
@@ -22,7 +25,12 @@ export interface GuildRechecksOptions {
   tasks: BackgroundTasks;
   walk: GuildWalk;
   recheckIntervalMs: number;
+  /** How long a guild's lease lasts unless renewed (renewed at a third of it). Default 5 min. */
+  leaseMs?: number;
 }
+
+/** Guilds' passes are spread over this share of the interval, by a per-guild offset. */
+export const RECHECK_SPREAD = 0.2;
 
 export interface RecheckGuildOptions {
   fresh?: boolean;
@@ -41,6 +49,9 @@ export class GuildRechecks {
   readonly #tasks: BackgroundTasks;
   readonly #walk: GuildWalk;
   readonly #recheckIntervalMs: number;
+  readonly #leaseMs: number;
+  /** Who holds a guild's lease: this process. */
+  readonly #holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #running = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
 
   constructor(options: GuildRechecksOptions) {
@@ -53,6 +64,7 @@ export class GuildRechecks {
     this.#tasks = options.tasks;
     this.#walk = options.walk;
     this.#recheckIntervalMs = options.recheckIntervalMs;
+    this.#leaseMs = options.leaseMs ?? 5 * 60_000;
   }
 
   /**
@@ -79,23 +91,19 @@ export class GuildRechecks {
   }
 
   /**
-   * Re-check the enabled guilds that are due: at start (`catchUpOnly`) only guilds that missed a run;
-   * on the timer, all but those re-checked very recently.
+   * Re-check the enabled guilds whose interval is up. The scheduler calls this often (see service.ts), so
+   * each guild is re-checked when its own time comes: `recheckIntervalMs` after its last full pass, less
+   * a per-guild offset of up to RECHECK_SPREAD of the interval, so guilds set up together drift apart.
    */
-  async recheckDue(catchUpOnly: boolean): Promise<void> {
+  async recheckDue(cause: 'periodic' | 'catch-up' = 'periodic'): Promise<void> {
     const now = this.#now();
     for (const settings of await this.#store.listGuildSettings({ enabledOnly: true })) {
       if (this.#tasks.stopping) return;
       const last = settings.lastFullSyncAt;
-      const due = catchUpOnly
-        ? last === null || now - last >= this.#recheckIntervalMs
-        : last === null || now - last >= this.#recheckIntervalMs / 2;
+      const due = last === null || now - last >= dueAfter(settings.guildId, this.#recheckIntervalMs);
       if (!due) continue;
       try {
-        await this.recheckGuild(settings.guildId, {
-          fresh: false,
-          cause: catchUpOnly ? 'catch-up' : 'periodic',
-        });
+        await this.recheckGuild(settings.guildId, { fresh: false, cause });
       } catch (error) {
         this.#logger.error({ err: error, guildId: settings.guildId }, 'periodic re-check of a guild failed');
       }
@@ -119,6 +127,43 @@ export class GuildRechecks {
     const settings = await this.#store.getGuildSettings(guildId);
     const guild = await guildOf(this.#discord, guildId);
     if (!settings?.enabled || !guild) return totals;
+    // Another process sharing the store is re-checking this guild: it covers this request.
+    if (!(await this.#store.acquireGuildLease(guildId, this.#holder, this.#now() + this.#leaseMs))) {
+      this.#logger.info({ guildId, cause }, 'guild re-check skipped: another process holds it');
+      return { ...totals, elsewhere: true };
+    }
+    const renewal = setInterval(
+      () => {
+        this.#store
+          .acquireGuildLease(guildId, this.#holder, this.#now() + this.#leaseMs)
+          .catch((error: unknown) =>
+            this.#logger.warn({ err: error, guildId }, 'could not renew a guild lease'),
+          );
+      },
+      Math.max(10, Math.floor(this.#leaseMs / 3)),
+    );
+    renewal.unref();
+    try {
+      return await this.#pass(guild, settings, fresh, cause, confirmRemovals, totals);
+    } finally {
+      clearInterval(renewal);
+      await this.#store
+        .releaseGuildLease(guildId, this.#holder)
+        .catch((error: unknown) =>
+          this.#logger.warn({ err: error, guildId }, 'could not release a guild lease'),
+        );
+    }
+  }
+
+  async #pass(
+    guild: Guild,
+    settings: GuildSettings,
+    fresh: boolean,
+    cause: string,
+    confirmRemovals: boolean,
+    totals: RecheckResult,
+  ): Promise<RecheckResult> {
+    const guildId = guild.id;
     const pass = new PassLosses();
     const complete = await this.#walk.walk(
       guild,
@@ -159,4 +204,11 @@ export class GuildRechecks {
     this.#logger.info({ guildId, cause, ...totals }, 'guild re-checked');
     return totals;
   }
+}
+
+/** How long after its last full pass a guild is due: the interval less its own offset. */
+export function dueAfter(guildId: string, intervalMs: number): number {
+  const digest = createHash('sha256').update(guildId).digest();
+  const fraction = digest.readUInt32BE(0) / 2 ** 32;
+  return intervalMs * (1 - RECHECK_SPREAD * fraction);
 }

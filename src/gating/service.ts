@@ -90,7 +90,8 @@ export class GatingService {
     const tasks = new BackgroundTasks(logger);
     this.#tasks = tasks;
     this.#scheduler =
-      options.scheduler ?? new IntervalScheduler({ intervalMs: options.recheckIntervalMs, logger });
+      options.scheduler ??
+      new IntervalScheduler({ intervalMs: schedulerTickMs(options.recheckIntervalMs), logger });
     this.#upkeep = new StoreUpkeep({
       store,
       logger,
@@ -181,8 +182,8 @@ export class GatingService {
     this.#worker
       .resume()
       .catch((error: unknown) => this.#logger.error({ err: error }, 'could not resume role changes'));
-    this.#scheduler.start(() => this.#rechecks.recheckDue(false));
-    this.#tasks.run('', () => this.#rechecks.recheckDue(true));
+    this.#scheduler.start(() => this.#rechecks.recheckDue('periodic'));
+    this.#tasks.run('', () => this.#rechecks.recheckDue('catch-up'));
     this.#upkeep.start();
   }
 
@@ -234,4 +235,12 @@ function listenToDiscord(
     discord.off(Events.GuildMemberUpdate, onMember);
     discord.off(Events.UserUpdate, onUser);
   };
+}
+
+/**
+ * How often the scheduler looks for due guilds: each guild is due at its own time (see dueAfter), so the
+ * timer ticks many times per interval (at most every 15 minutes) and the passes spread over it.
+ */
+export function schedulerTickMs(recheckIntervalMs: number): number {
+  return Math.max(1_000, Math.min(recheckIntervalMs / 24, 15 * 60_000));
 }

@@ -101,4 +101,6 @@ export interface RecheckResult {
   pendingRemovals: number;
   /** Removals held back by the mass-removal breaker in this pass. */
   heldRemovals: number;
+  /** Another process sharing the store was re-checking the guild, so this one did not. */
+  elsewhere?: boolean;
 }

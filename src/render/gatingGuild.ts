@@ -124,6 +124,16 @@ export function renderGuildRecheck(outcome: GuildRecheckOutcome, ctx: RenderCont
       ctx,
     );
   }
+  if (outcome.elsewhere) {
+    return plain(
+      embed(
+        'Re-check already running',
+        'Another process of this bot is re-checking this server right now. Its changes appear in the log channel; run `/gating status` to follow the queue.',
+        COLORS.info,
+      ),
+      ctx,
+    );
+  }
   const lines = [
     `Checked ${n(outcome.members)} linked members with fresh credentials.`,
     `Role changes queued: ${n(outcome.changes)}`,

@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { floorSeconds, gatingTable, parseGatingArgs, runGatingBench } from '../../bench/gating.ts';
+import {
+  floorSeconds,
+  gatingTable,
+  parseGatingArgs,
+  runGatingBench,
+  runGatingStormBench,
+  runSharedRecheckBench,
+} from '../../bench/gating.ts';
 
 describe('gating benchmark', () => {
   it('reads the documented flags and refuses bad ones', () => {
@@ -45,5 +52,24 @@ describe('gating benchmark', () => {
     const table = gatingTable(rows, { upstreamRps: 400, discordRps: 20 });
     expect(table.columns[0]).toBe('Client limiter');
     expect(table.rows[0]?.[0]).toBe('380/s (95% of upstream)');
+  });
+
+  it('the incident row: "not found" answers for known identities remove nothing and alert once', async () => {
+    const rows = await runGatingStormBench({ members: 60 });
+    expect(rows.map((r) => [r['Roles removed'], r['Breaker alerts posted (total)'], r.Result])).toEqual([
+      [0, 1, 'PASS'],
+      [0, 1, 'PASS'],
+    ]);
+    expect(rows[0]?.['Held by breaker']).toBe(18);
+  });
+
+  it('two processes on one PostgreSQL: one walks the guild, each member is looked up once', async () => {
+    const [row] = await runSharedRecheckBench({ members: 100 });
+    expect(row).toMatchObject({
+      'Processes that walked the guild': 1,
+      'Credential lookups': 100,
+      'Role edits made / needed': '5 / 5',
+      Result: 'PASS',
+    });
   });
 });

@@ -337,6 +337,23 @@ describe('recheck, preview and status', () => {
     expect(visibleText(done)).toContain('Lookups failed for 2 members');
     const running = checked(renderGuildRecheck({ kind: 'running', linkedMembers: 10_000 }, ctx()));
     expect(visibleText(running)).toContain('10,000 linked members');
+    const elsewhere = checked(
+      renderGuildRecheck(
+        {
+          kind: 'done',
+          members: 0,
+          changes: 0,
+          failures: 0,
+          unlinked: 0,
+          pendingRemovals: 0,
+          heldRemovals: 0,
+          elsewhere: true,
+        },
+        ctx(),
+      ),
+    );
+    expect(visibleText(elsewhere)).toContain('Another process of this bot is re-checking this server');
+    expect(visibleText(elsewhere)).not.toContain('Checked 0');
   });
 
   it('shows a dry run with counts and at most ten sample members', () => {

@@ -1,0 +1,102 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { dueAfter, RECHECK_SPREAD } from '../../src/gating/guildRechecks.ts';
+import { type GatingService, schedulerTickMs } from '../../src/gating/service.ts';
+import type { GatingStore } from '../../src/store/types.ts';
+import type { FakeGuild } from '../fakes/discord/server.ts';
+import {
+  addGuild,
+  addMember,
+  addRole,
+  createService,
+  type Fakes,
+  openStore,
+  startFakes,
+} from './serviceHarness.ts';
+
+describe('spreading the periodic pass', () => {
+  it('each guild is due at its own time within the last part of the interval, always the same', () => {
+    const day = 24 * 3_600_000;
+    const ids = Array.from({ length: 200 }, (_, i) => `12000000000000${String(i).padStart(4, '0')}`);
+    const due = ids.map((id) => dueAfter(id, day));
+    for (const d of due) {
+      expect(d).toBeGreaterThanOrEqual(day * (1 - RECHECK_SPREAD));
+      expect(d).toBeLessThanOrEqual(day);
+    }
+    expect(dueAfter(ids[0] ?? '', day)).toBe(due[0]);
+    // Spread, not bunched: the 200 offsets fill most of the window.
+    expect(Math.max(...due) - Math.min(...due)).toBeGreaterThan(day * RECHECK_SPREAD * 0.8);
+    expect(new Set(due.map((d) => Math.floor(d / 60_000))).size).toBeGreaterThan(100);
+  });
+
+  it('the timer looks for due guilds many times per interval, at most every 15 minutes', () => {
+    expect(schedulerTickMs(24 * 3_600_000)).toBe(15 * 60_000);
+    expect(schedulerTickMs(3_600_000)).toBe(150_000);
+    expect(schedulerTickMs(10)).toBe(1_000);
+  });
+});
+
+let fakes: Fakes;
+let guild: FakeGuild;
+let store: GatingStore;
+const services: GatingService[] = [];
+
+beforeAll(async () => {
+  fakes = await startFakes();
+});
+afterAll(async () => {
+  await fakes.close();
+});
+beforeEach(async () => {
+  guild = await addGuild(fakes);
+  store = await openStore();
+});
+afterEach(async () => {
+  for (const s of services.splice(0)) await s.stop();
+  await store.close();
+});
+
+describe('one process re-checks a guild at a time', () => {
+  it('two processes on one store: the second finds the guild taken and checks no member twice', async () => {
+    const human = (await addRole(fakes, guild, 'Verified', 2)).id;
+    await store.saveGuildSettings({
+      guildId: guild.id,
+      enabled: true,
+      humanRoleId: human,
+      spamRoleId: null,
+      riskyRoleId: null,
+      minScore: null,
+      spamRemovesHuman: true,
+      logChannelId: null,
+    });
+    for (let i = 0; i < 40; i += 1) {
+      const userId = await addMember(fakes, guild, `lease${i}`);
+      await store.saveLink(
+        {
+          guildId: guild.id,
+          userId,
+          identity: `lease${i}x.eth`,
+          platform: 'ens',
+          address: null,
+          proofMethod: 'signature',
+          provenAt: Date.now(),
+        },
+        'seeded',
+      );
+    }
+    const [a, b] = [createService(fakes, store), createService(fakes, store)];
+    services.push(a, b);
+    const credentialLookups = () =>
+      fakes.web3.requests.filter((r) => r.path.startsWith('/credential/')).length;
+    const before = credentialLookups();
+    const [first, second] = await Promise.all([
+      a.guilds.recheckGuild(guild.id, { fresh: true }),
+      b.guilds.recheckGuild(guild.id, { fresh: true }),
+    ]);
+    const walked = [first, second].filter((r) => !r.elsewhere);
+    expect(walked).toHaveLength(1);
+    expect([first, second].filter((r) => r.elsewhere)).toHaveLength(1);
+    expect(credentialLookups() - before).toBe(40);
+    // The lease is given back at the end: the next pass may run anywhere.
+    expect((await b.guilds.recheckGuild(guild.id, { fresh: true })).elsewhere).toBeUndefined();
+  });
+});

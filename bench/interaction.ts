@@ -4,9 +4,12 @@
  * answer a constant through the same bot, router and REST path in the same run: `/ping` ("pong") and
  * `/ping-embed` (the message /whois renders, so the difference to it is the lookup and the render alone).
  */
+
+import { randomUUID } from 'node:crypto';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { commandsFor } from '../commands/index.ts';
 import { type Bot, startBot } from '../src/bot.ts';
+import { closeRedisClient, createRedisClient } from '../src/cache/redisStore.ts';
 import { configSecrets, loadConfig } from '../src/config.ts';
 import type { Command } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
@@ -15,6 +18,7 @@ import type { MessagePayload } from '../src/render/types.ts';
 import { renderWhois } from '../src/render/whois.ts';
 import type { Web3BioClient } from '../src/web3bio/client.ts';
 import { createWeb3BioFromConfig } from '../src/wiring.ts';
+import { deleteKeys, REDIS_URL } from '../test/cache/storeHarness.ts';
 import { type FakeDiscord, type InteractionResult, startFakeDiscord } from '../test/fakes/discord/server.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 import { addBenchProfiles } from './profiles.ts';
@@ -81,9 +85,18 @@ interface Setup {
   upstream: FakeWeb3Bio;
   web3bio: Web3BioClient;
   bot: Bot;
+  /** The Redis prefix to clean up, when the run used Redis. */
+  redisPrefix: string | undefined;
 }
 
-async function start(latencyMs: number, missIdentities: number): Promise<Setup & { misses: string[] }> {
+/** The cache the bot runs with: in-process, or Redis (behind the in-process L1) under a fresh prefix. */
+type Store = 'memory' | 'redis';
+
+async function start(
+  latencyMs: number,
+  missIdentities: number,
+  store: Store,
+): Promise<Setup & { misses: string[] }> {
   const upstream = await startFakeWeb3Bio({ latencyMs });
   const misses = addBenchProfiles(upstream.world, 0, missIdentities);
   const discord = await startFakeDiscord();
@@ -97,6 +110,7 @@ async function start(latencyMs: number, missIdentities: number): Promise<Setup &
     WEB3BIO_RATE_LIMIT: 'off',
     USER_COOLDOWN_COMMANDS: '0',
     LOG_LEVEL: 'info',
+    ...(store === 'redis' ? { REDIS_URL, REDIS_PREFIX: `web3bio-bench:${randomUUID()}:` } : {}),
   });
   // Logged as in production (same serialisation work per interaction), then dropped.
   const logger = createLogger({
@@ -117,7 +131,14 @@ async function start(latencyMs: number, missIdentities: number): Promise<Setup &
     const embedPayload = renderWhois(profiles.data, 0, render, selectId);
     const commands = [...commandsFor(config), PING_COMMAND, constantCommand('ping-embed', embedPayload)];
     const bot = await startBot({ config, logger, web3bio, commands });
-    return { discord, upstream, web3bio, bot, misses };
+    return {
+      discord,
+      upstream,
+      web3bio,
+      bot,
+      misses,
+      redisPrefix: config.REDIS_URL ? config.REDIS_PREFIX : undefined,
+    };
   } catch (error) {
     await Promise.allSettled([web3bio.close(), discord.close(), upstream.close()]);
     throw error;
@@ -127,6 +148,12 @@ async function start(latencyMs: number, missIdentities: number): Promise<Setup &
 async function stop(setup: Setup): Promise<void> {
   await setup.bot.stop(5_000);
   await Promise.allSettled([setup.web3bio.close(), setup.discord.close(), setup.upstream.close()]);
+  if (setup.redisPrefix !== undefined) {
+    const admin = createRedisClient(REDIS_URL);
+    await new Promise((resolve) => admin.once('ready', resolve));
+    await deleteKeys(admin, `${setup.redisPrefix}*`);
+    await closeRedisClient(admin);
+  }
 }
 
 function whois(discord: FakeDiscord, identity: string): Promise<InteractionResult> {
@@ -139,15 +166,59 @@ function whois(discord: FakeDiscord, identity: string): Promise<InteractionResul
 
 const hasEmbed = (result: InteractionResult) => (result.message?.embeds.length ?? 0) > 0;
 
-/** Run the interaction suite; one table. */
+/** Run the interaction suite, with the in-process cache and with Redis; one table. */
 export async function runInteractionBench(options: InteractionBenchOptions = {}): Promise<BenchTable[]> {
   const quick = options.quick === true;
-  const rounds = options.rounds ?? (quick ? 1 : 5);
-  const hits = options.hits ?? (quick ? 20 : 200);
-  const missCount = options.misses ?? (quick ? 5 : 50);
-  const latencyMs = options.upstreamLatencyMs ?? 50;
-  const progress = options.progress ?? (() => {});
-  const setup = await start(latencyMs, rounds * missCount);
+  const settings = {
+    quick,
+    rounds: options.rounds ?? (quick ? 1 : 5),
+    hits: options.hits ?? (quick ? 20 : 200),
+    missCount: options.misses ?? (quick ? 5 : 50),
+    latencyMs: options.upstreamLatencyMs ?? 50,
+    progress: options.progress ?? (() => {}),
+  };
+  const { rounds, hits, missCount, latencyMs } = settings;
+  const memory = await measure('memory', settings);
+  const redis = await measure('redis', settings);
+  return [
+    {
+      suite:
+        'Interaction path: gateway dispatch → final message at the stand-in REST, /whois vs constant answers (issues #3, #9)',
+      method: `${rounds} round(s) × (${formatNumber(hits)} each of /ping, /ping-embed and /whois hits, + ${formatNumber(missCount)} /whois misses, each miss a distinct identity), one at a time, case order rotated every iteration; real startBot + discord.js against the stand-in Discord and Web3.bio in this process; /ping answers "pong", /ping-embed answers the message /whois renders for ${HIT_IDENTITY} as a constant (same size, no lookup, no render); stand-in upstream latency ${latencyMs} ms; run once with the in-process cache (${memory.upstreamRequests} upstream requests during the rounds, one per miss expected) and once with REDIS_URL set (Redis on 127.0.0.1 behind the in-process L1, a fresh key prefix; ${redis.upstreamRequests} upstream requests), each against its own /ping; medians of rounds, ratios the median of per-round p50 ratios`,
+      targets: [
+        `/whois cache-hit p50 ≤ ${HIT_RATIO_TARGET}× the constant /ping's, with the memory store and with Redis`,
+      ],
+      columns: [
+        'Case',
+        'Interactions',
+        'p50 ms',
+        'p90 ms',
+        'p99 ms',
+        'p50 vs /ping',
+        'p50 vs /ping-embed',
+        'Wrong answers',
+        'Target',
+        'Result',
+      ],
+      rows: [...memory.rows, ...redis.rows],
+    },
+  ];
+}
+
+/** One variant's rows: the four cases against a bot whose cache is `store`. */
+async function measure(
+  store: Store,
+  settings: {
+    quick: boolean;
+    rounds: number;
+    hits: number;
+    missCount: number;
+    latencyMs: number;
+    progress: (line: string) => void;
+  },
+): Promise<{ rows: string[][]; upstreamRequests: number }> {
+  const { quick, rounds, hits, missCount, latencyMs, progress } = settings;
+  const setup = await start(latencyMs, rounds * missCount, store);
   const { discord, upstream } = setup;
   const missIdentities = [...setup.misses];
   const cases: Case[] = [
@@ -176,7 +247,7 @@ export async function runInteractionBench(options: InteractionBenchOptions = {})
     for (let i = 0; i < (quick ? 5 : 30); i++) for (const item of [ping, pingEmbed, hit]) await item.run();
     const upstreamBefore = upstream.requests.length;
     for (let round = 0; round < rounds; round++) {
-      progress(`interaction: round ${round + 1}/${rounds}`);
+      progress(`interaction (${store}): round ${round + 1}/${rounds}`);
       const times = new Map<CaseName, number[]>(cases.map((c) => [c.name, []]));
       // Misses are spread evenly among the hits; the order of the cases rotates every iteration.
       const missEvery = Math.max(1, Math.floor(hits / missCount));
@@ -202,12 +273,13 @@ export async function runInteractionBench(options: InteractionBenchOptions = {})
       return median((perRound.get(name) ?? []).map((s, i) => s.p50 / (base[i]?.p50 ?? Number.NaN)));
     };
     const hitRatio = ratioTo(hit.name, ping.name);
+    const label = store === 'redis' ? ' · REDIS_URL' : '';
     const rows = cases.map(({ name }) => {
       const summary = medianOfRounds(perRound.get(name) ?? []);
       const wrong = failures.get(name) ?? 0;
       const isHit = name === hit.name;
       return [
-        name,
+        `${name}${label}`,
         formatNumber(summary.n),
         formatNumber(summary.p50, 2),
         formatNumber(summary.p90, 2),
@@ -218,27 +290,7 @@ export async function runInteractionBench(options: InteractionBenchOptions = {})
         isHit ? verdict(hitRatio <= HIT_RATIO_TARGET && wrong === 0) : '',
       ];
     });
-    return [
-      {
-        suite:
-          'Interaction path: gateway dispatch → final message at the stand-in REST, /whois vs constant answers (issue #3)',
-        method: `${rounds} round(s) × (${formatNumber(hits)} each of /ping, /ping-embed and /whois hits, + ${formatNumber(missCount)} /whois misses, each miss a distinct identity), one at a time, case order rotated every iteration; real startBot + discord.js against the stand-in Discord and Web3.bio in this process; /ping answers "pong", /ping-embed answers the message /whois renders for ${HIT_IDENTITY} as a constant (same size, no lookup, no render); stand-in upstream latency ${latencyMs} ms; ${upstreamRequests} upstream requests during the rounds (one per miss expected); medians of rounds, ratios the median of per-round p50 ratios`,
-        targets: [`/whois cache-hit p50 ≤ ${HIT_RATIO_TARGET}× the constant /ping's`],
-        columns: [
-          'Case',
-          'Interactions',
-          'p50 ms',
-          'p90 ms',
-          'p99 ms',
-          'p50 vs /ping',
-          'p50 vs /ping-embed',
-          'Wrong answers',
-          'Target',
-          'Result',
-        ],
-        rows,
-      },
-    ];
+    return { rows, upstreamRequests };
   } finally {
     await stop(setup);
   }

@@ -1,6 +1,7 @@
-import { Client, Events, GatewayIntentBits, Options } from 'discord.js';
+import { Client, Events, GatewayIntentBits, Options, RESTEvents } from 'discord.js';
 import { commandsFor } from '../commands/index.ts';
-import type { Config } from './config.ts';
+import { closeRedisClient, createRedisClient } from './cache/redisStore.ts';
+import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 import type { BotDeps, Command } from './discord/command.ts';
 import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
@@ -9,6 +10,8 @@ import { GatingService } from './gating/service.ts';
 import type { SiweConfig } from './gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from './gating/verifyServer.ts';
 import type { Logger } from './log.ts';
+import { type BotMetrics, createMetrics } from './metrics.ts';
+import { type OpsServer, type ReadinessCheck, startOpsServer } from './opsServer.ts';
 import { openStore } from './store/index.ts';
 import type { GatingStore } from './store/types.ts';
 import type { Web3BioClient } from './web3bio/client.ts';
@@ -20,6 +23,11 @@ export interface Bot {
   commands: readonly Command[];
   /** The role-gating module, when GATING_ENABLED. */
   gating?: BotGating;
+  metrics: BotMetrics;
+  /** `/healthz`, `/readyz` and (without METRICS_PORT) `/metrics`, when gating is off and HTTP_PORT is set. */
+  httpUrl?: string;
+  /** `/healthz`, `/readyz`, `/metrics` on METRICS_HOST:METRICS_PORT, when METRICS_PORT is set. */
+  metricsUrl?: string;
   /** Stop taking interactions, finish the ones in flight (up to `graceMs`), then disconnect. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -95,7 +103,7 @@ async function startGating(input: {
       auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     });
     const verifyServer = await startVerifyServer({
-      port: config.HTTP_PORT,
+      port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
       host: config.HTTP_HOST,
       store,
       siwe,
@@ -143,8 +151,11 @@ export async function startBot(options: {
   commands?: readonly Command[];
   /** With GATING_ENABLED: an already open store to use (the caller closes it) instead of opening one from config. */
   store?: GatingStore;
+  /** The registry the client's observers already report to (see createWeb3BioFromConfig); default a new one. */
+  metrics?: BotMetrics;
 }): Promise<Bot> {
   const { config, logger, web3bio } = options;
+  const metrics = options.metrics ?? createMetrics();
   const commands = options.commands ?? commandsFor(config);
   const cooldown = new Cooldown({
     limit: config.USER_COOLDOWN_COMMANDS,
@@ -155,7 +166,23 @@ export async function startBot(options: {
     ? await startGating({ config, logger, web3bio, client, store: options.store })
     : undefined;
   const deps: BotDeps = { config, logger, web3bio, ...(gating ? { gating: gating.service } : {}) };
-  const router = createRouter({ commands, deps, cooldown });
+  const router = createRouter({
+    commands,
+    deps,
+    cooldown,
+    onAnswered: ({ name, outcome, ms }) => {
+      metrics.interactions.inc({ command: name, outcome });
+      metrics.answerSeconds.observe({ command: name }, ms / 1_000);
+    },
+  });
+  countRoleEdits(client, metrics);
+  let http: HttpParts;
+  try {
+    http = await startHttp({ config, logger, metrics, client, gating });
+  } catch (error) {
+    if (gating) await stopGating(gating, logger);
+    throw error;
+  }
 
   const onInteraction = (interaction: Parameters<InteractionRouter['handle']>[0]) =>
     void router.handle(interaction);
@@ -185,6 +212,7 @@ export async function startBot(options: {
     await ready;
   } catch (error) {
     await client.destroy();
+    await http.close();
     if (gating) await stopGating(gating, logger);
     throw error;
   }
@@ -198,6 +226,9 @@ export async function startBot(options: {
     client,
     router,
     commands,
+    metrics,
+    ...(http.url === undefined ? {} : { httpUrl: http.url }),
+    ...(http.metricsUrl === undefined ? {} : { metricsUrl: http.metricsUrl }),
     ...(gating
       ? { gating: { service: gating.service, store: gating.store, verifyUrl: gating.verifyUrl } }
       : {}),
@@ -210,9 +241,124 @@ export async function startBot(options: {
       if (!drained) logger.warn({ inFlight: router.inFlight }, 'stopping with interactions still in flight');
       // Role edits in progress finish (bounded) while the client can still reach Discord.
       if (gating) await stopGating(gating, logger);
+      await http.close();
       await client.destroy();
     },
   };
+}
+
+const ROLE_EDIT_PATH = /^\/guilds\/\d+\/members\/\d+\/roles\/\d+$/;
+
+/**
+ * Counts role edits as Discord answers them (`gating_role_edits_total{result}`), read from discord.js's
+ * REST responses, so the gating code needs no metrics of its own. A retried 429 counts once per answer.
+ */
+function countRoleEdits(client: Client, metrics: BotMetrics): void {
+  client.rest.on(RESTEvents.Response, (request, response) => {
+    if (request.method !== 'PUT' && request.method !== 'DELETE') return;
+    if (!ROLE_EDIT_PATH.test(request.path)) return;
+    metrics.roleEdits.inc({ result: roleEditResult(request.method, response.status) });
+  });
+}
+
+export function roleEditResult(method: string, status: number): string {
+  if (status >= 200 && status < 300) return method === 'PUT' ? 'added' : 'removed';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'unknown';
+  if (status === 429) return 'rate_limited';
+  return 'failed';
+}
+
+interface HttpParts {
+  url?: string;
+  metricsUrl?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The ops server: on HTTP_HOST:HTTP_PORT when gating is off and HTTP_PORT is set (with gating on, that
+ * port is the verification server's, which answers `/healthz` itself), and on METRICS_HOST:METRICS_PORT
+ * when METRICS_PORT is set; `/metrics` is then served there only, off the public port.
+ */
+async function startHttp(input: {
+  config: Config;
+  logger: Logger;
+  metrics: BotMetrics;
+  client: Client;
+  gating: GatingParts | undefined;
+}): Promise<HttpParts> {
+  const { config, logger, metrics, client, gating } = input;
+  const publicPort = gating ? undefined : config.HTTP_PORT;
+  if (publicPort === undefined && config.METRICS_PORT === undefined) return { close: async () => {} };
+  const redis = config.REDIS_URL === undefined ? undefined : createRedisClient(config.REDIS_URL);
+  const readiness: Record<string, ReadinessCheck> = {
+    gateway: () => {
+      if (!client.isReady()) throw new Error('gateway not ready');
+    },
+  };
+  if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
+  if (redis) readiness.redis = async () => void (await redis.ping());
+  const beforeScrape = async () => {
+    for (const [id, shard] of client.ws.shards) {
+      if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
+    }
+    if (gating) {
+      const [depth, oldestAt] = await Promise.all([
+        gating.store.pendingRoleChanges(),
+        gating.store.oldestOpenRoleChangeAt(),
+      ]);
+      metrics.roleQueueDepth.set(depth);
+      metrics.roleQueueOldestSeconds.set(
+        oldestAt === null ? 0 : Math.max(0, (Date.now() - oldestAt) / 1_000),
+      );
+    }
+  };
+  const common = {
+    readiness,
+    beforeScrape,
+    metricsToken: config.METRICS_TOKEN,
+    logger: logger.child({ module: 'http' }),
+  };
+  const servers: OpsServer[] = [];
+  const close = async () => {
+    for (const server of servers.splice(0)) {
+      await server
+        .close()
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not stop the ops server'));
+    }
+    if (redis) await closeRedisClient(redis);
+  };
+  try {
+    const main =
+      publicPort === undefined
+        ? undefined
+        : await startOpsServer({
+            ...common,
+            port: publicPort,
+            host: config.HTTP_HOST,
+            metrics: config.METRICS_PORT === undefined ? metrics.registry : false,
+          });
+    if (main) servers.push(main);
+    const separate =
+      config.METRICS_PORT === undefined
+        ? undefined
+        : await startOpsServer({
+            ...common,
+            port: config.METRICS_PORT,
+            host: config.METRICS_HOST,
+            metrics: metrics.registry,
+          });
+    if (separate) servers.push(separate);
+    if (main || separate) logger.info({ url: main?.url, metricsUrl: separate?.url }, 'http server listening');
+    return {
+      ...(main ? { url: main.url } : {}),
+      ...(separate ? { metricsUrl: separate.url } : {}),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }
 
 /** Stop the service (in-progress role edits finish, bounded), the verification server, and our store. */

@@ -19,6 +19,12 @@ const boolean = (fallback: boolean) =>
     .preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.stringbool().optional())
     .transform((v) => v ?? fallback);
 
+/** A TCP port, or unset (blank counts as unset). */
+const optionalPort = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z.coerce.number().int().min(0).max(65_535).optional(),
+);
+
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
 /** Every environment key the bot reads; `.env.example` documents each one. */
@@ -63,6 +69,9 @@ export const ConfigSchema = z.object({
   CACHE_NEGATIVE_TTL_SECONDS: seconds(60),
   CACHE_STALE_IF_ERROR_SECONDS: seconds(86_400),
   REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' }).optional()),
+  REDIS_PREFIX: withDefault(z.string().max(100), 'web3bio:'),
+  CACHE_L1_TTL_SECONDS: withDefault(z.coerce.number().min(0).max(3_600), 30),
+  CACHE_FILL_LOCK_SECONDS: withDefault(z.coerce.number().min(0).max(300), 10),
 
   IPFS_GATEWAY: withDefault(httpUrl, 'https://ipfs.io'),
   USER_COOLDOWN_COMMANDS: withDefault(z.coerce.number().int().min(0).max(1_000), 5),
@@ -73,7 +82,7 @@ export const ConfigSchema = z.object({
   DATABASE_URL: optionalText.pipe(
     z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
   ),
-  HTTP_PORT: withDefault(z.coerce.number().int().min(0).max(65_535), 8_080),
+  HTTP_PORT: optionalPort,
   HTTP_HOST: withDefault(z.string(), '0.0.0.0'),
   PUBLIC_URL: optionalText.pipe(httpUrl.optional()),
   RPC_URL: optionalText.pipe(httpUrl.optional()),
@@ -95,6 +104,10 @@ export const ConfigSchema = z.object({
   ),
   AUDIT_RETENTION_DAYS: withDefault(z.coerce.number().int().min(1).max(3_650), 180),
 
+  METRICS_PORT: optionalPort,
+  METRICS_HOST: withDefault(z.string(), '127.0.0.1'),
+  METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+
   LOG_LEVEL: withDefault(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
 });
 
@@ -111,6 +124,7 @@ export const SECRET_KEYS = [
   'WEB3BIO_API_KEY',
   'DATABASE_URL',
   'REDIS_URL',
+  'METRICS_TOKEN',
 ] as const satisfies readonly (keyof Config)[];
 
 /** Shorter values are not treated as secrets (see `configSecrets`). */
@@ -168,6 +182,9 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return result.data;
 }
+
+/** Where the gating signing page listens when HTTP_PORT is unset. */
+export const DEFAULT_HTTP_PORT = 8_080;
 
 /** `WEB3BIO_RATE_LIMIT` as the client's option: unset picks the client's default for the key state. */
 export function rateLimitOption(

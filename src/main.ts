@@ -3,6 +3,7 @@ import { startBot } from './bot.ts';
 import { ConfigError, ConfigSchema, configSecrets, loadConfig } from './config.ts';
 import { startHeartbeat } from './heartbeat.ts';
 import { createLogger } from './log.ts';
+import { createMetrics } from './metrics.ts';
 import { createWeb3BioFromConfig } from './wiring.ts';
 
 const USAGE = `web3bio-discord-bot: Discord embeds for web3 identities, from the Web3.bio Profile API.
@@ -26,8 +27,9 @@ async function main(): Promise<void> {
   });
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
-  const web3bio = createWeb3BioFromConfig(config, logger);
-  const bot = await startBot({ config, logger, web3bio });
+  const metrics = createMetrics();
+  const web3bio = createWeb3BioFromConfig(config, logger, metrics);
+  const bot = await startBot({ config, logger, web3bio, metrics });
   const stopHeartbeat = await startHeartbeat(config.DATA_DIR, () => bot.client.isReady());
 
   let stopping = false;

@@ -49,7 +49,7 @@ describe('loadConfig', () => {
     });
     expect(config.WEB3BIO_API_KEY).toBeUndefined();
     expect(config.LOG_LEVEL).toBe('info');
-    expect(config.HTTP_PORT).toBe(8_080);
+    expect(config.HTTP_PORT).toBeUndefined();
     expect(config.GATING_ENABLED).toBe(false);
   });
 

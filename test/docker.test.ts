@@ -125,3 +125,42 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
     expect(await check()).toBe(0);
   });
 });
+
+describe('docker-compose.yml', async () => {
+  const compose = await readFile(join(ROOT, 'docker-compose.yml'), 'utf8');
+  const { ConfigSchema } = await import('../src/config.ts');
+
+  /** The top-level blocks under `services:`, by name (two-space indented keys). */
+  function services(): Map<string, string> {
+    const body = compose.split(/^services:\n/m)[1]?.split(/^\S/m)[0] ?? '';
+    const blocks = new Map<string, string>();
+    for (const block of body.split(/^(?= {2}\S)/m)) {
+      const name = /^ {2}([\w-]+):/.exec(block)?.[1];
+      if (name) blocks.set(name, block);
+    }
+    return blocks;
+  }
+
+  it('runs the bot, Redis and PostgreSQL, each with a health check', () => {
+    const blocks = services();
+    expect([...blocks.keys()].sort()).toEqual(['bot', 'postgres', 'redis']);
+    for (const [name, block] of blocks) expect(block, name).toMatch(/^ {4}healthcheck:/m);
+    expect(blocks.get('bot')).toContain('/readyz');
+  });
+
+  it('starts the bot once Redis and PostgreSQL are healthy', () => {
+    const bot = services().get('bot') ?? '';
+    const dependsOn = bot.split(/^ {4}depends_on:\n/m)[1]?.split(/^ {4}\S/m)[0] ?? '';
+    expect(dependsOn).toMatch(/redis:\n\s+condition: service_healthy/);
+    expect(dependsOn).toMatch(/postgres:\n\s+condition: service_healthy/);
+  });
+
+  it('sets only configuration keys the bot knows, and no password in clear', () => {
+    const env = compose.split(/^x-bot-env: &bot-env\n/m)[1]?.split(/^\n/m)[0] ?? '';
+    const keys = [...env.matchAll(/^ {2}([A-Z_]+):/gm)].map((m) => m[1]);
+    expect(keys).toContain('REDIS_URL');
+    expect(keys).toContain('DATABASE_URL');
+    for (const key of keys) expect(Object.keys(ConfigSchema.shape), key).toContain(key);
+    expect(compose).not.toMatch(/PASSWORD: (?!\$\{)/);
+  });
+});

@@ -1,7 +1,8 @@
 import { createLookupCache } from './lookupCache.ts';
 import { MemoryStore } from './memoryStore.ts';
 import { RedisStore } from './redisStore.ts';
-import type { CacheOptions, LookupCache } from './types.ts';
+import { type CacheTier, TieredStore } from './tieredStore.ts';
+import type { CacheOptions, CacheStore, LookupCache } from './types.ts';
 
 export { createLookupCache } from './lookupCache.ts';
 export {
@@ -12,36 +13,57 @@ export {
   type MemoryStoreOptions,
 } from './memoryStore.ts';
 export {
+  closeRedisClient,
+  createRedisClient,
   DEFAULT_REDIS_PREFIX,
   MalformedEntryError,
   parseEntry,
   RedisStore,
   type RedisStoreOptions,
 } from './redisStore.ts';
+export { type CacheTier, DEFAULT_L1_TTL_MS, TieredStore, type TieredStoreOptions } from './tieredStore.ts';
 export type * from './types.ts';
 
 export interface DefaultCacheOptions {
-  /** When set, entries live in Redis (shared by every process); otherwise in this process's memory. */
+  /**
+   * When set, entries live in Redis (shared by every process) behind an in-process L1 (see
+   * TieredStore); otherwise in this process's memory.
+   */
   redisUrl?: string;
-  /** Memory store only. */
+  /** Prefix of every Redis key and channel. Default `web3bio:`. */
+  redisPrefix?: string;
+  /** Memory store, or the L1 in front of Redis. */
   maxEntries?: number;
-  /** Memory store only. */
+  /** Memory store, or the L1 in front of Redis. */
   maxBytes?: number;
+  /** With Redis: longest life of an L1 copy; 0 turns the L1 off. Default 30 s. */
+  l1TtlMs?: number;
+  /** With Redis: how long one process's claim to load a missing key makes the others wait. Default 10 s. */
+  fillLockMs?: number;
+  onRead?: (tier: CacheTier, hit: boolean) => void;
+  onLookup?: CacheOptions['onLookup'];
   toNegative?: CacheOptions['toNegative'];
   fromNegative?: CacheOptions['fromNegative'];
+  staleOn?: CacheOptions['staleOn'];
   onStoreError?: CacheOptions['onStoreError'];
 }
 
-/** The bot's cache: a `RedisStore` when `redisUrl` is set, else a bounded `MemoryStore`. */
+/** The bot's cache: Redis behind an L1 when `redisUrl` is set, else a bounded `MemoryStore`. */
 export function createDefaultCache(opts: DefaultCacheOptions = {}): LookupCache {
-  const store =
-    opts.redisUrl === undefined || opts.redisUrl === ''
-      ? new MemoryStore({ maxEntries: opts.maxEntries, maxBytes: opts.maxBytes })
-      : new RedisStore({ url: opts.redisUrl });
   return createLookupCache({
-    store,
+    store: createDefaultStore(opts),
     toNegative: opts.toNegative,
     fromNegative: opts.fromNegative,
+    staleOn: opts.staleOn,
     onStoreError: opts.onStoreError,
+    onLookup: opts.onLookup,
   });
+}
+
+function createDefaultStore(opts: DefaultCacheOptions): CacheStore {
+  const bounds = { maxEntries: opts.maxEntries, maxBytes: opts.maxBytes };
+  if (opts.redisUrl === undefined || opts.redisUrl === '') return new MemoryStore(bounds);
+  const l2 = new RedisStore({ url: opts.redisUrl, prefix: opts.redisPrefix, fillLockMs: opts.fillLockMs });
+  if (opts.l1TtlMs === 0) return l2;
+  return new TieredStore({ ...bounds, l2, l1TtlMs: opts.l1TtlMs, onRead: opts.onRead });
 }

@@ -1,9 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type {
   CachedValue,
   CacheOptions,
   CachePolicy,
+  FillClaim,
   LookupCache,
   LookupOptions,
+  LookupResult,
   StoredEntry,
   StoreOperation,
 } from './types.ts';
@@ -18,7 +21,17 @@ export function createLookupCache(options: CacheOptions): LookupCache {
   const { store } = options;
   const now = options.now ?? Date.now;
   const fromNegative = options.fromNegative ?? defaultFromNegative;
+  const staleOn = options.staleOn ?? (() => true);
+  const fillPollMs = options.fillPollMs ?? 20;
   const inflight = new Map<string, Flight>();
+
+  function note(result: LookupResult): void {
+    try {
+      options.onLookup?.(result);
+    } catch {
+      // Metrics must not fail a lookup.
+    }
+  }
 
   function report(error: unknown, operation: StoreOperation, key: string): void {
     try {
@@ -59,18 +72,70 @@ export function createLookupCache(options: CacheOptions): LookupCache {
     key: string,
     loader: () => Promise<T>,
     policy: CachePolicy,
+    bypass: boolean,
   ): Promise<CachedValue<T>> {
-    let value: T;
-    try {
-      value = await loader();
-    } catch (error) {
-      return recover(key, error, policy);
+    const startedAt = now();
+    const claim = await claimFill(key);
+    if (claim !== undefined && !claim.owner) {
+      const filled = await awaitFill(key, startedAt, bypass);
+      if (filled !== undefined) {
+        note('shared_fill');
+        if (filled.negative) throw fromNegative(filled.value, key);
+        return { value: filled.value as T, hit: true, stale: false, fetchedAt: filled.fetchedAt };
+      }
     }
-    const fetchedAt = now();
-    const entry: StoredEntry = { value, negative: false, fetchedAt, expiresAt: fetchedAt + policy.ttlMs };
-    // Awaited so that once callers see the value, later gets find it in the store (no second loader call).
-    await write(key, entry, policy.ttlMs + policy.staleIfErrorMs);
-    return { value, hit: false, stale: false, fetchedAt };
+    try {
+      let value: T;
+      try {
+        value = await loader();
+      } catch (error) {
+        return await recover(key, error, policy);
+      }
+      const fetchedAt = now();
+      const entry: StoredEntry = { value, negative: false, fetchedAt, expiresAt: fetchedAt + policy.ttlMs };
+      // Awaited so that once callers see the value, later gets find it in the store (no second loader call).
+      await write(key, entry, policy.ttlMs + policy.staleIfErrorMs);
+      note('miss');
+      return { value, hit: false, stale: false, fetchedAt };
+    } finally {
+      // Released after the write, so a process waiting on the claim finds the entry.
+      await claim?.release();
+    }
+  }
+
+  async function claimFill(key: string): Promise<FillClaim | undefined> {
+    if (store.claimFill === undefined) return undefined;
+    try {
+      return await store.claimFill(key);
+    } catch (error) {
+      report(error, 'claim', key);
+      return undefined;
+    }
+  }
+
+  /** Wait for the process holding the claim to store the entry; undefined when it gave up without one. */
+  async function awaitFill(
+    key: string,
+    startedAt: number,
+    bypass: boolean,
+  ): Promise<StoredEntry | undefined> {
+    if (store.fillState === undefined) return undefined;
+    for (;;) {
+      await sleep(fillPollMs);
+      let state: { entry: StoredEntry | undefined; filling: boolean };
+      try {
+        state = await store.fillState(key);
+      } catch (error) {
+        report(error, 'get', key);
+        return undefined;
+      }
+      const { entry } = state;
+      // A bypass wants an answer fetched after it asked, not the fresh entry it chose to skip.
+      if (entry !== undefined && now() < entry.expiresAt && (!bypass || entry.fetchedAt >= startedAt)) {
+        return entry;
+      }
+      if (!state.filling) return undefined;
+    }
   }
 
   async function recover<T>(key: string, error: unknown, policy: CachePolicy): Promise<CachedValue<T>> {
@@ -89,21 +154,32 @@ export function createLookupCache(options: CacheOptions): LookupCache {
       }
       throw error;
     }
+    if (!allowsStale(error)) throw error;
     const previous = await read(key);
     if (previous !== undefined && !previous.negative && now() < previous.expiresAt + policy.staleIfErrorMs) {
+      note('stale');
       return { value: previous.value as T, hit: true, stale: true, fetchedAt: previous.fetchedAt };
     }
     throw error;
+  }
+
+  function allowsStale(error: unknown): boolean {
+    try {
+      return staleOn(error);
+    } catch {
+      return false;
+    }
   }
 
   function startFlight<T>(
     key: string,
     loader: () => Promise<T>,
     policy: CachePolicy,
+    bypass: boolean,
   ): Promise<CachedValue<T>> {
     // `finally` runs asynchronously, so the flight is registered before it can be removed, even when
     // the loader throws synchronously.
-    const flight = load(key, loader, policy).finally(() => inflight.delete(key));
+    const flight = load(key, loader, policy, bypass).finally(() => inflight.delete(key));
     inflight.set(key, flight);
     return flight;
   }
@@ -126,13 +202,14 @@ export function createLookupCache(options: CacheOptions): LookupCache {
           report(error, 'get', key);
         }
         if (entry !== undefined && now() < entry.expiresAt) {
+          note('hit');
           if (entry.negative) throw fromNegative(entry.value, key);
           return { value: entry.value as T, hit: true, stale: false, fetchedAt: entry.fetchedAt };
         }
       }
       // Another get may have started a flight while this one was reading the store.
       const joined = inflight.get(key) as Promise<CachedValue<T>> | undefined;
-      return joined ?? startFlight(key, loader, policy);
+      return joined ?? startFlight(key, loader, policy, lookupOptions?.bypass === true);
     },
 
     async set<T>(key: string, value: T, policy: CachePolicy): Promise<void> {

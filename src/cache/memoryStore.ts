@@ -68,7 +68,12 @@ export class MemoryStore implements CacheStore {
     this.#lru.delete(key);
   }
 
-  async close(): Promise<void> {
+  /** Drop every entry. */
+  clear(): void {
     this.#lru.clear();
+  }
+
+  async close(): Promise<void> {
+    this.clear();
   }
 }

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import type { CacheStore, StoredEntry } from './types.ts';
+import type { CacheStore, FillClaim, StoredEntry } from './types.ts';
 
 export interface RedisStoreOptions {
   /** Connection URL such as `redis://127.0.0.1:6379`; used when no `client` is given. */
@@ -8,7 +9,15 @@ export interface RedisStoreOptions {
   client?: Redis;
   /** Prepended to every key. Default `web3bio:`. */
   prefix?: string;
+  /**
+   * How long a process's claim to load a missing key holds (`claimFill`): other processes wait for its
+   * entry at most this long. Default 10 s; 0 turns cross-process single-flight off.
+   */
+  fillLockMs?: number;
 }
+
+/** Deletes the lock only if it still holds this claim's token (it may have expired and been re-taken). */
+const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end return 0`;
 
 export const DEFAULT_REDIS_PREFIX = 'web3bio:';
 
@@ -23,6 +32,34 @@ const OWNED_CLIENT_OPTIONS = {
   connectTimeout: 2_000,
   maxRetriesPerRequest: 1,
 } as const;
+
+/**
+ * An ioredis client that never waits on a dead Redis (see OWNED_CLIENT_OPTIONS). Connection errors
+ * repeat on every reconnect attempt; failed commands already reach their callers, so the `error`
+ * listener only keeps ioredis from printing them as unhandled.
+ */
+export function createRedisClient(url: string | undefined): Redis {
+  const client = url === undefined ? new Redis(OWNED_CLIENT_OPTIONS) : new Redis(url, OWNED_CLIENT_OPTIONS);
+  client.on('error', () => {});
+  return client;
+}
+
+/** Closes a client: QUIT when connected, else a hard disconnect. */
+export async function closeRedisClient(client: Redis): Promise<void> {
+  if (client.status === 'ready') {
+    try {
+      await client.quit();
+      return;
+    } catch {
+      // Fall through to a hard disconnect.
+    }
+  }
+  client.disconnect();
+}
+
+const NOT_OWNER: FillClaim = { owner: false, release: async () => {} };
+/** With the lock off every process loads for itself, as if it had claimed the key. */
+const UNCOORDINATED: FillClaim = { owner: true, release: async () => {} };
 
 /** Thrown by `get` for a value that is not a stored entry (another writer, or a corrupted key). */
 export class MalformedEntryError extends Error {
@@ -39,26 +76,69 @@ export class RedisStore implements CacheStore {
   readonly #client: Redis;
   readonly #ownsClient: boolean;
   readonly #prefix: string;
+  readonly #fillLockMs: number;
 
   constructor(options: RedisStoreOptions = {}) {
     this.#prefix = options.prefix ?? DEFAULT_REDIS_PREFIX;
+    this.#fillLockMs = options.fillLockMs ?? 10_000;
     if (options.client !== undefined) {
       this.#client = options.client;
       this.#ownsClient = false;
     } else {
-      this.#client =
-        options.url === undefined
-          ? new Redis(OWNED_CLIENT_OPTIONS)
-          : new Redis(options.url, OWNED_CLIENT_OPTIONS);
+      this.#client = createRedisClient(options.url);
       this.#ownsClient = true;
-      // Connection errors repeat on every reconnect attempt; failed commands already reach the cache's
-      // onStoreError, so this listener only keeps ioredis from printing them as unhandled.
-      this.#client.on('error', () => {});
     }
   }
 
+  /** The client, for a store that adds to this one (pub/sub of a tiered store). */
+  get client(): Redis {
+    return this.#client;
+  }
+
+  get prefix(): string {
+    return this.#prefix;
+  }
+
   async get(key: string): Promise<StoredEntry | undefined> {
-    const text = await this.#client.get(this.#prefix + key);
+    return this.#parse(key, await this.#client.get(this.#prefix + key));
+  }
+
+  /** SET NX PX on the key's lock: one process at a time loads a missing key. */
+  async claimFill(key: string): Promise<FillClaim> {
+    if (!(this.#fillLockMs > 0)) return UNCOORDINATED;
+    const lock = this.#lockKey(key);
+    const token = randomUUID();
+    const taken = await this.#client.set(lock, token, 'PX', this.#fillLockMs, 'NX');
+    if (taken !== 'OK') return NOT_OWNER;
+    return {
+      owner: true,
+      release: async () => {
+        await this.#client.eval(RELEASE_SCRIPT, 1, lock, token).catch(() => undefined);
+      },
+    };
+  }
+
+  /** The entry and whether the lock is held, in one round trip. */
+  async fillState(key: string): Promise<{ entry: StoredEntry | undefined; filling: boolean }> {
+    const replies = await this.#client
+      .multi()
+      .get(this.#prefix + key)
+      .exists(this.#lockKey(key))
+      .exec();
+    const [getReply, existsReply] = replies ?? [];
+    if (getReply?.[0]) throw getReply[0];
+    if (existsReply?.[0]) throw existsReply[0];
+    return {
+      entry: this.#parse(key, (getReply?.[1] as string | null | undefined) ?? null),
+      filling: existsReply?.[1] === 1,
+    };
+  }
+
+  #lockKey(key: string): string {
+    return `${this.#prefix}fill-lock:${key}`;
+  }
+
+  #parse(key: string, text: string | null): StoredEntry | undefined {
     if (text === null) return undefined;
     const entry = parseEntry(text);
     if (entry === undefined) throw new MalformedEntryError(key);
@@ -80,16 +160,7 @@ export class RedisStore implements CacheStore {
 
   /** Closes the client if this store created it. */
   async close(): Promise<void> {
-    if (!this.#ownsClient) return;
-    if (this.#client.status === 'ready') {
-      try {
-        await this.#client.quit();
-        return;
-      } catch {
-        // Fall through to a hard disconnect.
-      }
-    }
-    this.#client.disconnect();
+    if (this.#ownsClient) await closeRedisClient(this.#client);
   }
 }
 

@@ -22,6 +22,19 @@ export interface CacheStore {
   set(key: string, entry: StoredEntry, retainMs: number): Promise<void>;
   delete(key: string): Promise<void>;
   close?(): Promise<void>;
+  /**
+   * A store shared by several processes may coordinate their misses: the first to claim a key loads it
+   * (`owner: true`, then `release`), the others wait for its entry (`fillState`) instead of loading too.
+   */
+  claimFill?(key: string): Promise<FillClaim>;
+  /** The key's entry, and whether a claim on it is still held. */
+  fillState?(key: string): Promise<{ entry: StoredEntry | undefined; filling: boolean }>;
+}
+
+export interface FillClaim {
+  owner: boolean;
+  /** Give the claim up (owner only; a no-op otherwise). Never throws. */
+  release(): Promise<void>;
 }
 
 /** Per-call cache rules (the client picks them per endpoint). */
@@ -52,8 +65,9 @@ export interface LookupCache {
   /**
    * The cached value for `key`, or the loader's result. Concurrent calls for one key share one loader
    * call (single-flight). A loader error that `toNegative` accepts is cached for `negativeTtlMs` and
-   * rethrown (later calls rethrow `fromNegative(data)` without the loader). Any other loader error
-   * serves the last good value with `stale: true` when one exists within `staleIfErrorMs`, else rethrows.
+   * rethrown (later calls rethrow `fromNegative(data)` without the loader). Any other loader error that
+   * `staleOn` accepts serves the last good value with `stale: true` when one exists within
+   * `staleIfErrorMs`; every other error is rethrown.
    */
   get<T>(
     key: string,
@@ -73,6 +87,11 @@ export interface CacheOptions {
   toNegative?: (error: unknown) => unknown;
   /** Rebuild the error to throw from negative data. */
   fromNegative?: (data: unknown, key: string) => Error;
+  /**
+   * Whether a loader error may be answered with stale data (an outage, not a wrong request or broken
+   * data). Default: every error that `toNegative` does not accept.
+   */
+  staleOn?: (error: unknown) => boolean;
   /** Clock, injectable for tests (ms since epoch). */
   now?: () => number;
   /**
@@ -80,6 +99,13 @@ export interface CacheOptions {
    * counts as a miss, a failed write or delete is skipped.
    */
   onStoreError?: (error: unknown, operation: StoreOperation, key: string) => void;
+  /** Told how each lookup was answered (metrics); must not throw. */
+  onLookup?: (result: LookupResult) => void;
+  /** How often a process waiting for another's fill looks again, ms. Default 20. */
+  fillPollMs?: number;
 }
 
-export type StoreOperation = 'get' | 'set' | 'delete';
+/** `hit`: a fresh entry; `miss`: the loader ran (or another process's fill was awaited); `stale`: served stale on error. */
+export type LookupResult = 'hit' | 'miss' | 'stale' | 'shared_fill';
+
+export type StoreOperation = 'get' | 'set' | 'delete' | 'claim';

@@ -74,6 +74,8 @@ export function createRouter(options: {
   commands: readonly Command[];
   deps: BotDeps;
   cooldown: Cooldown;
+  /** Told of every answer (metrics): the command, or `command:handler` for a component; `ok` or the error kind. */
+  onAnswered?: (answer: { name: string; outcome: string; ms: number }) => void;
 }): InteractionRouter {
   const { deps, cooldown } = options;
   const byName = new Map(options.commands.map((c) => [c.data.name, c]));
@@ -133,7 +135,12 @@ export function createRouter(options: {
   }
 
   function logOutcome(base: Record<string, unknown>, outcome: Outcome, started: number): void {
-    const ms = Math.round(performance.now() - started);
+    const elapsed = performance.now() - started;
+    const ms = Math.round(elapsed);
+    const name =
+      typeof base.command === 'string' ? base.command : String(base.customId).split('|', 2).join(':');
+    const kind = outcome.ok ? 'ok' : isWeb3BioError(outcome.error) ? outcome.error.kind : 'error';
+    options.onAnswered?.({ name, outcome: kind, ms: elapsed });
     if (outcome.ok) {
       deps.logger.info({ ...base, ms }, 'interaction answered');
     } else if (isWeb3BioError(outcome.error)) {

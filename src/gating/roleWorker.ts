@@ -35,10 +35,7 @@ export interface RoleWorkerOptions {
 
 /** The per-guild role-change worker. */
 export class RoleWorker {
-  readonly #store: GatingStore;
-  readonly #logger: Logger;
-  readonly #pollMs: number;
-  readonly #now: () => number;
+  readonly #o: { store: GatingStore; logger: Logger; pollMs: number; now: () => number };
   readonly #blocks: RoleBlocks;
   readonly #applier: RoleChangeApplier;
   readonly #loops = new Map<string, Promise<void>>();
@@ -47,12 +44,14 @@ export class RoleWorker {
   #stopping = false;
 
   constructor(opts: RoleWorkerOptions) {
-    this.#store = opts.store;
-    this.#logger = opts.logger;
-    this.#pollMs = opts.pollMs ?? 2_000;
-    this.#now = opts.now ?? Date.now;
+    this.#o = {
+      store: opts.store,
+      logger: opts.logger,
+      pollMs: opts.pollMs ?? 2_000,
+      now: opts.now ?? Date.now,
+    };
     this.#blocks = new RoleBlocks({
-      now: this.#now,
+      now: this.#o.now,
       ...(opts.probeMs === undefined ? {} : { probeMs: opts.probeMs }),
       ...(opts.maxProbeMs === undefined ? {} : { maxProbeMs: opts.maxProbeMs }),
     });
@@ -67,7 +66,7 @@ export class RoleWorker {
       maxAttempts: opts.maxAttempts ?? 3,
       backoffMs: opts.backoffMs ?? 1_000,
       leaseMs: opts.leaseMs ?? 60_000,
-      now: this.#now,
+      now: this.#o.now,
     });
   }
 
@@ -81,7 +80,7 @@ export class RoleWorker {
     }
     const loop = this.#run(guildId)
       .catch((error: unknown) =>
-        this.#logger.error({ err: error, guildId }, 'role worker stopped on an error'),
+        this.#o.logger.error({ err: error, guildId }, 'role worker stopped on an error'),
       )
       .finally(() => {
         this.#loops.delete(guildId);
@@ -92,7 +91,7 @@ export class RoleWorker {
 
   /** Pick up every guild's unfinished changes (pending, or in progress under a lapsed lease after a crash). */
   async resume(): Promise<void> {
-    for (const settings of await this.#store.listGuildSettings()) this.kick(settings.guildId);
+    for (const settings of await this.#o.store.listGuildSettings()) this.kick(settings.guildId);
   }
 
   /**
@@ -101,8 +100,8 @@ export class RoleWorker {
    */
   async unblock(guildId: string): Promise<void> {
     if (!this.#blocks.lift(guildId)) return;
-    this.#logger.info({ guildId }, 'role blocks lifted after a change in the server');
-    await this.#store.resumeDeferredRoleChanges(guildId);
+    this.#o.logger.info({ guildId }, 'role blocks lifted after a change in the server');
+    await this.#o.store.resumeDeferredRoleChanges(guildId);
     this.kick(guildId);
   }
 
@@ -121,7 +120,7 @@ export class RoleWorker {
         await Promise.all(running);
         continue;
       }
-      if ((await this.#store.pendingRoleChanges(guildId)) === 0) return;
+      if ((await this.#o.store.pendingRoleChanges(guildId)) === 0) return;
       // What is left waits on a block (its probe, or a fix, sends it).
       if (guildId === undefined ? this.#blocks.size > 0 : this.blockedRoles(guildId).length > 0) return;
       if (guildId === undefined) await this.resume();
@@ -137,22 +136,22 @@ export class RoleWorker {
     const all = Promise.all([...this.#loops.values()]).then(() => true);
     const finished = await Promise.race([all, delay(graceMs).then(() => false)]);
     if (!finished)
-      this.#logger.warn({ guilds: this.#loops.size }, 'role worker stopped with edits in flight');
+      this.#o.logger.warn({ guilds: this.#loops.size }, 'role worker stopped with edits in flight');
   }
 
   async #run(guildId: string): Promise<void> {
     while (!this.#stopping) {
       this.#rekick.delete(guildId);
-      const [change] = await this.#store.claimRoleChanges(guildId, 1);
+      const [change] = await this.#o.store.claimRoleChanges(guildId, 1);
       if (change) {
         await this.#applier.apply(change);
         continue;
       }
-      const pending = await this.#store.pendingRoleChanges(guildId);
+      const pending = await this.#o.store.pendingRoleChanges(guildId);
       // Only changes deferred behind a block are left: their probe time brings the loop back.
       if (pending === 0 || this.blockedRoles(guildId).length > 0) return this.#probeLater(guildId);
       // Someone else (another process) holds the rest under a lease: look again later.
-      await this.#sleep(guildId, this.#pollMs);
+      await this.#sleep(guildId, this.#o.pollMs);
     }
   }
 
@@ -160,7 +159,7 @@ export class RoleWorker {
   #probeLater(guildId: string): void {
     const due = this.#blocks.nextProbe(guildId);
     if (due === null) return;
-    const wait = Math.max(0, due - this.#now());
+    const wait = Math.max(0, due - this.#o.now());
     setTimeout(() => this.kick(guildId), wait).unref();
   }
 

@@ -693,6 +693,13 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       return num(rows[0]?.n ?? 0);
     },
 
+    async oldestOpenRoleChangeAt() {
+      const rows = await driver.query(
+        "SELECT MIN(created_at) AS at FROM role_changes WHERE status IN ('pending', 'in_progress')",
+      );
+      return optNum(rows[0]?.at);
+    },
+
     async deleteFinishedRoleChanges(before) {
       const rows = await driver.query(
         "DELETE FROM role_changes WHERE status IN ('done', 'failed') AND updated_at < $1 RETURNING id",

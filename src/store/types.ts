@@ -280,6 +280,8 @@ export interface GatingStore {
   openRoleChanges(guildId: string, userId?: string): Promise<RoleChange[]>;
   /** Changes not finished yet (pending or in progress). */
   pendingRoleChanges(guildId?: string): Promise<number>;
+  /** When the oldest unfinished change was queued; null with none. */
+  oldestOpenRoleChangeAt(): Promise<number | null>;
   /** Delete finished changes last updated before `before`; returns how many. */
   deleteFinishedRoleChanges(before: number): Promise<number>;
 

@@ -19,9 +19,9 @@ import {
   TimeoutError,
   UpstreamError,
 } from './errors.ts';
-import { type TransportLogger, Web3BioTransport } from './http.ts';
+import { type TransportLogger, type TransportObserver, Web3BioTransport } from './http.ts';
 import { DOMAIN_KINDS, encodeSegment, parseBatchId, parseIdentity } from './identity.ts';
-import type { RateLimit } from './rateLimiter.ts';
+import type { RateLimit, RequestLimiter } from './rateLimiter.ts';
 import {
   parseResponse,
   RawCredentialSet,
@@ -61,12 +61,16 @@ export interface Web3BioClientOptions {
   dispatcher?: Dispatcher;
   /** Default: an in-memory cache owned by the client. Build a shared one with `createClientCacheOptions`. */
   cache?: LookupCache;
+  /** Close `cache` in `close()` (its Redis connections); default true only for the client's own cache. */
+  closeCache?: boolean;
   /** Per attempt, default 10_000. */
   timeoutMs?: number;
   /** Default 3 retries, 250 ms base, 8 s cap. */
   retry?: { retries: number; baseDelayMs: number; maxDelayMs: number };
   /** Default without a key: 5 per 10 s (the public limit is about 6); with a key: none. null: none. */
   rateLimit?: RateLimit | null;
+  /** Builds the limiter for the rate limit chosen above (e.g. a `SharedRateLimiter`); default local. */
+  rateLimiter?: (limit: RateLimit) => RequestLimiter;
   /** Most requests in flight at once, default 8. */
   concurrency?: number;
   /** Fresh time per endpoint, ms. */
@@ -78,6 +82,8 @@ export interface Web3BioClientOptions {
   userAgent?: string;
   /** pino-compatible. Never receives the API key. */
   logger?: TransportLogger;
+  /** Told about each upstream attempt and limiter wait (metrics). */
+  observer?: TransportObserver;
 }
 
 export interface CallOptions {
@@ -128,16 +134,20 @@ export function notFoundFromNegative(data: unknown, key: string): Error {
   );
 }
 
-/** The negative-cache hooks a cache shared with the client needs (pass to createDefaultCache). */
+/**
+ * The hooks a cache shared with the client needs (pass to createDefaultCache): "not found" is cached
+ * negatively, and only an upstream outage is answered with stale data.
+ */
 export function createClientCacheOptions(): {
   toNegative: typeof notFoundToNegative;
   fromNegative: typeof notFoundFromNegative;
+  staleOn: typeof upstreamOutage;
 } {
-  return { toNegative: notFoundToNegative, fromNegative: notFoundFromNegative };
+  return { toNegative: notFoundToNegative, fromNegative: notFoundFromNegative, staleOn: upstreamOutage };
 }
 
 /** Errors during which an older answer may be served (the upstream is down, not the request wrong). */
-function allowsStale(error: unknown): boolean {
+export function upstreamOutage(error: unknown): boolean {
   return (
     error instanceof UpstreamError ||
     error instanceof NetworkError ||
@@ -171,11 +181,13 @@ export class Web3BioClient {
       timeoutMs: options.timeoutMs ?? 10_000,
       retry: options.retry ?? DEFAULT_RETRY,
       rateLimit,
+      rateLimiter: options.rateLimiter,
       concurrency: options.concurrency ?? 8,
       userAgent: options.userAgent ?? DEFAULT_USER_AGENT,
       logger: options.logger,
+      observer: options.observer,
     });
-    this.#ownsCache = options.cache === undefined;
+    this.#ownsCache = options.closeCache ?? options.cache === undefined;
     this.#cache =
       options.cache ?? createLookupCache({ store: new MemoryStore(), ...createClientCacheOptions() });
     this.#ttl = { ...DEFAULT_TTL_MS };
@@ -332,20 +344,13 @@ export class Web3BioClient {
     load: (timeoutMs: number | undefined) => Promise<T>,
   ): Promise<Fetched<T>> {
     o?.signal?.throwIfAborted();
-    let loaderError: unknown;
     const pending = this.#cache.get(
       cacheKey(endpoint, platform, identity),
-      () =>
-        load(o?.timeoutMs).catch((error: unknown) => {
-          loaderError = error;
-          throw error;
-        }),
+      () => load(o?.timeoutMs),
       this.#policy(endpoint),
       { bypass: o?.fresh === true },
     );
     const result = await untilAborted(pending, o?.signal);
-    // The cache serves stale data on any loader failure; only an upstream outage should get it.
-    if (result.stale && loaderError !== undefined && !allowsStale(loaderError)) throw loaderError;
     return { data: result.value, stale: result.stale, fetchedAt: result.fetchedAt, cached: result.hit };
   }
 
@@ -356,23 +361,15 @@ export class Web3BioClient {
     const policy = this.#policy(kind);
     for (const { id, platform, identity } of parsed) {
       if (byId.has(id)) continue;
-      let loaderError: unknown;
       const lookup = this.#cache
         .get(
           cacheKey(kind, platform, routeIdentity(platform, identity)),
-          () =>
-            this.#batchers[kind].load(id).catch((error: unknown) => {
-              loaderError = error;
-              throw error;
-            }),
+          () => this.#batchers[kind].load(id),
           policy,
           { bypass: o?.fresh === true },
         )
         .then(
-          (result) => {
-            if (result.stale && loaderError !== undefined && !allowsStale(loaderError)) throw loaderError;
-            return result.value as NsProfile;
-          },
+          (result) => result.value as NsProfile,
           (error: unknown) => {
             if (error instanceof NotFoundError) return null;
             throw error;

@@ -18,7 +18,12 @@ import {
   UpstreamError,
   type Web3BioError,
 } from './errors.ts';
-import { ConcurrencyLimit, type RateLimit, SlidingWindowLimiter } from './rateLimiter.ts';
+import {
+  ConcurrencyLimit,
+  type RateLimit,
+  type RequestLimiter,
+  SlidingWindowLimiter,
+} from './rateLimiter.ts';
 
 export interface RetryOptions {
   /** Extra attempts after the first. */
@@ -33,6 +38,13 @@ export interface TransportLogger {
   warn(obj: object, msg?: string): void;
 }
 
+/** Told about each attempt and each wait for the rate limiter (metrics); must not throw. */
+export interface TransportObserver {
+  /** `endpoint` e.g. `profile` or `profile/batch`; `outcome` the HTTP status, or the error kind when no answer came. */
+  onAttempt?(endpoint: string, outcome: string, ms: number): void;
+  onLimiterWait?(ms: number): void;
+}
+
 export interface TransportOptions {
   baseUrl: string;
   apiKey?: string | undefined;
@@ -41,9 +53,12 @@ export interface TransportOptions {
   timeoutMs: number;
   retry: RetryOptions;
   rateLimit: RateLimit | null;
+  /** Builds the limiter for `rateLimit` (e.g. one shared through Redis); default a local SlidingWindowLimiter. */
+  rateLimiter?: ((limit: RateLimit) => RequestLimiter) | undefined;
   concurrency: number;
   userAgent: string;
   logger?: TransportLogger | undefined;
+  observer?: TransportObserver | undefined;
   /** Random source in [0, 1) for jitter; injectable for tests. */
   random?: () => number;
 }
@@ -78,10 +93,11 @@ export class Web3BioTransport {
   readonly #ownsDispatcher: boolean;
   readonly #timeoutMs: number;
   readonly #retry: RetryOptions;
-  readonly #limiter: SlidingWindowLimiter | null;
+  readonly #limiter: RequestLimiter | null;
   readonly #slots: ConcurrencyLimit;
   readonly #headers: Record<string, string>;
   readonly #logger: TransportLogger | undefined;
+  readonly #observer: TransportObserver | undefined;
   readonly #random: () => number;
   #closed = false;
 
@@ -95,9 +111,11 @@ export class Web3BioTransport {
       new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connections: options.concurrency });
     this.#timeoutMs = options.timeoutMs;
     this.#retry = options.retry;
-    this.#limiter = options.rateLimit ? new SlidingWindowLimiter(options.rateLimit) : null;
+    const makeLimiter = options.rateLimiter ?? ((limit: RateLimit) => new SlidingWindowLimiter(limit));
+    this.#limiter = options.rateLimit ? makeLimiter(options.rateLimit) : null;
     this.#slots = new ConcurrencyLimit(options.concurrency);
     this.#logger = options.logger;
+    this.#observer = options.observer;
     this.#random = options.random ?? Math.random;
     this.#headers = {
       accept: 'application/json, text/plain;q=0.9, */*;q=0.8',
@@ -144,9 +162,14 @@ export class Web3BioTransport {
     const release = await this.#slots.acquire(options.signal);
     let finished: (() => void) | undefined;
     try {
-      finished = await this.#limiter?.acquire(options.signal);
+      if (this.#limiter) {
+        const waitStarted = performance.now();
+        finished = await this.#limiter.acquire(options.signal);
+        this.#observer?.onLimiterWait?.(performance.now() - waitStarted);
+      }
       const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
       const started = performance.now();
+      let outcome = 'network';
       try {
         const response = await send(this.#dispatcher, new URL(`${this.#baseUrl}${path}`), {
           headers: this.#headers,
@@ -154,6 +177,7 @@ export class Web3BioTransport {
           signal: options.signal,
         });
         const answer: HttpAnswer = { ...response, body: this.#scrub(response.body), url };
+        outcome = String(answer.status);
         this.#logger?.debug(
           { url, status: answer.status, attempt: attempt + 1, ms: Math.round(performance.now() - started) },
           'web3bio request',
@@ -165,13 +189,21 @@ export class Web3BioTransport {
         }
         return answer;
       } catch (error) {
-        if (options.signal?.aborted) throw options.signal.reason;
-        if (error instanceof AttemptTimedOut) throw new TimeoutError(url, timeoutMs);
+        if (options.signal?.aborted) {
+          outcome = 'aborted';
+          throw options.signal.reason;
+        }
+        if (error instanceof AttemptTimedOut) {
+          outcome = 'timeout';
+          throw new TimeoutError(url, timeoutMs);
+        }
         if (error instanceof BodyTooLarge) {
           throw new SchemaError(url, '', [`response body larger than ${MAX_BODY_BYTES} bytes`]);
         }
         if (isWeb3BioError(error)) throw error;
         throw new NetworkError(url, scrubError(error, this.#apiKey));
+      } finally {
+        this.#observer?.onAttempt?.(endpointOf(path), outcome, performance.now() - started);
       }
     } finally {
       finished?.();
@@ -250,6 +282,12 @@ export function redactUrl(url: string): string {
   } catch {
     return '(invalid base URL)';
   }
+}
+
+/** The endpoint of a request path for metrics: `/profile/batch/…` is `profile/batch`, `/ns/ens/x` is `ns`. */
+export function endpointOf(path: string): string {
+  const [, first = '', second] = path.split('/', 3);
+  return second === 'batch' ? `${first}/batch` : first;
 }
 
 function isRetryable(error: unknown): error is Web3BioError {

@@ -9,7 +9,15 @@ export interface RateLimit {
   intervalMs: number;
 }
 
-interface Waiter<T> {
+/** What the transport needs of a rate limiter: the local `SlidingWindowLimiter` or the shared one. */
+export interface RequestLimiter {
+  /** Resolves with `done` when a request may be sent; call `done` once its answer (or failure) is in. */
+  acquire(signal?: AbortSignal): Promise<() => void>;
+  /** Stop and reject every waiter. */
+  close(reason?: unknown): void;
+}
+
+export interface Waiter<T> {
   resolve: (value: T) => void;
   reject: (reason: unknown) => void;
   signal: AbortSignal | undefined;
@@ -17,7 +25,7 @@ interface Waiter<T> {
 }
 
 /** Queue a waiter; it leaves the queue and rejects with the reason when `signal` aborts first. */
-function enqueue<T>(queue: Waiter<T>[], signal: AbortSignal | undefined): Promise<T> {
+export function enqueue<T>(queue: Waiter<T>[], signal: AbortSignal | undefined): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const waiter: Waiter<T> = {
       resolve,
@@ -40,7 +48,7 @@ function enqueue<T>(queue: Waiter<T>[], signal: AbortSignal | undefined): Promis
  * from the answer rather than the send keeps the limit even when requests reach the server unevenly:
  * the server counts a request on arrival, which is always before its answer.
  */
-export class SlidingWindowLimiter {
+export class SlidingWindowLimiter implements RequestLimiter {
   readonly #requests: number;
   readonly #intervalMs: number;
   readonly #now: () => number;

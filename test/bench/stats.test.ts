@@ -180,7 +180,7 @@ describe('tableFromRecords', () => {
 describe('parseRunArgs', () => {
   it('runs every suite by default', () => {
     expect(parseRunArgs([])).toEqual({
-      suites: ['client', 'cache', 'interaction', 'gating'],
+      suites: ['client', 'cache', 'interaction', 'shared-quota', 'gating'],
       quick: false,
       help: false,
     });
@@ -192,7 +192,13 @@ describe('parseRunArgs', () => {
       'interaction',
       'gating',
     ]);
-    expect(parseRunArgs(['--skip-gating']).suites).toEqual(['client', 'cache', 'interaction']);
+    expect(parseRunArgs(['--skip-gating']).suites).toEqual([
+      'client',
+      'cache',
+      'interaction',
+      'shared-quota',
+    ]);
+    expect(parseRunArgs(['--only', 'shared-quota']).suites).toEqual(['shared-quota']);
     expect(parseRunArgs(['--only', 'gating', '--skip-gating']).suites).toEqual([]);
     expect(parseRunArgs(['--quick']).quick).toBe(true);
   });

@@ -201,6 +201,37 @@ describe.each([memoryHarness(), redisHarness()])('LookupCache over $name', (harn
     expect(loader).toHaveBeenCalledTimes(3);
   });
 
+  it('serves stale data only for the errors staleOn accepts, and asks it about each failure', async () => {
+    const clock = { now: START };
+    const staleOn = vi.fn((error: unknown) => error instanceof UpstreamError);
+    const cache = createLookupCache({ store: harness.create(), now: () => clock.now, staleOn });
+    const refused = new Error('the key was refused');
+    const failure = outage();
+    const loader = scriptedLoader<string>('good', refused, failure);
+    await cache.get('p:on', loader, POLICY);
+
+    clock.now = START + POLICY.ttlMs;
+    await expect(cache.get('p:on', loader, POLICY)).rejects.toBe(refused);
+    expect(await cache.get('p:on', loader, POLICY)).toMatchObject({ value: 'good', stale: true });
+    expect(staleOn.mock.calls.map(([error]) => error)).toEqual([refused, failure]);
+  });
+
+  it('rethrows the loader error when staleOn itself throws', async () => {
+    const clock = { now: START };
+    const cache = createLookupCache({
+      store: harness.create(),
+      now: () => clock.now,
+      staleOn: () => {
+        throw new Error('faulty predicate');
+      },
+    });
+    const failure = outage();
+    const loader = scriptedLoader<string>('good', failure);
+    await cache.get('p:onthrow', loader, POLICY);
+    clock.now = START + POLICY.ttlMs;
+    await expect(cache.get('p:onthrow', loader, POLICY)).rejects.toBe(failure);
+  });
+
   it('serves no stale value when staleIfErrorMs is 0', async () => {
     const { cache, clock } = setup();
     const policy = { ...POLICY, staleIfErrorMs: 0 };

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
+import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { MemoryStore } from '../../src/cache/memoryStore.ts';
 import { RedisStore } from '../../src/cache/redisStore.ts';
@@ -55,4 +55,42 @@ export async function closedPort(): Promise<number> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   if (address === null || typeof address === 'string') throw new Error('no TCP address');
   return address.port;
+}
+
+/** A TCP proxy to the real Redis that the test can take down and bring back on the same port. */
+export async function startRedisProxy(): Promise<{
+  port: number;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+}> {
+  const sockets = new Set<Socket>();
+  let server: Server;
+  let port = 0;
+  const listen = async () => {
+    server = createServer((client) => {
+      const upstream = createConnection(6379, '127.0.0.1');
+      for (const socket of [client, upstream]) {
+        sockets.add(socket);
+        socket.on('close', () => sockets.delete(socket));
+        socket.on('error', () => socket.destroy());
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no TCP address');
+    port = address.port;
+  };
+  await listen();
+  return {
+    get port() {
+      return port;
+    },
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => resolve());
+      }),
+    restart: listen,
+  };
 }

@@ -13,6 +13,7 @@ import { type Bot, startBot } from '../../src/bot.ts';
 import { type Config, configSecrets, loadConfig } from '../../src/config.ts';
 import type { Command } from '../../src/discord/command.ts';
 import { createLogger } from '../../src/log.ts';
+import { createMetrics } from '../../src/metrics.ts';
 import type { Web3BioClient } from '../../src/web3bio/client.ts';
 import { createWeb3BioFromConfig } from '../../src/wiring.ts';
 import {
@@ -173,11 +174,12 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
     secrets: configSecrets(config),
     destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
   });
-  const web3bio = createWeb3BioFromConfig(config, logger);
+  const metrics = createMetrics();
+  const web3bio = createWeb3BioFromConfig(config, logger, metrics);
   const commands = options.commands?.(config) ?? commandsFor(config);
   let bot: Bot;
   try {
-    bot = await startBot({ config, logger, web3bio, commands });
+    bot = await startBot({ config, logger, web3bio, commands, metrics });
   } catch (error) {
     await Promise.allSettled([web3bio.close(), discord.close(), upstream.close()]);
     await rm(dataDir, { recursive: true, force: true });

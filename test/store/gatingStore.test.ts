@@ -552,6 +552,18 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(rest.map((c) => c.op)).toEqual(['remove']);
     });
 
+    it('tells when the oldest unfinished change was queued', async () => {
+      expect(await store.oldestOpenRoleChangeAt()).toBeNull();
+      const first = time.t;
+      await store.enqueueRoleChange(ADD);
+      time.t += 500;
+      await store.enqueueRoleChange({ ...ADD, userId: 'u2' });
+      expect(await store.oldestOpenRoleChangeAt()).toBe(first);
+      const [claimed] = await store.claimRoleChanges(G, 1);
+      await store.completeRoleChange(claimed?.id ?? -1, claimed?.claimToken ?? '', 'done');
+      expect(await store.oldestOpenRoleChangeAt()).toBe(first + 500);
+    });
+
     it('lists open changes, oldest first, for a guild or one member', async () => {
       await store.enqueueRoleChange(ADD);
       await store.enqueueRoleChange({ ...REMOVE, userId: 'u2' });

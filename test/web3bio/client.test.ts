@@ -486,6 +486,21 @@ describe('batch', () => {
     expect(error).toBeInstanceOf(UpstreamError);
   });
 
+  it('stands in stale entries for a failing batch chunk only during an outage', async () => {
+    const { client, clock } = clockedClient(fake, { ttl: { profile: 1_000 } });
+    await client.getProfilesBatch(['ens,vitalik.eth']);
+    clock.now += 2_000;
+    fake.addFault({
+      times: 1,
+      match: 'batch',
+      action: { kind: 'status', status: 403, body: { error: 'Forbidden' } },
+    });
+    expect(await rejection(client.getProfilesBatch(['ens,vitalik.eth']))).toBeInstanceOf(UnauthorizedError);
+    fake.addFault({ match: 'batch', action: { kind: 'status', status: 503 } });
+    const [entry] = await client.getProfilesBatch(['ens,vitalik.eth']);
+    expect(entry?.result?.identity).toBe('vitalik.eth');
+  });
+
   it('rejects a bad id before any request, and answers an empty list without one', async () => {
     const client = clientFor(fake);
     expect(

@@ -13,6 +13,7 @@ import {
   UpstreamError,
 } from '../../src/web3bio/errors.ts';
 import {
+  endpointOf,
   MAX_BODY_BYTES,
   parseRetryAfter,
   redactUrl,
@@ -109,6 +110,36 @@ describe('requests', () => {
     expect(answer.status).toBe(307);
     expect(answer.headers.location).toBe('https://euc.li/sujiyan.eth');
     expect(fake.requests).toHaveLength(1);
+  });
+});
+
+describe('observer (metrics)', () => {
+  it('is told of every attempt with its endpoint and status, and of each wait for the limiter', async () => {
+    const attempts: [string, string][] = [];
+    const waits: number[] = [];
+    const t = transport({
+      rateLimit: { requests: 10, intervalMs: 1_000 },
+      observer: {
+        onAttempt: (endpoint, outcome) => attempts.push([endpoint, outcome]),
+        onLimiterWait: (ms) => waits.push(ms),
+      },
+    });
+    fake.addFault({ times: 1, action: { kind: 'status', status: 503 } });
+    await t.get('/profile/vitalik.eth', { identity: 'vitalik.eth' });
+    await rejection(t.get('/ns/nobody-here.eth', { identity: 'nobody-here.eth' }));
+    expect(attempts).toEqual([
+      ['profile', '503'],
+      ['profile', '200'],
+      ['ns', '404'],
+    ]);
+    expect(waits).toHaveLength(3);
+    expect(waits.every((ms) => ms >= 0)).toBe(true);
+  });
+
+  it('names endpoints without identities: batch routes apart, platform segments dropped', () => {
+    expect(endpointOf('/profile/batch/%5B%22ens%2Cvitalik.eth%22%5D')).toBe('profile/batch');
+    expect(endpointOf('/ns/ens/vitalik.eth')).toBe('ns');
+    expect(endpointOf('/avatar/vitalik.eth')).toBe('avatar');
   });
 });
 

@@ -17,7 +17,7 @@ import { type PreviewMessage, previewPage } from '../src/cli/previewHtml.ts';
 import { roleProblems } from '../src/gating/hierarchy.ts';
 import { diffRoles, evaluateRules, type GatingRules } from '../src/gating/rules.ts';
 import type { GuildStatus, MemberReport } from '../src/gating/types.ts';
-import { renderVerifyPage } from '../src/gating/verifyPage.ts';
+import { renderVerifyPage, type VerifyPageState } from '../src/gating/verifyPage.ts';
 import { renderStatus } from '../src/render/gatingGuild.ts';
 import type { GuildNames } from '../src/render/gatingLabels.ts';
 import { renderMemberReport, renderVerifyResult } from '../src/render/gatingMember.ts';
@@ -65,6 +65,7 @@ const GUILD_ID = '1187654321098765432';
 const MEMBER_ID = '283746529183746528';
 const VITALIK = { identity: 'vitalik.eth', address: '0xd8da6bf26964af9d7eed9e03e53415d37aa96045' };
 const NONCE = '9f4c2b7e1a6d48c3b05e7f21d9a8c634';
+const SOLANA_ADDRESS = 'HN7cABqLq46Es1jh92dQQisAq662SmxELLLsHHe4YWrH';
 const ROLES = {
   human: { id: '1187654321098765501', name: 'Verified Human', position: 9 },
   spam: { id: '1187654321098765502', name: 'Spam Flagged', position: 3 },
@@ -199,6 +200,7 @@ function guildStatus(): GuildStatus {
     guildMembersIntent: true,
     problems,
     lastFullSyncAt: SETTINGS.lastFullSyncAt,
+    signingLinksBound: true,
     queueLength: 0,
     linkedMembers: 1284,
     blockedRoleIds: [],
@@ -308,6 +310,45 @@ async function gatingShots(messages: BrowserContext, pages: BrowserContext, work
     await page.screenshot({ path: join(OUT_DIR, 'verify-page.png'), fullPage: true, animations: 'disabled' });
   });
   console.log('docs/screenshots/verify-page.png  (signing page, ready)');
+
+  const pageStates: { name: string; what: string; state: VerifyPageState; ready?: boolean }[] = [
+    {
+      name: 'verify-page-solana',
+      what: 'signing page, a Solana wallet',
+      state: {
+        kind: 'ready',
+        record: { ...verifyRecord(), identity: 'bonfida.sol', address: SOLANA_ADDRESS },
+      },
+      ready: true,
+    },
+    {
+      name: 'verify-page-wrong-account',
+      what: 'another Discord account opened the link',
+      state: { kind: 'wrong_account', expected: '@alice', actual: '@mallory' },
+    },
+    {
+      name: 'verify-page-sign-in-cancelled',
+      what: 'Discord sign-in cancelled',
+      state: {
+        kind: 'sign_in_failed',
+        reason: 'denied',
+        retryUrl: `https://verify.example.org/verify/${NONCE}`,
+      },
+    },
+  ];
+  for (const shot of pageStates) {
+    const html = join(work, `${shot.name}.html`);
+    await writeFile(html, renderVerifyPage(shot.state, 'screenshot'));
+    await photograph(pages, shot.name, html, async (page) => {
+      if (shot.ready) await page.locator('#sign').waitFor({ state: 'visible' });
+      await page.screenshot({
+        path: join(OUT_DIR, `${shot.name}.png`),
+        fullPage: true,
+        animations: 'disabled',
+      });
+    });
+    console.log(`docs/screenshots/${shot.name}.png  (${shot.what})`);
+  }
 
   for (const shot of GATING_SCREENSHOTS) {
     // Every gating answer is ephemeral, as the commands send it.

@@ -5,6 +5,7 @@ import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 import type { BotDeps, Command } from './discord/command.ts';
 import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
+import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from './gating/discordOAuth.ts';
 import { GatingService } from './gating/service.ts';
 import type { SiweConfig } from './gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from './gating/verifyServer.ts';
@@ -47,6 +48,9 @@ export type GatingConfig = Pick<
   | 'HTTP_PORT'
   | 'PUBLIC_URL'
   | 'RPC_URL'
+  | 'DISCORD_APPLICATION_ID'
+  | 'DISCORD_API_URL'
+  | 'DISCORD_CLIENT_SECRET'
   | 'GATING_RECHECK_HOURS'
   | 'GATING_LEASE_SECONDS'
   | 'GATING_CONFIRM_MINUTES'
@@ -69,9 +73,18 @@ async function startGating(input: {
 }): Promise<GatingParts> {
   const { config, logger } = input;
   if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
+  const oauth: DiscordOAuthConfig | undefined = config.DISCORD_CLIENT_SECRET
+    ? {
+        clientId: config.DISCORD_APPLICATION_ID,
+        clientSecret: config.DISCORD_CLIENT_SECRET,
+        apiUrl: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
+        publicUrl: config.PUBLIC_URL,
+      }
+    : undefined;
   const siwe: SiweConfig = {
     publicUrl: config.PUBLIC_URL,
     ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
+    discordSignIn: oauth !== undefined,
   };
   const store =
     input.store ??
@@ -96,6 +109,7 @@ async function startGating(input: {
       host: config.HTTP_HOST,
       store,
       siwe,
+      ...(oauth ? { oauth } : {}),
       onVerified: (result) => service.verification.completeSignature(result),
       logger: logger.child({ module: 'verify-server' }),
     });

@@ -38,6 +38,9 @@ export const ConfigSchema = z.object({
       .regex(/^\d{17,20}$/, 'must be a Discord snowflake'),
   ),
   DISCORD_API_URL: optionalText.pipe(httpUrl.optional()),
+  DISCORD_CLIENT_SECRET: optionalText.pipe(
+    z.string().min(8, 'must be the OAuth2 client secret (OAuth2 > Client Secret)').optional(),
+  ),
   DEV_GUILD_ID: optionalText.pipe(
     z
       .string()
@@ -117,6 +120,7 @@ export type Config = z.output<typeof ConfigSchema>;
  */
 export const SECRET_KEYS = [
   'DISCORD_TOKEN',
+  'DISCORD_CLIENT_SECRET',
   'WEB3BIO_API_KEY',
   'DATABASE_URL',
   'REDIS_URL',

@@ -319,6 +319,14 @@ export function resolvedAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>)
   return null;
 }
 
+/** The address to sign with: an EVM one when the identity resolves to one, else a Solana one. */
+export function signerAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
+  const evm = evmAddressOf(read);
+  if (evm) return evm;
+  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
+  return candidates.find((a): a is string => typeof a === 'string' && SOLANA_ADDRESS.test(a)) ?? null;
+}
+
 /** The EVM address to sign with, when the identity resolves to one. */
 export function evmAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
   const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];

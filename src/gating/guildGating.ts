@@ -22,6 +22,8 @@ import type { GuildPreview, GuildStatus, RecheckResult, SetupInput } from './typ
 const PREVIEW_SAMPLE = 10;
 
 export interface GuildGatingOptions {
+  /** Signing links only work for the account they were made for (the signing page's Discord sign-in). */
+  signingLinksBound?: boolean;
   store: GatingStore;
   discord: Client;
   worker: RoleWorker;
@@ -38,6 +40,7 @@ export class GuildGating {
   readonly #tasks: BackgroundTasks;
   readonly #rechecks: GuildRechecks;
   readonly #walk: GuildWalk;
+  readonly #signingLinksBound: boolean;
 
   constructor(options: GuildGatingOptions) {
     this.#store = options.store;
@@ -46,6 +49,7 @@ export class GuildGating {
     this.#tasks = options.tasks;
     this.#rechecks = options.rechecks;
     this.#walk = options.walk;
+    this.#signingLinksBound = options.signingLinksBound === true;
   }
 
   /**
@@ -166,6 +170,7 @@ export class GuildGating {
       linkedMembers,
       blockedRoleIds: this.#worker.blockedRoles(guildId),
       heldRemovals: losses.filter((l) => l.heldAt !== null).length,
+      signingLinksBound: this.#signingLinksBound,
     };
   }
 }

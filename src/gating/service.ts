@@ -166,7 +166,15 @@ export class GatingService {
       recheckIntervalMs: options.recheckIntervalMs,
     });
     this.#rechecks = rechecks;
-    this.guilds = new GuildGating({ store, discord, worker, tasks, rechecks, walk });
+    this.guilds = new GuildGating({
+      store,
+      discord,
+      worker,
+      tasks,
+      rechecks,
+      walk,
+      signingLinksBound: options.siwe.discordSignIn === true,
+    });
   }
 
   /** Start the role worker (resuming pending changes left by a crash), the periodic re-check and upkeep. */

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createPublicClient, getAddress, http, isAddress, recoverMessageAddress, verifyMessage } from 'viem';
 import { createSiweMessage, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import type { GatingStore, NonceRecord } from '../store/types.ts';
+import { buildSiwsMessage, isSolanaAddress, type SiwsFields, verifySolanaSignature } from './solana.ts';
 
 export interface SiweConfig {
   /** Where the bot's verification page is reachable, e.g. https://bot.example.org */
@@ -17,6 +18,8 @@ export interface SiweConfig {
   ttlMs?: number;
   /** Clock in ms since epoch, injectable for tests. */
   now?: () => number;
+  /** The page makes the member sign in with Discord first (DISCORD_CLIENT_SECRET), so a link only works for its account. */
+  discordSignIn?: boolean;
 }
 
 export type { NonceRecord };
@@ -38,7 +41,8 @@ export type VerifyFailureReason =
   | 'malformed';
 
 export type VerifyOutcome =
-  | { ok: true; record: NonceRecord; address: `0x${string}` }
+  /** `address` is checksummed for EVM, as written (base58) for Solana. */
+  | { ok: true; record: NonceRecord; address: string }
   | { ok: false; reason: VerifyFailureReason; message: string };
 
 export const DEFAULT_CHALLENGE_TTL_MS = 10 * 60_000;
@@ -70,13 +74,17 @@ export async function createChallenge(
     userName: string | null;
     guildName: string | null;
     identity: string;
-    address: `0x${string}`;
+    /** An Ethereum address, or a Solana one (base58, kept as written). */
+    address: string;
   },
 ): Promise<{ nonce: string; url: string; expiresAt: number }> {
   if (!SNOWFLAKE_PATTERN.test(input.guildId) || !SNOWFLAKE_PATTERN.test(input.userId)) {
     throw new TypeError('guildId and userId must be Discord snowflakes');
   }
-  if (!isAddress(input.address, { strict: false })) throw new TypeError('address is not an Ethereum address');
+  const solana = isSolanaAddress(input.address);
+  if (!solana && !isAddress(input.address, { strict: false })) {
+    throw new TypeError('address is neither an Ethereum nor a Solana address');
+  }
   if (CONTROL_CHARS.test(input.identity)) throw new TypeError('identity contains control characters');
   if (displayIdentity(input.identity) === '') throw new TypeError('identity is empty');
   const nonce = randomBytes(16).toString('hex');
@@ -88,13 +96,47 @@ export async function createChallenge(
     userName: input.userName,
     guildName: input.guildName,
     identity: input.identity,
-    address: input.address.toLowerCase(),
+    address: solana ? input.address : input.address.toLowerCase(),
     expiresAt,
   };
   // Fail here rather than on the page if the configuration cannot produce a valid message.
-  buildSiweMessage(cfg, { ...record, usedAt: null, failedAttempts: 0 });
+  buildChallengeMessage(cfg, { ...record, usedAt: null, failedAttempts: 0 });
   await store.createNonce(record);
   return { nonce, url: `${baseUrl(cfg)}/verify/${nonce}`, expiresAt };
+}
+
+/** True when the challenge is signed by a Solana wallet (its signer is a base58 address). */
+export function isSolanaChallenge(rec: Pick<NonceRecord, 'address'>): boolean {
+  return !rec.address.startsWith('0x');
+}
+
+/** The exact message a record's wallet signs: Sign-In With Solana or Ethereum, by the signer's family. */
+export function buildChallengeMessage(cfg: SiweConfig, rec: NonceRecord): string {
+  return isSolanaChallenge(rec) ? buildSiwsMessage(siwsFields(cfg, rec)) : buildSiweMessage(cfg, rec);
+}
+
+/** A Solana record's Sign-In With Solana fields (the page hands them to `solana:signIn`). */
+export function siwsFields(cfg: SiweConfig, rec: NonceRecord): SiwsFields {
+  const site = siteOf(cfg);
+  return {
+    domain: site.domain,
+    address: rec.address,
+    statement: statementOf(rec),
+    uri: site.uri,
+    version: '1',
+    chainId: 'mainnet',
+    nonce: rec.nonce,
+    issuedAt: new Date(rec.expiresAt - ttl(cfg)).toISOString(),
+    expirationTime: new Date(rec.expiresAt).toISOString(),
+  };
+}
+
+/** One line naming the Discord account, the server and the identity: the same for both wallet families. */
+function statementOf(rec: NonceRecord): string {
+  return (
+    `Link the Discord account ${accountName(rec)} in the server ${serverName(rec)} to the web3 identity ${displayIdentity(rec.identity)}. ` +
+    'This is a signature, not a transaction: it costs nothing and moves no funds.'
+  );
 }
 
 /**
@@ -111,9 +153,7 @@ export function buildSiweMessage(cfg: SiweConfig, rec: NonceRecord): string {
     chainId: 1,
     version: '1',
     nonce: rec.nonce,
-    statement:
-      `Link the Discord account ${accountName(rec)} in the server ${serverName(rec)} to the web3 identity ${displayIdentity(rec.identity)}. ` +
-      'This is a signature, not a transaction: it costs nothing and moves no funds.',
+    statement: statementOf(rec),
     issuedAt: new Date(rec.expiresAt - ttl(cfg)),
     expirationTime: new Date(rec.expiresAt),
   });
@@ -142,6 +182,16 @@ export async function verifyChallenge(
   const now = clock(cfg)();
   if (now >= record.expiresAt) return fail('expired');
 
+  if (isSolanaChallenge(record)) {
+    const expected = buildChallengeMessage(cfg, record);
+    if (submitted !== undefined && submitted !== expected)
+      return explainSolanaMismatch(cfg, record, submitted);
+    if (!verifySolanaSignature(record.address, expected, input.signature)) return fail('bad_signature');
+    const consumed = await store.consumeNonce(record.nonce, now);
+    if (!consumed) return fail('used');
+    return { ok: true, record: consumed, address: record.address };
+  }
+
   const expected = buildSiweMessage(cfg, record);
   if (submitted !== undefined && submitted !== expected) return explainMismatch(cfg, record, submitted);
   if (!validateSiweMessage({ message: parseSiweMessage(expected), time: new Date(now) })) {
@@ -154,6 +204,18 @@ export async function verifyChallenge(
   const consumed = await store.consumeNonce(record.nonce, now);
   if (!consumed) return fail('used');
   return { ok: true, record: consumed, address: getAddress(record.address) };
+}
+
+/** Why a submitted Sign-In With Solana message differs from the one built for the nonce. */
+function explainSolanaMismatch(cfg: SiweConfig, record: NonceRecord, message: string): VerifyOutcome {
+  const [header = '', address = ''] = message.split('\n');
+  const domain = header.endsWith(' wants you to sign in with your Solana account:')
+    ? header.split(' ')[0]
+    : undefined;
+  if (domain === undefined) return fail('malformed');
+  if (domain !== siteOf(cfg).domain) return fail('wrong_domain');
+  if (address !== record.address) return fail('wrong_address');
+  return fail('tampered');
 }
 
 /** Undefined when the signature is the expected signer's; otherwise the refusal. */

@@ -79,6 +79,8 @@ export interface GuildStatus {
   blockedRoleIds: string[];
   /** Removals held back by the mass-removal breaker, waiting for a later pass or a moderator. */
   heldRemovals: number;
+  /** Signing links only work for the account they were made for (DISCORD_CLIENT_SECRET is set). */
+  signingLinksBound: boolean;
 }
 
 export interface SetupInput {

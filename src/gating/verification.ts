@@ -9,7 +9,7 @@ import type { GatingStore, NonceRecord } from '../store/types.ts';
 import { InvalidIdentityError } from '../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../web3bio/identity.ts';
 import { guildOf } from './discordReads.ts';
-import { type Evaluator, evmAddressOf, resolvedAddressOf } from './evaluation.ts';
+import { type Evaluator, resolvedAddressOf, signerAddressOf } from './evaluation.ts';
 import type { LinkBook } from './linkBook.ts';
 import { EMPTY_DIFF, type MemberGating } from './memberGating.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
@@ -77,7 +77,8 @@ export class Verification {
     if (capped) return refused(capped);
 
     const name = parsed.identity;
-    if (parsed.kind === 'evm-address') return this.#challenge(guildId, user, name, name);
+    if (parsed.kind === 'evm-address' || parsed.kind === 'solana-address')
+      return this.#challenge(guildId, user, name, name);
 
     const read = await this.#evaluator.readRecord(parsed, true);
     if (read.failed) return refused({ code: 'lookup_failed', identity: name });
@@ -106,7 +107,7 @@ export class Verification {
     }
     if (read.profiles.length === 0 && read.domain === null)
       return refused({ code: 'not_found', identity: name });
-    const address = evmAddressOf(read);
+    const address = signerAddressOf(read);
     if (!address) return refused({ code: 'no_address', identity: name, username: user.username });
     return this.#challenge(guildId, user, name, address);
   }
@@ -177,13 +178,13 @@ export class Verification {
       userName: user.username || null,
       guildName: guild?.name ?? null,
       identity,
-      address: address as `0x${string}`,
+      address,
     });
     return {
       kind: 'challenge',
       url: challenge.url,
       expiresAt: challenge.expiresAt,
-      address: address.toLowerCase(),
+      address: address.startsWith('0x') ? address.toLowerCase() : address,
     };
   }
 

@@ -2,21 +2,32 @@
  * The HTTP server behind `PUBLIC_URL`: serves the signing page, hands out the exact message to sign,
  * and verifies signatures. Every response carries strict security headers and is never cached.
  */
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { GatingStore } from '../store/types.ts';
+import type { DiscordOAuthConfig } from './discordOAuth.ts';
+import { send, sendHtml, sendJson } from './httpResponses.ts';
 import {
-  buildSiweMessage,
+  buildChallengeMessage,
   isChallengeNonce,
+  isSolanaChallenge,
   type NonceRecord,
   type NonceStore,
   type SiweConfig,
+  siwsFields,
   type VerifyFailureReason,
   verifyChallenge,
   verifyFailureMessage,
 } from './siwe.ts';
 import type { SignatureLinkResult, VerifyRefusal } from './types.ts';
 import { renderVerifyPage, type VerifyPageState } from './verifyPage.ts';
+import {
+  finishSignIn,
+  hasSignedIn,
+  SIGN_IN_CALLBACK_PATH,
+  startSignIn,
+  type VerifySignInOptions,
+} from './verifySignIn.ts';
 
 /** Refusals the store counts against a challenge: a wrong or forged signature, not a page reload. */
 const COUNTED_FAILURES = new Set<VerifyFailureReason>([
@@ -72,7 +83,8 @@ export interface VerifyServerOptions {
   port: number;
   /** Default: all interfaces (the page is public, usually behind a TLS reverse proxy). */
   host?: string;
-  store: NonceStore;
+  /** The OAuth-state methods are used only with `oauth`. */
+  store: NonceStore & Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState'>;
   siwe: SiweConfig;
   /** Called once per successful verification, after the nonce was consumed; may still refuse the link. */
   onVerified: (result: { record: NonceRecord; address: string }) => Promise<SignatureLinkResult>;
@@ -83,6 +95,13 @@ export interface VerifyServerOptions {
   maxFailuresPerClient?: number;
   /** Default 10 minutes. */
   failureWindowMs?: number;
+  /** Discord sign-ins a client address may start in `failureWindowMs` (each stores a state). Default 30. */
+  maxSignInsPerClient?: number;
+  /**
+   * With DISCORD_CLIENT_SECRET: a link only opens after signing in with Discord as the account it was
+   * made for (`/oauth/callback` below PUBLIC_URL is the redirect URI).
+   */
+  oauth?: DiscordOAuthConfig;
 }
 
 export interface VerifyServer {
@@ -96,18 +115,6 @@ const MAX_BODY_BYTES = 8 * 1024;
 const PAGE_ROUTE = /^\/verify\/([^/]+)$/;
 const MESSAGE_ROUTE = /^\/verify\/([^/]+)\/message$/;
 const SIGNATURE_SHAPE = /^0x[0-9a-fA-F]+$/;
-
-const BASE_HEADERS: Record<string, string> = {
-  'cache-control': 'no-store, max-age=0',
-  pragma: 'no-cache',
-  'x-content-type-options': 'nosniff',
-  'x-frame-options': 'DENY',
-  'referrer-policy': 'no-referrer',
-  'cross-origin-opener-policy': 'same-origin',
-  'cross-origin-resource-policy': 'same-origin',
-  'permissions-policy': 'camera=(), microphone=(), geolocation=(), payment=(), usb=()',
-};
-const NON_HTML_CSP = "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'";
 
 const STATUS_BY_REASON: Record<VerifyFailureReason, number> = {
   unknown_nonce: 404,
@@ -125,9 +132,11 @@ const NO_LOG: VerifyServerLogger = { info() {}, warn() {}, error() {} };
 /** Starts the verification server on node:http; resolves once it listens. */
 export async function startVerifyServer(opts: VerifyServerOptions): Promise<VerifyServer> {
   const log = opts.logger ?? NO_LOG;
-  const failures = new FailureWindow(opts.maxFailuresPerClient ?? 30, opts.failureWindowMs ?? 10 * 60_000);
+  const windowMs = opts.failureWindowMs ?? 10 * 60_000;
+  const failures = new FailureWindow(opts.maxFailuresPerClient ?? 30, windowMs);
+  const signIns = new FailureWindow(opts.maxSignInsPerClient ?? 30, windowMs);
   const server = createServer((req, res) => {
-    handle(req, res, opts, log, failures).catch((error: unknown) => {
+    handle(req, res, opts, log, failures, signIns).catch((error: unknown) => {
       log.error(
         { err: errorSummary(error), method: req.method, route: routeName(safePath(req)) },
         'verify server request failed',
@@ -166,10 +175,17 @@ async function handle(
   opts: VerifyServerOptions,
   log: VerifyServerLogger,
   failures: FailureWindow,
+  signIns: FailureWindow,
 ): Promise<void> {
   const path = safePath(req);
   const method = req.method ?? 'GET';
   const readOnly = method === 'GET' || method === 'HEAD';
+  const signIn = signInOptions(opts, log);
+
+  if (path === SIGN_IN_CALLBACK_PATH && signIn) {
+    if (!readOnly) return methodNotAllowed(res, 'GET, HEAD');
+    return finishSignIn(signIn, req, res);
+  }
 
   if (path === '/healthz') {
     if (!readOnly) return methodNotAllowed(res, 'GET, HEAD');
@@ -179,14 +195,14 @@ async function handle(
   const messageMatch = MESSAGE_ROUTE.exec(path);
   if (messageMatch) {
     if (!readOnly) return methodNotAllowed(res, 'GET, HEAD');
-    return sendMessage(res, opts, messageMatch[1] ?? '');
+    return sendMessage(req, res, opts, signIn, messageMatch[1] ?? '');
   }
 
   const pageMatch = PAGE_ROUTE.exec(path);
   if (pageMatch) {
     const nonce = pageMatch[1] ?? '';
-    if (readOnly) return sendPage(res, opts, nonce);
-    if (method === 'POST') return receiveSignature(req, res, opts, log, failures, nonce);
+    if (readOnly) return sendPage(req, res, opts, signIn, signIns, nonce);
+    if (method === 'POST') return receiveSignature(req, res, opts, signIn, log, failures, nonce);
     return methodNotAllowed(res, 'GET, HEAD, POST');
   }
 
@@ -205,35 +221,78 @@ async function openChallenge(
   return { record };
 }
 
-async function sendPage(res: ServerResponse, opts: VerifyServerOptions, nonce: string): Promise<void> {
+function signInOptions(opts: VerifyServerOptions, log: VerifyServerLogger): VerifySignInOptions | null {
+  if (!opts.oauth) return null;
+  return {
+    oauth: opts.oauth,
+    store: opts.store,
+    now: opts.siwe.now ?? Date.now,
+    logger: log,
+    maxFailuresPerChallenge: maxPerChallenge(opts),
+  };
+}
+
+/** With the Discord sign-in on: the refusal for a browser that has not signed in as the link's account. */
+function notSignedIn(signIn: VerifySignInOptions | null, req: IncomingMessage, record: NonceRecord): boolean {
+  return signIn !== null && !hasSignedIn(signIn, req, record);
+}
+
+const SIGN_IN_FIRST = {
+  ok: false,
+  reason: 'sign_in',
+  message: 'Sign in with Discord first: reload this page.',
+};
+
+async function sendPage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: VerifyServerOptions,
+  signIn: VerifySignInOptions | null,
+  signIns: FailureWindow,
+  nonce: string,
+): Promise<void> {
   const challenge = await openChallenge(opts, nonce);
+  if (signIn && 'record' in challenge && notSignedIn(signIn, req, challenge.record)) {
+    const client = req.socket.remoteAddress ?? 'unknown';
+    const now = signIn.now();
+    if (signIns.blocked(client, now)) {
+      res.setHeader('retry-after', '600');
+      return sendHtml(res, 429, (cspNonce) =>
+        renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce),
+      );
+    }
+    signIns.count(client, now);
+    return startSignIn(signIn, res, challenge.record);
+  }
   const state: VerifyPageState =
     'record' in challenge
       ? { kind: 'ready', record: challenge.record }
       : { kind: challenge.refusal === 'used' ? 'used' : 'expired' };
-  const cspNonce = randomBytes(16).toString('base64');
-  const csp = [
-    "default-src 'none'",
-    `script-src 'nonce-${cspNonce}'`,
-    `style-src 'nonce-${cspNonce}'`,
-    "connect-src 'self'",
-    "base-uri 'none'",
-    "form-action 'none'",
-    "frame-ancestors 'none'",
-  ].join('; ');
-  send(res, 200, 'text/html; charset=utf-8', renderVerifyPage(state, cspNonce), csp);
+  sendHtml(res, 200, (cspNonce) => renderVerifyPage(state, cspNonce));
 }
 
-async function sendMessage(res: ServerResponse, opts: VerifyServerOptions, nonce: string): Promise<void> {
+async function sendMessage(
+  req: IncomingMessage,
+  res: ServerResponse,
+  opts: VerifyServerOptions,
+  signIn: VerifySignInOptions | null,
+  nonce: string,
+): Promise<void> {
   const challenge = await openChallenge(opts, nonce);
   if (!('record' in challenge)) return sendFailure(res, challenge.refusal);
-  sendJson(res, 200, { message: buildSiweMessage(opts.siwe, challenge.record) });
+  if (notSignedIn(signIn, req, challenge.record)) return sendJson(res, 401, SIGN_IN_FIRST);
+  const record = challenge.record;
+  sendJson(res, 200, {
+    message: buildChallengeMessage(opts.siwe, record),
+    ...(isSolanaChallenge(record) ? { signIn: siwsFields(opts.siwe, record) } : {}),
+  });
 }
 
 async function receiveSignature(
   req: IncomingMessage,
   res: ServerResponse,
   opts: VerifyServerOptions,
+  signIn: VerifySignInOptions | null,
   log: VerifyServerLogger,
   failures: FailureWindow,
   nonce: string,
@@ -266,6 +325,13 @@ async function receiveSignature(
   }
   const body = parseSignatureBody(raw);
   if (!body) return sendFailure(res, 'malformed');
+  if (signIn) {
+    const open = await openChallenge(opts, nonce);
+    if ('record' in open && notSignedIn(signIn, req, open.record)) {
+      log.warn({ nonce: nonce.slice(0, 8), client }, 'signature sent without the Discord sign-in: refused');
+      return sendJson(res, 401, SIGN_IN_FIRST);
+    }
+  }
 
   const outcome = await verifyChallenge(opts.store, opts.siwe, { nonce, ...body });
   const logFields = { nonce: nonce.slice(0, 8), signature: shorten(body.signature) };
@@ -369,26 +435,6 @@ function sendFailure(res: ServerResponse, reason: VerifyFailureReason): void {
 function methodNotAllowed(res: ServerResponse, allow: string): void {
   res.setHeader('allow', allow);
   sendJson(res, 405, { ok: false, message: 'Method not allowed.' });
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  send(res, status, 'application/json; charset=utf-8', JSON.stringify(body));
-}
-
-function send(
-  res: ServerResponse,
-  status: number,
-  contentType: string,
-  body: string,
-  csp = NON_HTML_CSP,
-): void {
-  res.writeHead(status, {
-    ...BASE_HEADERS,
-    'content-security-policy': csp,
-    'content-type': contentType,
-    'content-length': Buffer.byteLength(body),
-  });
-  res.end(body);
 }
 
 function safePath(req: IncomingMessage): string {

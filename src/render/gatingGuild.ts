@@ -20,6 +20,7 @@ import {
   roleLabel,
 } from './gatingLabels.ts';
 import { roleProblemText } from './gatingNotices.ts';
+import { unboundLinksField } from './signing.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
@@ -242,8 +243,10 @@ export function renderStatus(status: GuildStatus, names: GuildNames, ctx: Render
       value: `🛑 ${n(status.heldRemovals)} removals held back by the mass-removal breaker. Run \`/gating recheck confirm-removals:true\` if they are right.`,
     });
   }
+  if (!status.signingLinksBound) fields.push(unboundLinksField());
   if (status.settings) fields.push(...rulesFields(status.settings, names, ctx).slice(0, 2));
   const healthy =
+    status.signingLinksBound &&
     status.manageRoles &&
     status.guildMembersIntent &&
     status.problems.length === 0 &&

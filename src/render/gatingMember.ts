@@ -67,7 +67,7 @@ export function refusalText(refusal: VerifyRefusal): string {
     case 'not_found':
       return `Web3.bio has no profile for ${refusal.identity}. Check the spelling, or verify a wallet address.`;
     case 'no_address':
-      return `${refusal.identity} has no Ethereum address to sign with, and its discord record does not name you. Set its discord record (profile link or com.discord text record) to ${refusal.username}, then run /verify again.`;
+      return `${refusal.identity} has no Ethereum or Solana address to sign with, and its discord record does not name you. Set its discord record (profile link or com.discord text record) to ${refusal.username}, then run /verify again.`;
     case 'address_taken':
       return `The wallet ${refusal.address} already backs another member here. A name's record can point at any wallet, so only a signature by that wallet can take it over: run /verify ${refusal.address} and sign, or ask the other account to run /unverify.`;
   }

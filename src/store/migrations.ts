@@ -114,6 +114,20 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 3,
+    name: 'discord oauth states',
+    sql: ({ types: t }) => `
+      CREATE TABLE oauth_states (
+        state_hash TEXT PRIMARY KEY,
+        purpose TEXT NOT NULL,
+        nonce TEXT,
+        expires_at ${t.bigint} NOT NULL
+      );
+
+      CREATE INDEX oauth_states_by_expiry ON oauth_states (expires_at);
+    `,
+  },
+  {
     // Version 3 is taken by the Discord sign-in states of the signing page.
     version: 4,
     name: 'guild re-check leases',

@@ -507,6 +507,29 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       return rows.length;
     },
 
+    async createOAuthState(r, at) {
+      await driver.query('DELETE FROM oauth_states WHERE expires_at <= $1', [at]);
+      await driver.query(
+        'INSERT INTO oauth_states (state_hash, purpose, nonce, expires_at) VALUES ($1, $2, $3, $4)',
+        [r.stateHash, r.purpose, r.nonce, r.expiresAt],
+      );
+    },
+
+    async consumeOAuthState(stateHash, at) {
+      // One DELETE … RETURNING: of two concurrent callbacks with the same state, only one gets the row.
+      const rows = await driver.query('DELETE FROM oauth_states WHERE state_hash = $1 RETURNING *', [
+        stateHash,
+      ]);
+      const row = rows[0];
+      if (!row || num(row.expires_at) <= at) return undefined;
+      return {
+        stateHash: str(row.state_hash),
+        purpose: str(row.purpose) === 'linked-role' ? 'linked-role' : 'verify',
+        nonce: row.nonce === null || row.nonce === undefined ? null : str(row.nonce),
+        expiresAt: num(row.expires_at),
+      };
+    },
+
     async enqueueRoleChange(c: RoleChangeInput) {
       return driver.transaction<{ change: RoleChange; outcome: EnqueueOutcome }>(async (tx) => {
         const at = now();

@@ -116,6 +116,15 @@ export interface PendingLoss {
   heldAt: number | null;
 }
 
+/** A Discord OAuth2 `state` in flight: what it was issued for (a signing challenge's nonce, say). */
+export interface OAuthStateRecord {
+  /** SHA-256 of the state, hex; the state itself is only in the member's browser and URL. */
+  stateHash: string;
+  purpose: 'verify' | 'linked-role';
+  nonce: string | null;
+  expiresAt: number;
+}
+
 /** A one-time SIWE nonce bound to a member, a guild, an identity and the expected signer. */
 export interface NonceRecord {
   nonce: string;
@@ -234,6 +243,11 @@ export interface GatingStore {
   countFailedAttempt(nonce: string, limit: number, now: number): Promise<number | undefined>;
   /** Delete nonces whose expiry is at or before `now`; returns how many. */
   deleteExpiredNonces(now: number): Promise<number>;
+
+  /** Remember an OAuth2 `state` (by its hash) until it expires; expired ones are dropped on the way. */
+  createOAuthState(record: OAuthStateRecord, now: number): Promise<void>;
+  /** Atomically delete and return a state: it works once, and not at or after its expiry. */
+  consumeOAuthState(stateHash: string, now: number): Promise<OAuthStateRecord | undefined>;
 
   /** Queue a role change; idempotent per (guild, user, role) while pending (a newer opposite op replaces it). */
   enqueueRoleChange(change: RoleChangeInput): Promise<{ change: RoleChange; outcome: EnqueueOutcome }>;

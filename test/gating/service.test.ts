@@ -276,7 +276,7 @@ describe('verify refuses, storing nothing', () => {
     expect(await store.listAuditEvents({ guildId: guild.id, userId })).toEqual([]);
   });
 
-  it('when the identity is unknown or has no Ethereum address', async () => {
+  it('when the identity is unknown or has no address to sign with', async () => {
     await setUp();
     const userId = await addMember(fakes, guild, 'ivy');
     const nobody = uniqueName('nobody');
@@ -294,9 +294,17 @@ describe('verify refuses, storing nothing', () => {
       { id: userId, username: 'ivy' },
       'ivyname.sol',
     );
-    expect(solana).toEqual({
+    // A Solana name is proven with a Solana wallet: the link's signer keeps its base58 case.
+    expect(solana).toMatchObject({
+      kind: 'challenge',
+      address: 'So1anaAddre55111111111111111111111111111111',
+    });
+
+    fakes.web3.world.addProfile({ identity: 'noaddr.sol', platform: 'sns', address: null, links: {} });
+    const none = await service.verification.verify(guild.id, { id: userId, username: 'ivy' }, 'noaddr.sol');
+    expect(none).toEqual({
       kind: 'refused',
-      refusal: { code: 'no_address', identity: 'ivyname.sol', username: 'ivy' },
+      refusal: { code: 'no_address', identity: 'noaddr.sol', username: 'ivy' },
     });
     expect(await store.getUserLinks(guild.id, userId)).toEqual([]);
   });

@@ -389,6 +389,7 @@ describe('recheck, preview and status', () => {
       lastFullSyncAt: null,
       queueLength: 42,
       linkedMembers: 5,
+      signingLinksBound: true,
     };
     const payload = checked(renderStatus(status, names, ctx()));
     const fields = payload.embeds[0]?.fields ?? [];
@@ -401,6 +402,28 @@ describe('recheck, preview and status', () => {
       renderStatus({ ...status, manageRoles: true, problems: [], lastFullSyncAt: NOW_MS }, names, ctx()),
     );
     expect(healthy.embeds[0]?.description).toBe('Everything the bot needs is in place.');
+    expect(healthy.embeds[0]?.fields?.find((f) => f.name === 'Signing links')).toBeUndefined();
+  });
+
+  it('warns when signing links are not bound to a Discord account', () => {
+    const status: GuildStatus = {
+      enabled: true,
+      settings: settings(),
+      manageRoles: true,
+      guildMembersIntent: true,
+      problems: [],
+      blockedRoleIds: [],
+      heldRemovals: 0,
+      lastFullSyncAt: NOW_MS,
+      queueLength: 0,
+      linkedMembers: 5,
+      signingLinksBound: false,
+    };
+    const payload = checked(renderStatus(status, names, ctx()));
+    expect(payload.embeds[0]?.description).toBe('Some things need attention.');
+    const field = payload.embeds[0]?.fields?.find((f) => f.name === 'Signing links');
+    expect(field?.value).toMatch(/^⚠️ Not bound to an account/);
+    expect(field?.value).toContain('DISCORD_CLIENT_SECRET');
   });
 });
 

@@ -259,6 +259,41 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     });
   });
 
+  describe('oauth states', () => {
+    const STATE = { stateHash: 'h-1', purpose: 'verify' as const, nonce: 'n-1', expiresAt: 10_000 };
+
+    it('gives a state back once, never at or after its expiry, and drops expired ones', async () => {
+      await store.createOAuthState(STATE, 1_000);
+      await store.createOAuthState(
+        { ...STATE, stateHash: 'h-2', nonce: null, purpose: 'linked-role' },
+        1_000,
+      );
+      await store.createOAuthState({ ...STATE, stateHash: 'h-3' }, 1_000);
+      expect(await store.consumeOAuthState('h-1', 9_999)).toEqual(STATE);
+      expect(await store.consumeOAuthState('h-1', 9_999)).toBeUndefined();
+      expect(await store.consumeOAuthState('h-2', 5_000)).toEqual({
+        stateHash: 'h-2',
+        purpose: 'linked-role',
+        nonce: null,
+        expiresAt: 10_000,
+      });
+      expect(await store.consumeOAuthState('h-3', 10_000)).toBeUndefined();
+      await store.createOAuthState({ ...STATE, stateHash: 'h-4' }, 1_000);
+      await store.createOAuthState({ ...STATE, stateHash: 'h-5', expiresAt: 30_000 }, 20_000);
+      expect(await store.consumeOAuthState('h-4', 1_000)).toBeUndefined();
+      expect(await store.consumeOAuthState('missing', 1)).toBeUndefined();
+    });
+
+    it('lets exactly one of many concurrent callbacks win', async () => {
+      const other = await open();
+      await store.createOAuthState(STATE, 1_000);
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => (i % 2 ? store : other).consumeOAuthState('h-1', 5_000)),
+      );
+      expect(results.filter((r) => r !== undefined)).toHaveLength(1);
+    });
+  });
+
   describe('nonces', () => {
     const NONCE = {
       nonce: 'n-1',

@@ -46,6 +46,9 @@ export async function readBody(
   const contentType = req.headers['content-type'] ?? '';
   try {
     if (contentType.startsWith('multipart/form-data')) return await readMultipart(raw, contentType);
+    if (contentType.startsWith('application/x-www-form-urlencoded')) {
+      return { body: Object.fromEntries(new URLSearchParams(raw.toString('utf8'))), files: [] };
+    }
     return { body: JSON.parse(raw.toString('utf8')), files: [] };
   } catch {
     return apiError(400, 50_109, 'The request body contains invalid JSON.');

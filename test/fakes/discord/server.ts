@@ -20,6 +20,7 @@ import {
 } from './interactionPayloads.ts';
 import { type InteractionResult, InteractionTracker, type WaitUntil } from './interactions.ts';
 import { asRecord } from './messages.ts';
+import { type FakeOAuth, FakeOAuthProvider } from './oauth.ts';
 import { RoleEditLimiter, tooManyRequests } from './rateLimit.ts';
 import { handleRest, type RestContext } from './rest.ts';
 import { nextSnowflake } from './snowflake.ts';
@@ -37,6 +38,7 @@ import {
 } from './state.ts';
 
 export type { InteractionResult, WaitUntil } from './interactions.ts';
+export type { FakeOAuth } from './oauth.ts';
 export type { AuditEntry, FakeDiscordState, FakeGuild, FakeMessage, StoredFile } from './state.ts';
 
 export interface FakeDiscordOptions {
@@ -49,6 +51,8 @@ export interface FakeDiscordOptions {
   heartbeatIntervalMs?: number;
   /** Callbacks later than this after dispatch get 404 10062, as on Discord (default 3000 ms). */
   interactionAckDeadlineMs?: number;
+  /** The OAuth2 client secret the token endpoint accepts (default 'test-client-secret'). */
+  clientSecret?: string;
 }
 
 export interface RecordedRestRequest {
@@ -118,6 +122,8 @@ export interface FakeDiscord {
   readonly botUserId: string;
   /** Every REST request, in the order answered. */
   readonly requests: RecordedRestRequest[];
+  /** OAuth2: the authorize page at `{origin}/oauth2/authorize`, the token endpoint, bearer `/users/@me`. */
+  readonly oauth: FakeOAuth;
   readonly state: FakeDiscordState;
   /** Creates a guild with @everyone, the bot's managed role and member, an owner, and text channel(s). */
   addGuild(guild?: Partial<AddGuildInput>): FakeGuild;
@@ -180,6 +186,12 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     mfa_enabled: false,
   });
   const state = createState(botUser);
+  const oauth = new FakeOAuthProvider({
+    applicationId,
+    clientSecret: options.clientSecret ?? 'test-client-secret',
+    botToken: token,
+    users: state.users,
+  });
   const requests: RecordedRestRequest[] = [];
   const requestWaiters = new Set<(request: RecordedRestRequest) => void>();
   const faults: (FaultRule & { left: number })[] = [];
@@ -241,6 +253,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       writeAnswer(res, serveAttachment(state, url.pathname));
       return;
     }
+    if (req.method === 'GET' && url.pathname === '/oauth2/authorize') {
+      req.resume();
+      writeAnswer(res, oauth.authorize(url.searchParams));
+      return;
+    }
     const at = Date.now();
     const routePath = /^\/api(?:\/v\d+)?(\/.*)$/.exec(url.pathname)?.[1];
     const read = await readBody(req);
@@ -259,7 +276,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     let answer: Answer;
     if (routePath === undefined) answer = apiError(404, 0, '404: Not Found');
     else if ('status' in read) answer = read;
-    else answer = fault ?? answerSafely(rest, parsed);
+    else answer = fault ?? oauth.handle(parsed) ?? answerSafely(rest, parsed);
     writeAnswer(res, answer);
     record(parsed, at, answer.status, fault !== null);
   }
@@ -363,6 +380,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     applicationId,
     botUserId: botUser.id,
     requests,
+    oauth,
     state,
     addGuild(input = {}) {
       const guild = createGuild(state, input);

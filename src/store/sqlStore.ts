@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { CredentialSet } from '../web3bio/types.ts';
 import { type Row, type SqlDriver, type SqlExecutor, toStorableJson } from './sql.ts';
+import { createSqlRoleConnections } from './sqlRoleConnections.ts';
 import type {
   AuditEvent,
   AuditEventInput,
@@ -150,6 +151,8 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
   const linkParams = (k: LinkKey) => [k.guildId, k.userId, k.identity];
 
   return {
+    ...createSqlRoleConnections(driver, now),
+
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);
       return first(rows, toSettings);

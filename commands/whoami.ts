@@ -16,6 +16,7 @@ export default {
     if (!access.ok) return access.answer;
     if (!(await access.service.guilds.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
     const report = await access.service.members.report(access.guildId, ctx.userId);
-    return renderWhoami(report, guildNames(ctx), ctx.render);
+    const linkedRole = await access.service.linkedRoles?.status(ctx.userId);
+    return renderWhoami(report, guildNames(ctx), ctx.render, linkedRole);
   },
 } satisfies Command;

@@ -76,8 +76,8 @@ describe('loadConfig', () => {
 
   it('refuses LINKED_ROLES_ENABLED without the secret, the encryption key and PUBLIC_URL, naming each', () => {
     const key = 'ab'.repeat(32);
-    const on = { ...REQUIRED, LINKED_ROLES_ENABLED: 'true' };
-    const problems = problemsOf(on);
+    const on = { ...REQUIRED, LINKED_ROLES_ENABLED: 'true', GATING_ENABLED: 'true' };
+    const problems = problemsOf(on).filter((p) => p.startsWith('LINKED_ROLES_ENABLED'));
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(
       /^LINKED_ROLES_ENABLED=true needs DISCORD_CLIENT_SECRET, TOKEN_ENCRYPTION_KEY, PUBLIC_URL/,
@@ -98,6 +98,9 @@ describe('loadConfig', () => {
     expect(bad[0]).toMatch(/^TOKEN_ENCRYPTION_KEY must be 32 random bytes/);
     expect(bad[0]).not.toContain('too-short-secret-value');
     expect(configSecrets(loadConfig(full))).toContain(key);
+    expect(problemsOf({ ...full, GATING_ENABLED: 'false' })).toEqual([
+      expect.stringMatching(/^LINKED_ROLES_ENABLED=true needs GATING_ENABLED=true/),
+    ]);
   });
 
   it('never echoes a value in its messages', () => {

@@ -6,6 +6,7 @@
  */
 import type { Logger } from '../log.ts';
 import type { RoleConnectionRecord, RoleConnectionStore } from '../store/types.ts';
+import { parseIdentity } from '../web3bio/identity.ts';
 import { type DiscordOAuthConfig, DiscordOAuthError, refreshGrant, type TokenGrant } from './discordOAuth.ts';
 import type { Evaluator } from './evaluation.ts';
 import {
@@ -136,7 +137,7 @@ export class LinkedRoleService {
    */
   async clear(userId: string, identity?: string): Promise<boolean> {
     const record = await this.#o.store.getRoleConnection(userId);
-    if (!record || (identity !== undefined && record.identity !== identity)) return false;
+    if (!record || (identity !== undefined && record.identity !== normalised(identity))) return false;
     const token = await this.#accessToken(record);
     if (token !== 'stale' && token !== 'discord_failed') {
       await putRoleConnection(this.#o.oauth, token, {
@@ -238,4 +239,12 @@ function sameMetadata(a: Record<string, string> | null, b: Record<string, string
   if (a === null) return false;
   const keys = Object.keys(b);
   return keys.length === Object.keys(a).length && keys.every((k) => a[k] === b[k]);
+}
+
+function normalised(input: string): string {
+  try {
+    return parseIdentity(input).identity;
+  } catch {
+    return input.trim().toLowerCase();
+  }
 }

@@ -280,6 +280,7 @@ describe('npm run deploy-commands (node src/deploy.ts)', () => {
   it('with LINKED_ROLES_ENABLED also registers the role-connection metadata (at most 5), idempotently', async () => {
     const linked = {
       LINKED_ROLES_ENABLED: 'true',
+      GATING_ENABLED: 'true',
       DISCORD_CLIENT_SECRET: 'test-client-secret',
       TOKEN_ENCRYPTION_KEY: 'cd'.repeat(32),
       PUBLIC_URL: 'https://bot.example',

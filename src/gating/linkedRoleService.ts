@@ -20,11 +20,15 @@ import {
 /** Refresh the access token when it has less than this left (re-checks run at most a day apart by default). */
 export const REFRESH_MARGIN_MS = 2 * 86_400_000;
 const PAGE_SIZE = 200;
+/** As GATING_CONFIRM_MINUTES' default. */
+const DEFAULT_CONFIRM_MS = 60 * 60_000;
 
 export type LinkedRoleOutcome =
   /** Metadata written (first time or changed). */
   | 'written'
   | 'unchanged'
+  /** It got worse (likely human or score lost): held until a later re-check sees it again. */
+  | 'loss_pending'
   /** A lookup failed: Discord keeps what it holds. */
   | 'lookup_failed'
   /** Discord refused the refresh token: marked stale, the member must open the verification URL again. */
@@ -40,6 +44,8 @@ export interface LinkedRoleServiceOptions {
   evaluator: Pick<Evaluator, 'evidenceOf'>;
   logger: Pick<Logger, 'info' | 'warn' | 'error'>;
   now: () => number;
+  /** A loss is written once seen at least this far apart (GATING_CONFIRM_MINUTES). Default 60 min. */
+  confirmMs?: number;
 }
 
 /** The proven identity behind a connection. */
@@ -91,15 +97,27 @@ export class LinkedRoleService {
   async recheck(record: RoleConnectionRecord): Promise<LinkedRoleOutcome> {
     const token = await this.#accessToken(record);
     if (token === 'stale' || token === 'discord_failed') return token;
-    const connection = await this.#metadataFor(record);
-    if (!connection) return 'lookup_failed';
-    if (sameMetadata(record.metadata, connection.metadata)) return 'unchanged';
+    const fresh = await this.#metadataFor(record);
+    if (!fresh) return 'lookup_failed';
+    // As with roles: a new flag is written at once, a loss only once seen again confirmMs later.
+    const now = this.#o.now();
+    const held = holdLosses(record.metadata, fresh.metadata);
+    const confirmed =
+      held !== null &&
+      record.lossSeenAt !== null &&
+      now - record.lossSeenAt >= (this.#o.confirmMs ?? DEFAULT_CONFIRM_MS);
+    const lossSeenAt = held === null || confirmed ? null : (record.lossSeenAt ?? now);
+    if (lossSeenAt !== record.lossSeenAt)
+      await this.#o.store.noteRoleConnectionLoss(record.userId, lossSeenAt);
+    const connection = held === null || confirmed ? fresh : { ...fresh, metadata: held };
+    if (sameMetadata(record.metadata, connection.metadata))
+      return lossSeenAt === null ? 'unchanged' : 'loss_pending';
     try {
       await putRoleConnection(this.#o.oauth, token, connection);
     } catch (error) {
       return this.#discordFailure(record.userId, error);
     }
-    await this.#o.store.recordRoleConnectionWrite(record.userId, connection.metadata, this.#o.now());
+    await this.#o.store.recordRoleConnectionWrite(record.userId, connection.metadata, now);
     this.#o.logger.info({ userId: record.userId }, 'linked role connection updated');
     return 'written';
   }
@@ -109,6 +127,7 @@ export class LinkedRoleService {
     const counts: Record<LinkedRoleOutcome, number> = {
       written: 0,
       unchanged: 0,
+      loss_pending: 0,
       lookup_failed: 0,
       stale: 0,
       discord_failed: 0,
@@ -233,6 +252,28 @@ export class LinkedRoleService {
     this.#o.logger.warn({ userId, why }, 'linked role connection stale: Discord refused the token');
     return 'stale';
   }
+}
+
+/**
+ * The metadata with its losses (likely human dropped, a lower humanity score) put back to what Discord
+ * holds; null when nothing got worse. Flags (not spam, not risky) are not held.
+ */
+function holdLosses(
+  written: Record<string, string> | null,
+  fresh: Record<string, string>,
+): Record<string, string> | null {
+  if (written === null) return null;
+  const held = { ...fresh };
+  let losing = false;
+  if (written.likely_human === '1' && fresh.likely_human === '0') {
+    held.likely_human = '1';
+    losing = true;
+  }
+  if (Number(fresh.humanity_score ?? 0) < Number(written.humanity_score ?? 0)) {
+    held.humanity_score = written.humanity_score ?? '0';
+    losing = true;
+  }
+  return losing ? held : null;
 }
 
 function sameMetadata(a: Record<string, string> | null, b: Record<string, string>): boolean {

@@ -132,6 +132,7 @@ export class GatingService {
           evaluator,
           logger: logger.child({ module: 'linked-roles' }),
           now,
+          ...(options.confirmMs === undefined ? {} : { confirmMs: options.confirmMs }),
           ...linked,
         })
       : null;

@@ -155,6 +155,7 @@ export const MIGRATIONS: readonly Migration[] = [
         metadata ${t.json},
         written_at ${t.bigint},
         stale_since ${t.bigint},
+        loss_seen_at ${t.bigint},
         updated_at ${t.bigint} NOT NULL
       );
     `,

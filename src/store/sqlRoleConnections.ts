@@ -26,6 +26,7 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
           >),
     writtenAt: optNum(r.written_at),
     staleSince: optNum(r.stale_since),
+    lossSeenAt: optNum(r.loss_seen_at),
     updatedAt: Number(r.updated_at),
   });
   const changed = (rows: Row[]) => rows.length > 0;
@@ -40,7 +41,8 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
            address = excluded.address, proven_at = excluded.proven_at,
            sealed_access_token = excluded.sealed_access_token, sealed_refresh_token = excluded.sealed_refresh_token,
            access_expires_at = excluded.access_expires_at, metadata = excluded.metadata,
-           written_at = excluded.written_at, stale_since = excluded.stale_since, updated_at = excluded.updated_at
+           written_at = excluded.written_at, stale_since = excluded.stale_since, loss_seen_at = NULL,
+           updated_at = excluded.updated_at
          RETURNING *`,
         [
           c.userId,
@@ -92,6 +94,15 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
         await driver.query(
           'UPDATE role_connections SET metadata = $2, written_at = $3, updated_at = $4 WHERE user_id = $1 RETURNING user_id',
           [userId, toStorableJson(metadata), at, now()],
+        ),
+      );
+    },
+
+    async noteRoleConnectionLoss(userId, seenAt) {
+      return changed(
+        await driver.query(
+          'UPDATE role_connections SET loss_seen_at = $2, updated_at = $3 WHERE user_id = $1 RETURNING user_id',
+          [userId, seenAt, now()],
         ),
       );
     },

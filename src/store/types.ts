@@ -197,13 +197,17 @@ export interface RoleConnectionRecord {
   writtenAt: number | null;
   /** Set when Discord refused a refresh: the member must open the verification URL again. */
   staleSince: number | null;
+  /** When a re-check first saw the metadata get worse (a loss waits for confirmation, as role removals do). */
+  lossSeenAt: number | null;
   updatedAt: number;
 }
 
 /** The Linked Roles part of the store. */
 export interface RoleConnectionStore {
   /** Create or replace a member's connection (a fresh sign-in clears `staleSince`). */
-  saveRoleConnection(record: Omit<RoleConnectionRecord, 'updatedAt'>): Promise<RoleConnectionRecord>;
+  saveRoleConnection(
+    record: Omit<RoleConnectionRecord, 'updatedAt' | 'lossSeenAt'>,
+  ): Promise<RoleConnectionRecord>;
   getRoleConnection(userId: string): Promise<RoleConnectionRecord | undefined>;
   /** Connections ordered by user id, paged with `afterUserId`; stale ones are left out unless asked for. */
   listRoleConnections(opts?: {
@@ -218,6 +222,8 @@ export interface RoleConnectionStore {
   ): Promise<boolean>;
   /** Note what was written to Discord; false when the connection is gone. */
   recordRoleConnectionWrite(userId: string, metadata: Record<string, string>, at: number): Promise<boolean>;
+  /** Note (or, with null, forget) a loss waiting for confirmation; false when the connection is gone. */
+  noteRoleConnectionLoss(userId: string, seenAt: number | null): Promise<boolean>;
   /** Mark stale (Discord refused the refresh) and drop the tokens that no longer work. */
   markRoleConnectionStale(userId: string, at: number): Promise<boolean>;
   deleteRoleConnection(userId: string): Promise<boolean>;

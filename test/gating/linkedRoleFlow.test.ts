@@ -162,7 +162,7 @@ describe('PUBLIC_URL/linked-role', () => {
 });
 
 describe('Linked Roles re-checks', () => {
-  it('follow the credentials, never write worse metadata on a failed lookup, and clear', async () => {
+  it('follow the credentials (flags at once, losses confirmed), never write worse metadata on a failed lookup, and clear', async () => {
     const name = identity({ human: true });
     await connect(name);
     expect(await service.recheckAll()).toMatchObject({ unchanged: 1 });
@@ -179,11 +179,24 @@ describe('Linked Roles re-checks', () => {
       not_spam: '0',
     });
     web3.clearFaults();
+    // The flag clears at once; the lost humanity waits to be seen again an hour (confirmMs) later.
+    expect(await service.recheckAll()).toMatchObject({ written: 1 });
+    expect(discord.oauth.roleConnections.get(ALICE)?.metadata).toMatchObject({
+      likely_human: '1',
+      not_spam: '1',
+    });
+    const firstSeen = (await store.getRoleConnection(ALICE))?.lossSeenAt;
+    expect(firstSeen).toBe(clock.t);
+    clock.t += 30 * 60_000;
+    expect(await service.recheckAll()).toMatchObject({ loss_pending: 1 });
+    expect((await store.getRoleConnection(ALICE))?.lossSeenAt).toBe(firstSeen);
+    clock.t += 30 * 60_000;
     expect(await service.recheckAll()).toMatchObject({ written: 1 });
     expect(discord.oauth.roleConnections.get(ALICE)?.metadata).toMatchObject({
       likely_human: '0',
       not_spam: '1',
     });
+    expect((await store.getRoleConnection(ALICE))?.lossSeenAt).toBeNull();
 
     expect(await service.clear(ALICE)).toBe(true);
     expect(discord.oauth.roleConnections.get(ALICE)).toEqual({

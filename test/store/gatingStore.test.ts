@@ -693,7 +693,11 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     it('round-trips, records writes and rotated tokens, and replaces on a new sign-in', async () => {
       expect(await store.getRoleConnection('user-9')).toBeUndefined();
       const saved = await store.saveRoleConnection(CONNECTION);
-      expect(saved).toEqual({ ...CONNECTION, updatedAt: time.t });
+      expect(saved).toEqual({ ...CONNECTION, lossSeenAt: null, updatedAt: time.t });
+      expect(await store.noteRoleConnectionLoss('user-9', 33)).toBe(true);
+      expect((await store.getRoleConnection('user-9'))?.lossSeenAt).toBe(33);
+      expect(await store.noteRoleConnectionLoss('user-9', null)).toBe(true);
+      expect(await store.noteRoleConnectionLoss('nobody', 1)).toBe(false);
       time.t += 10;
       expect(await store.recordRoleConnectionWrite('user-9', { likely_human: '1', note: HOSTILE }, 77)).toBe(
         true,
@@ -712,6 +716,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
         accessExpiresAt: 9_000,
         metadata: { likely_human: '1', note: HOSTILE },
         writtenAt: 77,
+        lossSeenAt: null,
         updatedAt: time.t,
       });
       expect(await store.recordRoleConnectionWrite('nobody', {}, 1)).toBe(false);

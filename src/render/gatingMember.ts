@@ -279,13 +279,32 @@ export function renderWhoami(
   linkedRole?: { identity: string; stale: boolean },
 ): MessagePayload {
   if (!linkedRole) return renderWhoamiReport(report, names, ctx, []);
-  const field: APIEmbedField = {
+  return renderWhoamiReport(report, names, ctx, [linkedRoleField(linkedRole)]);
+}
+
+/** `/whoami` in a server without gating set up: only the member's Linked Roles connection. */
+export function renderLinkedRoleStatus(
+  linkedRole: { identity: string; stale: boolean },
+  ctx: RenderContext,
+): MessagePayload {
+  return plain(
+    embed(
+      'Linked Roles',
+      'Role gating is not set up in this server; your Linked Roles connection works in every server.',
+      linkedRole.stale ? COLORS.warning : COLORS.info,
+      [linkedRoleField(linkedRole)],
+    ),
+    ctx,
+  );
+}
+
+function linkedRoleField(linkedRole: { identity: string; stale: boolean }): APIEmbedField {
+  return {
     name: 'Linked Roles',
     value: linkedRole.stale
       ? `⚠️ Discord no longer accepts the connection to **${identityText(linkedRole.identity)}**, so its roles stop following your credentials. Open the app's Linked Roles link again (a role's requirements in the server, or your User Settings › Connections) to reconnect.`
       : `Connected as **${identityText(linkedRole.identity)}**; Discord gives roles from its credentials.`,
   };
-  return renderWhoamiReport(report, names, ctx, [field]);
 }
 
 function renderWhoamiReport(

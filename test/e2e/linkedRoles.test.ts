@@ -50,6 +50,9 @@ describe('Linked Roles through the bot', () => {
       metadata: { likely_human: '1', not_spam: '1' },
     });
 
+    const whoami = JSON.stringify(visibleMessage(await g.h.run('whoami', {}, { userId: ALICE })));
+    expect(whoami).toContain(`Connected as **${name}**`);
+
     g.h.upstream.world.setCredentials(name, gatingCredentials(name, { human: true, spam: true }));
     expect(await g.gating.service.linkedRoles?.recheckAll()).toMatchObject({ written: 1 });
     expect(oauth.roleConnections.get(ALICE)?.metadata).toMatchObject({ not_spam: '0' });

@@ -191,7 +191,20 @@ async function handle(
   }
 
   if (opts.linkedRoles && path.startsWith('/linked-role')) {
-    const linked = { ...opts.linkedRoles, store: opts.store, logger: log, now: opts.siwe.now ?? Date.now };
+    const now = opts.siwe.now ?? Date.now;
+    const linked = { ...opts.linkedRoles, store: opts.store, logger: log, now };
+    // Each start stores an OAuth2 state: the same per-client limit as the signing page's sign-ins.
+    if (path === '/linked-role' && readOnly) {
+      const client = req.socket.remoteAddress ?? 'unknown';
+      if (signIns.blocked(client, now())) {
+        res.setHeader('retry-after', '600');
+        return sendJson(res, 429, {
+          ok: false,
+          message: 'Too many sign-ins from this address. Wait a few minutes.',
+        });
+      }
+      signIns.count(client, now());
+    }
     if (await handleLinkedRole(linked, req, res, path)) return;
   }
 

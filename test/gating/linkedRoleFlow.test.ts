@@ -66,6 +66,7 @@ beforeEach(async () => {
     logger,
     onVerified: async () => ({ ok: true }),
     linkedRoles: { oauth, key: KEY, evaluator, service },
+    maxSignInsPerClient: 5,
   });
   oauth.publicUrl = server.url;
   discord.oauth.allowRedirect(`${server.url}/linked-role/callback`);
@@ -158,6 +159,16 @@ describe('PUBLIC_URL/linked-role', () => {
     const replay = await browser.open(form.hops[2] ?? '');
     expect(replay.status).toBe(400);
     expect(discord.oauth.roleConnections.get(ALICE)?.platform_username).toBe(name);
+  });
+
+  it('limits sign-ins per client address, since each one stores a state', async () => {
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i += 1) {
+      const started = await fetch(`${server.url}/linked-role`, { redirect: 'manual' });
+      await started.arrayBuffer();
+      statuses.push(started.status);
+    }
+    expect(statuses).toEqual([303, 303, 303, 303, 303, 429]);
   });
 });
 

@@ -9,7 +9,7 @@ import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore, GuildSettings } from '../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
-import { guildOf } from './discordReads.ts';
+import { guildOf, roleHolderCount } from './discordReads.ts';
 import type { GuildWalk } from './guildWalk.ts';
 import type { MemberGating } from './memberGating.ts';
 import { PassLosses, type RoleSync } from './roleSync.ts';
@@ -164,7 +164,10 @@ export class GuildRechecks {
     totals: RecheckResult,
   ): Promise<RecheckResult> {
     const guildId = guild.id;
-    const pass = new PassLosses();
+    const pass = new PassLosses(await this.#store.listPendingLosses(guildId), {
+      dueBy: this.#now() - this.#roles.confirmMs,
+      holders: (roleId) => roleHolderCount(guild, roleId),
+    });
     const complete = await this.#walk.walk(
       guild,
       { settings, fresh, dryRun: false, checkRecords: true },

@@ -30,7 +30,42 @@ export class PassLosses {
     string,
     { userId: string; change: RoleChangeWanted; loss: PendingLoss; apply: boolean }[]
   >();
-  pending = 0;
+  /** The guild's losses noted before the pass, by member: read once, not once per member. */
+  readonly noted = new Map<string, PendingLoss[]>();
+  /** Removals applied during the walk, by role (see `mayApplyEarly`). */
+  readonly early = new Map<string, number>();
+  /** Per role: how many removals this pass can confirm at most (noted earlier, due, not held). */
+  readonly #due = new Map<string, number>();
+  readonly #holders: (roleId: string) => number;
+  readonly #safe = new Map<string, boolean>();
+
+  constructor(
+    noted: readonly PendingLoss[] = [],
+    o: { dueBy: number; holders: (roleId: string) => number } = { dueBy: 0, holders: () => 0 },
+  ) {
+    for (const loss of noted) {
+      this.noted.set(loss.userId, [...(this.noted.get(loss.userId) ?? []), loss]);
+      const [kind, roleId = ''] = loss.subject.split(':');
+      if (kind === 'role' && loss.heldAt === null && loss.firstSeenAt <= o.dueBy) {
+        this.#due.set(roleId, (this.#due.get(roleId) ?? 0) + 1);
+      }
+    }
+    this.#holders = o.holders;
+  }
+
+  /**
+   * Whether a confirmed removal may go out during the walk: only losses noted before the pass can be
+   * confirmed in it, so when even all of those due for the role stay under the breaker, the pass
+   * cannot hold them, and they need not wait for its end (removals then overlap the walk, like additions).
+   */
+  mayApplyEarly(roleId: string): boolean {
+    let safe = this.#safe.get(roleId);
+    if (safe === undefined) {
+      safe = !breakerTrips(this.#holders(roleId), this.#due.get(roleId) ?? 0);
+      this.#safe.set(roleId, safe);
+    }
+    return safe;
+  }
 }
 
 export interface RoleSyncOptions {
@@ -94,9 +129,10 @@ export class RoleSync {
       applied: { add: evaluation.diff.add, remove: [] },
       waiting: [],
     };
-    const noted = new Map(
-      (await this.#store.listPendingLosses(guildId, userId)).map((l) => [l.subject, l] as const),
-    );
+    const earlier = pass
+      ? (pass.noted.get(userId) ?? [])
+      : await this.#store.listPendingLosses(guildId, userId);
+    const noted = new Map(earlier.map((l) => [l.subject, l] as const));
     const now = this.#now();
     const decide = (subject: string, confirmable: boolean) =>
       decideLoss({ noted: noted.get(subject), confirmable, mode, now, confirmMs: this.#confirmMs });
@@ -136,6 +172,17 @@ export class RoleSync {
       const subject = roleSubject(change.roleId);
       seen.add(subject);
       const decision = decide(subject, evaluation.confirmable);
+      if (
+        pass &&
+        decision.apply &&
+        noted.get(subject)?.heldAt === null &&
+        pass.mayApplyEarly(change.roleId)
+      ) {
+        removals.push(change);
+        await this.#store.clearPendingLoss(guildId, userId, subject);
+        pass.early.set(change.roleId, (pass.early.get(change.roleId) ?? 0) + 1);
+        continue;
+      }
       if (pass) {
         // finishPass decides (and counts) the pass's role losses together.
         const loss = noted.get(subject) ?? (await note(subject, change.because, false));
@@ -180,7 +227,8 @@ export class RoleSync {
     let pending = 0;
     for (const [roleId, losses] of pass.byRole) {
       const fresh = losses.filter((l) => l.loss.heldAt === null);
-      const trips = !confirmRemovals && breakerTrips(roleHolderCount(guild, roleId), fresh.length);
+      const early = pass.early.get(roleId) ?? 0;
+      const trips = !confirmRemovals && breakerTrips(roleHolderCount(guild, roleId), fresh.length + early);
       if (trips) {
         await this.#store.holdPendingLosses(
           guild.id,
@@ -188,7 +236,7 @@ export class RoleSync {
           this.#now(),
         );
         held += fresh.length;
-        this.#alert(guild, roleId, fresh.length, losses);
+        this.#alert(guild, roleId, fresh.length + early, losses);
       }
       for (const l of losses) {
         if (trips && l.loss.heldAt === null) continue;

@@ -1,7 +1,8 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { dueAfter, RECHECK_SPREAD } from '../../src/gating/guildRechecks.ts';
+import { PassLosses } from '../../src/gating/roleSync.ts';
 import { type GatingService, schedulerTickMs } from '../../src/gating/service.ts';
-import type { GatingStore } from '../../src/store/types.ts';
+import type { GatingStore, PendingLoss } from '../../src/store/types.ts';
 import type { FakeGuild } from '../fakes/discord/server.ts';
 import {
   addGuild,
@@ -32,6 +33,32 @@ describe('spreading the periodic pass', () => {
     expect(schedulerTickMs(24 * 3_600_000)).toBe(15 * 60_000);
     expect(schedulerTickMs(3_600_000)).toBe(150_000);
     expect(schedulerTickMs(10)).toBe(1_000);
+  });
+});
+
+describe('removals during a pass', () => {
+  const loss = (userId: string, over: Partial<PendingLoss> = {}): PendingLoss => ({
+    guildId: 'g',
+    userId,
+    subject: 'role:human',
+    firstSeenAt: 1_000,
+    reason: 'no isHuman',
+    heldAt: null,
+    ...over,
+  });
+
+  it('go out during the walk only when even every removal due this pass stays under the breaker', () => {
+    const four = ['a', 'b', 'c', 'd'].map((u) => loss(u));
+    expect(new PassLosses(four, { dueBy: 2_000, holders: () => 10 }).mayApplyEarly('human')).toBe(true);
+    const many = Array.from({ length: 12 }, (_, i) => loss(`u${i}`));
+    // 12 of 100 holders is over 10%: they wait for the end of the pass, where the breaker decides.
+    expect(new PassLosses(many, { dueBy: 2_000, holders: () => 100 }).mayApplyEarly('human')).toBe(false);
+    expect(new PassLosses(many, { dueBy: 2_000, holders: () => 1_000 }).mayApplyEarly('human')).toBe(true);
+    // Not due yet, or held by an earlier pass: not counted (they cannot go out early anyway).
+    const later = many.map((l) => ({ ...l, firstSeenAt: 5_000 }));
+    expect(new PassLosses(later, { dueBy: 2_000, holders: () => 100 }).mayApplyEarly('human')).toBe(true);
+    const held = many.map((l) => ({ ...l, heldAt: 1_500 }));
+    expect(new PassLosses(held, { dueBy: 2_000, holders: () => 100 }).mayApplyEarly('human')).toBe(true);
   });
 });
 

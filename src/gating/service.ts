@@ -84,14 +84,13 @@ export class GatingService {
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
   readonly linkedRolePages: Omit<LinkedRolePagesOptions, 'logger' | 'now' | 'store'> | undefined;
-  readonly #linkedRoleScheduler: RecheckScheduler | null;
   readonly #discord: Client;
   readonly #logger: Logger;
-  readonly #scheduler: RecheckScheduler;
   readonly #worker: RoleWorker;
   readonly #logChannel: LogChannel;
-  readonly #rechecks: GuildRechecks;
   readonly #upkeep: StoreUpkeep;
+  /** What runs on a timer while started: the periodic re-check, upkeep, the Linked Roles re-check. */
+  readonly #timers: { start(): void; stop(): void }[] = [];
   /** Background work (setup re-checks, follow-up syncs) per guild, awaited by `idle` and `stop`. */
   readonly #tasks: BackgroundTasks;
   /** Set while started: stops listening to Discord. */
@@ -104,7 +103,7 @@ export class GatingService {
     this.#logger = logger;
     const tasks = new BackgroundTasks(logger);
     this.#tasks = tasks;
-    this.#scheduler =
+    const scheduler =
       options.scheduler ??
       new IntervalScheduler({ intervalMs: schedulerTickMs(options.recheckIntervalMs), logger });
     this.#upkeep = new StoreUpkeep({
@@ -138,10 +137,20 @@ export class GatingService {
       : null;
     this.linkedRolePages =
       linked && this.linkedRoles ? { ...linked, evaluator, service: this.linkedRoles } : undefined;
-    this.#linkedRoleScheduler = linked
-      ? (options.linkedRoleScheduler ??
-        new IntervalScheduler({ intervalMs: options.recheckIntervalMs, logger }))
-      : null;
+    const linkedRoles = this.linkedRoles;
+    if (linkedRoles) {
+      const linkedScheduler =
+        options.linkedRoleScheduler ??
+        new IntervalScheduler({ intervalMs: options.recheckIntervalMs, logger });
+      this.#timers.push({
+        start: () =>
+          linkedScheduler.start(async () => {
+            const counts = await linkedRoles.recheckAll();
+            logger.info({ counts }, 'linked roles re-checked');
+          }),
+        stop: () => linkedScheduler.stop(),
+      });
+    }
     const links: LinkBook = new LinkBook({
       store,
       discord,
@@ -194,7 +203,16 @@ export class GatingService {
       walk,
       recheckIntervalMs: options.recheckIntervalMs,
     });
-    this.#rechecks = rechecks;
+    this.#timers.push(
+      {
+        start: () => {
+          scheduler.start(() => rechecks.recheckDue('periodic'));
+          tasks.run('', () => rechecks.recheckDue('catch-up'));
+        },
+        stop: () => scheduler.stop(),
+      },
+      this.#upkeep,
+    );
     this.guilds = new GuildGating({
       store,
       discord,
@@ -216,25 +234,14 @@ export class GatingService {
     this.#worker
       .resume()
       .catch((error: unknown) => this.#logger.error({ err: error }, 'could not resume role changes'));
-    this.#scheduler.start(() => this.#rechecks.recheckDue('periodic'));
-    this.#tasks.run('', () => this.#rechecks.recheckDue('catch-up'));
-    this.#upkeep.start();
-    const linkedRoles = this.linkedRoles;
-    if (linkedRoles) {
-      this.#linkedRoleScheduler?.start(async () => {
-        const counts = await linkedRoles.recheckAll();
-        this.#logger.info({ counts }, 'linked roles re-checked');
-      });
-    }
+    for (const timer of this.#timers) timer.start();
   }
 
   /** Stop taking work, let in-progress role edits finish (bounded), stop timers. */
   async stop(): Promise<void> {
     if (this.#tasks.stopping) return;
     const stopped = this.#tasks.stop(STOP_GRACE_MS);
-    this.#scheduler.stop();
-    this.#upkeep.stop();
-    this.#linkedRoleScheduler?.stop();
+    for (const timer of this.#timers) timer.stop();
     this.#unlisten?.();
     await stopped;
     await this.#worker.stop(STOP_GRACE_MS);

@@ -20,6 +20,9 @@ export default {
       ctx.userId,
       identity ?? undefined,
     );
-    return renderUnverified(removed, identity, ctx.render);
+    // Linked Roles belong to the account, not the server: /unverify of that identity (or of all) clears them.
+    const linkedRoleCleared =
+      (await access.service.linkedRoles?.clear(ctx.userId, identity ?? undefined)) ?? false;
+    return renderUnverified(removed, identity, ctx.render, linkedRoleCleared);
   },
 } satisfies Command;

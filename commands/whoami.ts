@@ -1,7 +1,7 @@
 import type { Command } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
-import { renderWhoami } from '../src/render/gatingMember.ts';
+import { renderLinkedRoleStatus, renderWhoami } from '../src/render/gatingMember.ts';
 
 export default {
   data: {
@@ -14,8 +14,11 @@ export default {
   async answer(_options, ctx) {
     const access = gatingAccess(ctx);
     if (!access.ok) return access.answer;
-    if (!(await access.service.guilds.getSettings(access.guildId))) return renderNotSetUp(ctx.render);
+    const linkedRole = await access.service.linkedRoles?.status(ctx.userId);
+    if (!(await access.service.guilds.getSettings(access.guildId))) {
+      return linkedRole ? renderLinkedRoleStatus(linkedRole, ctx.render) : renderNotSetUp(ctx.render);
+    }
     const report = await access.service.members.report(access.guildId, ctx.userId);
-    return renderWhoami(report, guildNames(ctx), ctx.render);
+    return renderWhoami(report, guildNames(ctx), ctx.render, linkedRole);
   },
 } satisfies Command;

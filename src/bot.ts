@@ -6,6 +6,7 @@ import type { BotDeps, Command } from './discord/command.ts';
 import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
 import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from './gating/discordOAuth.ts';
+import { parseEncryptionKey } from './gating/linkedRoles.ts';
 import { GatingService } from './gating/service.ts';
 import type { SiweConfig } from './gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from './gating/verifyServer.ts';
@@ -51,6 +52,8 @@ export type GatingConfig = Pick<
   | 'DISCORD_APPLICATION_ID'
   | 'DISCORD_API_URL'
   | 'DISCORD_CLIENT_SECRET'
+  | 'LINKED_ROLES_ENABLED'
+  | 'TOKEN_ENCRYPTION_KEY'
   | 'GATING_RECHECK_HOURS'
   | 'GATING_LEASE_SECONDS'
   | 'GATING_CONFIRM_MINUTES'
@@ -81,6 +84,10 @@ async function startGating(input: {
         publicUrl: config.PUBLIC_URL,
       }
     : undefined;
+  const key = config.TOKEN_ENCRYPTION_KEY ? parseEncryptionKey(config.TOKEN_ENCRYPTION_KEY) : undefined;
+  if (config.LINKED_ROLES_ENABLED && !(oauth && key)) {
+    throw new Error('LINKED_ROLES_ENABLED=true needs DISCORD_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY');
+  }
   const siwe: SiweConfig = {
     publicUrl: config.PUBLIC_URL,
     ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
@@ -94,6 +101,7 @@ async function startGating(input: {
     ));
   try {
     const service = new GatingService({
+      ...(config.LINKED_ROLES_ENABLED && oauth && key ? { linkedRoles: { oauth, key } } : {}),
       store,
       web3bio: input.web3bio,
       discord: input.client,
@@ -110,6 +118,7 @@ async function startGating(input: {
       store,
       siwe,
       ...(oauth ? { oauth } : {}),
+      ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
       onVerified: (result) => service.verification.completeSignature(result),
       logger: logger.child({ module: 'verify-server' }),
     });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseEncryptionKey } from './gating/linkedRoles.ts';
 
 /** Blank values count as unset, so `KEY=` in .env falls back to the default. */
 const optionalText = z.preprocess(
@@ -40,6 +41,15 @@ export const ConfigSchema = z.object({
   DISCORD_API_URL: optionalText.pipe(httpUrl.optional()),
   DISCORD_CLIENT_SECRET: optionalText.pipe(
     z.string().min(8, 'must be the OAuth2 client secret (OAuth2 > Client Secret)').optional(),
+  ),
+  LINKED_ROLES_ENABLED: boolean(false),
+  TOKEN_ENCRYPTION_KEY: optionalText.pipe(
+    z
+      .string()
+      .refine((v) => parseEncryptionKey(v) !== undefined, {
+        error: 'must be 32 random bytes as 64 hex characters or base64 (openssl rand -hex 32)',
+      })
+      .optional(),
   ),
   DEV_GUILD_ID: optionalText.pipe(
     z
@@ -121,6 +131,7 @@ export type Config = z.output<typeof ConfigSchema>;
 export const SECRET_KEYS = [
   'DISCORD_TOKEN',
   'DISCORD_CLIENT_SECRET',
+  'TOKEN_ENCRYPTION_KEY',
   'WEB3BIO_API_KEY',
   'DATABASE_URL',
   'REDIS_URL',
@@ -178,6 +189,22 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   const gatingOn = z.stringbool().safeParse(env.GATING_ENABLED?.trim() || 'false');
   if (gatingOn.success && gatingOn.data && !env.PUBLIC_URL?.trim()) {
     problems.push('PUBLIC_URL is required when GATING_ENABLED=true (the address members open to sign)');
+  }
+  const linkedRolesOn = z.stringbool().safeParse(env.LINKED_ROLES_ENABLED?.trim() || 'false');
+  if (linkedRolesOn.success && linkedRolesOn.data) {
+    const missing = (['DISCORD_CLIENT_SECRET', 'TOKEN_ENCRYPTION_KEY', 'PUBLIC_URL'] as const).filter(
+      (key) => !env[key]?.trim(),
+    );
+    if (missing.length > 0) {
+      problems.push(
+        `LINKED_ROLES_ENABLED=true needs ${missing.join(', ')} (the OAuth2 secret, the key that seals stored refresh tokens, the verification URL's base)`,
+      );
+    }
+    if (!(gatingOn.success && gatingOn.data)) {
+      problems.push(
+        'LINKED_ROLES_ENABLED=true needs GATING_ENABLED=true (the verification page, the store and the re-checks run in the gating module)',
+      );
+    }
   }
   if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return result.data;

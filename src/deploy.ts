@@ -3,10 +3,12 @@ import { REST, Routes } from 'discord.js';
 import { commandsFor } from '../commands/index.ts';
 import { ConfigError, loadConfig } from './config.ts';
 import { guildCommandData } from './discord/command.ts';
+import { ROLE_CONNECTION_METADATA } from './gating/linkedRoles.ts';
 
 /**
  * Register the slash commands with REST alone (no gateway login): to DEV_GUILD_ID when set, else
- * globally. A bulk overwrite, so running it twice changes nothing.
+ * globally; with LINKED_ROLES_ENABLED, also the app's role-connection metadata. Bulk overwrites, so
+ * running it twice changes nothing.
  */
 async function deploy(): Promise<void> {
   const config = loadConfig(process.env);
@@ -22,6 +24,14 @@ async function deploy(): Promise<void> {
   const where = config.DEV_GUILD_ID ? `guild ${config.DEV_GUILD_ID}` : 'globally';
   console.log(
     `Registered ${registered.length} commands ${where}: ${registered.map((c) => `/${c.name}`).join(', ')}`,
+  );
+  if (!config.LINKED_ROLES_ENABLED) return;
+  // Metadata belongs to the application, not a guild: the same route with or without DEV_GUILD_ID.
+  const metadata = (await rest.put(Routes.applicationRoleConnectionMetadata(config.DISCORD_APPLICATION_ID), {
+    body: ROLE_CONNECTION_METADATA,
+  })) as { key: string }[];
+  console.log(
+    `Registered ${metadata.length} Linked Roles metadata records: ${metadata.map((m) => m.key).join(', ')}`,
   );
 }
 

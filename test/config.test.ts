@@ -74,6 +74,35 @@ describe('loadConfig', () => {
     expect(() => loadConfig(env)).toThrow(/\.env\.example/);
   });
 
+  it('refuses LINKED_ROLES_ENABLED without the secret, the encryption key and PUBLIC_URL, naming each', () => {
+    const key = 'ab'.repeat(32);
+    const on = { ...REQUIRED, LINKED_ROLES_ENABLED: 'true', GATING_ENABLED: 'true' };
+    const problems = problemsOf(on).filter((p) => p.startsWith('LINKED_ROLES_ENABLED'));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^LINKED_ROLES_ENABLED=true needs DISCORD_CLIENT_SECRET, TOKEN_ENCRYPTION_KEY, PUBLIC_URL/,
+    );
+    expect(
+      problemsOf({ ...on, DISCORD_CLIENT_SECRET: 'client-secret-1', PUBLIC_URL: 'https://bot.example' })[0],
+    ).toMatch(/needs TOKEN_ENCRYPTION_KEY \(/);
+    const full = {
+      ...on,
+      DISCORD_CLIENT_SECRET: 'client-secret-1',
+      PUBLIC_URL: 'https://bot.example',
+      TOKEN_ENCRYPTION_KEY: key,
+    };
+    expect(loadConfig(full)).toMatchObject({ LINKED_ROLES_ENABLED: true, TOKEN_ENCRYPTION_KEY: key });
+    expect(loadConfig(REQUIRED).LINKED_ROLES_ENABLED).toBe(false);
+    const bad = problemsOf({ ...full, TOKEN_ENCRYPTION_KEY: 'too-short-secret-value' });
+    expect(bad).toHaveLength(1);
+    expect(bad[0]).toMatch(/^TOKEN_ENCRYPTION_KEY must be 32 random bytes/);
+    expect(bad[0]).not.toContain('too-short-secret-value');
+    expect(configSecrets(loadConfig(full))).toContain(key);
+    expect(problemsOf({ ...full, GATING_ENABLED: 'false' })).toEqual([
+      expect.stringMatching(/^LINKED_ROLES_ENABLED=true needs GATING_ENABLED=true/),
+    ]);
+  });
+
   it('never echoes a value in its messages', () => {
     const problems = problemsOf({
       DISCORD_TOKEN: 'secret-token-value',

@@ -38,7 +38,12 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
 }
 
 /** An HTML page rendered with a fresh CSP nonce that allows its inline style and script only. */
-export function sendHtml(res: ServerResponse, status: number, render: (cspNonce: string) => string): void {
+export function sendHtml(
+  res: ServerResponse,
+  status: number,
+  render: (cspNonce: string) => string,
+  options: { formAction?: 'self' } = {},
+): void {
   const cspNonce = randomBytes(16).toString('base64');
   const csp = [
     "default-src 'none'",
@@ -46,7 +51,7 @@ export function sendHtml(res: ServerResponse, status: number, render: (cspNonce:
     `style-src 'nonce-${cspNonce}'`,
     "connect-src 'self'",
     "base-uri 'none'",
-    "form-action 'none'",
+    options.formAction === 'self' ? "form-action 'self'" : "form-action 'none'",
     "frame-ancestors 'none'",
   ].join('; ');
   send(res, status, 'text/html; charset=utf-8', render(cspNonce), csp);

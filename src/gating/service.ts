@@ -20,11 +20,14 @@ import type { Logger } from '../log.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { BackgroundTasks } from './backgroundTasks.ts';
+import type { DiscordOAuthConfig } from './discordOAuth.ts';
 import { Evaluator } from './evaluation.ts';
 import { GuildGating } from './guildGating.ts';
 import { GuildRechecks } from './guildRechecks.ts';
 import { GuildWalk } from './guildWalk.ts';
 import { LinkBook } from './linkBook.ts';
+import type { LinkedRolePagesOptions } from './linkedRolePages.ts';
+import { LinkedRoleService } from './linkedRoleService.ts';
 import { LogChannel } from './logChannel.ts';
 import { MemberGating } from './memberGating.ts';
 import { RoleSync } from './roleSync.ts';
@@ -53,6 +56,10 @@ export interface GatingServiceOptions {
     RoleWorkerOptions,
     'pollMs' | 'maxAttempts' | 'backoffMs' | 'probeMs' | 'maxProbeMs' | 'leaseMs'
   >;
+  /** With LINKED_ROLES_ENABLED: the OAuth2 client and TOKEN_ENCRYPTION_KEY as bytes. */
+  linkedRoles?: { oauth: DiscordOAuthConfig; key: Buffer };
+  /** Runs the Linked Roles re-checks. Default: an IntervalScheduler on `recheckIntervalMs`. */
+  linkedRoleScheduler?: RecheckScheduler;
   /** How long log-channel lines are gathered into one message. Default 1000 ms. */
   logFlushMs?: number;
   /** Members evaluated at once during a guild re-check. Default 16. */
@@ -73,6 +80,11 @@ export class GatingService {
   readonly members: MemberGating;
   /** One guild: setup, disable, settings, status, whole-guild re-check and its preview. */
   readonly guilds: GuildGating;
+  /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
+  readonly linkedRoles: LinkedRoleService | null;
+  /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
+  readonly linkedRolePages: Omit<LinkedRolePagesOptions, 'logger' | 'now' | 'store'> | undefined;
+  readonly #linkedRoleScheduler: RecheckScheduler | null;
   readonly #discord: Client;
   readonly #logger: Logger;
   readonly #scheduler: RecheckScheduler;
@@ -113,6 +125,23 @@ export class GatingService {
     const worker = new RoleWorker({ store, discord, logger, notices, now, ...options.worker });
     this.#worker = worker;
     const evaluator = new Evaluator({ web3bio: options.web3bio, store, logger, now });
+    const linked = options.linkedRoles;
+    this.linkedRoles = linked
+      ? new LinkedRoleService({
+          store,
+          evaluator,
+          logger: logger.child({ module: 'linked-roles' }),
+          now,
+          ...(options.confirmMs === undefined ? {} : { confirmMs: options.confirmMs }),
+          ...linked,
+        })
+      : null;
+    this.linkedRolePages =
+      linked && this.linkedRoles ? { ...linked, evaluator, service: this.linkedRoles } : undefined;
+    this.#linkedRoleScheduler = linked
+      ? (options.linkedRoleScheduler ??
+        new IntervalScheduler({ intervalMs: options.recheckIntervalMs, logger }))
+      : null;
     const links: LinkBook = new LinkBook({
       store,
       discord,
@@ -190,6 +219,13 @@ export class GatingService {
     this.#scheduler.start(() => this.#rechecks.recheckDue('periodic'));
     this.#tasks.run('', () => this.#rechecks.recheckDue('catch-up'));
     this.#upkeep.start();
+    const linkedRoles = this.linkedRoles;
+    if (linkedRoles) {
+      this.#linkedRoleScheduler?.start(async () => {
+        const counts = await linkedRoles.recheckAll();
+        this.#logger.info({ counts }, 'linked roles re-checked');
+      });
+    }
   }
 
   /** Stop taking work, let in-progress role edits finish (bounded), stop timers. */
@@ -198,6 +234,7 @@ export class GatingService {
     const stopped = this.#tasks.stop(STOP_GRACE_MS);
     this.#scheduler.stop();
     this.#upkeep.stop();
+    this.#linkedRoleScheduler?.stop();
     this.#unlisten?.();
     await stopped;
     await this.#worker.stop(STOP_GRACE_MS);

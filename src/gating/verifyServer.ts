@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { GatingStore } from '../store/types.ts';
 import type { DiscordOAuthConfig } from './discordOAuth.ts';
 import { send, sendHtml, sendJson } from './httpResponses.ts';
+import { handleLinkedRole, type LinkedRolePagesOptions } from './linkedRolePages.ts';
 import {
   buildChallengeMessage,
   isChallengeNonce,
@@ -102,6 +103,8 @@ export interface VerifyServerOptions {
    * made for (`/oauth/callback` below PUBLIC_URL is the redirect URI).
    */
   oauth?: DiscordOAuthConfig;
+  /** With LINKED_ROLES_ENABLED: the Linked Roles verification URL, `/linked-role` below PUBLIC_URL. */
+  linkedRoles?: Omit<LinkedRolePagesOptions, 'logger' | 'now' | 'store'>;
 }
 
 export interface VerifyServer {
@@ -185,6 +188,24 @@ async function handle(
   if (path === SIGN_IN_CALLBACK_PATH && signIn) {
     if (!readOnly) return methodNotAllowed(res, 'GET, HEAD');
     return finishSignIn(signIn, req, res);
+  }
+
+  if (opts.linkedRoles && path.startsWith('/linked-role')) {
+    const now = opts.siwe.now ?? Date.now;
+    const linked = { ...opts.linkedRoles, store: opts.store, logger: log, now };
+    // Each start stores an OAuth2 state: the same per-client limit as the signing page's sign-ins.
+    if (path === '/linked-role' && readOnly) {
+      const client = req.socket.remoteAddress ?? 'unknown';
+      if (signIns.blocked(client, now())) {
+        res.setHeader('retry-after', '600');
+        return sendJson(res, 429, {
+          ok: false,
+          message: 'Too many sign-ins from this address. Wait a few minutes.',
+        });
+      }
+      signIns.count(client, now());
+    }
+    if (await handleLinkedRole(linked, req, res, path)) return;
   }
 
   if (path === '/healthz') {

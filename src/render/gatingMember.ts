@@ -141,18 +141,29 @@ export function renderUnverified(
   removed: number,
   identity: string | null,
   ctx: RenderContext,
+  linkedRoleCleared = false,
 ): MessagePayload {
-  if (removed === 0) {
+  const linked = linkedRoleCleared
+    ? '\nYour Linked Roles connection was cleared too: roles Discord gives from it are removed.'
+    : '';
+  if (removed === 0 && !linkedRoleCleared) {
     const what = identity
       ? `**${identityText(identity)}** is not linked to you here.`
       : 'You have no linked identity here.';
     return plain(embed('Nothing to unlink', what, COLORS.neutral), ctx);
   }
-  const what = identity
-    ? `**${identityText(identity)}** is no longer linked to you.`
-    : `${formatNumber(removed, ctx.locale)} linked ${removed === 1 ? 'identity was' : 'identities were'} removed.`;
+  const what =
+    removed === 0
+      ? 'No identity was linked to you in this server.'
+      : identity
+        ? `**${identityText(identity)}** is no longer linked to you.`
+        : `${formatNumber(removed, ctx.locale)} linked ${removed === 1 ? 'identity was' : 'identities were'} removed.`;
   return plain(
-    embed('Unlinked', `${what}\nRoles that depended on it are updated in a moment.`, COLORS.success),
+    embed(
+      'Unlinked',
+      `${what}${removed > 0 ? '\nRoles that depended on it are updated in a moment.' : ''}${linked}`,
+      COLORS.success,
+    ),
     ctx,
   );
 }
@@ -261,19 +272,64 @@ function decisionsField(report: MemberReport, names: GuildNames): APIEmbedField 
 }
 
 /** `/whoami`: my proven identities, and for each gated role why I have it or not. */
-export function renderWhoami(report: MemberReport, names: GuildNames, ctx: RenderContext): MessagePayload {
+export function renderWhoami(
+  report: MemberReport,
+  names: GuildNames,
+  ctx: RenderContext,
+  linkedRole?: { identity: string; stale: boolean },
+): MessagePayload {
+  if (!linkedRole) return renderWhoamiReport(report, names, ctx, []);
+  return renderWhoamiReport(report, names, ctx, [linkedRoleField(linkedRole)]);
+}
+
+/** `/whoami` in a server without gating set up: only the member's Linked Roles connection. */
+export function renderLinkedRoleStatus(
+  linkedRole: { identity: string; stale: boolean },
+  ctx: RenderContext,
+): MessagePayload {
+  return plain(
+    embed(
+      'Linked Roles',
+      'Role gating is not set up in this server; your Linked Roles connection works in every server.',
+      linkedRole.stale ? COLORS.warning : COLORS.info,
+      [linkedRoleField(linkedRole)],
+    ),
+    ctx,
+  );
+}
+
+function linkedRoleField(linkedRole: { identity: string; stale: boolean }): APIEmbedField {
+  return {
+    name: 'Linked Roles',
+    value: linkedRole.stale
+      ? `⚠️ Discord no longer accepts the connection to **${identityText(linkedRole.identity)}**, so its roles stop following your credentials. Open the app's Linked Roles link again (a role's requirements in the server, or your User Settings › Connections) to reconnect.`
+      : `Connected as **${identityText(linkedRole.identity)}**; Discord gives roles from its credentials.`,
+  };
+}
+
+function renderWhoamiReport(
+  report: MemberReport,
+  names: GuildNames,
+  ctx: RenderContext,
+  extra: APIEmbedField[],
+): MessagePayload {
   if (report.links.length === 0) {
     return plain(
       embed(
         'No proven identity',
         'You have not linked a web3 identity in this server yet. Run `/verify identity:<name or address>` to start.',
         COLORS.neutral,
-        report.decisions.length > 0 || report.released.length > 0 ? reportFields(report, names, ctx) : [],
+        [
+          ...extra,
+          ...(report.decisions.length > 0 || report.released.length > 0
+            ? reportFields(report, names, ctx)
+            : []),
+        ].slice(0, DISCORD_LIMITS.fields),
       ),
       ctx,
     );
   }
-  const fields = reportFields(report, names, ctx);
+  const fields = [...extra, ...reportFields(report, names, ctx)].slice(0, DISCORD_LIMITS.fields);
   const count = report.links.length;
   return plain(
     embed(

@@ -139,6 +139,27 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 5,
+    name: 'linked roles connections',
+    sql: ({ types: t }) => `
+      CREATE TABLE role_connections (
+        user_id TEXT PRIMARY KEY,
+        identity TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        address TEXT,
+        proven_at ${t.bigint} NOT NULL,
+        sealed_access_token TEXT,
+        sealed_refresh_token TEXT,
+        access_expires_at ${t.bigint} NOT NULL,
+        metadata ${t.json},
+        written_at ${t.bigint},
+        stale_since ${t.bigint},
+        loss_seen_at ${t.bigint},
+        updated_at ${t.bigint} NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

@@ -1,4 +1,5 @@
 import type { SqlDriver } from './sql.ts';
+import { createSqlRoleConnections } from './sqlRoleConnections.ts';
 import { createSqlRoleQueue } from './sqlRoleQueue.ts';
 import { sqlRows } from './sqlRows.ts';
 import type {
@@ -27,6 +28,8 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
   const linkParams = (k: LinkKey) => [k.guildId, k.userId, k.identity];
 
   return {
+    ...createSqlRoleConnections(driver, now),
+
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);
       return first(rows, toSettings);

@@ -177,7 +177,59 @@ export interface RoleChange extends RoleChangeInput {
  */
 export type EnqueueOutcome = 'created' | 'replaced' | 'duplicate';
 
-export interface GatingStore {
+/**
+ * A member's Linked Roles connection (one per Discord account, for the whole app): the identity they
+ * proved, their Discord tokens sealed with TOKEN_ENCRYPTION_KEY, and what was last written to Discord.
+ */
+export interface RoleConnectionRecord {
+  userId: string;
+  identity: string;
+  platform: string;
+  address: string | null;
+  provenAt: number;
+  /** `sealToken` output, bound to the user id; null once cleared. */
+  sealedAccessToken: string | null;
+  sealedRefreshToken: string | null;
+  /** When the access token expires (ms). */
+  accessExpiresAt: number;
+  /** The metadata last written to Discord; null before the first write. */
+  metadata: Record<string, string> | null;
+  writtenAt: number | null;
+  /** Set when Discord refused a refresh: the member must open the verification URL again. */
+  staleSince: number | null;
+  /** When a re-check first saw the metadata get worse (a loss waits for confirmation, as role removals do). */
+  lossSeenAt: number | null;
+  updatedAt: number;
+}
+
+/** The Linked Roles part of the store. */
+export interface RoleConnectionStore {
+  /** Create or replace a member's connection (a fresh sign-in clears `staleSince`). */
+  saveRoleConnection(
+    record: Omit<RoleConnectionRecord, 'updatedAt' | 'lossSeenAt'>,
+  ): Promise<RoleConnectionRecord>;
+  getRoleConnection(userId: string): Promise<RoleConnectionRecord | undefined>;
+  /** Connections ordered by user id, paged with `afterUserId`; stale ones are left out unless asked for. */
+  listRoleConnections(opts?: {
+    afterUserId?: string;
+    limit?: number;
+    includeStale?: boolean;
+  }): Promise<RoleConnectionRecord[]>;
+  /** Keep rotated tokens (after a refresh); false when the connection is gone. */
+  updateRoleConnectionTokens(
+    userId: string,
+    tokens: { sealedAccessToken: string; sealedRefreshToken: string | null; accessExpiresAt: number },
+  ): Promise<boolean>;
+  /** Note what was written to Discord; false when the connection is gone. */
+  recordRoleConnectionWrite(userId: string, metadata: Record<string, string>, at: number): Promise<boolean>;
+  /** Note (or, with null, forget) a loss waiting for confirmation; false when the connection is gone. */
+  noteRoleConnectionLoss(userId: string, seenAt: number | null): Promise<boolean>;
+  /** Mark stale (Discord refused the refresh) and drop the tokens that no longer work. */
+  markRoleConnectionStale(userId: string, at: number): Promise<boolean>;
+  deleteRoleConnection(userId: string): Promise<boolean>;
+}
+
+export interface GatingStore extends RoleConnectionStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

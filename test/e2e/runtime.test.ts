@@ -11,6 +11,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
 import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { ALICE, callbackTypes, type LogLine, toCommandOptions, visibleMessage } from './harness.ts';
@@ -274,6 +275,32 @@ describe('npm run deploy-commands (node src/deploy.ts)', () => {
     await deploy(gating);
     const global = discord.state.commands.global.find((c) => c.name === 'gating');
     expect(global?.contexts).toEqual([0]);
+  });
+
+  it('with LINKED_ROLES_ENABLED also registers the role-connection metadata (at most 5), idempotently', async () => {
+    const linked = {
+      LINKED_ROLES_ENABLED: 'true',
+      GATING_ENABLED: 'true',
+      DISCORD_CLIENT_SECRET: 'test-client-secret',
+      TOKEN_ENCRYPTION_KEY: 'cd'.repeat(32),
+      PUBLIC_URL: 'https://bot.example',
+    };
+    expect(discord.oauth.roleConnectionMetadata).toEqual([]);
+    const before = discord.requests.length;
+    const out = await deploy({ ...linked, DEV_GUILD_ID: guild.id });
+    expect(out).toContain('Registered 5 Linked Roles metadata records: likely_human, humanity_score');
+    expect(out).not.toContain(linked.TOKEN_ENCRYPTION_KEY);
+    expect(discord.oauth.roleConnectionMetadata).toEqual(ROLE_CONNECTION_METADATA);
+    await deploy({ ...linked, DEV_GUILD_ID: guild.id });
+    expect(discord.oauth.roleConnectionMetadata).toEqual(ROLE_CONNECTION_METADATA);
+    const routes = discord.requests.slice(before).map((r) => `${r.method} ${r.path}`);
+    expect(routes.filter((r) => r.includes('role-connections'))).toEqual([
+      `PUT /applications/${discord.applicationId}/role-connections/metadata`,
+      `PUT /applications/${discord.applicationId}/role-connections/metadata`,
+    ]);
+    // Without the switch the metadata route is never called.
+    await deploy({ DEV_GUILD_ID: guild.id });
+    expect(discord.requests.slice(before).filter((r) => r.path.includes('role-connections'))).toHaveLength(2);
   });
 
   it('registers globally without DEV_GUILD_ID, idempotently', async () => {

@@ -203,6 +203,20 @@ describe('renderWhoami', () => {
     expect(roles).toContain('**Spam**: ➖ not wanted · still held');
   });
 
+  it('shows the Linked Roles connection, and warns when Discord refused it (stale)', () => {
+    const live = visibleText(
+      checked(renderWhoami(report(), names, ctx(), { identity: 'alice.eth', stale: false })),
+    );
+    expect(live).toContain('Connected as **alice.eth**');
+    const stale = checked(
+      renderWhoami(report({ links: [], evidence: [] }), names, ctx(), { identity: 'a*b_.eth', stale: true }),
+    );
+    const field = stale.embeds[0]?.fields?.find((f) => f.name === 'Linked Roles');
+    expect(field?.value).toContain('Discord no longer accepts the connection to **a\\*b\\_.eth**');
+    expect(field?.value).toContain('reconnect');
+    expect(visibleText(checked(renderWhoami(report(), names, ctx())))).not.toContain('Linked Roles');
+  });
+
   it('tells a member without a link how to start', () => {
     const payload = checked(renderWhoami(report({ links: [], evidence: [] }), names, ctx()));
     expect(payload.embeds[0]?.title).toBe('No proven identity');
@@ -441,5 +455,8 @@ describe('small messages', () => {
     expect(visibleText(checked(renderUnverified(0, 'bob.eth', ctx())))).toContain(
       '**bob.eth** is not linked',
     );
+    const cleared = visibleText(checked(renderUnverified(0, null, ctx(), true)));
+    expect(cleared).toContain('Linked Roles connection was cleared');
+    expect(cleared).not.toContain('Nothing to unlink');
   });
 });

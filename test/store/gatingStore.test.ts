@@ -674,4 +674,87 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(results.filter(Boolean)).toHaveLength(1);
     });
   });
+
+  describe('Linked Roles connections', () => {
+    const CONNECTION = {
+      userId: 'user-9',
+      identity: HOSTILE,
+      platform: 'ens',
+      address: '0xabc',
+      provenAt: 1_000,
+      sealedAccessToken: 'v1.access',
+      sealedRefreshToken: 'v1.refresh',
+      accessExpiresAt: 5_000,
+      metadata: null,
+      writtenAt: null,
+      staleSince: null,
+    };
+
+    it('round-trips, records writes and rotated tokens, and replaces on a new sign-in', async () => {
+      expect(await store.getRoleConnection('user-9')).toBeUndefined();
+      const saved = await store.saveRoleConnection(CONNECTION);
+      expect(saved).toEqual({ ...CONNECTION, lossSeenAt: null, updatedAt: time.t });
+      expect(await store.noteRoleConnectionLoss('user-9', 33)).toBe(true);
+      expect((await store.getRoleConnection('user-9'))?.lossSeenAt).toBe(33);
+      expect(await store.noteRoleConnectionLoss('user-9', null)).toBe(true);
+      expect(await store.noteRoleConnectionLoss('nobody', 1)).toBe(false);
+      time.t += 10;
+      expect(await store.recordRoleConnectionWrite('user-9', { likely_human: '1', note: HOSTILE }, 77)).toBe(
+        true,
+      );
+      expect(
+        await store.updateRoleConnectionTokens('user-9', {
+          sealedAccessToken: 'v1.access2',
+          sealedRefreshToken: 'v1.refresh2',
+          accessExpiresAt: 9_000,
+        }),
+      ).toBe(true);
+      expect(await store.getRoleConnection('user-9')).toEqual({
+        ...CONNECTION,
+        sealedAccessToken: 'v1.access2',
+        sealedRefreshToken: 'v1.refresh2',
+        accessExpiresAt: 9_000,
+        metadata: { likely_human: '1', note: HOSTILE },
+        writtenAt: 77,
+        lossSeenAt: null,
+        updatedAt: time.t,
+      });
+      expect(await store.recordRoleConnectionWrite('nobody', {}, 1)).toBe(false);
+      expect(
+        await store.updateRoleConnectionTokens('nobody', {
+          sealedAccessToken: 'x',
+          sealedRefreshToken: null,
+          accessExpiresAt: 1,
+        }),
+      ).toBe(false);
+    });
+
+    it('marks stale (dropping the tokens), lists only live ones by default, pages, and deletes', async () => {
+      await store.saveRoleConnection(CONNECTION);
+      await store.saveRoleConnection({ ...CONNECTION, userId: 'user-1' });
+      await store.saveRoleConnection({ ...CONNECTION, userId: 'user-5' });
+      expect(await store.markRoleConnectionStale('user-5', 42)).toBe(true);
+      expect(await store.markRoleConnectionStale('user-5', 50)).toBe(true);
+      expect(await store.getRoleConnection('user-5')).toMatchObject({
+        staleSince: 42,
+        sealedAccessToken: null,
+        sealedRefreshToken: null,
+      });
+      expect((await store.listRoleConnections()).map((c) => c.userId)).toEqual(['user-1', 'user-9']);
+      expect((await store.listRoleConnections({ includeStale: true })).map((c) => c.userId)).toEqual([
+        'user-1',
+        'user-5',
+        'user-9',
+      ]);
+      expect(
+        (await store.listRoleConnections({ afterUserId: 'user-1', limit: 1 })).map((c) => c.userId),
+      ).toEqual(['user-9']);
+      // A new sign-in clears the stale mark.
+      await store.saveRoleConnection({ ...CONNECTION, userId: 'user-5' });
+      expect((await store.getRoleConnection('user-5'))?.staleSince).toBeNull();
+      expect(await store.deleteRoleConnection('user-5')).toBe(true);
+      expect(await store.deleteRoleConnection('user-5')).toBe(false);
+      expect(await store.getRoleConnection('user-5')).toBeUndefined();
+    });
+  });
 });

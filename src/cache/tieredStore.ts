@@ -5,10 +5,9 @@
  * that message is lost (the subscriber was disconnected: L1 is then cleared on reconnect) an L1 copy
  * still lives at most `l1TtlMs`: that is the bound on how long a process can serve an overwritten entry.
  */
-import { randomUUID } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import { L1Invalidation } from './invalidation.ts';
 import { MemoryStore, type MemoryStoreOptions } from './memoryStore.ts';
-import { closeRedisClient, type RedisStore } from './redisStore.ts';
+import type { RedisStore } from './redisStore.ts';
 import type { CacheStore, FillClaim, StoredEntry } from './types.ts';
 
 export type CacheTier = 'l1' | 'l2';
@@ -28,33 +27,19 @@ export class TieredStore implements CacheStore {
   readonly #l2: RedisStore;
   readonly #l1TtlMs: number;
   readonly #onRead: ((tier: CacheTier, hit: boolean) => void) | undefined;
-  readonly #channel: string;
-  readonly #origin = randomUUID();
-  readonly #subscriber: Redis;
+  readonly #invalidation: L1Invalidation;
 
   constructor(options: TieredStoreOptions) {
     this.#l1 = new MemoryStore(options);
     this.#l2 = options.l2;
     this.#l1TtlMs = options.l1TtlMs ?? DEFAULT_L1_TTL_MS;
     this.#onRead = options.onRead;
-    this.#channel = `${this.#l2.prefix}invalidate`;
-    // A subscriber connection of its own; it queues SUBSCRIBE until connected and resubscribes after a reconnect.
-    this.#subscriber = this.#l2.client.duplicate({ enableOfflineQueue: true, lazyConnect: false });
-    this.#subscriber.on('error', () => {});
-    this.#subscriber.on('message', (_channel: string, message: string) => this.#onInvalidate(message));
-    // Messages sent while disconnected are lost: forget every L1 copy when the subscription resumes.
-    let connectedBefore = false;
-    this.#subscriber.on('ready', () => {
-      if (connectedBefore) this.#l1.clear();
-      connectedBefore = true;
-    });
-    this.#subscriber.subscribe(this.#channel).catch(() => undefined);
+    this.#invalidation = new L1Invalidation(this.#l1, this.#l2);
   }
 
   /** Resolves once invalidations are being received (for tests and start-up). */
-  async ready(): Promise<void> {
-    if (this.#subscriber.status === 'ready') return;
-    await new Promise<void>((resolve) => this.#subscriber.once('ready', () => resolve()));
+  ready(): Promise<void> {
+    return this.#invalidation.ready();
   }
 
   async get(key: string): Promise<StoredEntry | undefined> {
@@ -70,13 +55,13 @@ export class TieredStore implements CacheStore {
   async set(key: string, entry: StoredEntry, retainMs: number): Promise<void> {
     await this.#l1.set(key, entry, Math.min(retainMs, this.#l1TtlMs));
     await this.#l2.set(key, entry, retainMs);
-    this.#publish(key);
+    this.#invalidation.publish(key);
   }
 
   async delete(key: string): Promise<void> {
     await this.#l1.delete(key);
     await this.#l2.delete(key);
-    this.#publish(key);
+    this.#invalidation.publish(key);
   }
 
   claimFill(key: string): Promise<FillClaim> {
@@ -91,22 +76,12 @@ export class TieredStore implements CacheStore {
 
   async close(): Promise<void> {
     this.#l1.clear();
-    await closeRedisClient(this.#subscriber);
+    await this.#invalidation.close();
     await this.#l2.close();
   }
 
   async #keep(key: string, entry: StoredEntry): Promise<void> {
     await this.#l1.set(key, entry, this.#l1TtlMs);
-  }
-
-  #publish(key: string): void {
-    this.#l2.client.publish(this.#channel, `${this.#origin} ${key}`).catch(() => undefined);
-  }
-
-  #onInvalidate(message: string): void {
-    const space = message.indexOf(' ');
-    if (space === -1 || message.slice(0, space) === this.#origin) return;
-    void this.#l1.delete(message.slice(space + 1));
   }
 
   #read(tier: CacheTier, hit: boolean): void {

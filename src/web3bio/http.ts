@@ -18,12 +18,8 @@ import {
   UpstreamError,
   type Web3BioError,
 } from './errors.ts';
-import {
-  ConcurrencyLimit,
-  type RateLimit,
-  type RequestLimiter,
-  SlidingWindowLimiter,
-} from './rateLimiter.ts';
+import { type RateLimit, type RequestLimiter, SlidingWindowLimiter } from './rateLimiter.ts';
+import { RequestGate } from './requestGate.ts';
 
 export interface RetryOptions {
   /** Extra attempts after the first. */
@@ -84,44 +80,48 @@ export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 const REDACTED = '[redacted]';
 
+/** Where requests go and what they carry. */
+interface RequestTarget {
+  baseUrl: string;
+  /** The base URL safe to log. */
+  redactedBaseUrl: string;
+  headers: Record<string, string>;
+  /** Per attempt, unless the call gives its own. */
+  timeoutMs: number;
+}
+
 /** GET transport with retries and limits. */
 export class Web3BioTransport {
-  readonly #baseUrl: string;
-  readonly #redactedBaseUrl: string;
-  readonly #apiKey: string | undefined;
+  readonly #target: RequestTarget;
+  readonly #redactor: KeyRedactor;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
-  readonly #timeoutMs: number;
-  readonly #retry: RetryOptions;
-  readonly #limiter: RequestLimiter | null;
-  readonly #slots: ConcurrencyLimit;
-  readonly #headers: Record<string, string>;
+  readonly #backoff: Backoff;
+  readonly #gate: RequestGate;
   readonly #logger: TransportLogger | undefined;
   readonly #observer: TransportObserver | undefined;
-  readonly #random: () => number;
   #closed = false;
 
   constructor(options: TransportOptions) {
-    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
-    this.#redactedBaseUrl = redactUrl(this.#baseUrl);
-    this.#apiKey = options.apiKey || undefined;
+    const baseUrl = options.baseUrl.replace(/\/+$/, '');
+    const apiKey = options.apiKey || undefined;
+    this.#redactor = new KeyRedactor(apiKey);
     this.#ownsDispatcher = options.dispatcher === undefined;
     this.#dispatcher =
       options.dispatcher ??
       new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000, connections: options.concurrency });
-    this.#timeoutMs = options.timeoutMs;
-    this.#retry = options.retry;
+    this.#backoff = new Backoff(options.retry, options.random ?? Math.random);
     const makeLimiter = options.rateLimiter ?? ((limit: RateLimit) => new SlidingWindowLimiter(limit));
-    this.#limiter = options.rateLimit ? makeLimiter(options.rateLimit) : null;
-    this.#slots = new ConcurrencyLimit(options.concurrency);
+    const limiter = options.rateLimit ? makeLimiter(options.rateLimit) : null;
+    this.#gate = new RequestGate(options.concurrency, limiter, options.observer);
     this.#logger = options.logger;
     this.#observer = options.observer;
-    this.#random = options.random ?? Math.random;
-    this.#headers = {
+    const headers: Record<string, string> = {
       accept: 'application/json, text/plain;q=0.9, */*;q=0.8',
       'user-agent': options.userAgent,
     };
-    if (this.#apiKey) this.#headers['x-api-key'] = `Bearer ${this.#apiKey}`;
+    if (apiKey) headers['x-api-key'] = `Bearer ${apiKey}`;
+    this.#target = { baseUrl, redactedBaseUrl: redactUrl(baseUrl), headers, timeoutMs: options.timeoutMs };
   }
 
   /**
@@ -130,7 +130,7 @@ export class Web3BioTransport {
    * is thrown as a Web3BioError. An abort of `signal` rejects with its reason and is never retried.
    */
   async get(path: string, options: GetOptions): Promise<HttpAnswer> {
-    const url = `${this.#redactedBaseUrl}${path}`;
+    const url = `${this.#target.redactedBaseUrl}${path}`;
     for (let attempt = 0; ; attempt++) {
       let error: Web3BioError;
       try {
@@ -139,8 +139,8 @@ export class Web3BioTransport {
         if (options.signal?.aborted || this.#closed || !isRetryable(caught)) throw caught;
         error = caught;
       }
-      if (attempt >= this.#retry.retries) throw error;
-      const delayMs = this.#retryDelay(attempt, error);
+      if (attempt >= this.#backoff.retries) throw error;
+      const delayMs = this.#backoff.delay(attempt, error);
       this.#logger?.warn(
         { url, attempt: attempt + 1, delayMs, error: error.toLog() },
         'web3bio request failed, retrying',
@@ -153,30 +153,24 @@ export class Web3BioTransport {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
-    this.#limiter?.close(new Error('Web3.bio client closed'));
+    this.#gate.close(new Error('Web3.bio client closed'));
     if (this.#ownsDispatcher) await this.#dispatcher.close();
   }
 
   async #attempt(path: string, url: string, options: GetOptions, attempt: number): Promise<HttpAnswer> {
     if (this.#closed) throw new Error('Web3.bio client closed');
-    const release = await this.#slots.acquire(options.signal);
-    let finished: (() => void) | undefined;
+    const leave = await this.#gate.enter(options.signal);
     try {
-      if (this.#limiter) {
-        const waitStarted = performance.now();
-        finished = await this.#limiter.acquire(options.signal);
-        this.#observer?.onLimiterWait?.(performance.now() - waitStarted);
-      }
-      const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+      const timeoutMs = options.timeoutMs ?? this.#target.timeoutMs;
       const started = performance.now();
       let outcome = 'network';
       try {
-        const response = await send(this.#dispatcher, new URL(`${this.#baseUrl}${path}`), {
-          headers: this.#headers,
+        const response = await send(this.#dispatcher, new URL(`${this.#target.baseUrl}${path}`), {
+          headers: this.#target.headers,
           timeoutMs,
           signal: options.signal,
         });
-        const answer: HttpAnswer = { ...response, body: this.#scrub(response.body), url };
+        const answer: HttpAnswer = { ...response, body: this.#redactor.text(response.body), url };
         outcome = String(answer.status);
         this.#logger?.debug(
           { url, status: answer.status, attempt: attempt + 1, ms: Math.round(performance.now() - started) },
@@ -201,17 +195,32 @@ export class Web3BioTransport {
           throw new SchemaError(url, '', [`response body larger than ${MAX_BODY_BYTES} bytes`]);
         }
         if (isWeb3BioError(error)) throw error;
-        throw new NetworkError(url, scrubError(error, this.#apiKey));
+        throw new NetworkError(url, this.#redactor.error(error));
       } finally {
         this.#observer?.onAttempt?.(endpointOf(path), outcome, performance.now() - started);
       }
     } finally {
-      finished?.();
-      release();
+      leave();
     }
   }
+}
 
-  #retryDelay(attempt: number, error: Web3BioError): number {
+/** Retry delays: Retry-After when the server gave one, else full-jitter exponential backoff. */
+class Backoff {
+  readonly #retry: RetryOptions;
+  readonly #random: () => number;
+
+  constructor(retry: RetryOptions, random: () => number) {
+    this.#retry = retry;
+    this.#random = random;
+  }
+
+  /** Extra attempts after the first. */
+  get retries(): number {
+    return this.#retry.retries;
+  }
+
+  delay(attempt: number, error: Web3BioError): number {
     const { baseDelayMs, maxDelayMs } = this.#retry;
     if (error instanceof RateLimitedError && error.retryAfterMs !== null) {
       return Math.min(error.retryAfterMs, maxDelayMs);
@@ -219,10 +228,23 @@ export class Web3BioTransport {
     const ceiling = Math.min(maxDelayMs, baseDelayMs * 2 ** attempt);
     return Math.floor(this.#random() * ceiling);
   }
+}
 
-  /** An upstream that echoes the key back must not get it into errors or logs. */
-  #scrub(text: string): string {
+/** An upstream that echoes the key back must not get it into errors or logs. */
+class KeyRedactor {
+  readonly #apiKey: string | undefined;
+
+  constructor(apiKey: string | undefined) {
+    this.#apiKey = apiKey;
+  }
+
+  text(text: string): string {
     return this.#apiKey && text.includes(this.#apiKey) ? text.split(this.#apiKey).join(REDACTED) : text;
+  }
+
+  /** A cause safe to keep: the original error unless its message holds the key. */
+  error(error: unknown): unknown {
+    return scrubError(error, this.#apiKey);
   }
 }
 

@@ -5,9 +5,7 @@
  * (one entry per process, its oldest waiter), so a process with a long queue cannot starve the others.
  * When Redis cannot be reached the limiter fails open to a local `SlidingWindowLimiter` and says so.
  */
-import { createHash, randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
-import { closeRedisClient } from '../cache/redisStore.ts';
 import {
   enqueue,
   type RateLimit,
@@ -15,69 +13,9 @@ import {
   SlidingWindowLimiter,
   type Waiter,
 } from './rateLimiter.ts';
+import { type QuotaAnswer, RedisQuota } from './redisQuota.ts';
 
-/**
- * KEYS: slots (zset: slot id -> when it finished, or grant time + lease while in flight), waiters
- * (zset: process -> when it began waiting), seen (hash: process -> when it last asked).
- * ARGV: limit, intervalMs, leaseMs, slot id, process id, waiterStaleMs, pollMs.
- * Returns {1, 0} when granted, else {0, ms to wait before asking again}. Time is the server's, so
- * processes on machines with different clocks agree.
- */
-const ACQUIRE_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local interval = tonumber(ARGV[2])
-local lease = tonumber(ARGV[3])
-local stale = tonumber(ARGV[6])
-local poll = tonumber(ARGV[7])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - interval)
-local seen = redis.call('HGETALL', KEYS[3])
-for i = 1, #seen, 2 do
-  if tonumber(seen[i + 1]) < now - stale then
-    redis.call('ZREM', KEYS[2], seen[i])
-    redis.call('HDEL', KEYS[3], seen[i])
-  end
-end
-local free = limit - redis.call('ZCARD', KEYS[1])
-local rank = redis.call('ZRANK', KEYS[2], ARGV[5])
-if not rank then rank = redis.call('ZCARD', KEYS[2]) end
-if free > rank then
-  redis.call('ZADD', KEYS[1], now + lease, ARGV[4])
-  redis.call('PEXPIRE', KEYS[1], lease + interval)
-  redis.call('ZREM', KEYS[2], ARGV[5])
-  redis.call('HDEL', KEYS[3], ARGV[5])
-  return {1, 0}
-end
-redis.call('ZADD', KEYS[2], 'NX', now, ARGV[5])
-redis.call('HSET', KEYS[3], ARGV[5], now)
-redis.call('PEXPIRE', KEYS[2], stale)
-redis.call('PEXPIRE', KEYS[3], stale)
-local wait = poll
-if free > 0 then
-  wait = 2
-else
-  local oldest = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'WITHSCORES', 'LIMIT', 0, 1)
-  if oldest[2] then wait = math.min(poll, math.max(1, tonumber(oldest[2]) + interval - now)) end
-end
-return {0, wait}
-`;
-
-/** KEYS: slots. ARGV: slot id. Marks the slot finished now (it stays counted for one more window). */
-const FINISH_SCRIPT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
-return 1
-`;
-
-/** Longest wait for the first connection before the local limiter takes over. */
-const CONNECT_WAIT_MS = 2_000;
-
-interface LimiterCommands {
-  web3bioLimiterAcquire(...args: (string | number)[]): Promise<[number, number]>;
-  web3bioLimiterFinish(...args: (string | number)[]): Promise<number>;
-}
+export { quotaKey } from './redisQuota.ts';
 
 /** pino-compatible subset. */
 export interface SharedLimiterLogger {
@@ -104,58 +42,91 @@ export interface SharedRateLimiterOptions {
   onSharedChange?: (shared: boolean) => void;
 }
 
-/** Redis key of the quota: one per API key (by hash) or one for keyless use. */
-export function quotaKey(prefix: string, apiKey: string | undefined): string {
-  const id = apiKey ? createHash('sha256').update(apiKey).digest('hex').slice(0, 16) : 'keyless';
-  // The braces keep the three keys in one Redis Cluster slot, as a script needs.
-  return `${prefix}ratelimit:{${id}}`;
+/** Whether grants come from the shared quota, logged and told to the owner when that changes. */
+class SharedState {
+  #shared = true;
+  readonly #logger: SharedLimiterLogger | undefined;
+  readonly #onChange: ((shared: boolean) => void) | undefined;
+
+  constructor(logger: SharedLimiterLogger | undefined, onChange: ((shared: boolean) => void) | undefined) {
+    this.#logger = logger;
+    this.#onChange = onChange;
+  }
+
+  get shared(): boolean {
+    return this.#shared;
+  }
+
+  set(shared: boolean, error?: unknown): void {
+    if (this.#shared === shared) return;
+    this.#shared = shared;
+    if (shared) this.#logger?.info({}, 'shared upstream rate limit reachable again: using it');
+    else {
+      const reason = error instanceof Error ? error.message : String(error);
+      this.#logger?.warn(
+        { reason },
+        'shared upstream rate limit unreachable (Redis): using the local limiter',
+      );
+    }
+    this.#onChange?.(shared);
+  }
+}
+
+/** A sleep between two asks that `wake()` cuts short (on close). */
+class Pause {
+  #wake: (() => void) | undefined;
+
+  sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.#wake = undefined;
+        resolve();
+      }, ms);
+      timer.unref();
+      this.#wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+    });
+  }
+
+  wake(): void {
+    this.#wake?.();
+  }
 }
 
 /** A `RequestLimiter` whose quota every process on the same Redis and key shares. */
 export class SharedRateLimiter implements RequestLimiter {
-  readonly #redis: Redis & LimiterCommands;
-  readonly #ownsRedis: boolean;
-  readonly #limit: RateLimit;
-  readonly #keys: [string, string, string];
-  readonly #processId = randomUUID();
-  readonly #leaseMs: number;
-  readonly #pollMs: number;
+  readonly #quota: RedisQuota;
   readonly #local: SlidingWindowLimiter;
-  readonly #logger: SharedLimiterLogger | undefined;
-  readonly #onSharedChange: ((shared: boolean) => void) | undefined;
+  readonly #state: SharedState;
+  readonly #pause = new Pause();
   readonly #queue: Waiter<() => void>[] = [];
   #pumping = false;
-  /** Whether this process has an entry in the Redis queue of waiting processes. */
-  #queued = false;
   #closed = false;
-  #shared = true;
-  #wake: (() => void) | undefined;
 
   constructor(options: SharedRateLimiterOptions) {
     const { requests, intervalMs } = options.limit;
     if (!(requests >= 1) || !(intervalMs > 0)) {
       throw new RangeError('rate limit needs requests >= 1 and intervalMs > 0');
     }
-    this.#limit = { requests: Math.floor(requests), intervalMs };
-    this.#local = new SlidingWindowLimiter(this.#limit);
-    const base = quotaKey(options.prefix ?? 'web3bio:', options.apiKey);
-    this.#keys = [`${base}:slots`, `${base}:waiters`, `${base}:seen`];
-    this.#leaseMs = options.leaseMs ?? 60_000;
-    this.#pollMs = options.pollMs ?? 250;
-    this.#logger = options.logger;
-    this.#onSharedChange = options.onSharedChange;
-    const redis = options.redis as Redis & Partial<LimiterCommands>;
-    if (redis.web3bioLimiterAcquire === undefined) {
-      redis.defineCommand('web3bioLimiterAcquire', { numberOfKeys: 3, lua: ACQUIRE_SCRIPT });
-      redis.defineCommand('web3bioLimiterFinish', { numberOfKeys: 1, lua: FINISH_SCRIPT });
-    }
-    this.#redis = redis as Redis & LimiterCommands;
-    this.#ownsRedis = options.ownsRedis ?? false;
+    const limit = { requests: Math.floor(requests), intervalMs };
+    this.#local = new SlidingWindowLimiter(limit);
+    this.#quota = new RedisQuota({
+      redis: options.redis,
+      ownsRedis: options.ownsRedis ?? false,
+      limit,
+      apiKey: options.apiKey,
+      prefix: options.prefix ?? 'web3bio:',
+      leaseMs: options.leaseMs ?? 60_000,
+      pollMs: options.pollMs ?? 250,
+    });
+    this.#state = new SharedState(options.logger, options.onSharedChange);
   }
 
   /** Whether grants currently come from the shared quota (false: Redis is unreachable, local fallback). */
   get shared(): boolean {
-    return this.#shared;
+    return this.#state.shared;
   }
 
   /** Waiters queued behind the limit in this process. */
@@ -174,8 +145,8 @@ export class SharedRateLimiter implements RequestLimiter {
   close(reason: unknown = new Error('rate limiter closed')): void {
     if (this.#closed) return;
     this.#closed = true;
-    if (this.#ownsRedis) void closeRedisClient(this.#redis);
-    this.#wake?.();
+    this.#quota.close();
+    this.#pause.wake();
     this.#local.close(reason);
     for (const waiter of this.#queue.splice(0)) {
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
@@ -188,41 +159,19 @@ export class SharedRateLimiter implements RequestLimiter {
     this.#pumping = true;
     try {
       while (this.#queue.length > 0 && !this.#closed) {
-        let answer: [number, number];
-        const slotId = `${this.#processId}:${randomUUID()}`;
+        let answer: QuotaAnswer;
         try {
-          await this.#connected();
-          answer = await this.#redis.web3bioLimiterAcquire(
-            ...this.#keys,
-            this.#limit.requests,
-            this.#limit.intervalMs,
-            this.#leaseMs,
-            slotId,
-            this.#processId,
-            // A waiter asks at least every pollMs; one silent for much longer has gone away.
-            Math.max(5_000, this.#pollMs * 20),
-            this.#pollMs,
-          );
+          answer = await this.#quota.ask();
         } catch (error) {
           this.#fallBack(error);
           continue;
         }
-        this.#setShared(true);
-        const [granted, waitMs] = answer;
-        this.#queued = granted !== 1;
-        if (granted === 1) this.#grant(slotId);
-        else await this.#sleep(waitMs);
+        this.#state.set(true);
+        if (answer.granted) this.#grant(answer.release);
+        else await this.#pause.sleep(answer.waitMs);
       }
       // Every waiter here aborted while this process stood in the Redis queue: leave it at once.
-      if (this.#queued) {
-        this.#queued = false;
-        await this.#redis
-          .multi()
-          .zrem(this.#keys[1], this.#processId)
-          .hdel(this.#keys[2], this.#processId)
-          .exec()
-          .catch(() => undefined);
-      }
+      await this.#quota.leave();
     } finally {
       this.#pumping = false;
       // A waiter that arrived while the pump was leaving the Redis queue still needs a pump.
@@ -231,8 +180,7 @@ export class SharedRateLimiter implements RequestLimiter {
   }
 
   /** Hands a granted slot to the oldest waiter, or gives it back when every waiter aborted meanwhile. */
-  #grant(slotId: string): void {
-    const done = this.#finisher(slotId);
+  #grant(done: () => void): void {
     const waiter = this.#queue.shift();
     if (waiter === undefined) {
       done();
@@ -242,71 +190,12 @@ export class SharedRateLimiter implements RequestLimiter {
     waiter.resolve(done);
   }
 
-  #finisher(slotId: string): () => void {
-    let finished = false;
-    return () => {
-      if (finished) return;
-      finished = true;
-      // A lost finish only keeps the slot until its lease runs out: later, never more requests.
-      this.#redis.web3bioLimiterFinish(this.#keys[0], slotId).catch(() => undefined);
-    };
-  }
-
   /** Redis is unreachable: every queued waiter moves to the local limiter. */
   #fallBack(error: unknown): void {
-    this.#setShared(false, error);
+    this.#state.set(false, error);
     for (const waiter of this.#queue.splice(0)) {
       waiter.signal?.removeEventListener('abort', waiter.onAbort);
       this.#local.acquire(waiter.signal).then(waiter.resolve, waiter.reject);
     }
-  }
-
-  #setShared(shared: boolean, error?: unknown): void {
-    if (this.#shared === shared) return;
-    this.#shared = shared;
-    if (shared) this.#logger?.info({}, 'shared upstream rate limit reachable again: using it');
-    else {
-      const reason = error instanceof Error ? error.message : String(error);
-      this.#logger?.warn(
-        { reason },
-        'shared upstream rate limit unreachable (Redis): using the local limiter',
-      );
-    }
-    this.#onSharedChange?.(shared);
-  }
-
-  /**
-   * While the client is making its first connection, wait for it (bounded): with no offline queue a
-   * command would fail at once and a healthy Redis would count as down. Reconnects do not wait.
-   */
-  async #connected(): Promise<void> {
-    const status = this.#redis.status;
-    if (status !== 'connecting' && status !== 'connect' && status !== 'wait') return;
-    if (status === 'wait') this.#redis.connect().catch(() => undefined);
-    await new Promise<void>((resolve) => {
-      const finish = () => {
-        clearTimeout(timer);
-        this.#redis.off('ready', finish);
-        this.#redis.off('close', finish);
-        resolve();
-      };
-      const timer = setTimeout(finish, CONNECT_WAIT_MS);
-      this.#redis.once('ready', finish);
-      this.#redis.once('close', finish);
-    });
-  }
-
-  #sleep(ms: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.#wake = undefined;
-        resolve();
-      }, ms);
-      timer.unref();
-      this.#wake = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-    });
   }
 }

@@ -17,7 +17,13 @@ export const LOOKUP_COMMANDS: readonly Command[] = [whois, avatar, creds, domain
 /** The role-gating commands, registered only when GATING_ENABLED. */
 export const GATING_COMMANDS: readonly Command[] = [verify, unverify, whoami, gating, checkCredentials];
 
+/** With Linked Roles alone (no role gating): a member's connection shows in /whoami and /unverify clears it. */
+export const LINKED_ROLE_COMMANDS: readonly Command[] = [unverify, whoami];
+
 /** The one registry: the router and the deploy script both read it. */
-export function commandsFor(config: Pick<Config, 'GATING_ENABLED'>): readonly Command[] {
-  return config.GATING_ENABLED ? [...LOOKUP_COMMANDS, ...GATING_COMMANDS] : LOOKUP_COMMANDS;
+export function commandsFor(
+  config: Pick<Config, 'GATING_ENABLED'> & Partial<Pick<Config, 'LINKED_ROLES_ENABLED'>>,
+): readonly Command[] {
+  if (config.GATING_ENABLED) return [...LOOKUP_COMMANDS, ...GATING_COMMANDS];
+  return config.LINKED_ROLES_ENABLED ? [...LOOKUP_COMMANDS, ...LINKED_ROLE_COMMANDS] : LOOKUP_COMMANDS;
 }

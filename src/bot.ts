@@ -173,9 +173,11 @@ export async function startBot(options: {
     windowMs: config.USER_COOLDOWN_SECONDS * 1_000,
   });
   const client = createDiscordClient(config);
-  const gating = config.GATING_ENABLED
-    ? await startGating({ config, logger, web3bio, client, store: options.store })
-    : undefined;
+  // Linked Roles alone also run in the gating module (store, page, re-checks), without the GuildMembers intent.
+  const gating =
+    config.GATING_ENABLED || config.LINKED_ROLES_ENABLED
+      ? await startGating({ config, logger, web3bio, client, store: options.store })
+      : undefined;
   const deps: BotDeps = { config, logger, web3bio, ...(gating ? { gating: gating.service } : {}) };
   const router = createRouter({
     commands,

@@ -200,11 +200,6 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         `LINKED_ROLES_ENABLED=true needs ${missing.join(', ')} (the OAuth2 secret, the key that seals stored refresh tokens, the verification URL's base)`,
       );
     }
-    if (!(gatingOn.success && gatingOn.data)) {
-      problems.push(
-        'LINKED_ROLES_ENABLED=true needs GATING_ENABLED=true (the verification page, the store and the re-checks run in the gating module)',
-      );
-    }
   }
   if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return result.data;

@@ -1,13 +1,12 @@
-import { existsSync } from 'node:fs';
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createChallenge, type NonceRecord, type SiweConfig } from '../../src/gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from '../../src/gating/verifyServer.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
+import { launchChromium } from './chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const GUILD = '111111111111111111';
 const USER = '222222222222222222';
 
@@ -24,9 +23,6 @@ let context: BrowserContext;
 let signRequests: string[];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
-  }
   store = await openSqliteStore(':memory:');
   server = await startVerifyServer({
     port: 0,
@@ -38,18 +34,7 @@ beforeAll(async () => {
       return { ok: true };
     },
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -2,8 +2,7 @@
  * The Discord sign-in in front of the signing page, in headless Chromium: the real page, the bot's
  * verify server and the stand-in Discord's authorize page, with an injected EIP-1193 test wallet.
  */
-import { existsSync } from 'node:fs';
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { DiscordOAuthConfig } from '../../src/gating/discordOAuth.ts';
@@ -12,8 +11,8 @@ import { startVerifyServer, type VerifyServer } from '../../src/gating/verifySer
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
+import { launchChromium } from './chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 const GUILD = '111111111111111111';
 const ALICE = '222222222222222222';
 const MALLORY = '333333333333333333';
@@ -30,9 +29,6 @@ const verified: { record: NonceRecord; address: string }[] = [];
 const warnings: string[] = [];
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) {
-    throw new Error(`${CHROMIUM} is missing: install Debian's chromium package (apt-get install chromium).`);
-  }
   discord = await startFakeDiscord({ clientSecret: SECRET });
   discord.addUser({ id: ALICE, username: 'alice' });
   discord.addUser({ id: MALLORY, username: 'mallory' });
@@ -59,18 +55,7 @@ beforeAll(async () => {
   siwe.publicUrl = server.url;
   oauth.publicUrl = server.url;
   discord.oauth.allowRedirect(`${server.url}/oauth/callback`);
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

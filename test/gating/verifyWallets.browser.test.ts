@@ -3,18 +3,17 @@
  * Standard (`solana:signMessage`, or `solana:signIn` alone), EVM wallets through EIP-6963 with a
  * picker when several announce themselves. Keys stay in Node; the injected wallets call out to sign.
  */
-import { existsSync } from 'node:fs';
 import { ed25519 } from '@noble/curves/ed25519';
 import { base58 } from '@scure/base';
-import { type Browser, type BrowserContext, chromium } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createChallenge, type NonceRecord, type SiweConfig } from '../../src/gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from '../../src/gating/verifyServer.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
+import { launchChromium } from './chromium.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
 let browser: Browser;
 let server: VerifyServer;
 let store: GatingStore;
@@ -28,7 +27,6 @@ function solanaKey() {
 }
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: apt-get install chromium`);
   store = await openSqliteStore(':memory:');
   server = await startVerifyServer({
     port: 0,
@@ -40,16 +38,7 @@ beforeAll(async () => {
       return { ok: true };
     },
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--no-first-run',
-      '--disable-quic',
-    ],
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();

@@ -1,7 +1,15 @@
-import { Client, Events, GatewayIntentBits, Options, RESTEvents } from 'discord.js';
+import {
+  Client,
+  Events,
+  GatewayDispatchEvents,
+  type GatewayGuildMemberUpdateDispatchData,
+  GatewayIntentBits,
+  RESTEvents,
+} from 'discord.js';
 import { commandsFor } from '../commands/index.ts';
 import { closeRedisClient, createRedisClient } from './cache/redisStore.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
+import { type CachePolicy, clientCacheOptions } from './discord/clientCaches.ts';
 import type { BotDeps, Command } from './discord/command.ts';
 import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
@@ -135,22 +143,18 @@ async function startGating(input: {
   }
 }
 
-/** The discord.js client with the fewest intents the enabled features need. */
-export function createDiscordClient(config: Pick<Config, 'DISCORD_API_URL' | 'GATING_ENABLED'>): Client {
+/** The discord.js client with the fewest intents the enabled features need, caching only what the bot reads. */
+export function createDiscordClient(
+  config: Pick<Config, 'DISCORD_API_URL' | 'GATING_ENABLED'>,
+  caches: CachePolicy = 'lean',
+): Client {
   const intents = [GatewayIntentBits.Guilds];
   if (config.GATING_ENABLED) intents.push(GatewayIntentBits.GuildMembers);
   return new Client({
     intents,
     allowedMentions: { parse: [], repliedUser: false },
     rest: config.DISCORD_API_URL ? { api: config.DISCORD_API_URL } : {},
-    makeCache: Options.cacheWithLimits({
-      ...Options.DefaultMakeCacheSettings,
-      MessageManager: 0,
-      PresenceManager: 0,
-      ReactionManager: 0,
-      ThreadManager: 0,
-      VoiceStateManager: 0,
-    }),
+    ...clientCacheOptions(caches),
   });
 }
 
@@ -164,6 +168,8 @@ export async function startBot(options: {
   store?: GatingStore;
   /** The registry the client's observers already report to (see createWeb3BioFromConfig); default a new one. */
   metrics?: BotMetrics;
+  /** discord.js's own caches instead of the bot's (the guild-scale benchmark's baseline); default 'lean'. */
+  discordCaches?: CachePolicy;
 }): Promise<Bot> {
   const { config, logger, web3bio } = options;
   const metrics = options.metrics ?? createMetrics();
@@ -172,7 +178,7 @@ export async function startBot(options: {
     limit: config.USER_COOLDOWN_COMMANDS,
     windowMs: config.USER_COOLDOWN_SECONDS * 1_000,
   });
-  const client = createDiscordClient(config);
+  const client = createDiscordClient(config, options.discordCaches);
   // Linked Roles alone also run in the gating module (store, page, re-checks), without the GuildMembers intent.
   const gating =
     config.GATING_ENABLED || config.LINKED_ROLES_ENABLED
@@ -212,6 +218,10 @@ export async function startBot(options: {
       service.members.onMemberJoin(member).catch((error: unknown) => {
         logger.error({ err: error, guildId: member.guild.id, userId: member.id }, 'member join sync failed');
       });
+    });
+    // Read raw: discord.js reports a rename (userUpdate) only for a user it had cached (clientCaches.ts).
+    client.ws.on(GatewayDispatchEvents.GuildMemberUpdate, (data: GatewayGuildMemberUpdateDispatchData) => {
+      service.members.onMemberUpdate(data.user.id, data.user.username);
     });
   }
 

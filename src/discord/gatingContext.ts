@@ -2,6 +2,8 @@
  * What the gating commands share: the service for this guild (or the message that says why there is
  * none), the run-time Manage Roles check, and the names render shows instead of mentions.
  */
+
+import { GuildMember } from 'discord.js';
 import { PermissionFlagsBits } from 'discord-api-types/v10';
 import type { GatingService } from '../gating/service.ts';
 import { renderGatingUnavailable, renderGuildOnly, renderNeedsManageRoles } from '../render/gatingGuild.ts';
@@ -45,10 +47,22 @@ export function guildNames(ctx: CommandContext, userIds: readonly string[] = [])
     for (const role of guild.roles.cache.values()) roles.set(role.id, role.name);
     for (const channel of guild.channels.cache.values()) channels.set(channel.id, channel.name);
   }
+  // The member cache keeps only the bot (clientCaches.ts): names come with the interaction itself.
+  const resolved = interaction && 'options' in interaction ? interaction.options.resolved : null;
   for (const userId of userIds) {
+    const member =
+      guild?.members.cache.get(userId) ??
+      asGuildMember(resolved?.members?.get(userId)) ??
+      (interaction?.user.id === userId ? asGuildMember(interaction.member) : undefined);
     const name =
-      guild?.members.cache.get(userId)?.displayName ?? interaction?.client.users.cache.get(userId)?.username;
+      member?.displayName ??
+      resolved?.users?.get(userId)?.username ??
+      interaction?.client.users.cache.get(userId)?.username;
     if (name !== undefined) users.set(userId, name);
   }
   return { roles, channels, users };
+}
+
+function asGuildMember(member: unknown): GuildMember | undefined {
+  return member instanceof GuildMember ? member : undefined;
 }

@@ -62,20 +62,55 @@ export function hasMembersIntent(discord: Client): boolean {
 }
 
 /**
- * Fill the member cache with one gateway request, so each member's roles come from the cache (no request
- * per member). False without the GuildMembers intent (Discord would never answer) or on a failure.
+ * A guild's member list as one gateway request (op 8) answered it, for one walk. The walk reads members
+ * from here, not from `guild.members.cache`, which keeps only the bot itself (see clientCaches.ts).
  */
-export async function loadMembers(discord: Client, guild: Guild, logger: Logger): Promise<boolean> {
-  if (!hasMembersIntent(discord)) return false;
+export class MemberRoster {
+  readonly #members: ReadonlyMap<string, GuildMember>;
+  readonly #holders = new Map<string, number>();
+
+  constructor(members: ReadonlyMap<string, GuildMember>) {
+    this.#members = members;
+  }
+
+  get size(): number {
+    return this.#members.size;
+  }
+
+  get(userId: string): GuildMember | null {
+    return this.#members.get(userId) ?? null;
+  }
+
+  /** How many members hold the role (counted once per role). */
+  holders(roleId: string): number {
+    let count = this.#holders.get(roleId);
+    if (count === undefined) {
+      count = 0;
+      for (const member of this.#members.values()) if (member.roles.cache.has(roleId)) count += 1;
+      this.#holders.set(roleId, count);
+    }
+    return count;
+  }
+}
+
+/**
+ * Every member of the guild with one gateway request, so each member's roles come from the answer (no
+ * request per member). Null without the GuildMembers intent (Discord would never answer) or on a failure.
+ */
+export async function loadMembers(
+  discord: Client,
+  guild: Guild,
+  logger: Logger,
+): Promise<MemberRoster | null> {
+  if (!hasMembersIntent(discord)) return null;
   try {
-    await guild.members.fetch({ time: 30_000 });
-    return true;
+    return new MemberRoster(await guild.members.fetch({ time: 30_000 }));
   } catch (error) {
     logger.warn(
       { err: error, guildId: guild.id },
       'could not fetch the member list; fetching members one by one',
     );
-    return false;
+    return null;
   }
 }
 
@@ -124,12 +159,15 @@ export function guildRoleProblems(
   });
 }
 
-/** Members of the guild holding the role, from the cache (complete after `loadMembers`). */
-export function roleHolderCount(guild: Guild, roleId: string): number {
-  return guild.roles.cache.get(roleId)?.members.size ?? 0;
+/**
+ * How many members hold a role: from the walk's member list when it has one, else from the member cache
+ * (which, with the bot's cache policy, knows almost nobody: a low count makes the mass-removal breaker
+ * trip sooner, the safe side).
+ */
+export function roleHolders(guild: Guild, roster: MemberRoster | null): (roleId: string) => number {
+  return (roleId) => roster?.holders(roleId) ?? guild.roles.cache.get(roleId)?.members.size ?? 0;
 }
 
-/** What evaluation needs of a member: the id, the username and the roles held (none when absent). */
 /**
  * A member as the rules see them: the roles they hold, as they will be once the changes already queued
  * for them are applied (so a queued addition is not taken for a role they lack, and the other way round).

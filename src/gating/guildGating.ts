@@ -121,6 +121,7 @@ export class GuildGating {
     if (!settings || !guild) return result;
     await this.#walk.walk(
       guild,
+      await this.#walk.members(guild),
       { settings, fresh: false, dryRun: true, checkRecords: true },
       async (state, { diff, failed }) => {
         result.members += 1;
@@ -131,6 +132,7 @@ export class GuildGating {
         if (changes > 0 && result.sample.length < PREVIEW_SAMPLE) {
           result.sample.push({
             userId: state.userId,
+            username: state.username,
             add: diff.add.map((a) => a.roleId),
             remove: diff.remove.map((r) => r.roleId),
             because: [...diff.add, ...diff.remove].map((c) => c.because),

@@ -9,11 +9,12 @@ import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore, GuildSettings } from '../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
-import { guildOf, roleHolderCount } from './discordReads.ts';
+import { guildOf, roleHolders } from './discordReads.ts';
 import type { GuildWalk } from './guildWalk.ts';
 import type { MemberGating } from './memberGating.ts';
 import { PassLosses, type RoleSync } from './roleSync.ts';
 import type { RecheckResult } from './types.ts';
+import { hasRecordLink } from './usernameWatch.ts';
 
 export interface GuildRechecksOptions {
   store: GatingStore;
@@ -164,15 +165,20 @@ export class GuildRechecks {
     totals: RecheckResult,
   ): Promise<RecheckResult> {
     const guildId = guild.id;
+    const roster = await this.#walk.members(guild);
     const pass = new PassLosses(await this.#store.listPendingLosses(guildId), {
       dueBy: this.#now() - this.#roles.confirmMs,
-      holders: (roleId) => roleHolderCount(guild, roleId),
+      holders: roleHolders(guild, roster),
     });
     const complete = await this.#walk.walk(
       guild,
+      roster,
       { settings, fresh, dryRun: false, checkRecords: true },
       async (state, evaluation) => {
         totals.members += 1;
+        if (state.username !== null && hasRecordLink(evaluation.links)) {
+          this.#members.usernames.note(state.userId, state.username);
+        }
         if (evaluation.failed) totals.failures += 1;
         const outcome = await this.#roles.applyMember(
           guildId,

@@ -6,7 +6,7 @@ import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
-import { loadMembers, memberOf, memberState } from './discordReads.ts';
+import { loadMembers, type MemberRoster, memberOf, memberState } from './discordReads.ts';
 import type { EvaluateOptions, Evaluation, Evaluator, MemberState } from './evaluation.ts';
 
 const LINK_PAGE = 500;
@@ -30,18 +30,24 @@ export class GuildWalk {
     this.#o = { ...options, concurrency: Math.max(1, options.concurrency) };
   }
 
+  /** The guild's member list for a walk (one gateway request); null when it cannot be had. */
+  members(guild: Guild): Promise<MemberRoster | null> {
+    return loadMembers(this.#o.discord, guild, this.#o.logger);
+  }
+
   /**
    * Every linked member of the guild, page by page, a few at a time; record proofs of each page are
-   * re-checked with one batched lookup per 30 identities. False when the walk was cut short.
+   * re-checked with one batched lookup per 30 identities. Members come from `roster` (see `members`),
+   * else one request each. False when the walk was cut short.
    */
   async walk(
     guild: Guild,
+    roster: MemberRoster | null,
     o: EvaluateOptions,
     onMember: (state: MemberState, evaluation: Evaluation) => Promise<void>,
     onError: (userId: string) => void,
   ): Promise<boolean> {
-    const { store, discord, logger, evaluator, tasks, concurrency } = this.#o;
-    const allCached = await loadMembers(discord, guild, logger);
+    const { store, logger, evaluator, tasks, concurrency } = this.#o;
     const queued = groupByUser(await store.openRoleChanges(guild.id));
     let afterUserId: string | undefined;
     for (;;) {
@@ -59,9 +65,7 @@ export class GuildWalk {
       await eachLimit([...groups], concurrency, async ([userId, links]) => {
         if (tasks.stopping) return;
         try {
-          const member = allCached
-            ? (guild.members.cache.get(userId) ?? null)
-            : await memberOf(guild, userId);
+          const member = roster ? roster.get(userId) : await memberOf(guild, userId);
           if (!member) return;
           const state = memberState(userId, member, queued.get(userId));
           await onMember(

@@ -13,6 +13,7 @@ import type { RoleSync } from './roleSync.ts';
 import type { RoleWorker } from './roleWorker.ts';
 import type { RoleDiff } from './rules.ts';
 import type { MemberReport, MemberSync } from './types.ts';
+import { hasRecordLink, UsernameWatch } from './usernameWatch.ts';
 
 export const EMPTY_DIFF: RoleDiff = { add: [], remove: [] };
 const NO_SYNC: MemberSync = { applied: EMPTY_DIFF, waiting: [] };
@@ -42,6 +43,8 @@ export class MemberGating {
   readonly #roles: RoleSync;
   readonly #worker: RoleWorker;
   readonly #tasks: BackgroundTasks;
+  /** Usernames of members with record links, to notice renames (see onMemberUpdate). */
+  readonly usernames = new UsernameWatch();
 
   constructor(options: MemberGatingOptions) {
     this.#store = options.store;
@@ -109,6 +112,7 @@ export class MemberGating {
       this.#store.getUserLinks(guildId, userId),
       this.#store.openRoleChanges(guildId, userId),
     ]);
+    if (hasRecordLink(links)) this.usernames.note(userId, member.user.username);
     const evaluation = await this.#evaluator.evaluate(memberState(userId, member, queued), links, {
       settings,
       fresh: o.fresh,
@@ -147,6 +151,14 @@ export class MemberGating {
   }
 
   /**
+   * Discord's GUILD_MEMBER_UPDATE, read raw: discord.js has no old user to compare with (none cached),
+   * so a member whose record link was seen under another username is re-checked here.
+   */
+  onMemberUpdate(userId: string, username: string): void {
+    if (this.usernames.renamed(userId, username)) this.#tasks.run('', () => this.onUsernameChange(userId));
+  }
+
+  /**
    * A member's Discord username changed: the old one can be taken by someone else, so each record link
    * is read again at once, and dropped when the record names someone else.
    */
@@ -154,6 +166,7 @@ export class MemberGating {
     const links = (await this.#store.getLinksOfUser(userId)).filter(
       (l) => l.proofMethod === 'record' && l.releasedAt === null,
     );
+    if (links.length === 0) this.usernames.forget(userId);
     for (const guildId of new Set(links.map((l) => l.guildId))) {
       await this.sync(guildId, userId, 'username changed', {
         fresh: true,

@@ -7,7 +7,6 @@ import type { Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore, LinkRecord, PendingLoss } from '../store/types.ts';
 import { truncate } from '../text/safety.ts';
-import { roleHolderCount } from './discordReads.ts';
 import type { Evaluation } from './evaluation.ts';
 import type { GuildNotices } from './logChannel.ts';
 import {
@@ -36,7 +35,8 @@ export class PassLosses {
   readonly early = new Map<string, number>();
   /** Per role: how many removals this pass can confirm at most (noted earlier, due, not held). */
   readonly #due = new Map<string, number>();
-  readonly #holders: (roleId: string) => number;
+  /** How many members hold a role (from the walk's member list). */
+  readonly holders: (roleId: string) => number;
   readonly #safe = new Map<string, boolean>();
 
   constructor(
@@ -50,7 +50,7 @@ export class PassLosses {
         this.#due.set(roleId, (this.#due.get(roleId) ?? 0) + 1);
       }
     }
-    this.#holders = o.holders;
+    this.holders = o.holders;
   }
 
   /**
@@ -61,7 +61,7 @@ export class PassLosses {
   mayApplyEarly(roleId: string): boolean {
     let safe = this.#safe.get(roleId);
     if (safe === undefined) {
-      safe = !breakerTrips(this.#holders(roleId), this.#due.get(roleId) ?? 0);
+      safe = !breakerTrips(this.holders(roleId), this.#due.get(roleId) ?? 0);
       this.#safe.set(roleId, safe);
     }
     return safe;
@@ -228,7 +228,7 @@ export class RoleSync {
     for (const [roleId, losses] of pass.byRole) {
       const fresh = losses.filter((l) => l.loss.heldAt === null);
       const early = pass.early.get(roleId) ?? 0;
-      const trips = !confirmRemovals && breakerTrips(roleHolderCount(guild, roleId), fresh.length + early);
+      const trips = !confirmRemovals && breakerTrips(pass.holders(roleId), fresh.length + early);
       if (trips) {
         await this.#store.holdPendingLosses(
           guild.id,
@@ -236,7 +236,7 @@ export class RoleSync {
           this.#now(),
         );
         held += fresh.length;
-        this.#alert(guild, roleId, fresh.length + early, losses);
+        this.#alert(guild, roleId, pass.holders(roleId), fresh.length + early, losses);
       }
       for (const l of losses) {
         if (trips && l.loss.heldAt === null) continue;
@@ -292,8 +292,13 @@ export class RoleSync {
     return true;
   }
 
-  #alert(guild: Guild, roleId: string, count: number, losses: { change: RoleChangeWanted }[]): void {
-    const holders = roleHolderCount(guild, roleId);
+  #alert(
+    guild: Guild,
+    roleId: string,
+    holders: number,
+    count: number,
+    losses: { change: RoleChangeWanted }[],
+  ): void {
     const allMissing = losses.every((l) => l.change.because.startsWith('no unexpired'));
     this.#logger.warn({ guildId: guild.id, roleId, count, holders }, 'mass removal held by the breaker');
     this.#notices.post(guild.id, { kind: 'mass_removal_held', roleId, count, holders, incident: allMissing });

@@ -62,8 +62,8 @@ export interface GuildPreview {
   addCount: number;
   removeCount: number;
   unknownCount: number;
-  /** At most 10 members who would change. */
-  sample: { userId: string; add: string[]; remove: string[]; because: string[] }[];
+  /** At most 10 members who would change (with the username the walk saw, as names are not cached). */
+  sample: { userId: string; username: string | null; add: string[]; remove: string[]; because: string[] }[];
 }
 
 export interface GuildStatus {

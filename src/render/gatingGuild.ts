@@ -179,7 +179,8 @@ export function renderPreview(preview: GuildPreview, names: GuildNames, ctx: Ren
     ];
     const because = entry.because.slice(0, 3).map((b) => `↳ ${reasonText(b)}`);
     return {
-      name: cleanName(names.users.get(entry.userId)) ?? `Member ${entry.userId}`,
+      name:
+        cleanName(names.users.get(entry.userId) ?? entry.username ?? undefined) ?? `Member ${entry.userId}`,
       value: joinLinesWithin([...changes, ...because], DISCORD_LIMITS.fieldValue),
     };
   });

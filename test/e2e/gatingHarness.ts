@@ -10,6 +10,7 @@ import type {
 } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import type { BotGating } from '../../src/bot.ts';
+import { memberJoined } from '../fakes/discord/client.ts';
 import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
@@ -185,11 +186,9 @@ export async function addMember(
   options: { roles?: string[]; permissions?: bigint } = {},
 ): Promise<string> {
   const id = `4${String(Date.now()).slice(-9)}${String(++memberSeq).padStart(8, '0')}`;
+  const joined = memberJoined(g.h.bot.client, g.guildId, id);
   g.h.discord.addMember(g.guildId, { id, username }, { ...options, dispatchJoin: true });
-  await waitFor(
-    () => g.h.bot.client.guilds.cache.get(g.guildId)?.members.cache.has(id) === true,
-    `member ${username} to reach the client`,
-  );
+  await joined;
   return id;
 }
 let memberSeq = 0;

@@ -3,7 +3,9 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import type { GatingService } from '../../src/gating/service.ts';
 import { buildSiweMessage, verifyChallenge } from '../../src/gating/siwe.ts';
 import type { GatingStore } from '../../src/store/types.ts';
+import { memberJoined } from '../fakes/discord/client.ts';
 import type { FakeGuild } from '../fakes/discord/server.ts';
+import { nextSnowflake } from '../fakes/discord/snowflake.ts';
 import { gatingCredentials } from '../fakes/web3bio/builders.ts';
 import {
   addEnsIdentity,
@@ -756,11 +758,9 @@ describe('members and links', () => {
     await setUp();
     const { userId } = await verifiedMember('zed');
     fakes.discord.removeMember(guild.id, userId);
-    await waitFor(() => !fakes.client.guilds.cache.get(guild.id)?.members.cache.has(userId));
+    const joined = memberJoined(fakes.client, guild.id, userId);
     fakes.discord.addMember(guild.id, { id: userId, username: 'zed' }, { dispatchJoin: true });
-    await waitFor(() => fakes.client.guilds.cache.get(guild.id)?.members.cache.has(userId) === true);
-    const member = fakes.client.guilds.cache.get(guild.id)?.members.cache.get(userId);
-    if (!member) throw new Error('member not cached');
+    const member = await joined;
     await service.members.onMemberJoin(member);
     await service.idle(guild.id);
     expect(memberRoles(fakes, guild, userId)).toEqual([human]);
@@ -768,9 +768,10 @@ describe('members and links', () => {
 
   it('a member who joins without links costs no lookup', async () => {
     await setUp();
-    const userId = await addMember(fakes, guild, 'newbie');
-    const member = fakes.client.guilds.cache.get(guild.id)?.members.cache.get(userId);
-    if (!member) throw new Error('member not cached');
+    const userId = nextSnowflake();
+    const joined = memberJoined(fakes.client, guild.id, userId);
+    fakes.discord.addMember(guild.id, { id: userId, username: 'newbie' }, { dispatchJoin: true });
+    const member = await joined;
     const before = fakes.web3.requests.length;
     await service.members.onMemberJoin(member);
     expect(fakes.web3.requests.length).toBe(before);
@@ -888,6 +889,7 @@ describe('moderator views', () => {
     expect(preview.sample).toEqual([
       {
         userId: lose.userId,
+        username: 'gus',
         add: [],
         remove: [human],
         because: [expect.stringContaining('no unexpired isHuman')],

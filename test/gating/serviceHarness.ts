@@ -10,7 +10,7 @@ import { gatingNoticeText } from '../../src/render/gatingNotices.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore, StoreOptions } from '../../src/store/types.ts';
 import { Web3BioClient } from '../../src/web3bio/client.ts';
-import { loginClient } from '../fakes/discord/client.ts';
+import { loginClient, memberJoined } from '../fakes/discord/client.ts';
 import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
 import { nextSnowflake } from '../fakes/discord/snowflake.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
@@ -77,8 +77,9 @@ export async function addRole(
 /** A member joining (GUILD_MEMBER_ADD is dispatched, as Discord does with the GuildMembers intent). */
 export async function addMember(fakes: Fakes, guild: FakeGuild, username: string, roles: string[] = []) {
   const id = nextSnowflake();
+  const joined = memberJoined(fakes.client, guild.id, id);
   fakes.discord.addMember(guild.id, { id, username }, { roles, dispatchJoin: true });
-  await waitFor(() => fakes.client.guilds.cache.get(guild.id)?.members.cache.has(id) === true);
+  await joined;
   return id;
 }
 

@@ -377,6 +377,7 @@ describe('recheck, preview and status', () => {
       unknownCount: 1,
       sample: Array.from({ length: 12 }, (_, i) => ({
         userId: i === 0 ? USER : `20000000000000001${String(i).padStart(2, '0')}`,
+        username: i === 2 ? 'bob_seen_in_walk' : null,
         add: [HUMAN],
         remove: i % 2 === 0 ? [SPAM] : [],
         because: [i === 0 ? HOSTILE : 'isHuman: Gitcoin Passport (x.eth)'],
@@ -389,6 +390,7 @@ describe('recheck, preview and status', () => {
     expect(embed?.fields).toHaveLength(10);
     expect(embed?.fields?.[0]?.name).toBe('alice');
     expect(embed?.fields?.[1]?.name).toMatch(/^Member \d+$/);
+    expect(embed?.fields?.[2]?.name).toBe('bob\\_seen\\_in\\_walk');
   });
 
   it('shows status problems with their fixes and every check', () => {

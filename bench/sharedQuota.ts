@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { closeRedisClient, createRedisClient } from '../src/cache/redisStore.ts';
 import { deleteKeys, REDIS_URL } from '../test/cache/storeHarness.ts';
 import { startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
+import { nextMessage } from './childProcess.ts';
 import { addBenchProfiles } from './profiles.ts';
 import type { WorkerReport, WorkerStart } from './sharedQuotaWorker.ts';
 import { type BenchTable, formatNumber, verdict } from './stats.ts';
@@ -71,9 +72,9 @@ async function runOnce(
     );
     const before = upstream.requests.length;
     const began = performance.now();
-    const done = children.map((child) => nextMessage(child, 'done'));
+    const done = children.map((child) => nextMessage<{ type: string; report: WorkerReport }>(child, 'done'));
     for (const child of children) child.send({ type: 'go' });
-    const reports = (await Promise.all(done)).map((m) => m.report as WorkerReport);
+    const reports = (await Promise.all(done)).map((m) => m.report);
     const wallMs = performance.now() - began;
     const seen = upstream.requests.slice(before).map((r) => r.at);
     return {
@@ -92,21 +93,6 @@ async function runOnce(
       await closeRedisClient(admin);
     }
   }
-}
-
-function nextMessage(child: ChildProcess, type: string): Promise<{ type: string; report?: WorkerReport }> {
-  return new Promise((resolve, reject) => {
-    const onMessage = (message: { type: string; report?: WorkerReport }) => {
-      if (message.type !== type) return;
-      child.off('message', onMessage);
-      child.off('exit', onExit);
-      resolve(message);
-    };
-    const onExit = (code: number | null) =>
-      reject(new Error(`bench worker exited (${code}) before "${type}"`));
-    child.on('message', onMessage);
-    child.once('exit', onExit);
-  });
 }
 
 /** The most arrival times within any half-open window of `windowMs`. */

@@ -7,8 +7,10 @@
  * @see https://discordjs.guide/miscellaneous/cache-customization.html
  */
 import {
+  type CacheFactory,
   type CacheWithLimitsOptions,
   type ClientOptions,
+  Collection,
   type GuildMember,
   Options,
   type User,
@@ -63,6 +65,23 @@ export const LEAN_CACHE_LIMITS = {
 /** Managers discord.js has that its `CacheWithLimitsOptions` type does not list yet; matched by name. */
 const UNTYPED_LIMITS = { GuildSoundboardSoundManager: 0, PollAnswerVoterManager: 0 };
 
+/**
+ * What a manager that caches nothing gets: one collection shared by all of them that never stores, instead
+ * of an empty collection each (a guild has a dozen such managers and each text channel two more, so
+ * 2,500 guilds would hold some 180,000 empty collections).
+ */
+class NothingCached<K, V> extends Collection<K, V> {
+  static override get [Symbol.species]() {
+    return Collection;
+  }
+
+  override set(): this {
+    return this;
+  }
+}
+
+const NOTHING_CACHED = new NothingCached<unknown, unknown>();
+
 /** The client options that decide what discord.js caches and sweeps. */
 export function clientCacheOptions(
   policy: CachePolicy = 'lean',
@@ -73,9 +92,10 @@ export function clientCacheOptions(
       sweepers: Options.DefaultSweeperSettings,
     };
   }
-  return {
-    makeCache: Options.cacheWithLimits({ ...LEAN_CACHE_LIMITS, ...UNTYPED_LIMITS } as CacheWithLimitsOptions),
-    // Nothing left grows by itself (threads and messages are not cached); the library's thread sweep is moot.
-    sweepers: {},
-  };
+  const limits: Record<string, unknown> = { ...LEAN_CACHE_LIMITS, ...UNTYPED_LIMITS };
+  const limited = Options.cacheWithLimits(limits as CacheWithLimitsOptions);
+  const makeCache: CacheFactory = (managerType, holds, manager) =>
+    limits[manager.name] === 0 ? (NOTHING_CACHED as never) : limited(managerType, holds, manager);
+  // Nothing left grows by itself (threads and messages are not cached); the library's thread sweep is moot.
+  return { makeCache, sweepers: {} };
 }

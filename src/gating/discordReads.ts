@@ -62,7 +62,7 @@ export function hasMembersIntent(discord: Client): boolean {
 }
 
 /**
- * A guild's member list as one gateway request (op 8) answered it, for one walk. The walk reads members
+ * A guild's member list as Discord answered it (see loadMembers), for one walk. The walk reads members
  * from here, not from `guild.members.cache`, which keeps only the bot itself (see clientCaches.ts).
  */
 export class MemberRoster {
@@ -94,8 +94,20 @@ export class MemberRoster {
 }
 
 /**
- * Every member of the guild with one gateway request, so each member's roles come from the answer (no
- * request per member). Null without the GuildMembers intent (Discord would never answer) or on a failure.
+ * Guilds up to this many members are listed over REST, 1,000 a page, instead of with a gateway request
+ * (op 8): a shard may send only 120 frames a minute, so a pass over thousands of small guilds would wait
+ * on the gateway (and its requests time out), while REST limits each guild's member list on its own.
+ * Larger guilds use op 8, which answers in chunks of 1,000 without a round trip each.
+ * @see https://discord.com/developers/docs/events/gateway#rate-limiting
+ * @see https://discord.com/developers/docs/resources/guild#list-guild-members
+ */
+export const REST_LIST_MAX_MEMBERS = 5_000;
+const LIST_PAGE = 1_000;
+
+/**
+ * Every member of the guild (REST pages for a small guild, one gateway request for a large one), so each
+ * member's roles come from the answer, not a request per member. Null without the GuildMembers intent
+ * (Discord would refuse or never answer) or on a failure.
  */
 export async function loadMembers(
   discord: Client,
@@ -104,13 +116,33 @@ export async function loadMembers(
 ): Promise<MemberRoster | null> {
   if (!hasMembersIntent(discord)) return null;
   try {
-    return new MemberRoster(await guild.members.fetch({ time: 30_000 }));
+    const members =
+      guild.memberCount <= REST_LIST_MAX_MEMBERS
+        ? await listMembers(guild)
+        : await guild.members.fetch({ time: 30_000 });
+    return new MemberRoster(members);
   } catch (error) {
     logger.warn(
       { err: error, guildId: guild.id },
       'could not fetch the member list; fetching members one by one',
     );
     return null;
+  }
+}
+
+/** The guild's members over REST, page after page (by ascending user id) until a page is not full. */
+async function listMembers(guild: Guild): Promise<Map<string, GuildMember>> {
+  const members = new Map<string, GuildMember>();
+  let after: string | undefined;
+  for (;;) {
+    const page = await guild.members.list({ limit: LIST_PAGE, ...(after === undefined ? {} : { after }) });
+    let last = after;
+    for (const [id, member] of page) {
+      members.set(id, member);
+      if (last === undefined || BigInt(id) > BigInt(last)) last = id;
+    }
+    if (page.size < LIST_PAGE || last === after) return members;
+    after = last;
   }
 }
 

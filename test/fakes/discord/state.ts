@@ -1,10 +1,12 @@
 import type {
   APIApplicationCommand,
   APIDMChannel,
+  APIEmoji,
   APIGuild,
   APIGuildMember,
   APIMessage,
   APIRole,
+  APISticker,
   APITextChannel,
   APIUser,
   ChannelFlags,
@@ -43,6 +45,9 @@ export interface FakeGuild {
   readonly roles: Map<string, APIRole>;
   readonly members: Map<string, APIGuildMember>;
   readonly channels: Map<string, APITextChannel>;
+  /** Custom emojis and stickers, sent in GUILD_CREATE (none unless a test adds them). */
+  readonly emojis: APIEmoji[];
+  readonly stickers: APISticker[];
   readonly joinedAt: string;
 }
 
@@ -230,6 +235,8 @@ export function createGuild(state: FakeDiscordState, input: Partial<AddGuildInpu
       [botUser.id, makeMember(botUser, [botRole.id], joinedAt)],
     ]),
     channels: new Map(channels.map((channel) => [channel.id, channel])),
+    emojis: [],
+    stickers: [],
     joinedAt,
   };
   state.guilds.set(id, guild);
@@ -277,7 +284,7 @@ export function toApiGuild(guild: FakeGuild): APIGuild {
     default_message_notifications: GuildDefaultMessageNotifications.OnlyMentions,
     explicit_content_filter: GuildExplicitContentFilter.Disabled,
     roles: [...guild.roles.values()],
-    emojis: [],
+    emojis: guild.emojis,
     features: [],
     mfa_level: GuildMFALevel.None,
     application_id: null,
@@ -295,7 +302,7 @@ export function toApiGuild(guild: FakeGuild): APIGuild {
     hub_type: null,
     safety_alerts_channel_id: null,
     incidents_data: null,
-    stickers: [],
+    stickers: guild.stickers,
   };
 }
 

@@ -9,7 +9,7 @@ import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore, GuildSettings } from '../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
-import { guildOf, roleHolderCount } from './discordReads.ts';
+import { guildOf, roleHolderCount, servesGuild } from './discordReads.ts';
 import type { GuildWalk } from './guildWalk.ts';
 import type { MemberGating } from './memberGating.ts';
 import { PassLosses, type RoleSync } from './roleSync.ts';
@@ -99,6 +99,8 @@ export class GuildRechecks {
     const now = this.#now();
     for (const settings of await this.#store.listGuildSettings({ enabledOnly: true })) {
       if (this.#tasks.stopping) return;
+      // Another shard's process re-checks the guilds it serves.
+      if (!servesGuild(this.#discord, settings.guildId)) continue;
       const last = settings.lastFullSyncAt;
       const due = last === null || now - last >= dueAfter(settings.guildId, this.#recheckIntervalMs);
       if (!due) continue;

@@ -401,7 +401,9 @@ async function receiveSignature(
   }
   sendJson(res, 200, {
     ok: true,
-    message: 'Verified. You can close this tab; your roles will update in Discord.',
+    message: linked.queued
+      ? 'Signature accepted. The bot is still linking it; your roles will update in Discord shortly, and /whoami shows the result.'
+      : 'Verified. You can close this tab; your roles will update in Discord.',
   });
 }
 

@@ -26,7 +26,7 @@ import { GuildGating } from './guildGating.ts';
 import { GuildRechecks } from './guildRechecks.ts';
 import { GuildWalk } from './guildWalk.ts';
 import { LinkBook } from './linkBook.ts';
-import type { LinkedRolePagesOptions } from './linkedRolePages.ts';
+import type { LinkedRolePagesSetup } from './linkedRolePages.ts';
 import { LinkedRoleService } from './linkedRoleService.ts';
 import { LogChannel } from './logChannel.ts';
 import { MemberGating } from './memberGating.ts';
@@ -83,7 +83,7 @@ export class GatingService {
   /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
-  readonly linkedRolePages: Omit<LinkedRolePagesOptions, 'logger' | 'now' | 'store'> | undefined;
+  readonly linkedRolePages: LinkedRolePagesSetup | undefined;
   readonly #discord: Client;
   readonly #logger: Logger;
   readonly #worker: RoleWorker;

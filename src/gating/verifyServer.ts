@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { GatingStore } from '../store/types.ts';
 import type { DiscordOAuthConfig } from './discordOAuth.ts';
 import { send, sendHtml, sendJson } from './httpResponses.ts';
-import { handleLinkedRole, type LinkedRolePagesOptions } from './linkedRolePages.ts';
+import { handleLinkedRole, type LinkedRolePagesSetup } from './linkedRolePages.ts';
 import {
   errorSummary,
   FailureWindow,
@@ -67,7 +67,7 @@ export interface VerifyServerOptions {
    */
   oauth?: DiscordOAuthConfig;
   /** With LINKED_ROLES_ENABLED: the Linked Roles verification URL, `/linked-role` below PUBLIC_URL. */
-  linkedRoles?: Omit<LinkedRolePagesOptions, 'logger' | 'now' | 'store'>;
+  linkedRoles?: LinkedRolePagesSetup;
 }
 
 export interface VerifyServer {
@@ -141,7 +141,15 @@ async function handle(
 
   if (opts.linkedRoles && path.startsWith('/linked-role')) {
     const now = opts.siwe.now ?? Date.now;
-    const linked = { ...opts.linkedRoles, store: opts.store, logger: log, now };
+    const linked = {
+      ...opts.linkedRoles,
+      store: opts.store,
+      siwe: opts.siwe,
+      logger: log,
+      now,
+      failures,
+      maxFailuresPerChallenge: maxPerChallenge(opts),
+    };
     // Each start stores an OAuth2 state: the same per-client limit as the signing page's sign-ins.
     if (path === '/linked-role' && readOnly) {
       const client = req.socket.remoteAddress ?? 'unknown';

@@ -145,7 +145,7 @@ function connectedBody(state: Extract<LinkedRolePage, { kind: 'connected' }>): s
   const rows = ROLE_CONNECTION_METADATA.filter((m) => state.metadata[m.key] !== undefined)
     .map(
       (m) =>
-        `<dt>${escapeHtml(m.name)}</dt><dd>${escapeHtml(metadataValue(m.type, state.metadata[m.key] ?? ''))}</dd>`,
+        `<dt>${escapeHtml(MEMBER_LABELS[m.key] ?? m.name)}</dt><dd>${escapeHtml(metadataValue(m.type, state.metadata[m.key] ?? ''))}</dd>`,
     )
     .join('\n');
   return `<p>Your Discord account is linked to <strong>${escapeHtml(state.identity)}</strong>, proven ${how}. Discord now holds these values and gives the roles that ask for them; you can close this tab.</p>
@@ -155,6 +155,12 @@ ${rows}
 <p>They follow the identity’s credentials at every re-check. <code>/unverify</code> in any server clears them.</p>`;
 }
 
+/** How the member reads a value (the metadata's own names are written for admins' role settings). */
+const MEMBER_LABELS: Record<string, string> = {
+  humanity_score: 'Humanity score',
+  verified_days: 'First verified',
+};
+
 /** A metadata value as Discord's role settings mean it. */
 function metadataValue(type: ApplicationRoleConnectionMetadataType, value: string): string {
   switch (type) {
@@ -163,7 +169,7 @@ function metadataValue(type: ApplicationRoleConnectionMetadataType, value: strin
       return value === '1' ? 'yes' : 'no';
     case ApplicationRoleConnectionMetadataType.DatetimeLessThanOrEqual:
     case ApplicationRoleConnectionMetadataType.DatetimeGreaterThanOrEqual:
-      return Number.isNaN(Date.parse(value)) ? value : `since ${new Date(value).toISOString().slice(0, 10)}`;
+      return Number.isNaN(Date.parse(value)) ? value : new Date(value).toISOString().slice(0, 10);
     default:
       return value;
   }

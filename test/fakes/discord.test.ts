@@ -17,6 +17,7 @@ import type { RESTPostAPIApplicationCommandsJSONBody } from 'discord-api-types/v
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { type FakeDiscord, type FakeGuild, startFakeDiscord } from './discord/server.ts';
+import { shardOf, snowflakeOnShard } from './discord/snowflake.ts';
 
 type Handler = (interaction: Interaction) => Promise<unknown>;
 
@@ -128,6 +129,75 @@ describe('gateway', () => {
     // Dispatches are ordered on the socket: once this command is answered, a join would have arrived.
     await fake.runCommand({ name: 'ping', userId: ALICE });
     expect(joins).toEqual([]);
+  });
+
+  it('routes guilds, member events and interactions to the shard that serves them, DMs to shard 0', async () => {
+    const onShard1 = fake.addGuild({ id: snowflakeOnShard(1, 2), name: 'Shard one' });
+    const onShard0 = shardOf(guild.id, 2) === 0 ? guild : fake.addGuild({ id: snowflakeOnShard(0, 2) });
+    for (const g of new Set([onShard0, onShard1]))
+      if (!g.members.has(ALICE)) fake.addMember(g.id, { id: ALICE, username: 'alice' });
+    const shard0 = new Client({
+      intents: [GatewayIntentBits.Guilds],
+      rest: { api: fake.apiUrl },
+      shards: 0,
+      shardCount: 2,
+    });
+    const shard1 = new Client({
+      intents: [GatewayIntentBits.Guilds],
+      rest: { api: fake.apiUrl },
+      shards: 1,
+      shardCount: 2,
+    });
+    clients.push(shard0, shard1);
+    const seen = { 0: [] as string[], 1: [] as string[] };
+    for (const [id, client] of [shard0, shard1].entries()) {
+      client.on(Events.InteractionCreate, (interaction) => {
+        seen[id as 0 | 1].push(interaction.guildId ?? 'dm');
+        if (interaction.isChatInputCommand()) void interaction.reply('pong');
+      });
+      const ready = once(client, Events.ClientReady);
+      await client.login(fake.token);
+      await ready;
+    }
+    const ids = [...fake.state.guilds.keys()];
+    expect(new Set(shard0.guilds.cache.keys())).toEqual(new Set(ids.filter((id) => shardOf(id, 2) === 0)));
+    expect(new Set(shard1.guilds.cache.keys())).toEqual(new Set(ids.filter((id) => shardOf(id, 2) === 1)));
+    expect(shard0.guilds.cache.has(onShard0.id) && shard1.guilds.cache.has(onShard1.id)).toBe(true);
+    expect(fake.gatewayShards.sort()).toEqual([
+      [0, 2],
+      [1, 2],
+    ]);
+    await fake.runCommand({ name: 'ping', userId: ALICE, guildId: onShard1.id });
+    await fake.runCommand({ name: 'ping', userId: ALICE, guildId: onShard0.id });
+    await fake.runCommand({ name: 'ping', userId: ALICE, guildId: null });
+    expect(seen).toEqual({ 0: [onShard0.id, 'dm'], 1: [onShard1.id] });
+  });
+
+  it('closes IDENTIFY with 4011 when one shard would serve too many guilds, and 4010 for a bad shard', async () => {
+    const small = await startFakeDiscord({ maxGuildsPerShard: 1 });
+    try {
+      small.addGuild({ id: snowflakeOnShard(0, 2) });
+      small.addGuild({ id: snowflakeOnShard(0, 2) });
+      const identify = async (shard: [number, number]) => {
+        const socket = new WebSocket(small.gatewayUrl);
+        await once(socket, 'message');
+        socket.send(JSON.stringify({ op: 2, d: { token: small.token, intents: 1, shard, properties: {} } }));
+        return new Promise<string>((resolve) => {
+          socket.on('close', (code) => resolve(`closed ${code}`));
+          socket.on('message', (raw) => {
+            if (JSON.parse(String(raw)).t === 'READY') {
+              resolve('ready');
+              socket.terminate();
+            }
+          });
+        });
+      };
+      expect(await identify([0, 1])).toBe('closed 4011');
+      expect(await identify([2, 2])).toBe('closed 4010');
+      expect(await identify([1, 2])).toBe('ready');
+    } finally {
+      await small.close();
+    }
   });
 
   it('answers op 8 so guild.members.fetch() returns every member', async () => {

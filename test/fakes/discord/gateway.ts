@@ -4,14 +4,24 @@ import type { GatewayReadyDispatchData } from 'discord-api-types/v10';
 import { GatewayDispatchEvents, GatewayIntentBits, GatewayOpcodes } from 'discord-api-types/v10';
 import { type RawData, WebSocket, WebSocketServer } from 'ws';
 import { asRecord } from './messages.ts';
+import { shardOf } from './snowflake.ts';
 
 /** What the gateway needs from the rest of the fake, as functions of the moment they are called. */
 export interface GatewayHooks {
   readonly token: string;
   readonly heartbeatIntervalMs: number;
-  ready(sessionId: string, shard: [number, number] | undefined): GatewayReadyDispatchData;
-  /** GUILD_CREATE payloads for a session identifying with these intents. */
-  guildCreates(intents: number): unknown[];
+  /** READY for a session of `shard` ([id, count]); its `guilds` are those `owns` says the shard serves. */
+  ready(
+    sessionId: string,
+    shard: [number, number] | undefined,
+    owns: (guildId: string) => boolean,
+  ): GatewayReadyDispatchData;
+  /** GUILD_CREATE payloads for a session identifying with these intents, of the guilds it `owns`. */
+  guildCreates(intents: number, owns: (guildId: string) => boolean): unknown[];
+  /** Guilds one shard may serve before Discord closes it with 4011 "sharding required" (default 2500). */
+  readonly maxGuildsPerShard?: number;
+  /** Every guild id (to count a shard's guilds against `maxGuildsPerShard`). */
+  guildIds(): Iterable<string>;
   /** GUILD_MEMBERS_CHUNK payloads answering op 8. */
   memberChunks(request: Record<string, unknown>): unknown[];
 }
@@ -19,6 +29,8 @@ export interface GatewayHooks {
 interface Session {
   readonly id: string;
   readonly intents: number;
+  /** [shard_id, num_shards] from IDENTIFY; [0, 1] without sharding. */
+  readonly shard: [number, number];
   seq: number;
   socket: WebSocket | null;
   /** Sent (or queued while disconnected) dispatches, for replay on RESUME. */
@@ -63,8 +75,29 @@ export function intentAllows(intents: number, event: string, data: unknown): boo
 }
 
 /**
+ * The guild a dispatch belongs to (its `guild_id`, or the guild itself for GUILD_CREATE/UPDATE/DELETE);
+ * undefined for DMs and user-level events, which Discord sends to shard 0.
+ */
+export function dispatchGuildId(event: string, data: unknown): string | undefined {
+  const record = asRecord(data);
+  if (typeof record?.guild_id === 'string') return record.guild_id;
+  const isGuild =
+    event === GatewayDispatchEvents.GuildCreate ||
+    event === GatewayDispatchEvents.GuildUpdate ||
+    event === GatewayDispatchEvents.GuildDelete;
+  return isGuild && typeof record?.id === 'string' ? record.id : undefined;
+}
+
+/** Whether a session of `shard` gets a dispatch for this guild (undefined: shard 0 only). */
+export function shardServes(shard: [number, number], guildId: string | undefined): boolean {
+  return guildId === undefined ? shard[0] === 0 : shardOf(guildId, shard[1]) === shard[0];
+}
+
+/**
  * The gateway side of the fake: plain JSON frames, HELLO, heartbeat ACKs, IDENTIFY -> READY + GUILD_CREATE,
- * RESUME with replay of what the client missed, and op 8 member requests.
+ * RESUME with replay of what the client missed, and op 8 member requests. Sharded like Discord: a session
+ * identifying as shard [id, count] gets only the guilds with `(guild_id >> 22) % count === id` (DMs on
+ * shard 0); an invalid shard closes with 4010, too many guilds on one shard with 4011.
  * @see https://discord.com/developers/docs/events/gateway#connection-lifecycle
  */
 export class FakeGateway {
@@ -88,10 +121,20 @@ export class FakeGateway {
     return [...this.#sessions.values()].some((session) => session.socket?.readyState === WebSocket.OPEN);
   }
 
-  /** Sends a dispatch to every session whose intents allow it; disconnected sessions get it on resume. */
+  /** The [shard_id, num_shards] of each identified session, connected or resumable. */
+  get shards(): [number, number][] {
+    return [...this.#sessions.values()].map((session) => session.shard);
+  }
+
+  /**
+   * Sends a dispatch to every session whose shard serves its guild and whose intents allow it;
+   * disconnected sessions get it on resume.
+   */
   dispatch(event: string, data: unknown): void {
+    const guildId = dispatchGuildId(event, data);
     for (const session of this.#sessions.values()) {
-      if (intentAllows(session.intents, event, data)) this.#send(session, event, data);
+      if (shardServes(session.shard, guildId) && intentAllows(session.intents, event, data))
+        this.#send(session, event, data);
     }
   }
 
@@ -144,8 +187,11 @@ export class FakeGateway {
       } else if (!session) {
         socket.close(4003, 'Not authenticated.');
       } else if (frame.op === GatewayOpcodes.RequestGuildMembers) {
-        for (const chunk of this.#hooks.memberChunks(frame.d))
-          this.#send(session, GatewayDispatchEvents.GuildMembersChunk, chunk);
+        const shard = session.shard;
+        for (const chunk of this.#hooks.memberChunks(frame.d)) {
+          if (shardServes(shard, dispatchGuildId('', chunk)))
+            this.#send(session, GatewayDispatchEvents.GuildMembersChunk, chunk);
+        }
       } else if (frame.op !== GatewayOpcodes.PresenceUpdate && frame.op !== GatewayOpcodes.VoiceStateUpdate) {
         socket.close(4001, 'Unknown opcode.');
       }
@@ -165,16 +211,31 @@ export class FakeGateway {
     const shard = Array.isArray(d.shard)
       ? ([Number(d.shard[0]), Number(d.shard[1])] as [number, number])
       : undefined;
+    const [shardId, shardCount] = shard ?? [0, 1];
+    if (
+      !(Number.isInteger(shardId) && Number.isInteger(shardCount) && shardId >= 0 && shardId < shardCount)
+    ) {
+      socket.close(4010, 'Invalid shard.');
+      return null;
+    }
+    const owns = (guildId: string) => shardOf(guildId, shardCount) === shardId;
+    let served = 0;
+    for (const guildId of this.#hooks.guildIds()) if (owns(guildId)) served += 1;
+    if (served > (this.#hooks.maxGuildsPerShard ?? 2500)) {
+      socket.close(4011, 'Sharding required.');
+      return null;
+    }
     const session: Session = {
       id: randomUUID().replaceAll('-', ''),
       intents: Number(d.intents ?? 0),
+      shard: [shardId, shardCount],
       seq: 0,
       socket,
       frames: [],
     };
     this.#sessions.set(session.id, session);
-    this.#send(session, GatewayDispatchEvents.Ready, this.#hooks.ready(session.id, shard));
-    for (const guild of this.#hooks.guildCreates(session.intents))
+    this.#send(session, GatewayDispatchEvents.Ready, this.#hooks.ready(session.id, shard, owns));
+    for (const guild of this.#hooks.guildCreates(session.intents, owns))
       this.#send(session, GatewayDispatchEvents.GuildCreate, guild);
     return session;
   }

@@ -28,6 +28,8 @@ export interface RestContext {
   readonly applicationId: string;
   readonly origin: string;
   readonly gatewayUrl: string;
+  /** `shards` in `GET /gateway/bot`. */
+  recommendedShards(): number;
   readonly interactions: InteractionTracker;
   readonly limiter: RoleEditLimiter;
   dispatch(event: string, data: unknown): void;
@@ -83,7 +85,7 @@ const ROUTES: Route[] = [
   route('GET', '/gateway/bot', (ctx) =>
     ok({
       url: ctx.gatewayUrl,
-      shards: 1,
+      shards: ctx.recommendedShards(),
       session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 },
     }),
   ),

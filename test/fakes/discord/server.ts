@@ -53,6 +53,10 @@ export interface FakeDiscordOptions {
   interactionAckDeadlineMs?: number;
   /** The OAuth2 client secret the token endpoint accepts (default 'test-client-secret'). */
   clientSecret?: string;
+  /** Guilds one shard may serve before IDENTIFY is closed with 4011 (default 2500, as on Discord). */
+  maxGuildsPerShard?: number;
+  /** What `GET /gateway/bot` recommends as `shards` (default one per 1,000 guilds, at least 1). */
+  recommendedShards?: number;
 }
 
 export interface RecordedRestRequest {
@@ -154,8 +158,10 @@ export interface FakeDiscord {
   clickComponent(input: ClickComponentInput): Promise<InteractionResult>;
   /** Plays the same user submitting the modal the bot showed; inputs are checked against the modal. */
   submitModal(input: SubmitModalInput): Promise<InteractionResult>;
-  /** Sends any gateway dispatch to the connected bot(s). */
+  /** Sends any gateway dispatch to the connected bot(s): to the shard that serves its guild. */
   dispatch(event: string, data: unknown): void;
+  /** [shard_id, num_shards] of each identified gateway session. */
+  readonly gatewayShards: [number, number][];
   /** The first recorded request, past or future, that matches; rejects after `timeoutMs` (default 5000). */
   waitForRequest(
     predicate: (request: RecordedRestRequest) => boolean,
@@ -210,10 +216,12 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const gateway = new FakeGateway(server, {
     token,
     heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
-    ready: (sessionId, shard) => ({
+    ...(options.maxGuildsPerShard === undefined ? {} : { maxGuildsPerShard: options.maxGuildsPerShard }),
+    guildIds: () => state.guilds.keys(),
+    ready: (sessionId, shard, owns) => ({
       v: 10,
       user: botUser,
-      guilds: [...state.guilds.keys()].map((id) => ({ id, unavailable: true })),
+      guilds: [...state.guilds.keys()].filter(owns).map((id) => ({ id, unavailable: true })),
       session_id: sessionId,
       resume_gateway_url: gatewayUrl,
       application: {
@@ -223,10 +231,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       },
       ...(shard ? { shard } : {}),
     }),
-    guildCreates: (intents) =>
-      [...state.guilds.values()].map((guild) =>
-        toGuildCreate(guild, botUser.id, (intents & GatewayIntentBits.GuildPresences) !== 0),
-      ),
+    guildCreates: (intents, owns) =>
+      [...state.guilds.values()]
+        .filter((guild) => owns(guild.id))
+        .map((guild) => toGuildCreate(guild, botUser.id, (intents & GatewayIntentBits.GuildPresences) !== 0)),
     memberChunks: (request) => memberChunks(state, request),
   });
   const interactions = new InteractionTracker({
@@ -242,6 +250,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     applicationId,
     origin,
     gatewayUrl,
+    recommendedShards: () => options.recommendedShards ?? Math.max(1, Math.ceil(state.guilds.size / 1000)),
     interactions,
     limiter,
     dispatch,
@@ -374,6 +383,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   }
 
   const fake: FakeDiscord = {
+    get gatewayShards() {
+      return gateway.shards;
+    },
     apiUrl: `${origin}/api`,
     gatewayUrl,
     token,

@@ -130,6 +130,15 @@ async function followsCredentialsThenClears(l: Linked, identity: string): Promis
     metadata: {},
   });
   expect(await l.g.gating.store.getRoleConnection(ALICE)).toBeUndefined();
+  noSecretsLogged(l);
+}
+
+/** Neither the client secret, the encryption key nor any Discord token reached a log line. */
+function noSecretsLogged(l: Linked): void {
+  const logged = JSON.stringify(l.g.h.logs);
+  expect(logged).not.toContain(CLIENT_SECRET);
+  expect(logged).not.toContain(ENCRYPTION_KEY);
+  expect(logged).not.toMatch(/fake-access\.|fake-refresh\./);
 }
 
 describe('the Linked Roles page in headless Chromium', () => {
@@ -337,5 +346,6 @@ describe('the Linked Roles page in headless Chromium', () => {
     expect(l.g.h.discord.oauth.roleConnections.get(ALICE)?.metadata).toMatchObject({ not_spam: '0' });
     const after = JSON.stringify(visibleMessage(await l.g.h.run('whoami', {}, { userId: ALICE })));
     expect(after).toContain(`Connected as **${name}**`);
+    noSecretsLogged(l);
   });
 });

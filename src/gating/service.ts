@@ -27,7 +27,7 @@ import { GuildGating } from './guildGating.ts';
 import { GuildRechecks } from './guildRechecks.ts';
 import { GuildWalk } from './guildWalk.ts';
 import { LinkBook } from './linkBook.ts';
-import type { LinkedRolePagesOptions } from './linkedRolePages.ts';
+import type { LinkedRolePagesSetup } from './linkedRolePages.ts';
 import { LinkedRoleService } from './linkedRoleService.ts';
 import { LogChannel } from './logChannel.ts';
 import { MemberGating } from './memberGating.ts';
@@ -92,7 +92,7 @@ export class GatingService {
   /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
-  readonly linkedRolePages: LinkedRolePageParts | undefined;
+  readonly linkedRolePages: LinkedRolePagesSetup | undefined;
   /** With `signedProofInbox`: look for queued proofs now (the manager said one is waiting). */
   nudgeSignedProofs: () => void = () => {};
   readonly #discord: Client;
@@ -277,9 +277,6 @@ interface Timer {
   stop(): void | Promise<void>;
 }
 
-/** What `PUBLIC_URL/linked-role` needs besides the store, logger and clock. */
-export type LinkedRolePageParts = Omit<LinkedRolePagesOptions, 'logger' | 'now' | 'store'>;
-
 /**
  * Linked Roles on their own: the service and what its pages need. The gating service builds them, and so
  * does the shard manager, whose HTTP server serves the pages and which runs their re-check.
@@ -292,7 +289,7 @@ export function createLinkedRoles(o: {
   confirmMs?: number | undefined;
   oauth: DiscordOAuthConfig;
   key: Buffer;
-}): { service: LinkedRoleService; pages: LinkedRolePageParts } {
+}): { service: LinkedRoleService; pages: LinkedRolePagesSetup } {
   const service = new LinkedRoleService({
     store: o.store,
     evaluator: o.evaluator,

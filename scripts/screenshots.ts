@@ -2,7 +2,8 @@
  * Regenerate the README screenshots: `node scripts/screenshots.ts [--only lookup|gating]`. Runs
  * `npm run preview`'s code against the stand-in Web3.bio (in-process), writes each page with offline
  * images, and photographs the message with Debian's Chromium into docs/screenshots/. The role-gating
- * shots render hand-built domain objects through the gating renderers and the signing page. Needs
+ * shots render hand-built domain objects through the gating renderers, the signing page and the Linked
+ * Roles page; the wallet shots run the real verify server in process with two test wallets. Needs
  * /usr/bin/chromium; uses no network.
  */
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,19 +13,26 @@ import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { MessageFlags } from 'discord-api-types/v10';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
+import { privateKeyToAccount } from 'viem/accounts';
 import { runPreview } from '../src/cli/preview.ts';
 import { type PreviewMessage, previewPage } from '../src/cli/previewHtml.ts';
 import { roleProblems } from '../src/gating/hierarchy.ts';
+import { type LinkedRolePage, renderLinkedRolePage } from '../src/gating/linkedRolePage.ts';
+import { roleConnectionFor } from '../src/gating/linkedRoles.ts';
 import { diffRoles, evaluateRules, type GatingRules } from '../src/gating/rules.ts';
+import { createChallenge, LINKED_ROLES_SCOPE } from '../src/gating/siwe.ts';
 import type { GuildStatus, MemberReport } from '../src/gating/types.ts';
 import { renderVerifyPage, type VerifyPageState } from '../src/gating/verifyPage.ts';
+import { startVerifyServer } from '../src/gating/verifyServer.ts';
 import { renderStatus } from '../src/render/gatingGuild.ts';
 import type { GuildNames } from '../src/render/gatingLabels.ts';
 import { renderMemberReport, renderVerifyResult } from '../src/render/gatingMember.ts';
 import type { MessagePayload, RenderContext } from '../src/render/types.ts';
+import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GuildSettings, LinkRecord, NonceRecord } from '../src/store/types.ts';
 import type { CredentialSet } from '../src/web3bio/types.ts';
 import { startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
+import { installEvmWallets } from '../test/gating/testWallets.ts';
 
 /** Each README image: its file name and the preview command line that makes it. */
 export const SCREENSHOTS = [
@@ -224,6 +232,127 @@ function verifyRecord(): NonceRecord {
   };
 }
 
+/** A page state photographed from its HTML (`ready`: wait for the signing script to show its button). */
+interface PageShot {
+  name: string;
+  what: string;
+  html: () => string;
+  ready?: boolean;
+}
+
+const verifyPage = (state: VerifyPageState) => () => renderVerifyPage(state, 'screenshot');
+const linkedRolePage = (state: LinkedRolePage) => () => renderLinkedRolePage(state, 'screenshot');
+const LINKED_START = '/linked-role';
+
+/** The signing page's other states, and every state of the Linked Roles page (PUBLIC_URL/linked-role). */
+export const PAGE_SHOTS: readonly PageShot[] = [
+  {
+    name: 'verify-page-solana',
+    what: 'signing page, a Solana wallet',
+    html: verifyPage({
+      kind: 'ready',
+      record: { ...verifyRecord(), identity: 'bonfida.sol', address: SOLANA_ADDRESS },
+    }),
+    ready: true,
+  },
+  {
+    name: 'verify-page-wrong-account',
+    what: 'another Discord account opened the link',
+    html: verifyPage({ kind: 'wrong_account', expected: '@alice', actual: '@mallory' }),
+  },
+  {
+    name: 'verify-page-sign-in-cancelled',
+    what: 'Discord sign-in cancelled',
+    html: verifyPage({
+      kind: 'sign_in_failed',
+      reason: 'denied',
+      retryUrl: `https://verify.example.org/verify/${NONCE}`,
+    }),
+  },
+  {
+    name: 'verify-page-sign-in-replayed',
+    what: 'a replayed or expired Discord sign-in',
+    html: verifyPage({ kind: 'sign_in_failed', reason: 'bad_state', retryUrl: null }),
+  },
+  {
+    name: 'verify-page-other-browser',
+    what: 'the sign-in finished in another browser',
+    html: verifyPage({ kind: 'sign_in_failed', reason: 'other_browser', retryUrl: null }),
+  },
+  { name: 'verify-page-used', what: 'signing link already used', html: verifyPage({ kind: 'used' }) },
+  { name: 'verify-page-expired', what: 'signing link expired', html: verifyPage({ kind: 'expired' }) },
+  {
+    name: 'linked-role-choose',
+    what: 'Linked Roles: signed in, choose a proof',
+    html: linkedRolePage({ kind: 'prove', username: 'vitalik_fan' }),
+  },
+  {
+    name: 'linked-role-sign',
+    what: 'Linked Roles: the wallet signature step',
+    html: verifyPage({
+      kind: 'ready',
+      record: { ...verifyRecord(), guildId: LINKED_ROLES_SCOPE, guildName: null },
+    }),
+    ready: true,
+  },
+  {
+    name: 'linked-role-connected',
+    what: 'Linked Roles: connected, with the metadata written to Discord',
+    html: linkedRolePage({
+      kind: 'connected',
+      identity: VITALIK.identity,
+      proof: 'signature',
+      metadata: linkedMetadata(),
+    }),
+  },
+  {
+    name: 'linked-role-stale',
+    what: 'Linked Roles: the connection went stale (app deauthorized)',
+    html: linkedRolePage({
+      kind: 'prove',
+      username: 'vitalik_fan',
+      current: { identity: VITALIK.identity, stale: true },
+    }),
+  },
+  {
+    name: 'linked-role-not-named',
+    what: 'Linked Roles: refused, the record names someone else',
+    html: linkedRolePage({
+      kind: 'prove',
+      username: 'vitalik_fan',
+      problem: 'not_named',
+      identity: VITALIK.identity,
+    }),
+  },
+  {
+    name: 'linked-role-other-account',
+    what: 'Linked Roles: a signing link opened by another account',
+    html: linkedRolePage({ kind: 'failed', reason: 'other_account', startUrl: LINKED_START }),
+  },
+  {
+    name: 'linked-role-replayed',
+    what: 'Linked Roles: a replayed or expired sign-in',
+    html: linkedRolePage({ kind: 'failed', reason: 'bad_state', startUrl: LINKED_START }),
+  },
+  {
+    name: 'linked-role-error',
+    what: 'Linked Roles: Discord did not complete the request',
+    html: linkedRolePage({ kind: 'failed', reason: 'failed', startUrl: LINKED_START }),
+  },
+];
+
+/** What vitalik.eth's credentials write to Discord, through the bot's own mapping. */
+function linkedMetadata(): Record<string, string> {
+  const connection = roleConnectionFor({
+    username: VITALIK.identity,
+    evidence: [{ identity: VITALIK.identity, credentials: CREDENTIALS }],
+    firstProvenAt: GATING_NOW_MS - 3 * DAY_MS,
+    nowSec: RENDER.nowSec,
+  });
+  if (!connection) throw new Error('no metadata for the screenshot');
+  return connection.metadata;
+}
+
 /** Which groups the command line asks for: both by default, one with `--only lookup|gating`. */
 function selectedGroups(argv: readonly string[]): Group[] {
   const { values } = parseArgs({ args: [...argv], options: { only: { type: 'string' } }, strict: true });
@@ -301,7 +430,12 @@ async function lookupShots(context: BrowserContext, work: string): Promise<void>
   }
 }
 
-async function gatingShots(messages: BrowserContext, pages: BrowserContext, work: string): Promise<void> {
+async function gatingShots(
+  browser: Browser,
+  messages: BrowserContext,
+  pages: BrowserContext,
+  work: string,
+): Promise<void> {
   const verifyHtml = join(work, 'verify-page.html');
   await writeFile(verifyHtml, renderVerifyPage({ kind: 'ready', record: verifyRecord() }, 'screenshot'));
   await photograph(pages, 'verify-page', verifyHtml, async (page) => {
@@ -311,34 +445,9 @@ async function gatingShots(messages: BrowserContext, pages: BrowserContext, work
   });
   console.log('docs/screenshots/verify-page.png  (signing page, ready)');
 
-  const pageStates: { name: string; what: string; state: VerifyPageState; ready?: boolean }[] = [
-    {
-      name: 'verify-page-solana',
-      what: 'signing page, a Solana wallet',
-      state: {
-        kind: 'ready',
-        record: { ...verifyRecord(), identity: 'bonfida.sol', address: SOLANA_ADDRESS },
-      },
-      ready: true,
-    },
-    {
-      name: 'verify-page-wrong-account',
-      what: 'another Discord account opened the link',
-      state: { kind: 'wrong_account', expected: '@alice', actual: '@mallory' },
-    },
-    {
-      name: 'verify-page-sign-in-cancelled',
-      what: 'Discord sign-in cancelled',
-      state: {
-        kind: 'sign_in_failed',
-        reason: 'denied',
-        retryUrl: `https://verify.example.org/verify/${NONCE}`,
-      },
-    },
-  ];
-  for (const shot of pageStates) {
+  for (const shot of PAGE_SHOTS) {
     const html = join(work, `${shot.name}.html`);
-    await writeFile(html, renderVerifyPage(shot.state, 'screenshot'));
+    await writeFile(html, shot.html());
     await photograph(pages, shot.name, html, async (page) => {
       if (shot.ready) await page.locator('#sign').waitFor({ state: 'visible' });
       await page.screenshot({
@@ -349,6 +458,7 @@ async function gatingShots(messages: BrowserContext, pages: BrowserContext, work
     });
     console.log(`docs/screenshots/${shot.name}.png  (${shot.what})`);
   }
+  await walletShots(browser);
 
   for (const shot of GATING_SCREENSHOTS) {
     // Every gating answer is ephemeral, as the commands send it.
@@ -367,6 +477,69 @@ async function gatingShots(messages: BrowserContext, pages: BrowserContext, work
   }
 }
 
+/** Fixed keys, so that regenerating the wallet shots changes no pixel. */
+const SHOT_WALLET = privateKeyToAccount(`0x${'42'.repeat(32)}`);
+const SHOT_OTHER_WALLET = privateKeyToAccount(`0x${'17'.repeat(32)}`);
+
+/**
+ * The signing page's script states, from the real verify server (in process, clock pinned) and two
+ * EIP-6963 test wallets: the member picks one, then the signature is checked and accepted.
+ */
+async function walletShots(browser: Browser): Promise<void> {
+  const store = await openSqliteStore(':memory:');
+  const siwe = { publicUrl: 'https://verify.example.org', now: () => GATING_NOW_MS };
+  const server = await startVerifyServer({
+    port: 0,
+    host: '127.0.0.1',
+    store,
+    siwe,
+    onVerified: async () => ({ ok: true }),
+  });
+  const context = await browser.newContext({
+    viewport: { width: 900, height: 200 },
+    deviceScaleFactor: 1,
+    locale: 'en-US',
+    timezoneId: 'UTC',
+  });
+  try {
+    const leaks: string[] = [];
+    await context.route('**/*', (route) => {
+      if (route.request().url().startsWith(server.url)) return route.continue();
+      leaks.push(route.request().url());
+      return route.abort();
+    });
+    await installEvmWallets(context, {
+      announced: [
+        { name: 'Rabby Wallet', account: SHOT_OTHER_WALLET },
+        { name: 'MetaMask', account: SHOT_WALLET },
+      ],
+    });
+    const challenge = await createChallenge(store, siwe, {
+      guildId: GUILD_ID,
+      userId: MEMBER_ID,
+      userName: 'vitalik_fan',
+      guildName: 'Web3 Lounge',
+      identity: VITALIK.identity,
+      address: SHOT_WALLET.address,
+    });
+    const page = await context.newPage();
+    await page.goto(`${server.url}/verify/${challenge.nonce}`);
+    await page.getByRole('button', { name: 'Connect wallet and sign' }).click();
+    await page.getByRole('button', { name: 'MetaMask' }).waitFor();
+    await page.screenshot({ path: join(OUT_DIR, 'verify-page-pick-wallet.png'), fullPage: true });
+    console.log('docs/screenshots/verify-page-pick-wallet.png  (signing page, several wallets)');
+    await page.getByRole('button', { name: 'MetaMask' }).click();
+    await page.getByRole('status').getByText('Verified.').waitFor();
+    await page.screenshot({ path: join(OUT_DIR, 'verify-page-verified.png'), fullPage: true });
+    console.log('docs/screenshots/verify-page-verified.png  (signing page, signature accepted)');
+    if (leaks.length > 0) throw new Error(`wallet shots tried to reach the network:\n${leaks.join('\n')}`);
+  } finally {
+    await context.close();
+    await server.close();
+    await store.close();
+  }
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const groups = selectedGroups(argv);
   // Dates in the images should not depend on where they were taken.
@@ -381,7 +554,7 @@ async function main(argv: readonly string[]): Promise<void> {
     if (groups.includes('gating')) {
       // Short, so that the full-page shot ends where the page does rather than at the viewport's bottom.
       const pages = await offlineContext(browser, { width: 900, height: 200 }, leaks);
-      await gatingShots(messages, pages, work);
+      await gatingShots(browser, messages, pages, work);
     }
     if (leaks.length > 0) throw new Error(`pages tried to reach the network:\n${leaks.join('\n')}`);
   } finally {

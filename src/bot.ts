@@ -7,20 +7,20 @@ import {
   RESTEvents,
 } from 'discord.js';
 import { commandsFor } from '../commands/index.ts';
-import { closeRedisClient, createRedisClient } from './cache/redisStore.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 import { type CachePolicy, clientCacheOptions } from './discord/clientCaches.ts';
 import type { BotDeps, Command } from './discord/command.ts';
 import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
 import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from './gating/discordOAuth.ts';
+import type { RecheckEvent } from './gating/guildRechecks.ts';
 import { parseEncryptionKey } from './gating/linkedRoles.ts';
 import { GatingService } from './gating/service.ts';
 import type { SiweConfig } from './gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from './gating/verifyServer.ts';
 import type { Logger } from './log.ts';
 import { type BotMetrics, createMetrics } from './metrics.ts';
-import { type OpsServer, type ReadinessCheck, startOpsServer } from './opsServer.ts';
+import { type OpsChecks, type OpsServers, type ReadinessCheck, startOpsServers } from './opsServer.ts';
 import { gatingNoticeText } from './render/gatingNotices.ts';
 import { openStore } from './store/index.ts';
 import type { GatingStore } from './store/types.ts';
@@ -70,20 +70,23 @@ export type GatingConfig = Pick<
 
 /** The parts of the gating module that `startBot` starts and stops together. */
 interface GatingParts extends BotGating {
-  verifyServer: VerifyServer;
+  /** None in a shard process: the shard manager serves the pages and hands proofs over (signedProofs.ts). */
+  verifyServer: VerifyServer | null;
   ownsStore: boolean;
 }
 
-/** Open the store (unless given), create the service and start the verification server. */
-async function startGating(input: {
-  config: GatingConfig;
-  logger: Logger;
-  web3bio: Web3BioClient;
-  client: Client;
-  store?: GatingStore | undefined;
-}): Promise<GatingParts> {
-  const { config, logger } = input;
-  if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
+/** The shards a shard process serves (from the shard manager). */
+export interface ShardSlice {
+  ids: number[];
+  count: number;
+}
+
+/** The OAuth2 client (with DISCORD_CLIENT_SECRET) and the SIWE settings both gating and the shard manager use. */
+export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
+  oauth: DiscordOAuthConfig | undefined;
+  key: Buffer | undefined;
+  siwe: SiweConfig;
+} {
   const oauth: DiscordOAuthConfig | undefined = config.DISCORD_CLIENT_SECRET
     ? {
         clientId: config.DISCORD_APPLICATION_ID,
@@ -101,15 +104,37 @@ async function startGating(input: {
     ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
     discordSignIn: oauth !== undefined,
   };
-  const store =
-    input.store ??
-    (await openStore(
-      { databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR },
-      { leaseMs: config.GATING_LEASE_SECONDS * 1_000 },
-    ));
+  return { oauth, key, siwe };
+}
+
+/** The gating store from config (PostgreSQL with DATABASE_URL, else SQLite under DATA_DIR). */
+export function openGatingStore(config: GatingConfig): Promise<GatingStore> {
+  return openStore(
+    { databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR },
+    { leaseMs: config.GATING_LEASE_SECONDS * 1_000 },
+  );
+}
+
+/** Open the store (unless given), create the service and start the verification server. */
+async function startGating(input: {
+  config: GatingConfig;
+  logger: Logger;
+  web3bio: Web3BioClient;
+  client: Client;
+  store?: GatingStore | undefined;
+  /** In a shard process: no HTTP server; verified signatures arrive through the store. */
+  sharded: boolean;
+  metrics: BotMetrics;
+}): Promise<GatingParts> {
+  const { config, logger } = input;
+  if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
+  const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
+  const store = input.store ?? (await openGatingStore(config));
   try {
     const service = new GatingService({
       ...(config.LINKED_ROLES_ENABLED && oauth && key ? { linkedRoles: { oauth, key } } : {}),
+      ...(input.sharded ? { signedProofInbox: {}, linkedRoleRechecks: false } : {}),
+      onRechecked: (event) => countRecheck(input.metrics, event),
       store,
       web3bio: input.web3bio,
       discord: input.client,
@@ -120,20 +145,22 @@ async function startGating(input: {
       confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
       auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     });
-    const verifyServer = await startVerifyServer({
-      port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
-      host: config.HTTP_HOST,
-      store,
-      siwe,
-      ...(oauth ? { oauth } : {}),
-      ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
-      onVerified: (result) => service.verification.completeSignature(result),
-      logger: logger.child({ module: 'verify-server' }),
-    });
+    const verifyServer = input.sharded
+      ? null
+      : await startVerifyServer({
+          port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
+          host: config.HTTP_HOST,
+          store,
+          siwe,
+          ...(oauth ? { oauth } : {}),
+          ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
+          onVerified: (result) => service.verification.completeSignature(result),
+          logger: logger.child({ module: 'verify-server' }),
+        });
     return {
       service,
       store,
-      verifyUrl: verifyServer.url,
+      verifyUrl: verifyServer?.url ?? config.PUBLIC_URL,
       verifyServer,
       ownsStore: input.store === undefined,
     };
@@ -143,15 +170,20 @@ async function startGating(input: {
   }
 }
 
-/** The discord.js client with the fewest intents the enabled features need, caching only what the bot reads. */
+/**
+ * The discord.js client with the fewest intents the enabled features need, caching only what the bot
+ * reads (clientCaches.ts); with `shards`, only those.
+ */
 export function createDiscordClient(
   config: Pick<Config, 'DISCORD_API_URL' | 'GATING_ENABLED'>,
+  shards?: ShardSlice,
   caches: CachePolicy = 'lean',
 ): Client {
   const intents = [GatewayIntentBits.Guilds];
   if (config.GATING_ENABLED) intents.push(GatewayIntentBits.GuildMembers);
   return new Client({
     intents,
+    ...(shards ? { shards: shards.ids, shardCount: shards.count } : {}),
     allowedMentions: { parse: [], repliedUser: false },
     rest: config.DISCORD_API_URL ? { api: config.DISCORD_API_URL } : {},
     ...clientCacheOptions(caches),
@@ -168,6 +200,11 @@ export async function startBot(options: {
   store?: GatingStore;
   /** The registry the client's observers already report to (see createWeb3BioFromConfig); default a new one. */
   metrics?: BotMetrics;
+  /**
+   * In a shard process: serve only these shards, and run no HTTP server (the shard manager runs it once
+   * per machine; see sharding.ts).
+   */
+  shards?: ShardSlice;
   /** discord.js's own caches instead of the bot's (the guild-scale benchmark's baseline); default 'lean'. */
   discordCaches?: CachePolicy;
 }): Promise<Bot> {
@@ -178,11 +215,12 @@ export async function startBot(options: {
     limit: config.USER_COOLDOWN_COMMANDS,
     windowMs: config.USER_COOLDOWN_SECONDS * 1_000,
   });
-  const client = createDiscordClient(config, options.discordCaches);
+  const sharded = options.shards !== undefined;
+  const client = createDiscordClient(config, options.shards, options.discordCaches);
   // Linked Roles alone also run in the gating module (store, page, re-checks), without the GuildMembers intent.
   const gating =
     config.GATING_ENABLED || config.LINKED_ROLES_ENABLED
-      ? await startGating({ config, logger, web3bio, client, store: options.store })
+      ? await startGating({ config, logger, web3bio, client, store: options.store, sharded, metrics })
       : undefined;
   const deps: BotDeps = { config, logger, web3bio, ...(gating ? { gating: gating.service } : {}) };
   const router = createRouter({
@@ -195,9 +233,9 @@ export async function startBot(options: {
     },
   });
   countRoleEdits(client, metrics);
-  let http: HttpParts;
+  let http: OpsServers = { close: async () => {} };
   try {
-    http = await startHttp({ config, logger, metrics, client, gating });
+    if (!sharded) http = await startOpsServers({ config, logger, ...botOpsChecks(client, gating, metrics) });
   } catch (error) {
     if (gating) await stopGating(gating, logger);
     throw error;
@@ -241,7 +279,12 @@ export async function startBot(options: {
   }
   gating?.service.start();
   logger.info(
-    { user: client.user?.tag, guilds: client.guilds.cache.size, commands: commands.length },
+    {
+      user: client.user?.tag,
+      guilds: client.guilds.cache.size,
+      commands: commands.length,
+      ...(options.shards ? { shards: options.shards.ids, shardCount: options.shards.count } : {}),
+    },
     'bot ready',
   );
 
@@ -270,6 +313,51 @@ export async function startBot(options: {
   };
 }
 
+/** `/readyz` and the gauges read at each scrape, for one bot process. */
+function botOpsChecks(client: Client, gating: GatingParts | undefined, metrics: BotMetrics): OpsChecks {
+  const readiness: Record<string, ReadinessCheck> = {
+    gateway: () => {
+      if (!client.isReady()) throw new Error('gateway not ready');
+    },
+  };
+  if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
+  const beforeScrape = async () => {
+    for (const [id, shard] of client.ws.shards) {
+      if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
+    }
+    if (gating) await scrapeGatingStore(gating.store, metrics);
+  };
+  return { readiness, beforeScrape, registry: metrics.registry, publicPort: !gating };
+}
+
+/**
+ * Gauges read from the store at each scrape: the role-change queue's depth and age, and how long ago the
+ * least recently re-checked enabled guild had its last full pass (a guild never re-checked counts from
+ * when its settings were saved).
+ */
+export async function scrapeGatingStore(store: GatingStore, metrics: BotMetrics): Promise<void> {
+  const [depth, oldestAt, guilds] = await Promise.all([
+    store.pendingRoleChanges(),
+    store.oldestOpenRoleChangeAt(),
+    store.listGuildSettings({ enabledOnly: true }),
+  ]);
+  const now = Date.now();
+  metrics.roleQueueDepth.set(depth);
+  metrics.roleQueueOldestSeconds.set(oldestAt === null ? 0 : Math.max(0, (now - oldestAt) / 1_000));
+  const lastPasses = guilds.map((g) => g.lastFullSyncAt ?? g.updatedAt);
+  metrics.recheckOldestSeconds.set(
+    lastPasses.length === 0 ? 0 : Math.max(0, (now - Math.min(...lastPasses)) / 1_000),
+  );
+}
+
+/** One guild's re-check, counted. */
+export function countRecheck(metrics: BotMetrics, event: RecheckEvent): void {
+  const outcome = event.result === undefined ? 'failed' : event.result.elsewhere ? 'elsewhere' : 'done';
+  metrics.rechecks.inc({ cause: event.cause, outcome });
+  if (event.result) metrics.recheckMembers.inc({ cause: event.cause }, event.result.members);
+  if (outcome !== 'elsewhere') metrics.recheckSeconds.observe({ cause: event.cause }, event.ms / 1_000);
+}
+
 const ROLE_EDIT_PATH = /^\/guilds\/\d+\/members\/\d+\/roles\/\d+$/;
 
 /**
@@ -292,104 +380,11 @@ export function roleEditResult(method: string, status: number): string {
   return 'failed';
 }
 
-interface HttpParts {
-  url?: string;
-  metricsUrl?: string;
-  close(): Promise<void>;
-}
-
-/**
- * The ops server: on HTTP_HOST:HTTP_PORT when gating is off and HTTP_PORT is set (with gating on, that
- * port is the verification server's, which answers `/healthz` itself), and on METRICS_HOST:METRICS_PORT
- * when METRICS_PORT is set; `/metrics` is then served there only, off the public port.
- */
-async function startHttp(input: {
-  config: Config;
-  logger: Logger;
-  metrics: BotMetrics;
-  client: Client;
-  gating: GatingParts | undefined;
-}): Promise<HttpParts> {
-  const { config, logger, metrics, client, gating } = input;
-  const publicPort = gating ? undefined : config.HTTP_PORT;
-  if (publicPort === undefined && config.METRICS_PORT === undefined) return { close: async () => {} };
-  const redis = config.REDIS_URL === undefined ? undefined : createRedisClient(config.REDIS_URL);
-  const readiness: Record<string, ReadinessCheck> = {
-    gateway: () => {
-      if (!client.isReady()) throw new Error('gateway not ready');
-    },
-  };
-  if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
-  if (redis) readiness.redis = async () => void (await redis.ping());
-  const beforeScrape = async () => {
-    for (const [id, shard] of client.ws.shards) {
-      if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
-    }
-    if (gating) {
-      const [depth, oldestAt] = await Promise.all([
-        gating.store.pendingRoleChanges(),
-        gating.store.oldestOpenRoleChangeAt(),
-      ]);
-      metrics.roleQueueDepth.set(depth);
-      metrics.roleQueueOldestSeconds.set(
-        oldestAt === null ? 0 : Math.max(0, (Date.now() - oldestAt) / 1_000),
-      );
-    }
-  };
-  const common = {
-    readiness,
-    beforeScrape,
-    metricsToken: config.METRICS_TOKEN,
-    logger: logger.child({ module: 'http' }),
-  };
-  const servers: OpsServer[] = [];
-  const close = async () => {
-    for (const server of servers.splice(0)) {
-      await server
-        .close()
-        .catch((error: unknown) => logger.warn({ err: error }, 'could not stop the ops server'));
-    }
-    if (redis) await closeRedisClient(redis);
-  };
-  try {
-    const main =
-      publicPort === undefined
-        ? undefined
-        : await startOpsServer({
-            ...common,
-            port: publicPort,
-            host: config.HTTP_HOST,
-            metrics: config.METRICS_PORT === undefined ? metrics.registry : false,
-          });
-    if (main) servers.push(main);
-    const separate =
-      config.METRICS_PORT === undefined
-        ? undefined
-        : await startOpsServer({
-            ...common,
-            port: config.METRICS_PORT,
-            host: config.METRICS_HOST,
-            metrics: metrics.registry,
-          });
-    if (separate) servers.push(separate);
-    if (main || separate) logger.info({ url: main?.url, metricsUrl: separate?.url }, 'http server listening');
-    return {
-      ...(main ? { url: main.url } : {}),
-      ...(separate ? { metricsUrl: separate.url } : {}),
-      close,
-    };
-  } catch (error) {
-    await close();
-    throw error;
-  }
-}
-
 /** Stop the service (in-progress role edits finish, bounded), the verification server, and our store. */
 async function stopGating(gating: GatingParts, logger: Logger): Promise<void> {
-  const steps: [string, () => Promise<void>][] = [
-    ['gating service', () => gating.service.stop()],
-    ['verify server', () => gating.verifyServer.close()],
-  ];
+  const steps: [string, () => Promise<void>][] = [['gating service', () => gating.service.stop()]];
+  const { verifyServer } = gating;
+  if (verifyServer) steps.push(['verify server', () => verifyServer.close()]);
   if (gating.ownsStore) steps.push(['gating store', () => gating.store.close()]);
   for (const [what, stop] of steps) {
     await stop().catch((error: unknown) => logger.warn({ err: error }, `could not stop the ${what} cleanly`));

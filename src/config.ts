@@ -114,6 +114,20 @@ export const ConfigSchema = z.object({
   ),
   AUDIT_RETENTION_DAYS: withDefault(z.coerce.number().int().min(1).max(3_650), 180),
 
+  SHARD_COUNT: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z
+      .union([z.literal('auto'), z.coerce.number().int().min(1).max(16_384)], {
+        error: 'must be auto or a whole number of shards',
+      })
+      .optional(),
+  ),
+  SHARDS_PER_PROCESS: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce.number().int().min(1).max(16_384).optional(),
+  ),
+  SHARD_SPAWN_DELAY_SECONDS: withDefault(z.coerce.number().min(0).max(600), 7),
+
   METRICS_PORT: optionalPort,
   METRICS_HOST: withDefault(z.string(), '127.0.0.1'),
   METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
@@ -200,6 +214,12 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         `LINKED_ROLES_ENABLED=true needs ${missing.join(', ')} (the OAuth2 secret, the key that seals stored refresh tokens, the verification URL's base)`,
       );
     }
+  }
+  const gatingOrLinked = (gatingOn.success && gatingOn.data) || (linkedRolesOn.success && linkedRolesOn.data);
+  if (env.SHARD_COUNT?.trim() && gatingOrLinked && !env.DATABASE_URL?.trim()) {
+    problems.push(
+      'SHARD_COUNT with gating or Linked Roles needs DATABASE_URL (every shard process shares one PostgreSQL store)',
+    );
   }
   if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return result.data;

@@ -4,6 +4,7 @@ import { ConfigError, ConfigSchema, configSecrets, loadConfig } from './config.t
 import { startHeartbeat } from './heartbeat.ts';
 import { createLogger } from './log.ts';
 import { createMetrics } from './metrics.ts';
+import { joinShardManager, shardProcessSlice, startShardManager } from './sharding.ts';
 import { createWeb3BioFromConfig } from './wiring.ts';
 
 const USAGE = `web3bio-discord-bot: Discord embeds for web3 identities, from the Web3.bio Profile API.
@@ -28,21 +29,57 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
   const metrics = createMetrics();
-  const web3bio = createWeb3BioFromConfig(config, logger, metrics);
-  const bot = await startBot({ config, logger, web3bio, metrics });
-  const stopHeartbeat = await startHeartbeat(config.DATA_DIR, () => bot.client.isReady());
+  const shardProcess = shardProcessSlice();
+  const log = shardProcess
+    ? logger.child({ process: shardProcess.processId, shards: shardProcess.shards.ids, pid: process.pid })
+    : logger;
+  const web3bio = createWeb3BioFromConfig(config, log, metrics);
+
+  let stop: () => Promise<void>;
+  if (config.SHARD_COUNT !== undefined && !shardProcess) {
+    // The shard manager: spawns this entry point once per process of shards, serves HTTP once.
+    const manager = await startShardManager({
+      config,
+      logger,
+      metrics,
+      web3bio,
+      entry: process.argv[1] ?? '',
+    });
+    stop = () => manager.stop();
+  } else {
+    const bot = await startBot({
+      config,
+      logger: log,
+      web3bio,
+      metrics,
+      ...(shardProcess ? { shards: shardProcess.shards } : {}),
+    });
+    const stopHeartbeat = shardProcess
+      ? () => {}
+      : await startHeartbeat(config.DATA_DIR, () => bot.client.isReady());
+    if (shardProcess) {
+      joinShardManager(bot, log);
+      // The manager is gone (its IPC channel closed): stop rather than run unmanaged.
+      process.once('disconnect', () => void shutdown('manager gone'));
+    }
+    stop = async () => {
+      stopHeartbeat();
+      await bot.stop();
+      // A forked shard process stays alive while its IPC channel to the manager is open.
+      if (shardProcess && process.connected) process.disconnect?.();
+    };
+  }
 
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  async function shutdown(signal: string): Promise<void> {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down');
-    stopHeartbeat();
-    await bot.stop();
+    log.info({ signal }, 'shutting down');
+    await stop();
     await web3bio.close();
-    logger.info('stopped');
-    logger.flush();
-  };
+    log.info('stopped');
+    log.flush();
+  }
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 }

@@ -5,7 +5,13 @@
 import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Registry } from 'prom-client';
+import { closeRedisClient, createRedisClient } from './cache/redisStore.ts';
+import type { Config } from './config.ts';
 import { listenHttp } from './httpListen.ts';
+import type { Logger } from './log.ts';
+
+/** What `/metrics` serves: a prom-client registry, or anything that writes the same text (the shard manager's sum). */
+export type MetricsSource = Pick<Registry, 'metrics' | 'contentType'>;
 
 /** One readiness check: resolves when the dependency answers; rejects or times out when it does not. */
 export type ReadinessCheck = () => Promise<void> | void;
@@ -14,7 +20,7 @@ export interface OpsServerOptions {
   port: number;
   host: string;
   /** Serve `/metrics` here (false: it is served on another listener, e.g. one bound to METRICS_HOST). */
-  metrics: Registry | false;
+  metrics: MetricsSource | false;
   /** Runs before each scrape to refresh gauges read on demand (gateway ping, queue depth). */
   beforeScrape?: () => Promise<void>;
   /** When set, `/metrics` answers 401 without `Authorization: Bearer <token>`. */
@@ -126,4 +132,90 @@ function send(res: ServerResponse, status: number, body: string): void {
 
 function pathOf(req: IncomingMessage): string {
   return (req.url ?? '/').split('?', 1)[0] ?? '/';
+}
+
+/** What a process's ops servers check and report. */
+export interface OpsChecks {
+  readiness: Record<string, ReadinessCheck>;
+  beforeScrape: () => Promise<void>;
+  registry: MetricsSource;
+  /**
+   * Whether HTTP_PORT is the ops server's (true) or the verification server's, which answers `/healthz`
+   * itself (gating or Linked Roles on).
+   */
+  publicPort: boolean;
+}
+
+export interface OpsServers {
+  url?: string;
+  metricsUrl?: string;
+  close(): Promise<void>;
+}
+
+/**
+ * The ops servers from config: on HTTP_HOST:HTTP_PORT when that port is ours and set, and on
+ * METRICS_HOST:METRICS_PORT when METRICS_PORT is set; `/metrics` is then served there only, off the
+ * public port. With REDIS_URL, `/readyz` also pings Redis.
+ */
+export async function startOpsServers(
+  input: OpsChecks & {
+    config: Pick<
+      Config,
+      'HTTP_PORT' | 'HTTP_HOST' | 'METRICS_PORT' | 'METRICS_HOST' | 'METRICS_TOKEN' | 'REDIS_URL'
+    >;
+    logger: Logger;
+  },
+): Promise<OpsServers> {
+  const { config, logger } = input;
+  const publicPort = input.publicPort ? config.HTTP_PORT : undefined;
+  if (publicPort === undefined && config.METRICS_PORT === undefined) return { close: async () => {} };
+  const redis = config.REDIS_URL === undefined ? undefined : createRedisClient(config.REDIS_URL);
+  const readiness = { ...input.readiness };
+  if (redis) readiness.redis = async () => void (await redis.ping());
+  const common = {
+    readiness,
+    beforeScrape: input.beforeScrape,
+    metricsToken: config.METRICS_TOKEN,
+    logger: logger.child({ module: 'http' }),
+  };
+  const servers: OpsServer[] = [];
+  const close = async () => {
+    for (const server of servers.splice(0)) {
+      await server
+        .close()
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not stop the ops server'));
+    }
+    if (redis) await closeRedisClient(redis);
+  };
+  try {
+    const main =
+      publicPort === undefined
+        ? undefined
+        : await startOpsServer({
+            ...common,
+            port: publicPort,
+            host: config.HTTP_HOST,
+            metrics: config.METRICS_PORT === undefined ? input.registry : false,
+          });
+    if (main) servers.push(main);
+    const separate =
+      config.METRICS_PORT === undefined
+        ? undefined
+        : await startOpsServer({
+            ...common,
+            port: config.METRICS_PORT,
+            host: config.METRICS_HOST,
+            metrics: input.registry,
+          });
+    if (separate) servers.push(separate);
+    if (main || separate) logger.info({ url: main?.url, metricsUrl: separate?.url }, 'http server listening');
+    return {
+      ...(main ? { url: main.url } : {}),
+      ...(separate ? { metricsUrl: separate.url } : {}),
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
 }

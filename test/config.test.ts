@@ -105,6 +105,30 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads SHARD_COUNT (auto or a number) and refuses shards with gating on SQLite', () => {
+    expect(loadConfig(REQUIRED).SHARD_COUNT).toBeUndefined();
+    expect(loadConfig({ ...REQUIRED, SHARD_COUNT: 'auto' }).SHARD_COUNT).toBe('auto');
+    expect(loadConfig({ ...REQUIRED, SHARD_COUNT: '4', SHARDS_PER_PROCESS: '2' })).toMatchObject({
+      SHARD_COUNT: 4,
+      SHARDS_PER_PROCESS: 2,
+      SHARD_SPAWN_DELAY_SECONDS: 7,
+    });
+    expect(problemsOf({ ...REQUIRED, SHARD_COUNT: 'many' })[0]).toMatch(
+      /^SHARD_COUNT must be auto or a whole number/,
+    );
+    expect(problemsOf({ ...REQUIRED, SHARD_COUNT: '0' })).toHaveLength(1);
+    const gating = {
+      ...REQUIRED,
+      GATING_ENABLED: 'true',
+      PUBLIC_URL: 'https://bot.example',
+      SHARD_COUNT: '2',
+    };
+    expect(problemsOf(gating)).toEqual([
+      'SHARD_COUNT with gating or Linked Roles needs DATABASE_URL (every shard process shares one PostgreSQL store)',
+    ]);
+    expect(loadConfig({ ...gating, DATABASE_URL: 'postgres://db/bot' }).SHARD_COUNT).toBe(2);
+  });
+
   it('never echoes a value in its messages', () => {
     const problems = problemsOf({
       DISCORD_TOKEN: 'secret-token-value',

@@ -232,6 +232,8 @@ export function createRouter(options: {
       interactionId: interaction.id,
       userId: interaction.user.id,
       guildId: interaction.guildId,
+      // The gateway shard it came through (DMs come through shard 0).
+      shard: interaction.guild?.shardId ?? 0,
       command: interaction.isCommand() ? interaction.commandName : undefined,
       customId: interaction.isMessageComponent() ? interaction.customId : undefined,
     };

@@ -68,6 +68,13 @@ export class DiscordOAuthError extends Error {
   }
 }
 
+/** A failed OAuth2 call as a log field: kind, status and Discord's error code, never a token or secret. */
+export function oauthErrorSummary(error: unknown): object {
+  return error instanceof DiscordOAuthError
+    ? { kind: error.kind, status: error.status, message: error.message }
+    : { kind: 'unexpected', message: error instanceof Error ? error.name : 'unknown' };
+}
+
 const RawTokenGrant = z.object({
   access_token: z.string().min(1),
   token_type: z.string(),

@@ -10,6 +10,7 @@ import {
   type Guild,
   type GuildMember,
   PermissionFlagsBits,
+  ShardClientUtil,
 } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { RoleChange } from '../store/types.ts';
@@ -27,6 +28,20 @@ export const DISCORD_ERROR = {
 /** The Discord JSON error code of a REST error, or null. */
 export function discordErrorCode(error: unknown): number | null {
   return error instanceof DiscordAPIError ? Number(error.code) : null;
+}
+
+/**
+ * Whether this process's shards serve the guild (`(guild_id >> 22) % shardCount` is one of them). Always
+ * true for a client that runs every shard (one process, the default).
+ */
+export function servesGuild(discord: Client, guildId: string): boolean {
+  const { shards, shardCount } = discord.options;
+  if (!Array.isArray(shards) || shardCount === undefined || shards.length >= shardCount) return true;
+  try {
+    return shards.includes(ShardClientUtil.shardIdForGuildId(guildId, shardCount));
+  } catch {
+    return false;
+  }
 }
 
 /** The guild from the gateway cache, else one request; null when the bot is not in it. */

@@ -9,7 +9,7 @@ import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore, GuildSettings } from '../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
-import { guildOf, roleHolders } from './discordReads.ts';
+import { guildOf, roleHolders, servesGuild } from './discordReads.ts';
 import type { GuildWalk } from './guildWalk.ts';
 import type { MemberGating } from './memberGating.ts';
 import { PassLosses, type RoleSync } from './roleSync.ts';
@@ -28,6 +28,17 @@ export interface GuildRechecksOptions {
   recheckIntervalMs: number;
   /** How long a guild's lease lasts unless renewed (renewed at a third of it). Default 5 min. */
   leaseMs?: number;
+  /** Told after each guild's re-check (for metrics). */
+  onRechecked?: ((event: RecheckEvent) => void) | undefined;
+}
+
+/** One guild's re-check, as metrics count it: what it found, or that it failed. */
+export interface RecheckEvent {
+  guildId: string;
+  cause: string;
+  ms: number;
+  /** Undefined when the re-check failed. */
+  result?: RecheckResult;
 }
 
 /** Guilds' passes are spread over this share of the interval, by a per-guild offset. */
@@ -54,6 +65,7 @@ export class GuildRechecks {
   /** Who holds a guild's lease: this process. */
   readonly #holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #running = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
+  readonly #onRechecked: (event: RecheckEvent) => void;
 
   constructor(options: GuildRechecksOptions) {
     this.#store = options.store;
@@ -66,6 +78,7 @@ export class GuildRechecks {
     this.#walk = options.walk;
     this.#recheckIntervalMs = options.recheckIntervalMs;
     this.#leaseMs = options.leaseMs ?? 5 * 60_000;
+    this.#onRechecked = options.onRechecked ?? (() => {});
   }
 
   /**
@@ -77,9 +90,18 @@ export class GuildRechecks {
     const running = this.#running.get(guildId);
     // One walk per guild at a time: a request the running walk already covers joins it.
     if (running && (running.fresh || !fresh) && !opts.confirmRemovals) return running.run;
+    const cause = opts.cause ?? 'recheck';
     const run = (async () => {
       if (running) await running.run.catch(() => undefined);
-      return this.#recheck(guildId, fresh, opts.cause ?? 'recheck', opts.confirmRemovals === true);
+      const started = this.#now();
+      try {
+        const result = await this.#recheck(guildId, fresh, cause, opts.confirmRemovals === true);
+        this.#onRechecked({ guildId, cause, ms: this.#now() - started, result });
+        return result;
+      } catch (error) {
+        this.#onRechecked({ guildId, cause, ms: this.#now() - started });
+        throw error;
+      }
     })();
     const entry = { fresh, run };
     this.#running.set(guildId, entry);
@@ -100,6 +122,8 @@ export class GuildRechecks {
     const now = this.#now();
     for (const settings of await this.#store.listGuildSettings({ enabledOnly: true })) {
       if (this.#tasks.stopping) return;
+      // Another shard's process re-checks the guilds it serves.
+      if (!servesGuild(this.#discord, settings.guildId)) continue;
       const last = settings.lastFullSyncAt;
       const due = last === null || now - last >= dueAfter(settings.guildId, this.#recheckIntervalMs);
       if (!due) continue;

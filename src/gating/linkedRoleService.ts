@@ -63,14 +63,15 @@ export class LinkedRoleService {
   }
 
   /**
-   * After the member signed in (`identify role_connections.write`) and proved `proven`: write the
-   * metadata and keep the connection. Nothing is written or kept when a lookup failed.
+   * After the member signed in (`identify role_connections.write`) and proved `proven` (by its record or
+   * a wallet signature): write the metadata and keep the connection; returns what was written. Nothing
+   * is written or kept when a lookup failed.
    */
   async connect(
     userId: string,
     grant: TokenGrant,
     proven: ProvenIdentity,
-  ): Promise<'written' | 'lookup_failed'> {
+  ): Promise<RoleConnection | 'lookup_failed'> {
     const now = this.#o.now();
     const existing = await this.#o.store.getRoleConnection(userId);
     const provenAt = existing?.identity === proven.identity ? existing.provenAt : now;
@@ -90,7 +91,7 @@ export class LinkedRoleService {
       staleSince: null,
     });
     this.#o.logger.info({ userId }, 'linked role connection written');
-    return 'written';
+    return connection;
   }
 
   /** One connection brought up to date with fresh credentials. */
@@ -170,10 +171,17 @@ export class LinkedRoleService {
     return true;
   }
 
-  /** What /whoami shows: the proven identity and whether the member must reconnect. */
-  async status(userId: string): Promise<{ identity: string; stale: boolean } | undefined> {
+  /**
+   * What /whoami and the Linked Roles page show: the proven identity, whether the member must reconnect
+   * (Discord refused the token: the app was deauthorized), and the metadata last written.
+   */
+  async status(
+    userId: string,
+  ): Promise<{ identity: string; stale: boolean; metadata: Record<string, string> | null } | undefined> {
     const record = await this.#o.store.getRoleConnection(userId);
-    return record ? { identity: record.identity, stale: record.staleSince !== null } : undefined;
+    return record
+      ? { identity: record.identity, stale: record.staleSince !== null, metadata: record.metadata }
+      : undefined;
   }
 
   async #metadataFor(

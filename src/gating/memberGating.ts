@@ -6,7 +6,7 @@ import type { Client, GuildMember } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
-import { guildOf, memberOf, memberState } from './discordReads.ts';
+import { guildOf, memberOf, memberState, servesGuild } from './discordReads.ts';
 import type { Evaluator } from './evaluation.ts';
 import type { RemovalMode } from './losses.ts';
 import type { RoleSync } from './roleSync.ts';
@@ -168,6 +168,8 @@ export class MemberGating {
     );
     if (links.length === 0) this.usernames.forget(userId);
     for (const guildId of new Set(links.map((l) => l.guildId))) {
+      // The shard serving each guild sees the same change and syncs its own.
+      if (!servesGuild(this.#discord, guildId)) continue;
       await this.sync(guildId, userId, 'username changed', {
         fresh: true,
         checkRecords: true,

@@ -8,7 +8,7 @@
 import type { Client } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore } from '../store/types.ts';
-import { delay } from './discordReads.ts';
+import { delay, servesGuild } from './discordReads.ts';
 import type { GuildNotices } from './logChannel.ts';
 import { RoleBlocks } from './roleBlocks.ts';
 import { RoleChangeApplier } from './roleChangeApplier.ts';
@@ -35,7 +35,7 @@ export interface RoleWorkerOptions {
 
 /** The per-guild role-change worker. */
 export class RoleWorker {
-  readonly #o: { store: GatingStore; logger: Logger; pollMs: number; now: () => number };
+  readonly #o: { store: GatingStore; discord: Client; logger: Logger; pollMs: number; now: () => number };
   readonly #blocks: RoleBlocks;
   readonly #applier: RoleChangeApplier;
   readonly #loops = new Map<string, Promise<void>>();
@@ -46,6 +46,7 @@ export class RoleWorker {
   constructor(opts: RoleWorkerOptions) {
     this.#o = {
       store: opts.store,
+      discord: opts.discord,
       logger: opts.logger,
       pollMs: opts.pollMs ?? 2_000,
       now: opts.now ?? Date.now,
@@ -89,9 +90,14 @@ export class RoleWorker {
     this.#loops.set(guildId, loop);
   }
 
-  /** Pick up every guild's unfinished changes (pending, or in progress under a lapsed lease after a crash). */
+  /**
+   * Pick up the unfinished changes (pending, or in progress under a lapsed lease after a crash) of every
+   * guild this process's shards serve.
+   */
   async resume(): Promise<void> {
-    for (const settings of await this.#o.store.listGuildSettings()) this.kick(settings.guildId);
+    for (const settings of await this.#o.store.listGuildSettings()) {
+      if (servesGuild(this.#o.discord, settings.guildId)) this.kick(settings.guildId);
+    }
   }
 
   /**

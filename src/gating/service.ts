@@ -21,20 +21,22 @@ import type { GatingStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { BackgroundTasks } from './backgroundTasks.ts';
 import type { DiscordOAuthConfig } from './discordOAuth.ts';
+import { servesGuild } from './discordReads.ts';
 import { Evaluator } from './evaluation.ts';
 import { GuildGating } from './guildGating.ts';
-import { GuildRechecks } from './guildRechecks.ts';
+import { GuildRechecks, type RecheckEvent } from './guildRechecks.ts';
 import { GuildWalk } from './guildWalk.ts';
 import { LinkBook } from './linkBook.ts';
-import type { LinkedRolePagesOptions } from './linkedRolePages.ts';
+import type { LinkedRolePagesSetup } from './linkedRolePages.ts';
 import { LinkedRoleService } from './linkedRoleService.ts';
 import { LogChannel } from './logChannel.ts';
 import { MemberGating } from './memberGating.ts';
 import { RoleSync } from './roleSync.ts';
 import { RoleWorker, type RoleWorkerOptions } from './roleWorker.ts';
 import { IntervalScheduler, type RecheckScheduler } from './scheduler.ts';
+import { SignedProofInbox } from './signedProofs.ts';
 import type { SiweConfig } from './siwe.ts';
-import { DEFAULT_AUDIT_RETENTION_MS, StoreUpkeep } from './storeUpkeep.ts';
+import { DEFAULT_AUDIT_RETENTION_MS, type PruneCounts, StoreUpkeep } from './storeUpkeep.ts';
 import type { NoticeText } from './types.ts';
 import { Verification } from './verification.ts';
 
@@ -60,12 +62,21 @@ export interface GatingServiceOptions {
   linkedRoles?: { oauth: DiscordOAuthConfig; key: Buffer };
   /** Runs the Linked Roles re-checks. Default: an IntervalScheduler on `recheckIntervalMs`. */
   linkedRoleScheduler?: RecheckScheduler;
+  /** Whether this process runs the Linked Roles re-check (with shards, the manager does). Default true. */
+  linkedRoleRechecks?: boolean;
+  /**
+   * With shards: the HTTP server runs in the shard manager and queues verified signatures in the store;
+   * this process links those of the guilds its shards serve (see signedProofs.ts), looking every `pollMs`.
+   */
+  signedProofInbox?: { pollMs?: number };
   /** How long log-channel lines are gathered into one message. Default 1000 ms. */
   logFlushMs?: number;
   /** Members evaluated at once during a guild re-check. Default 16. */
   recheckConcurrency?: number;
   /** An automated removal needs the loss seen twice at least this far apart. Default 60 min. */
   confirmMs?: number;
+  /** Told after each guild's re-check (metrics). */
+  onRechecked?: (event: RecheckEvent) => void;
   /** Audit events older than this are deleted. Default 180 days. */
   auditRetentionMs?: number;
 }
@@ -83,14 +94,16 @@ export class GatingService {
   /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
-  readonly linkedRolePages: Omit<LinkedRolePagesOptions, 'logger' | 'now' | 'store'> | undefined;
+  readonly linkedRolePages: LinkedRolePagesSetup | undefined;
+  /** With `signedProofInbox`: look for queued proofs now (the manager said one is waiting). */
+  nudgeSignedProofs: () => void = () => {};
   readonly #discord: Client;
   readonly #logger: Logger;
   readonly #worker: RoleWorker;
   readonly #logChannel: LogChannel;
   readonly #upkeep: StoreUpkeep;
-  /** What runs on a timer while started: the periodic re-check, upkeep, the Linked Roles re-check. */
-  readonly #timers: { start(): void; stop(): void }[] = [];
+  /** What runs on a timer while started: the periodic re-check, upkeep, the Linked Roles re-check, the proof inbox. */
+  readonly #timers: Timer[] = [];
   /** Background work (setup re-checks, follow-up syncs) per guild, awaited by `idle` and `stop`. */
   readonly #tasks: BackgroundTasks;
   /** Set while started: stops listening to Discord. */
@@ -124,32 +137,20 @@ export class GatingService {
     const worker = new RoleWorker({ store, discord, logger, notices, now, ...options.worker });
     this.#worker = worker;
     const evaluator = new Evaluator({ web3bio: options.web3bio, store, logger, now });
-    const linked = options.linkedRoles;
-    this.linkedRoles = linked
-      ? new LinkedRoleService({
-          store,
-          evaluator,
-          logger: logger.child({ module: 'linked-roles' }),
-          now,
-          ...(options.confirmMs === undefined ? {} : { confirmMs: options.confirmMs }),
-          ...linked,
-        })
+    const linked = options.linkedRoles
+      ? createLinkedRoles({ ...options, ...options.linkedRoles, evaluator, now })
       : null;
-    this.linkedRolePages =
-      linked && this.linkedRoles ? { ...linked, evaluator, service: this.linkedRoles } : undefined;
-    const linkedRoles = this.linkedRoles;
-    if (linkedRoles) {
-      const linkedScheduler =
-        options.linkedRoleScheduler ??
-        new IntervalScheduler({ intervalMs: options.recheckIntervalMs, logger });
-      this.#timers.push({
-        start: () =>
-          linkedScheduler.start(async () => {
-            const counts = await linkedRoles.recheckAll();
-            logger.info({ counts }, 'linked roles re-checked');
-          }),
-        stop: () => linkedScheduler.stop(),
-      });
+    this.linkedRoles = linked?.service ?? null;
+    this.linkedRolePages = linked?.pages;
+    if (linked && options.linkedRoleRechecks !== false) {
+      this.#timers.push(
+        linkedRoleRechecks(
+          linked.service,
+          options.linkedRoleScheduler ??
+            new IntervalScheduler({ intervalMs: options.recheckIntervalMs, logger }),
+          logger,
+        ),
+      );
     }
     const links: LinkBook = new LinkBook({
       store,
@@ -184,6 +185,17 @@ export class GatingService {
       members,
       worker,
     });
+    if (options.signedProofInbox) {
+      const inbox = new SignedProofInbox({
+        store,
+        logger: logger.child({ module: 'signed-proofs' }),
+        ownsGuild: (guildId) => servesGuild(discord, guildId),
+        complete: (proof) => this.verification.completeSignature(proof),
+        ...options.signedProofInbox,
+      });
+      this.#timers.push(inbox);
+      this.nudgeSignedProofs = () => inbox.nudge();
+    }
     const walk = new GuildWalk({
       store,
       discord,
@@ -202,6 +214,7 @@ export class GatingService {
       tasks,
       walk,
       recheckIntervalMs: options.recheckIntervalMs,
+      onRechecked: options.onRechecked,
     });
     this.#timers.push(
       {
@@ -241,15 +254,16 @@ export class GatingService {
   async stop(): Promise<void> {
     if (this.#tasks.stopping) return;
     const stopped = this.#tasks.stop(STOP_GRACE_MS);
-    for (const timer of this.#timers) timer.stop();
+    const timersStopped = Promise.all(this.#timers.map((timer) => timer.stop()));
     this.#unlisten?.();
     await stopped;
+    await timersStopped;
     await this.#worker.stop(STOP_GRACE_MS);
     await this.#logChannel.stop(STOP_GRACE_MS);
   }
 
   /** Delete expired nonces, finished role changes and audit events past their retention. */
-  prune(): Promise<{ nonces: number; changes: number; auditEvents: number }> {
+  prune(): Promise<PruneCounts> {
     return this.#upkeep.prune();
   }
 
@@ -259,6 +273,52 @@ export class GatingService {
     await this.#worker.idle(guildId);
     await this.#logChannel.idle();
   }
+}
+
+interface Timer {
+  start(): void;
+  stop(): void | Promise<void>;
+}
+
+/**
+ * Linked Roles on their own: the service and what its pages need. The gating service builds them, and so
+ * does the shard manager, whose HTTP server serves the pages and which runs their re-check.
+ */
+export function createLinkedRoles(o: {
+  store: GatingStore;
+  evaluator: Evaluator;
+  logger: Logger;
+  now: () => number;
+  confirmMs?: number | undefined;
+  oauth: DiscordOAuthConfig;
+  key: Buffer;
+}): { service: LinkedRoleService; pages: LinkedRolePagesSetup } {
+  const service = new LinkedRoleService({
+    store: o.store,
+    evaluator: o.evaluator,
+    logger: o.logger.child({ module: 'linked-roles' }),
+    now: o.now,
+    oauth: o.oauth,
+    key: o.key,
+    ...(o.confirmMs === undefined ? {} : { confirmMs: o.confirmMs }),
+  });
+  return { service, pages: { oauth: o.oauth, key: o.key, evaluator: o.evaluator, service } };
+}
+
+/** The periodic Linked Roles re-check, as a timer. */
+export function linkedRoleRechecks(
+  service: LinkedRoleService,
+  scheduler: RecheckScheduler,
+  logger: Logger,
+): Timer {
+  return {
+    start: () =>
+      scheduler.start(async () => {
+        const counts = await service.recheckAll();
+        logger.info({ counts }, 'linked roles re-checked');
+      }),
+    stop: () => scheduler.stop(),
+  };
 }
 
 /** Discord reports a change that may fix a blocked role, or a username change. Returns the way to stop listening. */

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { createPublicClient, getAddress, http, isAddress, recoverMessageAddress, verifyMessage } from 'viem';
 import { createSiweMessage, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import type { GatingStore, NonceRecord } from '../store/types.ts';
+import { parseIdentity } from '../web3bio/identity.ts';
 import { buildSiwsMessage, isSolanaAddress, type SiwsFields, verifySolanaSignature } from './solana.ts';
 
 export interface SiweConfig {
@@ -46,6 +47,11 @@ export type VerifyOutcome =
   | { ok: false; reason: VerifyFailureReason; message: string };
 
 export const DEFAULT_CHALLENGE_TTL_MS = 10 * 60_000;
+/**
+ * The `guildId` of a challenge made on the Linked Roles page: a connection is for the Discord account in
+ * every server, not for one (no real snowflake is 0). Such a challenge is only served and verified there.
+ */
+export const LINKED_ROLES_SCOPE = '0';
 /** 128 random bits as lowercase hex: alphanumeric, as EIP-4361 requires of a nonce. */
 const NONCE_PATTERN = /^[0-9a-f]{32}$/;
 const SNOWFLAKE_PATTERN = /^\d{1,20}$/;
@@ -131,10 +137,18 @@ export function siwsFields(cfg: SiweConfig, rec: NonceRecord): SiwsFields {
   };
 }
 
+/** True when the challenge was made on the Linked Roles page (for the account, in every server). */
+export function isLinkedRoleChallenge(rec: Pick<NonceRecord, 'guildId'>): boolean {
+  return rec.guildId === LINKED_ROLES_SCOPE;
+}
+
 /** One line naming the Discord account, the server and the identity: the same for both wallet families. */
 function statementOf(rec: NonceRecord): string {
+  const where = isLinkedRoleChallenge(rec)
+    ? 'for Linked Roles in every server'
+    : `in the server ${serverName(rec)}`;
   return (
-    `Link the Discord account ${accountName(rec)} in the server ${serverName(rec)} to the web3 identity ${displayIdentity(rec.identity)}. ` +
+    `Link the Discord account ${accountName(rec)} ${where} to the web3 identity ${displayIdentity(rec.identity)}. ` +
     'This is a signature, not a transaction: it costs nothing and moves no funds.'
   );
 }
@@ -162,12 +176,21 @@ export function buildSiweMessage(cfg: SiweConfig, rec: NonceRecord): string {
 /**
  * Checks a signed challenge and, only when it is valid, consumes its nonce (so a failed attempt can be
  * retried, but a replay is refused as `used`). Without `message`, the one built for the nonce is checked.
+ * A Linked Roles challenge is only accepted with `linkedRoles` (and only then), so neither page can
+ * spend the other's.
  */
 export async function verifyChallenge(
   store: NonceStore,
   cfg: SiweConfig,
-  input: { nonce: string; message?: string | undefined; signature: `0x${string}` },
+  input: {
+    nonce: string;
+    message?: string | undefined;
+    signature: `0x${string}`;
+    linkedRoles?: boolean;
+  },
 ): Promise<VerifyOutcome> {
+  const linked = input.linkedRoles === true;
+  const fail = (reason: VerifyFailureReason, message?: string) => failure(reason, linked, message);
   if (!isChallengeNonce(input.nonce)) return fail('unknown_nonce');
   const submitted = input.message;
   if (submitted !== undefined && (typeof submitted !== 'string' || submitted.length > MESSAGE_MAX_LENGTH)) {
@@ -177,7 +200,7 @@ export async function verifyChallenge(
     return fail('malformed');
 
   const record = await store.getNonce(input.nonce);
-  if (!record) return fail('unknown_nonce');
+  if (!record || isLinkedRoleChallenge(record) !== linked) return fail('unknown_nonce');
   if (record.usedAt !== null) return fail('used');
   const now = clock(cfg)();
   if (now >= record.expiresAt) return fail('expired');
@@ -304,9 +327,9 @@ function explainMismatch(cfg: SiweConfig, record: NonceRecord, message: string):
 }
 
 const FAILURE_MESSAGES: Record<VerifyFailureReason, string> = {
-  unknown_nonce: 'This link is not valid. Run /verify in Discord to get a new one.',
-  expired: 'This link has expired (links last 10 minutes). Run /verify in Discord to get a new one.',
-  used: 'This link was already used. Run /verify in Discord if you need a new one.',
+  unknown_nonce: 'This link is not valid. {again} to get a new one.',
+  expired: 'This link has expired (links last 10 minutes). {again} to get a new one.',
+  used: 'This link was already used. {again} if you need a new one.',
   tampered: 'The signed message is not the one this link asked for. Reload the page and sign again.',
   wrong_domain: 'The signed message is for a different site. Reload this page and sign the message it shows.',
   wrong_address: 'The message names a different wallet than this link. Reload the page and sign again.',
@@ -314,13 +337,41 @@ const FAILURE_MESSAGES: Record<VerifyFailureReason, string> = {
   malformed: 'The request was not understood. Reload the page and try again.',
 };
 
-/** What a member is told for a refusal, when there is nothing more specific to say. */
-export function verifyFailureMessage(reason: VerifyFailureReason): string {
-  return FAILURE_MESSAGES[reason];
+/** Where a member gets a new challenge: `/verify` in a server, or the Linked Roles page again. */
+export function restartHint(linkedRoles: boolean): string {
+  return linkedRoles ? 'Start again from the Linked Roles page' : 'Run /verify in Discord';
 }
 
-function fail(reason: VerifyFailureReason, message = FAILURE_MESSAGES[reason]): VerifyOutcome {
-  return { ok: false, reason, message };
+/** What a member is told for a refusal, when there is nothing more specific to say. */
+export function verifyFailureMessage(reason: VerifyFailureReason, linkedRoles = false): string {
+  return FAILURE_MESSAGES[reason].replace('{again}', restartHint(linkedRoles));
+}
+
+function failure(reason: VerifyFailureReason, linkedRoles: boolean, message?: string): VerifyOutcome {
+  return { ok: false, reason, message: message ?? verifyFailureMessage(reason, linkedRoles) };
+}
+
+/** A refusal about the signature itself (its text is the same wherever the challenge came from). */
+function fail(reason: VerifyFailureReason, message?: string): VerifyOutcome {
+  return failure(reason, false, message);
+}
+
+/** What a valid signature proved: the challenge's identity, its platform, and the signer (EVM lower-cased). */
+export function signedIdentity(
+  record: Pick<NonceRecord, 'identity'>,
+  address: string,
+): { identity: string; platform: string; address: string } {
+  let platform = 'ethereum';
+  try {
+    platform = String(parseIdentity(record.identity).platform);
+  } catch {
+    // The identity was parsed when the challenge was made; keep the proof even if parsing rules changed.
+  }
+  return {
+    identity: record.identity,
+    platform,
+    address: address.startsWith('0x') ? address.toLowerCase() : address,
+  };
 }
 
 /** The identity as it may appear in a one-line statement. */
@@ -336,6 +387,7 @@ export function accountName(rec: Pick<NonceRecord, 'userId' | 'userName'>): stri
 
 /** The server's name, in quotes (its id only for challenges made before names were kept). */
 export function serverName(rec: Pick<NonceRecord, 'guildId' | 'guildName'>): string {
+  if (isLinkedRoleChallenge(rec)) return 'every server (Linked Roles)';
   const name =
     rec.guildName === null ? '' : statementText(rec.guildName, NAME_MAX_LENGTH).replaceAll('"', "'");
   return name ? `"${name}"` : `with id ${rec.guildId}`;

@@ -18,6 +18,13 @@ export interface StoreUpkeepOptions {
 }
 
 /** Prunes the gating store at start and every hour after. */
+export interface PruneCounts {
+  nonces: number;
+  changes: number;
+  signedProofs: number;
+  auditEvents: number;
+}
+
 export class StoreUpkeep {
   readonly #o: StoreUpkeepOptions;
   #timer: NodeJS.Timeout | null = null;
@@ -38,13 +45,14 @@ export class StoreUpkeep {
     this.#timer = null;
   }
 
-  /** Delete expired nonces, finished role changes and audit events past their retention. */
-  async prune(): Promise<{ nonces: number; changes: number; auditEvents: number }> {
+  /** Delete expired nonces, finished role changes and signed proofs, and audit events past their retention. */
+  async prune(): Promise<PruneCounts> {
     const { store, logger, now: clock, auditRetentionMs } = this.#o;
     const now = clock();
     const pruned = {
       nonces: await store.deleteExpiredNonces(now),
       changes: await store.deleteFinishedRoleChanges(now - FINISHED_CHANGE_RETENTION_MS),
+      signedProofs: await store.deleteFinishedSignedProofs(now - FINISHED_CHANGE_RETENTION_MS),
       auditEvents: await store.deleteAuditEvents(now - auditRetentionMs),
     };
     logger.debug(pruned, 'gating store pruned');

@@ -37,7 +37,8 @@ export interface MemberSync {
 }
 
 /** What the signing page's completed signature came to. */
-export type SignatureLinkResult = { ok: true } | { ok: false; refusal: VerifyRefusal };
+/** `queued`: handed to the shard that owns the guild, which had not answered yet (see signedProofs.ts). */
+export type SignatureLinkResult = { ok: true; queued?: true } | { ok: false; refusal: VerifyRefusal };
 
 /** A removal seen but not applied yet, and when an automated pass may apply it. */
 export interface PendingRemoval extends PendingLoss {

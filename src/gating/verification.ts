@@ -15,7 +15,7 @@ import { EMPTY_DIFF, type MemberGating } from './memberGating.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
 import type { RoleWorker } from './roleWorker.ts';
 import type { RoleDiff } from './rules.ts';
-import { createChallenge, type SiweConfig } from './siwe.ts';
+import { createChallenge, type SiweConfig, signedIdentity } from './siwe.ts';
 import type { SignatureLinkResult, VerifyRefusal, VerifyResult } from './types.ts';
 
 export interface VerificationOptions {
@@ -119,24 +119,16 @@ export class Verification {
     if (!settings?.enabled) return { ok: false, refusal: { code: 'not_enabled' } };
     const capped = await this.#links.capRefusal(record.guildId, record.userId, record.identity);
     if (capped) return { ok: false, refusal: capped };
-    let platform = 'ethereum';
-    try {
-      platform = String(parseIdentity(record.identity).platform);
-    } catch {
-      // The identity was parsed when the challenge was made; keep the link even if parsing rules changed.
-    }
-    const address = result.address.startsWith('0x') ? result.address.toLowerCase() : result.address;
+    const proven = signedIdentity(record, result.address);
     const linked = await this.#links.save(
       {
         guildId: record.guildId,
         userId: record.userId,
-        identity: record.identity,
-        platform,
-        address,
+        ...proven,
         proofMethod: 'signature',
         provenAt: this.#now(),
       },
-      `wallet signature by ${address}`,
+      `wallet signature by ${proven.address}`,
     );
     if ('refusal' in linked) return { ok: false, refusal: linked.refusal };
     await this.#syncAfterLink(record.guildId, record.userId);

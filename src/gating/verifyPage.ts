@@ -40,6 +40,11 @@ button:focus-visible{outline:3px solid #111;outline-offset:3px}
 .wallet{margin:.5rem .5rem 0 0;background:#374151}
 #status{min-height:1.5em;margin-top:1rem}
 .error{color:#b91c1c}.success{color:#166534;font-weight:600}
+.warn{padding:.75rem 1rem;background:#fff7e6;border-left:4px solid #b45309}
+.secondary{background:#374151}.secondary:hover{background:#1f2937}
+label{display:block;font-weight:600;margin:.5rem 0}
+input{font:inherit;width:100%;box-sizing:border-box;padding:.5rem;margin-top:.25rem;border:1px solid #9aa3af;border-radius:.4rem}
+.choices{display:flex;flex-wrap:wrap;gap:.5rem;margin:.75rem 0}
 `;
 
 // Plain browser JavaScript; every user-visible string goes through textContent, never innerHTML.
@@ -168,7 +173,9 @@ const SCRIPT = `
       if (result.ok) {
         done = true;
         button.hidden = true;
-        say('Verified. You can close this tab; your roles will update in Discord.', 'success');
+        say(result.message || 'Verified.', 'success');
+        // The Linked Roles page answers with the page that shows what was written.
+        if (typeof result.next === 'string') window.location.assign(result.next);
       } else {
         say(result.message || 'The signature was refused.', 'error');
       }
@@ -271,8 +278,12 @@ function readyBody(record: NonceRecord): string {
 <p id="status" role="status" aria-live="polite"></p>`;
 }
 
-/** With `signing` data the page carries the signing script, which reads the data from `<main>`. */
-function htmlDocument(
+/**
+ * One page of the bot's site (the signing page's look, shared with the Linked Roles page); with
+ * `signing` data it carries the signing script, which reads the data from `<main>`. `body` must be
+ * escaped already.
+ */
+export function htmlDocument(
   title: string,
   cspNonce: string,
   body: string,

@@ -12,13 +12,13 @@ import type { GatingStore, NonceRecord } from '../store/types.ts';
 import {
   authorizeUrl,
   type DiscordOAuthConfig,
-  DiscordOAuthError,
   exchangeCode,
   fetchCurrentUser,
   hashOAuthState,
   isOAuthState,
   isSignInProof,
   newOAuthState,
+  oauthErrorSummary,
   safeEqual,
   signInProof,
 } from './discordOAuth.ts';
@@ -124,11 +124,7 @@ export async function finishSignIn(
     });
     user = await fetchCurrentUser(opts.oauth, grant.accessToken);
   } catch (err) {
-    const summary =
-      err instanceof DiscordOAuthError
-        ? { kind: err.kind, status: err.status, message: err.message }
-        : { kind: 'unexpected', message: err instanceof Error ? err.name : 'unknown' };
-    log.warn({ ...logFields, err: summary }, 'discord sign-in failed');
+    log.warn({ ...logFields, err: oauthErrorSummary(err) }, 'discord sign-in failed');
     return failed(res, 502, 'failed', linkUrl);
   }
 

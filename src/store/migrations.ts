@@ -160,6 +160,27 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'signed proofs handed from the HTTP server to the shard that owns the guild',
+    sql: ({ types: t }) => `
+      CREATE TABLE signed_proofs (
+        id ${t.autoId},
+        guild_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        record ${t.json} NOT NULL,
+        address TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'in_progress', 'done')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        claim_token TEXT,
+        lease_until ${t.bigint},
+        result ${t.json},
+        created_at ${t.bigint} NOT NULL,
+        updated_at ${t.bigint} NOT NULL
+      );
+      CREATE INDEX signed_proofs_open ON signed_proofs (status, id);
+    `,
+  },
 ];
 
 /**

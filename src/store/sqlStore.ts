@@ -2,6 +2,7 @@ import type { SqlDriver } from './sql.ts';
 import { createSqlRoleConnections } from './sqlRoleConnections.ts';
 import { createSqlRoleQueue } from './sqlRoleQueue.ts';
 import { sqlRows } from './sqlRows.ts';
+import { createSqlSignedProofs } from './sqlSignedProofs.ts';
 import type {
   AuditQuery,
   GatingStore,
@@ -29,6 +30,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
 
   return {
     ...createSqlRoleConnections(driver, now),
+    ...createSqlSignedProofs(driver, now, leaseMs),
 
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);

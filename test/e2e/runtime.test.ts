@@ -2,95 +2,23 @@
  * The bot as an operator runs it: `node src/main.ts` and `node src/deploy.ts` as child processes,
  * configured only through the environment, against the stand-in Discord and Web3.bio.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
 import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
-import { ALICE, callbackTypes, type LogLine, toCommandOptions, visibleMessage } from './harness.ts';
+import { ALICE, callbackTypes, toCommandOptions, visibleMessage } from './harness.ts';
+import { type NodeProcess, runNode } from './processes.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const DEPLOY = fileURLToPath(new URL('../../src/deploy.ts', import.meta.url));
 /** Recognisable secrets: neither may ever show up in the bot's output. */
 const TOKEN = 'e2e-DISCORD-TOKEN-must-not-leak-7f3a9c';
 const API_KEY = 'e2e-WEB3BIO-KEY-must-not-leak-41d2b8';
-
-interface NodeProcess {
-  readonly child: ChildProcess;
-  /** Everything written so far. */
-  output(): { stdout: string; stderr: string };
-  /** stdout lines parsed as JSON (a line that is not JSON fails the test when read). */
-  logLines(): LogLine[];
-  /** The first stdout log line matching, past or future; rejects after `timeoutMs`. */
-  waitForLog(predicate: (line: LogLine) => boolean, timeoutMs?: number): Promise<LogLine>;
-  /** Resolves with the exit code once the process has exited. */
-  readonly exited: Promise<number | null>;
-}
-
-/** Runs `node <script>` with exactly `env` (plus PATH), from an empty directory so no `.env` is read. */
-function runNode(script: string, env: Record<string, string>, cwd: string): NodeProcess {
-  const child = spawn(process.execPath, [script], {
-    cwd,
-    env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  const lines: string[] = [];
-  const waiters = new Set<(line: LogLine) => void>();
-  child.stderr?.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  if (child.stdout) {
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      stdout += `${line}\n`;
-      lines.push(line);
-      const parsed = tryParse(line);
-      if (parsed) for (const waiter of waiters) waiter(parsed);
-    });
-  }
-  const exited = once(child, 'exit').then(([code]) => code as number | null);
-  return {
-    child,
-    output: () => ({ stdout, stderr }),
-    logLines: () => lines.map((line) => JSON.parse(line) as LogLine),
-    waitForLog(predicate, timeoutMs = 10_000) {
-      const seen = lines.map(tryParse).find((line) => line !== null && predicate(line));
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve, reject) => {
-        const timer = setTimeout(() => {
-          waiters.delete(waiter);
-          reject(
-            new Error(`no matching log line within ${timeoutMs} ms; stdout:\n${stdout}\nstderr:\n${stderr}`),
-          );
-        }, timeoutMs);
-        const waiter = (line: LogLine) => {
-          if (!predicate(line)) return;
-          clearTimeout(timer);
-          waiters.delete(waiter);
-          resolve(line);
-        };
-        waiters.add(waiter);
-      });
-    },
-    exited,
-  };
-}
-
-function tryParse(line: string): LogLine | null {
-  try {
-    return JSON.parse(line) as LogLine;
-  } catch {
-    return null;
-  }
-}
 
 /** Resolves once the stand-in Web3.bio has seen a request whose path contains `part`. */
 async function upstreamRequestFor(upstream: FakeWeb3Bio, part: string, timeoutMs = 5_000): Promise<void> {

@@ -6,11 +6,13 @@
  * clearing empties the metadata. No guild, no gateway, no Manage Roles anywhere.
  */
 import { pino } from 'pino';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { DiscordOAuthConfig } from '../../src/gating/discordOAuth.ts';
 import { Evaluator } from '../../src/gating/evaluation.ts';
 import { LinkedRoleService, REFRESH_MARGIN_MS } from '../../src/gating/linkedRoleService.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
+import { createChallenge } from '../../src/gating/siwe.ts';
 import { startVerifyServer, type VerifyServer } from '../../src/gating/verifyServer.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
@@ -89,10 +91,10 @@ afterEach(async () => {
 });
 
 let seed = 0;
-function identity(opts: { handle?: string; human?: boolean; spam?: boolean } = {}): string {
+function identity(opts: { handle?: string; human?: boolean; spam?: boolean; address?: string } = {}): string {
   seed += 1;
   const name = `linked${seed}x${Date.now().toString(36)}.eth`;
-  web3.world.addProfile(ensProfile(name, nextAddress(), opts.handle ?? 'alice'));
+  web3.world.addProfile(ensProfile(name, opts.address ?? nextAddress(), opts.handle ?? 'alice'));
   web3.world.setCredentials(name, gatingCredentials(name, opts));
   return name;
 }
@@ -233,7 +235,7 @@ describe('Linked Roles re-checks', () => {
     discord.oauth.revokeUser(ALICE);
     clock.t = (refreshed?.accessExpiresAt ?? 0) - REFRESH_MARGIN_MS + 1_000;
     expect(await service.recheckAll()).toMatchObject({ stale: 1 });
-    expect(await service.status(ALICE)).toEqual({ identity: name, stale: true });
+    expect(await service.status(ALICE)).toMatchObject({ identity: name, stale: true });
     expect(await store.getRoleConnection(ALICE)).toMatchObject({
       sealedAccessToken: null,
       sealedRefreshToken: null,
@@ -241,7 +243,119 @@ describe('Linked Roles re-checks', () => {
     // A stale connection is left out of later passes until the member connects again.
     expect(await service.recheckAll()).toMatchObject({ stale: 0, written: 0, unchanged: 0 });
     await connect(name);
-    expect(await service.status(ALICE)).toEqual({ identity: name, stale: false });
+    expect(await service.status(ALICE)).toMatchObject({ identity: name, stale: false });
     noTokensIn(logs.join('\n'));
+  });
+});
+
+/** Signs in and asks for the signing link of `name`; the browser lands on its signing page. */
+async function startSigning(name: string) {
+  discord.oauth.signInAs(ALICE);
+  const browser = new TestBrowser();
+  await browser.open(`${server.url}/linked-role`);
+  const page = await browser.open(`${server.url}/linked-role/prove`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ identity: name, proof: 'signature' }).toString(),
+  });
+  const post = (signature: string) =>
+    browser.open(page.url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ signature }),
+    });
+  return { browser, page, post };
+}
+
+describe('the wallet signature on PUBLIC_URL/linked-role', () => {
+  it('refuses a wrong signature, writes on a valid one, refuses its replay, and shows what was written once', async () => {
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const name = identity({ handle: 'nobody', human: true, address: wallet.address.toLowerCase() });
+    const { browser, page, post } = await startSigning(name);
+    expect(page.status).toBe(200);
+    expect(page.url).toMatch(/\/linked-role\/sign\/[0-9a-f]{32}$/);
+    expect(page.text).toContain('every server (Linked Roles)');
+    const { message } = JSON.parse((await browser.open(`${page.url}/message`)).text) as { message: string };
+    expect(message).toContain('Link the Discord account @alice for Linked Roles in every server');
+
+    const stranger = privateKeyToAccount(generatePrivateKey());
+    const wrong = await post(await stranger.signMessage({ message }));
+    expect(wrong.status).toBe(422);
+    expect(JSON.parse(wrong.text)).toMatchObject({ ok: false, reason: 'wrong_address' });
+    expect(discord.oauth.roleConnections.has(ALICE)).toBe(false);
+
+    const signature = await wallet.signMessage({ message });
+    const valid = await post(signature);
+    expect(valid.status).toBe(200);
+    expect(JSON.parse(valid.text)).toMatchObject({ ok: true, next: '/linked-role/done' });
+    expect(discord.oauth.roleConnections.get(ALICE)).toMatchObject({
+      platform_username: name,
+      metadata: { likely_human: '1' },
+    });
+    const replay = await post(signature);
+    expect(replay.status).toBe(410);
+    expect(JSON.parse(replay.text)).toMatchObject({
+      reason: 'used',
+      message: expect.stringContaining('Start again from the Linked Roles page'),
+    });
+
+    const done = await browser.open(`${server.url}/linked-role/done`);
+    expect(done.status).toBe(200);
+    expect(done.text).toContain('proven by a wallet signature');
+    expect(done.text).toContain('<dt>Likely human</dt><dd>yes</dd>');
+    expect((await browser.open(`${server.url}/linked-role/done`)).status).toBe(401);
+    const reopened = await browser.open(page.url);
+    expect(reopened.status).toBe(410);
+    expect(reopened.text).toContain('This signing link was already used');
+    noTokensIn(logs.join('\n') + done.text);
+  });
+
+  it('a signing link expires with a clear page, and a name Web3.bio does not know is explained', async () => {
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const name = identity({ address: wallet.address.toLowerCase() });
+    const { page, post } = await startSigning(name);
+    clock.t += 11 * 60_000;
+    const late = await post(`0x${'11'.repeat(65)}`);
+    expect(late.status).toBe(410);
+    expect(JSON.parse(late.text)).toMatchObject({ reason: 'expired' });
+    const { browser } = await startSigning(name);
+    expect((await new TestBrowser().open(page.url)).text).toContain('This signing link has expired');
+    const unknown = await browser.open(`${server.url}/linked-role/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ identity: 'nosuchname.eth', proof: 'signature' }).toString(),
+    });
+    expect(unknown.status).toBe(404);
+    expect(unknown.text).toContain('Web3.bio knows no such identity');
+    expect(unknown.text).not.toMatch(/at \w+ \(|Error:/);
+  });
+
+  it('never lets a /verify challenge and a Linked Roles challenge cross', async () => {
+    const wallet = privateKeyToAccount(generatePrivateKey());
+    const { page } = await startSigning(identity({ address: wallet.address.toLowerCase() }));
+    const linkedNonce = page.url.split('/').at(-1) ?? '';
+    expect((await fetch(`${server.url}/verify/${linkedNonce}/message`)).status).toBe(404);
+    const asVerify = await fetch(`${server.url}/verify/${linkedNonce}`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ signature: `0x${'11'.repeat(65)}` }),
+    });
+    expect(asVerify.status).toBe(404);
+    const verify = await createChallenge(
+      store,
+      { publicUrl: 'http://placeholder.invalid' },
+      {
+        guildId: '111111111111111111',
+        userId: ALICE,
+        userName: 'alice',
+        guildName: 'Web3 Lounge',
+        identity: 'vitalik.eth',
+        address: wallet.address,
+      },
+    );
+    const opened = await new TestBrowser().open(`${server.url}/linked-role/sign/${verify.nonce}`);
+    expect(opened.status).toBe(404);
+    expect(opened.text).toContain('This signing link is not valid');
+    expect((await store.getNonce(linkedNonce))?.usedAt).toBeNull();
   });
 });

@@ -12,6 +12,7 @@ import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 import { launchChromium } from './chromium.ts';
+import { installEvmWallets } from './testWallets.ts';
 
 const GUILD = '111111111111111111';
 const ALICE = '222222222222222222';
@@ -76,22 +77,7 @@ afterEach(async () => {
 /** A fresh browser profile with an EIP-1193 wallet holding `wallet`'s key (signing happens in Node). */
 async function openBrowser() {
   context = await browser.newContext();
-  await context.exposeFunction('__testWalletSign', (hexMessage: `0x${string}`) =>
-    wallet.signMessage({ message: { raw: hexMessage } }),
-  );
-  await context.addInitScript(
-    ({ address }) => {
-      const sign = (window as unknown as { __testWalletSign(m: string): Promise<string> }).__testWalletSign;
-      (window as unknown as { ethereum: unknown }).ethereum = {
-        async request({ method, params }: { method: string; params?: unknown[] }) {
-          if (method === 'eth_requestAccounts' || method === 'eth_accounts') return [address];
-          if (method === 'personal_sign') return sign(String(params?.[0]));
-          throw Object.assign(new Error(`unsupported method ${method}`), { code: 4200 });
-        },
-      };
-    },
-    { address: wallet.address },
-  );
+  await installEvmWallets(context, { injected: wallet });
   const page = await context.newPage();
   const callbacks: string[] = [];
   page.on('request', (request) => {

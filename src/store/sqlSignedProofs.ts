@@ -1,0 +1,80 @@
+import { randomBytes } from 'node:crypto';
+import { type Row, type SqlDriver, toStorableJson } from './sql.ts';
+import type { JsonValue, NonceRecord, SignedProofStore } from './types.ts';
+
+/** The signed-proof queue (`signed_proofs`, migration 6), merged into `createSqlStore`. */
+export function createSqlSignedProofs(
+  driver: SqlDriver,
+  now: () => number,
+  leaseMs: number,
+): SignedProofStore {
+  const json = (v: unknown): JsonValue =>
+    (driver.dialect.parsesJson || typeof v !== 'string' ? v : JSON.parse(v)) as JsonValue;
+
+  return {
+    async enqueueSignedProof({ record, address }) {
+      const at = now();
+      const [row] = await driver.query(
+        `INSERT INTO signed_proofs (guild_id, user_id, record, address, status, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, 'pending', $5, $5) RETURNING id`,
+        [record.guildId, record.userId, toStorableJson(record), address, at],
+      );
+      if (!row) throw new Error('signed proof insert returned no row');
+      return Number(row.id);
+    },
+
+    async openSignedProofs(limit) {
+      const rows = await driver.query(
+        `SELECT id, guild_id FROM signed_proofs
+         WHERE status = 'pending' OR (status = 'in_progress' AND lease_until <= $1)
+         ORDER BY id LIMIT $2`,
+        [now(), Math.max(1, Math.floor(limit))],
+      );
+      return rows.map((r: Row) => ({ id: Number(r.id), guildId: String(r.guild_id) }));
+    },
+
+    async claimSignedProof(id) {
+      const at = now();
+      const token = randomBytes(12).toString('hex');
+      const [row] = await driver.query(
+        `UPDATE signed_proofs SET status = 'in_progress', claim_token = $2, lease_until = $3,
+           attempts = attempts + 1, updated_at = $4
+         WHERE id = $1 AND (status = 'pending' OR (status = 'in_progress' AND lease_until <= $4))
+         RETURNING *`,
+        [id, token, at + leaseMs, at],
+      );
+      if (!row) return null;
+      return {
+        id: Number(row.id),
+        record: json(row.record) as unknown as NonceRecord,
+        address: String(row.address),
+        attempts: Number(row.attempts),
+        claimToken: token,
+      };
+    },
+
+    async finishSignedProof(id, claimToken, result) {
+      const rows = await driver.query(
+        `UPDATE signed_proofs SET status = 'done', result = $3, claim_token = NULL, lease_until = NULL,
+           updated_at = $4
+         WHERE id = $1 AND status = 'in_progress' AND claim_token = $2 RETURNING id`,
+        [id, claimToken, toStorableJson(result), now()],
+      );
+      return rows.length > 0;
+    },
+
+    async signedProofResult(id) {
+      const [row] = await driver.query('SELECT status, result FROM signed_proofs WHERE id = $1', [id]);
+      if (!row) return undefined;
+      return row.status === 'done' ? json(row.result) : null;
+    },
+
+    async deleteFinishedSignedProofs(before) {
+      const rows = await driver.query(
+        `DELETE FROM signed_proofs WHERE status = 'done' AND updated_at < $1 RETURNING id`,
+        [before],
+      );
+      return rows.length;
+    },
+  };
+}

@@ -16,6 +16,7 @@ import { REALISTIC_GUILD } from '../test/fakes/discord/scale.ts';
 import { gatingCredentials } from '../test/fakes/web3bio/builders.ts';
 import { nextMessage, rssBytes } from './childProcess.ts';
 import type { BotReport, BotStart } from './guildScaleBot.ts';
+import { runShardedBot, type ShardRun, shardTable } from './guildScaleShards.ts';
 import { linkedIdentity, WORLD_API_KEY, type WorldReady } from './guildScaleWorld.ts';
 import { type BenchTable, formatNumber, verdict } from './stats.ts';
 
@@ -238,7 +239,14 @@ export async function runGuildScaleBench(options: GuildScaleBenchOptions = {}): 
       progress(`guild-scale: one process, ${CACHE_NAMES[caches]}`);
       runs.push(await runBot(env, caches));
     }
-    return [oneProcessTable(runs, guilds)];
+    const sharded: ShardRun[] = [];
+    for (const shardsPerProcess of options.quick ? [2] : [1, 2, 4]) {
+      progress(`guild-scale: 4 shards, ${shardsPerProcess} per process`);
+      sharded.push(
+        await runShardedBot(env, { databaseUrl: database.url, guilds, shardsPerProcess, timeoutMs: 180_000 }),
+      );
+    }
+    return [oneProcessTable(runs, guilds), shardTable(sharded, guilds, runs.find((r) => r.caches === 'lean'))];
   } finally {
     worldChild.disconnect();
     await database?.drop();

@@ -80,7 +80,7 @@ async function stop(): Promise<void> {
 }
 
 function report(client: Client, timings: Partial<BotReport>): BotReport {
-  (globalThis as { gc?: () => void }).gc?.();
+  (globalThis as { gc?: (o?: object) => void }).gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
   let cachedMembers = 0;
   for (const guild of client.guilds.cache.values()) cachedMembers += guild.members.cache.size;
   return {

@@ -166,7 +166,6 @@ export class MemberGating {
     const links = (await this.#store.getLinksOfUser(userId)).filter(
       (l) => l.proofMethod === 'record' && l.releasedAt === null,
     );
-    if (links.length === 0) this.usernames.forget(userId);
     for (const guildId of new Set(links.map((l) => l.guildId))) {
       // The shard serving each guild sees the same change and syncs its own.
       if (!servesGuild(this.#discord, guildId)) continue;
@@ -176,5 +175,7 @@ export class MemberGating {
         mode: 'answered',
       });
     }
+    // No record names them any more: their username no longer matters to gating.
+    if (!hasRecordLink(await this.#store.getLinksOfUser(userId))) this.usernames.forget(userId);
   }
 }

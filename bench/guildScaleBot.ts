@@ -2,8 +2,9 @@
  * One bot process of the guild-scale benchmark (bench/guildScale.ts): the real `startBot` with gating on,
  * configured from the env it is sent, with the bot's caches or discord.js's defaults. Reports when every
  * guild is ready, runs one re-check pass over all gating guilds when told, and what discord.js holds.
- * Started with --expose-gc: it collects garbage before each report, so the parent's RSS reading is what
- * the process keeps, not what a collection would free anyway.
+ * Started with --expose-gc: before each report it runs the memory-reducing collection V8 runs under memory
+ * pressure, so the parent's RSS reading is what the process keeps, not the young generation and free
+ * pages V8 keeps committed between collections.
  */
 import type { Client } from 'discord.js';
 import { type Bot, startBot } from '../src/bot.ts';
@@ -80,7 +81,11 @@ async function stop(): Promise<void> {
 }
 
 function report(client: Client, timings: Partial<BotReport>): BotReport {
-  (globalThis as { gc?: (o?: object) => void }).gc?.({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  (globalThis as { gc?: (o?: object) => void }).gc?.({
+    type: 'major',
+    execution: 'sync',
+    flavor: 'last-resort',
+  });
   let cachedMembers = 0;
   for (const guild of client.guilds.cache.values()) cachedMembers += guild.members.cache.size;
   return {

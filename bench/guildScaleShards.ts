@@ -2,8 +2,8 @@
  * The sharded rows of the guild-scale benchmark (bench/guildScale.ts): `node src/main.ts` with
  * SHARD_COUNT=4 and SHARDS_PER_PROCESS=1, 2 or 4, as an operator runs it (the discord-hybrid-sharding
  * manager and its shard processes), against the same stand-ins and database. Ready is the manager's
- * "all shards ready"; the pass is the periodic re-check (GATING_RECHECK_HOURS=0.01, every guild due some
- * 30 s after it was marked re-checked), done when every guild logged "guild re-checked".
+ * "all shards ready"; then every guild is marked re-checked one interval ago, and the pass is the periodic
+ * re-check that follows (GATING_RECHECK_HOURS=0.01), done when every guild logged "guild re-checked".
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
@@ -17,11 +17,14 @@ const MAIN = fileURLToPath(new URL('../src/main.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MIB = 1024 * 1024;
 export const SHARD_COUNT = 4;
+/** GATING_RECHECK_HOURS=0.01, the least it takes: the scheduler ticks every 1.5 s. */
+const RECHECK_INTERVAL_MS = 36_000;
 
 export interface ShardRun {
-  shardsPerProcess: number;
+  /** Undefined: no SHARD_COUNT, one process as `npm start` runs by default. */
+  shardsPerProcess: number | undefined;
   processes: number;
-  /** The manager's own count, from its start to every shard process ready. */
+  /** From spawning `node src/main.ts` to "all shards ready" (unsharded: "bot ready"). */
   readyMs: number;
   managerRssReady: number;
   shardRssReady: number[];
@@ -43,40 +46,65 @@ async function shardRss(managerPid: number): Promise<number[]> {
   return Promise.all((await childPids(managerPid)).map((pid) => rssBytes(pid).catch(() => 0)));
 }
 
-/** One sharded start: ready, RSS, one periodic pass over every guild, RSS, stop. */
-export async function runShardedBot(
+/** One start of `node src/main.ts` (sharded or not): ready, RSS, one periodic pass over every guild, RSS, stop. */
+export async function runMainBot(
   env: Record<string, string>,
-  o: { databaseUrl: string; guilds: number; shardsPerProcess: number; timeoutMs: number },
+  o: {
+    databaseUrl: string;
+    dataDir: string;
+    guilds: number;
+    shardsPerProcess: number | undefined;
+    timeoutMs: number;
+  },
 ): Promise<ShardRun> {
   const db = new pg.Pool({ connectionString: o.databaseUrl, max: 1 });
-  // Every guild re-checked just now: the periodic pass comes when the 0.01 h interval is up.
-  await db.query('UPDATE guild_settings SET last_full_sync_at = $1', [Date.now()]);
-  await db.end();
+  const markRechecked = async (at: number) => {
+    await db.query('UPDATE guild_settings SET last_full_sync_at = $1', [at]);
+  };
+  // Re-checked just now: no guild is due while the shards start (nor caught up at start).
+  await markRechecked(Date.now());
   const child = spawn(process.execPath, [MAIN], {
     cwd: ROOT,
     env: {
       PATH: process.env.PATH ?? '',
       ...env,
-      SHARD_COUNT: String(SHARD_COUNT),
-      SHARDS_PER_PROCESS: String(o.shardsPerProcess),
-      SHARD_SPAWN_DELAY_SECONDS: '0',
-      GATING_RECHECK_HOURS: '0.01',
+      DATA_DIR: o.dataDir,
+      ...(o.shardsPerProcess === undefined
+        ? {}
+        : {
+            SHARD_COUNT: String(SHARD_COUNT),
+            SHARDS_PER_PROCESS: String(o.shardsPerProcess),
+            SHARD_SPAWN_DELAY_SECONDS: '0',
+          }),
+      GATING_RECHECK_HOURS: String(RECHECK_INTERVAL_MS / 3_600_000),
       LOG_LEVEL: 'info',
     },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   try {
-    return await measure(child, o);
+    // Once every shard is ready: re-checked a whole interval ago, so every guild is due at the next tick.
+    return await measure(child, { ...o, armPass: () => markRechecked(Date.now() - RECHECK_INTERVAL_MS) });
   } finally {
     await stopManager(child);
+    await db.end();
   }
 }
 
 async function measure(
   child: ChildProcess,
-  o: { guilds: number; shardsPerProcess: number; timeoutMs: number },
+  o: {
+    guilds: number;
+    shardsPerProcess: number | undefined;
+    timeoutMs: number;
+    armPass: () => Promise<void>;
+  },
 ): Promise<ShardRun> {
   const pid = child.pid ?? 0;
+  const spawned = performance.now();
+  const sharded = o.shardsPerProcess !== undefined;
+  const readyMessage = sharded ? 'all shards ready' : 'bot ready';
+  // The bot's own processes: the shard processes, or the one process itself.
+  const botRss = async () => (sharded ? shardRss(pid) : [await rssBytes(pid)]);
   const rechecked = new Set<string>();
   let readyMs: number | undefined;
   let passStarted: number | undefined;
@@ -84,7 +112,7 @@ async function measure(
   const lines = createInterface({ input: child.stdout ?? process.stdin });
   lines.on('line', (line) => {
     const entry = parseLine(line);
-    if (entry?.msg === 'all shards ready') readyMs = Number(entry.ms);
+    if (entry?.msg === readyMessage) readyMs = performance.now() - spawned;
     if (entry?.msg === 'guild re-checked' && typeof entry.guildId === 'string') {
       passStarted ??= performance.now();
       rechecked.add(entry.guildId);
@@ -103,16 +131,16 @@ async function measure(
       child.once('exit', (code) => reject(new Error(`sharded bot exited (${code}) before ${what}`)));
       onLine();
     });
-  await until(() => readyMs !== undefined, '"all shards ready"');
-  const [managerRssReady, shardRssReady] = await Promise.all([rssBytes(pid), shardRss(pid)]);
-  const passEnd = until(() => rechecked.size >= o.guilds, 'full pass');
-  await passEnd;
+  await until(() => readyMs !== undefined, `"${readyMessage}"`);
+  const [managerRssReady, shardRssReady] = await Promise.all([sharded ? rssBytes(pid) : 0, botRss()]);
+  await o.armPass();
+  await until(() => rechecked.size >= o.guilds, 'full pass');
   const passMs = performance.now() - (passStarted ?? performance.now());
-  const [managerRssPass, shardRssPass] = await Promise.all([rssBytes(pid), shardRss(pid)]);
+  const [managerRssPass, shardRssPass] = await Promise.all([sharded ? rssBytes(pid) : 0, botRss()]);
   lines.close();
   return {
     shardsPerProcess: o.shardsPerProcess,
-    processes: Math.ceil(SHARD_COUNT / o.shardsPerProcess),
+    processes: sharded ? Math.ceil(SHARD_COUNT / (o.shardsPerProcess ?? 1)) : 1,
     readyMs: readyMs ?? Number.NaN,
     managerRssReady,
     shardRssReady,
@@ -161,52 +189,36 @@ function range(values: readonly number[]): string {
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 
-/** The sharded table, with the one-process configured row for comparison. */
-export function shardTable(
-  runs: ShardRun[],
-  guilds: number,
-  oneProcess: { readyMs: number; rssReady: number; passMs: number; rssPass: number } | undefined,
-): BenchTable {
+/** The table of `node src/main.ts` runs: unsharded, then each shard layout. */
+export function shardTable(runs: ShardRun[], guilds: number): BenchTable {
   const rows = runs.map((run) => [
-    `${SHARD_COUNT} shards, ${run.shardsPerProcess} per process`,
+    run.shardsPerProcess === undefined
+      ? '1 process, no SHARD_COUNT'
+      : `${SHARD_COUNT} shards, ${run.shardsPerProcess} per process`,
     formatNumber(run.processes),
     formatNumber(run.readyMs / 1_000, 1),
     range(run.shardRssReady),
     mib(sum(run.shardRssReady)),
-    mib(run.managerRssReady),
+    run.managerRssReady > 0 ? mib(run.managerRssReady) : '–',
     formatNumber(run.passMs / 1_000, 1),
     range(run.shardRssPass),
     mib(sum(run.shardRssPass)),
     mib(sum(run.shardRssPass) + run.managerRssPass),
   ]);
-  if (oneProcess) {
-    rows.unshift([
-      '1 process, no sharding (above)',
-      '1',
-      formatNumber(oneProcess.readyMs / 1_000, 1),
-      mib(oneProcess.rssReady),
-      mib(oneProcess.rssReady),
-      '–',
-      formatNumber(oneProcess.passMs / 1_000, 1),
-      mib(oneProcess.rssPass),
-      mib(oneProcess.rssPass),
-      mib(oneProcess.rssPass),
-    ]);
-  }
   return {
-    suite: `Guild scale: ${formatNumber(guilds)} guilds of 200 members on ${SHARD_COUNT} shards, configured caches (issue #9)`,
-    method: `one run per row; \`node src/main.ts\` with SHARD_COUNT=${SHARD_COUNT}, SHARDS_PER_PROCESS as named, SHARD_SPAWN_DELAY_SECONDS=0 (the stand-in has no identify limit), PostgreSQL, the same stand-ins' process and guilds as above; "ready" = the manager's own "all shards ready" time from its start (the one-process row: startBot's); the pass is the periodic re-check (GATING_RECHECK_HOURS=0.01) over every guild, from the first to the last "guild re-checked" line; RSS = VmRSS of each process, read by the parent, without a forced GC (the one-process row's had one)`,
+    suite: `Guild scale: ${formatNumber(guilds)} guilds of 200 members, one process vs ${SHARD_COUNT} shards, configured caches (issue #9)`,
+    method: `one run per row; \`node src/main.ts\` as an operator runs it (gating on, PostgreSQL), unsharded or with SHARD_COUNT=${SHARD_COUNT} and SHARDS_PER_PROCESS as named (the discord-hybrid-sharding manager plus its shard processes; the manager serves the signing page), SHARD_SPAWN_DELAY_SECONDS=0 (the stand-in has no identify limit; each process still identifies its shards 5 s apart, as discord.js does with max_concurrency 1); the same stand-ins' process and guilds as above; "ready" = from spawn to "all shards ready" (unsharded: "bot ready"); the pass is the periodic re-check (GATING_RECHECK_HOURS=0.01; every guild made due once all shards are ready), one guild at a time per process as the scheduler runs it, from the first to the last "guild re-checked" line; RSS = VmRSS of each process read from /proc by the parent, with no forced GC (so higher than the table above, whose figures follow a memory-reducing GC)`,
     targets: [],
     columns: [
       'Layout',
-      'Shard processes',
+      'Bot processes',
       'Ready s',
-      'RSS ready per shard process MiB',
-      'RSS ready, shard processes MiB',
+      'RSS ready per bot process MiB',
+      'RSS ready, bot processes MiB',
       'Manager RSS MiB',
       'Pass s',
-      'RSS after pass per shard process MiB',
-      'RSS after pass, shard processes MiB',
+      'RSS after pass per bot process MiB',
+      'RSS after pass, bot processes MiB',
       'RSS after pass, all MiB',
     ],
     rows,

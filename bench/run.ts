@@ -1,16 +1,17 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating] [--quick] [--skip-gating]`: runs every
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale] [--quick] [--skip-gating]`: runs every
  * benchmark suite against the stand-ins on 127.0.0.1 and prints each table as markdown.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runCacheBench } from './cache.ts';
 import { runClientBench } from './client.ts';
+import { runGuildScaleBench } from './guildScale.ts';
 import { runInteractionBench } from './interaction.ts';
 import { runSharedQuotaBench } from './sharedQuota.ts';
 import { type BenchTable, machineLine, renderTable, tableFromRecords } from './stats.ts';
 
-export const SUITES = ['client', 'cache', 'interaction', 'shared-quota', 'gating'] as const;
+export const SUITES = ['client', 'cache', 'interaction', 'shared-quota', 'gating', 'guild-scale'] as const;
 export type SuiteName = (typeof SUITES)[number];
 
 export interface RunArgs {
@@ -114,6 +115,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runSharedQuotaBench({ quick, progress });
     case 'gating':
       return runGating(quick, progress);
+    case 'guild-scale':
+      return runGuildScaleBench({ quick, progress });
   }
 }
 

@@ -180,7 +180,7 @@ describe('tableFromRecords', () => {
 describe('parseRunArgs', () => {
   it('runs every suite by default', () => {
     expect(parseRunArgs([])).toEqual({
-      suites: ['client', 'cache', 'interaction', 'shared-quota', 'gating'],
+      suites: ['client', 'cache', 'interaction', 'shared-quota', 'gating', 'guild-scale'],
       quick: false,
       help: false,
     });
@@ -197,7 +197,9 @@ describe('parseRunArgs', () => {
       'cache',
       'interaction',
       'shared-quota',
+      'guild-scale',
     ]);
+    expect(parseRunArgs(['--only', 'guild-scale']).suites).toEqual(['guild-scale']);
     expect(parseRunArgs(['--only', 'shared-quota']).suites).toEqual(['shared-quota']);
     expect(parseRunArgs(['--only', 'gating', '--skip-gating']).suites).toEqual([]);
     expect(parseRunArgs(['--quick']).quick).toBe(true);

@@ -57,6 +57,17 @@ export function sendHtml(
   send(res, status, 'text/html; charset=utf-8', render(cspNonce), csp);
 }
 
+/** An answer with no body (a 204 acknowledgement, or a refusal that owes no explanation). */
+export function sendEmpty(res: ServerResponse, status: number): void {
+  res.writeHead(status, {
+    ...BASE_HEADERS,
+    'content-security-policy': NON_HTML_CSP,
+    // A 204 carries no Content-Length at all (RFC 9110, 8.6).
+    ...(status === 204 ? {} : { 'content-length': 0 }),
+  });
+  res.end();
+}
+
 /** A 303 to `location` (a URL this server built, never one taken from the request). */
 export function redirect(res: ServerResponse, location: string): void {
   res.writeHead(303, {

@@ -28,6 +28,7 @@ import {
   startSignIn,
   type VerifySignInOptions,
 } from './verifySignIn.ts';
+import { WEBHOOK_EVENTS_PATH, WebhookEventReceiver } from './webhookEvents.ts';
 
 const LINK_REFUSALS: Record<VerifyRefusal['code'], string> = {
   too_many_links:
@@ -87,8 +88,13 @@ export async function startVerifyServer(opts: VerifyServerOptions): Promise<Veri
   const windowMs = opts.failureWindowMs ?? 10 * 60_000;
   const failures = new FailureWindow(opts.maxFailuresPerClient ?? 30, windowMs);
   const signIns = new FailureWindow(opts.maxSignInsPerClient ?? 30, windowMs);
+  const events = webhookEvents(opts, log);
   const server = createServer((req, res) => {
-    handle(req, res, opts, log, failures, signIns).catch((error: unknown) => {
+    const handled =
+      events && safePath(req) === WEBHOOK_EVENTS_PATH
+        ? events.handle(req, res)
+        : handle(req, res, opts, log, failures, signIns);
+    handled.catch((error: unknown) => {
       log.error(
         { err: errorSummary(error), method: req.method, route: routeName(safePath(req)) },
         'verify server request failed',
@@ -193,6 +199,19 @@ async function handle(
   }
 
   return sendJson(res, 404, { ok: false, message: 'Not found.' });
+}
+
+/** With Linked Roles and DISCORD_PUBLIC_KEY: Discord's signed webhook events (a member's deauthorization). */
+function webhookEvents(opts: VerifyServerOptions, log: VerifyServerLogger): WebhookEventReceiver | null {
+  const linked = opts.linkedRoles;
+  if (!linked?.oauth.publicKey) return null;
+  return new WebhookEventReceiver({
+    publicKey: linked.oauth.publicKey,
+    applicationId: linked.oauth.clientId,
+    service: linked.service,
+    logger: log,
+    now: opts.siwe.now ?? Date.now,
+  });
 }
 
 function signInOptions(opts: VerifyServerOptions, log: VerifyServerLogger): VerifySignInOptions | null {

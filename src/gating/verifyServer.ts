@@ -1,6 +1,7 @@
 /**
  * The HTTP server behind `PUBLIC_URL`: serves the signing page, hands out the exact message to sign,
- * and verifies signatures. Every response carries strict security headers and is never cached.
+ * and verifies signatures; with Linked Roles, also their pages and (with DISCORD_PUBLIC_KEY) Discord's
+ * webhook events. Every response carries strict security headers and is never cached.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -67,7 +68,10 @@ export interface VerifyServerOptions {
    * made for (`/oauth/callback` below PUBLIC_URL is the redirect URI).
    */
   oauth?: DiscordOAuthConfig;
-  /** With LINKED_ROLES_ENABLED: the Linked Roles verification URL, `/linked-role` below PUBLIC_URL. */
+  /**
+   * With LINKED_ROLES_ENABLED: the Linked Roles verification URL, `/linked-role` below PUBLIC_URL; when
+   * its `oauth.publicKey` is set, also the Webhook Events URL, `/discord/events`.
+   */
   linkedRoles?: LinkedRolePagesSetup;
 }
 

@@ -5,6 +5,7 @@ import type { BotDeps, Command } from './discord/command.ts';
 import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
 import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from './gating/discordOAuth.ts';
+import type { RecheckEvent } from './gating/guildRechecks.ts';
 import { parseEncryptionKey } from './gating/linkedRoles.ts';
 import { GatingService } from './gating/service.ts';
 import type { SiweConfig } from './gating/siwe.ts';
@@ -117,6 +118,7 @@ async function startGating(input: {
   store?: GatingStore | undefined;
   /** In a shard process: no HTTP server; verified signatures arrive through the store. */
   sharded: boolean;
+  metrics: BotMetrics;
 }): Promise<GatingParts> {
   const { config, logger } = input;
   if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
@@ -126,6 +128,7 @@ async function startGating(input: {
     const service = new GatingService({
       ...(config.LINKED_ROLES_ENABLED && oauth && key ? { linkedRoles: { oauth, key } } : {}),
       ...(input.sharded ? { signedProofInbox: {}, linkedRoleRechecks: false } : {}),
+      onRechecked: (event) => countRecheck(input.metrics, event),
       store,
       web3bio: input.web3bio,
       discord: input.client,
@@ -212,7 +215,7 @@ export async function startBot(options: {
   // Linked Roles alone also run in the gating module (store, page, re-checks), without the GuildMembers intent.
   const gating =
     config.GATING_ENABLED || config.LINKED_ROLES_ENABLED
-      ? await startGating({ config, logger, web3bio, client, store: options.store, sharded })
+      ? await startGating({ config, logger, web3bio, client, store: options.store, sharded, metrics })
       : undefined;
   const deps: BotDeps = { config, logger, web3bio, ...(gating ? { gating: gating.service } : {}) };
   const router = createRouter({
@@ -313,16 +316,37 @@ function botOpsChecks(client: Client, gating: GatingParts | undefined, metrics: 
     for (const [id, shard] of client.ws.shards) {
       if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
     }
-    if (gating) await scrapeRoleQueue(gating.store, metrics);
+    if (gating) await scrapeGatingStore(gating.store, metrics);
   };
   return { readiness, beforeScrape, registry: metrics.registry, publicPort: !gating };
 }
 
-/** The role-change queue's depth and age, as gauges. */
-export async function scrapeRoleQueue(store: GatingStore, metrics: BotMetrics): Promise<void> {
-  const [depth, oldestAt] = await Promise.all([store.pendingRoleChanges(), store.oldestOpenRoleChangeAt()]);
+/**
+ * Gauges read from the store at each scrape: the role-change queue's depth and age, and how long ago the
+ * least recently re-checked enabled guild had its last full pass (a guild never re-checked counts from
+ * when its settings were saved).
+ */
+export async function scrapeGatingStore(store: GatingStore, metrics: BotMetrics): Promise<void> {
+  const [depth, oldestAt, guilds] = await Promise.all([
+    store.pendingRoleChanges(),
+    store.oldestOpenRoleChangeAt(),
+    store.listGuildSettings({ enabledOnly: true }),
+  ]);
+  const now = Date.now();
   metrics.roleQueueDepth.set(depth);
-  metrics.roleQueueOldestSeconds.set(oldestAt === null ? 0 : Math.max(0, (Date.now() - oldestAt) / 1_000));
+  metrics.roleQueueOldestSeconds.set(oldestAt === null ? 0 : Math.max(0, (now - oldestAt) / 1_000));
+  const lastPasses = guilds.map((g) => g.lastFullSyncAt ?? g.updatedAt);
+  metrics.recheckOldestSeconds.set(
+    lastPasses.length === 0 ? 0 : Math.max(0, (now - Math.min(...lastPasses)) / 1_000),
+  );
+}
+
+/** One guild's re-check, counted. */
+export function countRecheck(metrics: BotMetrics, event: RecheckEvent): void {
+  const outcome = event.result === undefined ? 'failed' : event.result.elsewhere ? 'elsewhere' : 'done';
+  metrics.rechecks.inc({ cause: event.cause, outcome });
+  if (event.result) metrics.recheckMembers.inc({ cause: event.cause }, event.result.members);
+  if (outcome !== 'elsewhere') metrics.recheckSeconds.observe({ cause: event.cause }, event.ms / 1_000);
 }
 
 const ROLE_EDIT_PATH = /^\/guilds\/\d+\/members\/\d+\/roles\/\d+$/;

@@ -26,6 +26,13 @@ export interface BotMetrics {
   readonly roleEdits: Counter<'result'>;
   /** Gateway heartbeat round trip per shard, seconds (collected on scrape). */
   readonly gatewayPingSeconds: Gauge<'shard'>;
+  /** Guild re-checks by cause (`periodic`, `setup`, `recheck`…) and outcome (`done`, `elsewhere`, `failed`). */
+  readonly rechecks: Counter<'cause' | 'outcome'>;
+  /** Members evaluated by guild re-checks, by cause: its rate is the re-check's progress. */
+  readonly recheckMembers: Counter<'cause'>;
+  readonly recheckSeconds: Histogram<'cause'>;
+  /** Since the least recently re-checked enabled guild's last full pass (collected on scrape). */
+  readonly recheckOldestSeconds: Gauge;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -99,6 +106,30 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): BotMe
       name: 'discord_gateway_ping_seconds',
       help: 'Gateway heartbeat round trip per shard',
       labelNames: ['shard'],
+      registers,
+    }),
+    rechecks: new Counter({
+      name: 'gating_rechecks_total',
+      help: 'Guild re-checks, by cause and outcome',
+      labelNames: ['cause', 'outcome'],
+      registers,
+    }),
+    recheckMembers: new Counter({
+      name: 'gating_recheck_members_total',
+      help: 'Members evaluated by guild re-checks, by cause',
+      labelNames: ['cause'],
+      registers,
+    }),
+    recheckSeconds: new Histogram({
+      name: 'gating_recheck_seconds',
+      help: 'Duration of one guild re-check',
+      labelNames: ['cause'],
+      buckets: [0.1, 0.5, 1, 5, 15, 60, 300, 900, 3600],
+      registers,
+    }),
+    recheckOldestSeconds: new Gauge({
+      name: 'gating_recheck_oldest_seconds',
+      help: 'Time since the least recently re-checked enabled guild was last fully re-checked',
       registers,
     }),
   };

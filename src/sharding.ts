@@ -13,7 +13,7 @@ import { REST, Routes } from 'discord.js';
 import type { RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
 import { ClusterClient, ClusterManager, getInfo } from 'discord-hybrid-sharding';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import { type Bot, openGatingStore, type ShardSlice, scrapeRoleQueue, signInConfig } from './bot.ts';
+import { type Bot, openGatingStore, type ShardSlice, scrapeGatingStore, signInConfig } from './bot.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 import { DEFAULT_DISCORD_API_URL } from './gating/discordOAuth.ts';
 import { Evaluator } from './gating/evaluation.ts';
@@ -201,7 +201,7 @@ async function startManagerHttp(o: {
         ...(store ? { store: async () => void (await store.pendingRoleChanges()) } : {}),
       },
       beforeScrape: async () => {
-        if (store) await scrapeRoleQueue(store, metrics);
+        if (store) await scrapeGatingStore(store, metrics);
       },
       registry: {
         contentType: metrics.registry.contentType,

@@ -27,6 +27,17 @@ export interface GuildRechecksOptions {
   recheckIntervalMs: number;
   /** How long a guild's lease lasts unless renewed (renewed at a third of it). Default 5 min. */
   leaseMs?: number;
+  /** Told after each guild's re-check (for metrics). */
+  onRechecked?: ((event: RecheckEvent) => void) | undefined;
+}
+
+/** One guild's re-check, as metrics count it: what it found, or that it failed. */
+export interface RecheckEvent {
+  guildId: string;
+  cause: string;
+  ms: number;
+  /** Undefined when the re-check failed. */
+  result?: RecheckResult;
 }
 
 /** Guilds' passes are spread over this share of the interval, by a per-guild offset. */
@@ -53,6 +64,7 @@ export class GuildRechecks {
   /** Who holds a guild's lease: this process. */
   readonly #holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
   readonly #running = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
+  readonly #onRechecked: (event: RecheckEvent) => void;
 
   constructor(options: GuildRechecksOptions) {
     this.#store = options.store;
@@ -65,6 +77,7 @@ export class GuildRechecks {
     this.#walk = options.walk;
     this.#recheckIntervalMs = options.recheckIntervalMs;
     this.#leaseMs = options.leaseMs ?? 5 * 60_000;
+    this.#onRechecked = options.onRechecked ?? (() => {});
   }
 
   /**
@@ -76,9 +89,18 @@ export class GuildRechecks {
     const running = this.#running.get(guildId);
     // One walk per guild at a time: a request the running walk already covers joins it.
     if (running && (running.fresh || !fresh) && !opts.confirmRemovals) return running.run;
+    const cause = opts.cause ?? 'recheck';
     const run = (async () => {
       if (running) await running.run.catch(() => undefined);
-      return this.#recheck(guildId, fresh, opts.cause ?? 'recheck', opts.confirmRemovals === true);
+      const started = this.#now();
+      try {
+        const result = await this.#recheck(guildId, fresh, cause, opts.confirmRemovals === true);
+        this.#onRechecked({ guildId, cause, ms: this.#now() - started, result });
+        return result;
+      } catch (error) {
+        this.#onRechecked({ guildId, cause, ms: this.#now() - started });
+        throw error;
+      }
     })();
     const entry = { fresh, run };
     this.#running.set(guildId, entry);

@@ -24,7 +24,7 @@ import type { DiscordOAuthConfig } from './discordOAuth.ts';
 import { servesGuild } from './discordReads.ts';
 import { Evaluator } from './evaluation.ts';
 import { GuildGating } from './guildGating.ts';
-import { GuildRechecks } from './guildRechecks.ts';
+import { GuildRechecks, type RecheckEvent } from './guildRechecks.ts';
 import { GuildWalk } from './guildWalk.ts';
 import { LinkBook } from './linkBook.ts';
 import type { LinkedRolePagesSetup } from './linkedRolePages.ts';
@@ -75,6 +75,8 @@ export interface GatingServiceOptions {
   recheckConcurrency?: number;
   /** An automated removal needs the loss seen twice at least this far apart. Default 60 min. */
   confirmMs?: number;
+  /** Told after each guild's re-check (metrics). */
+  onRechecked?: (event: RecheckEvent) => void;
   /** Audit events older than this are deleted. Default 180 days. */
   auditRetentionMs?: number;
 }
@@ -212,6 +214,7 @@ export class GatingService {
       tasks,
       walk,
       recheckIntervalMs: options.recheckIntervalMs,
+      onRechecked: options.onRechecked,
     });
     this.#timers.push(
       {

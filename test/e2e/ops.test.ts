@@ -139,6 +139,50 @@ describe('GET /healthz, /readyz, /metrics', () => {
     expect([storeGone.status, await storeGone.text()]).toEqual([503, 'not ready: store\n']);
   });
 
+  it('with gating on: counts each guild re-check, the members it evaluated, and how stale the oldest guild is', async () => {
+    const h = await harness({
+      GATING_ENABLED: 'true',
+      PUBLIC_URL: 'https://verify.example.org',
+      METRICS_PORT: '0',
+    });
+    const gating = h.bot.gating;
+    if (!gating) throw new Error('gating is off');
+    const role = h.discord.addRole(h.guild.id, { name: 'Verified Human', position: 1 });
+    await gating.store.saveGuildSettings({
+      guildId: h.guild.id,
+      enabled: true,
+      humanRoleId: role.id,
+      spamRoleId: null,
+      riskyRoleId: null,
+      minScore: null,
+      spamRemovesHuman: false,
+      logChannelId: null,
+    });
+    await gating.store.saveLink(
+      {
+        guildId: h.guild.id,
+        userId: ALICE,
+        identity: 'vitalik.eth',
+        platform: 'ens',
+        address: null,
+        proofMethod: 'signature',
+        provenAt: Date.now(),
+      },
+      'proven earlier',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_100));
+    const scrape = async () => (await fetch(`${h.bot.metricsUrl}/metrics`)).text();
+    const before = await scrape();
+    expect(Number(/^gating_recheck_oldest_seconds (\S+)$/m.exec(before)?.[1])).toBeGreaterThanOrEqual(1);
+    const result = await gating.service.guilds.recheckGuild(h.guild.id, { cause: 'ops-test' });
+    expect(result.members).toBe(1);
+    const after = await scrape();
+    expect(sample(after, 'gating_rechecks_total', 'cause="ops-test",outcome="done"')).toBe(1);
+    expect(sample(after, 'gating_recheck_members_total', 'cause="ops-test"')).toBe(1);
+    expect(sample(after, 'gating_recheck_seconds_count', 'cause="ops-test"')).toBe(1);
+    expect(Number(/^gating_recheck_oldest_seconds (\S+)$/m.exec(after)?.[1])).toBeLessThan(1);
+  });
+
   it('stops listening when the bot stops', async () => {
     const h = await harness();
     const url = httpUrl(h);

@@ -220,6 +220,11 @@ describe('SHARD_COUNT=auto with one shard per process', () => {
       .find((l) => l.msg === 'signed proof linked by its shard' && l.userId === BOB);
     expect(linkedBy?.shards).toEqual([1]);
     expect(linkedBy?.pid).not.toBe(oldPid);
+    // Linked once: one role edit, however the kill fell.
+    const edits = discord.requests.filter(
+      (r) => r.method === 'PUT' && r.path === `/guilds/${guild.id}/members/${BOB}/roles/${humanRole[1]}`,
+    );
+    expect(edits).toHaveLength(1);
   }, 90_000);
 
   it('serves /readyz and one /metrics summed over every process, with a gateway ping per shard', async () => {

@@ -60,6 +60,7 @@ export type GatingConfig = Pick<
   | 'DISCORD_APPLICATION_ID'
   | 'DISCORD_API_URL'
   | 'DISCORD_CLIENT_SECRET'
+  | 'DISCORD_PUBLIC_KEY'
   | 'LINKED_ROLES_ENABLED'
   | 'TOKEN_ENCRYPTION_KEY'
   | 'GATING_RECHECK_HOURS'
@@ -93,6 +94,7 @@ export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
         clientSecret: config.DISCORD_CLIENT_SECRET,
         apiUrl: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
         publicUrl: config.PUBLIC_URL,
+        ...(config.DISCORD_PUBLIC_KEY ? { publicKey: config.DISCORD_PUBLIC_KEY } : {}),
       }
     : undefined;
   const key = config.TOKEN_ENCRYPTION_KEY ? parseEncryptionKey(config.TOKEN_ENCRYPTION_KEY) : undefined;

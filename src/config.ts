@@ -43,6 +43,16 @@ export const ConfigSchema = z.object({
     z.string().min(8, 'must be the OAuth2 client secret (OAuth2 > Client Secret)').optional(),
   ),
   LINKED_ROLES_ENABLED: boolean(false),
+  DISCORD_PUBLIC_KEY: optionalText.pipe(
+    z
+      .string()
+      .regex(
+        /^[0-9a-fA-F]{64}$/,
+        'must be the application public key, 64 hex characters (General Information > Public Key)',
+      )
+      .transform((v) => v.toLowerCase())
+      .optional(),
+  ),
   TOKEN_ENCRYPTION_KEY: optionalText.pipe(
     z
       .string()

@@ -105,6 +105,18 @@ describe('loadConfig', () => {
     });
   });
 
+  it('reads DISCORD_PUBLIC_KEY as 64 hex characters (lower-cased), naming the key but not the value when bad', () => {
+    const key = 'AB'.repeat(32);
+    expect(loadConfig({ ...REQUIRED, DISCORD_PUBLIC_KEY: key }).DISCORD_PUBLIC_KEY).toBe(key.toLowerCase());
+    expect(loadConfig({ ...REQUIRED, DISCORD_PUBLIC_KEY: ' ' }).DISCORD_PUBLIC_KEY).toBeUndefined();
+    for (const bad of ['ab'.repeat(31), `${'ab'.repeat(31)}zz`, `0x${'ab'.repeat(31)}`]) {
+      const problems = problemsOf({ ...REQUIRED, DISCORD_PUBLIC_KEY: bad });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^DISCORD_PUBLIC_KEY must be the application public key/);
+      expect(problems[0]).not.toContain(bad);
+    }
+  });
+
   it('reads SHARD_COUNT (auto or a number) and refuses shards with gating on SQLite', () => {
     expect(loadConfig(REQUIRED).SHARD_COUNT).toBeUndefined();
     expect(loadConfig({ ...REQUIRED, SHARD_COUNT: 'auto' }).SHARD_COUNT).toBe('auto');
@@ -224,8 +236,9 @@ describe('logger', () => {
   });
 
   it('SECRET_KEYS lists every config key whose name says it holds a secret', () => {
-    const secretLooking = Object.keys(ConfigSchema.shape).filter((key) =>
-      /TOKEN|SECRET|_KEY$|PASSWORD|^(DATABASE|REDIS)_URL$/.test(key),
+    // DISCORD_PUBLIC_KEY is the one `_KEY` that is public: Discord shows it to anyone with the app's page.
+    const secretLooking = Object.keys(ConfigSchema.shape).filter(
+      (key) => /TOKEN|SECRET|_KEY$|PASSWORD|^(DATABASE|REDIS)_URL$/.test(key) && key !== 'DISCORD_PUBLIC_KEY',
     );
     expect([...SECRET_KEYS].sort()).toEqual(secretLooking.sort());
   });

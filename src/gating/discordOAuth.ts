@@ -22,6 +22,11 @@ export interface DiscordOAuthConfig {
   apiUrl: string;
   /** PUBLIC_URL: the redirect URIs live below it. */
   publicUrl: string;
+  /**
+   * DISCORD_PUBLIC_KEY (hex): Discord signs the app's webhook events with the matching private key. It
+   * travels with the app's other credentials so every server of Linked Roles pages can check them.
+   */
+  publicKey?: string;
   timeoutMs?: number;
 }
 

@@ -57,6 +57,17 @@ export function sendHtml(
   send(res, status, 'text/html; charset=utf-8', render(cspNonce), csp);
 }
 
+/** An answer with no body (a 204 acknowledgement, or a refusal that owes no explanation). */
+export function sendEmpty(res: ServerResponse, status: number): void {
+  res.writeHead(status, {
+    ...BASE_HEADERS,
+    'content-security-policy': NON_HTML_CSP,
+    // A 204 carries no Content-Length at all (RFC 9110, 8.6).
+    ...(status === 204 ? {} : { 'content-length': 0 }),
+  });
+  res.end();
+}
+
 /** A 303 to `location` (a URL this server built, never one taken from the request). */
 export function redirect(res: ServerResponse, location: string): void {
   res.writeHead(303, {
@@ -99,4 +110,28 @@ export function readCookie(req: IncomingMessage, name: string): string | undefin
     if (part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
   }
   return undefined;
+}
+
+/** The raw body, or undefined when it exceeds `limit` bytes (reading stops there). */
+export function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  if (Number(req.headers['content-length'] ?? 0) > limit) {
+    req.resume();
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.removeAllListeners('data');
+        req.resume();
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
 }

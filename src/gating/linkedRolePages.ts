@@ -21,7 +21,7 @@ import {
   safeEqual,
 } from './discordOAuth.ts';
 import { type Evaluator, resolvedAddressOf } from './evaluation.ts';
-import { readCookie, redirect, setCookie } from './httpResponses.ts';
+import { readBody, readCookie, redirect, setCookie } from './httpResponses.ts';
 import { failed, type ProveProblem, sendLinkedRolePage } from './linkedRolePage.ts';
 import type { LinkedRoleService } from './linkedRoleService.ts';
 import {
@@ -230,19 +230,7 @@ async function provePage(
   });
 }
 
-function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_FORM_BYTES) chunks.push(chunk);
-    });
-    req.on('end', () =>
-      resolve(
-        size > MAX_FORM_BYTES ? undefined : new URLSearchParams(Buffer.concat(chunks).toString('utf8')),
-      ),
-    );
-    req.on('error', reject);
-  });
+async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
+  const body = await readBody(req, MAX_FORM_BYTES);
+  return body === undefined ? undefined : new URLSearchParams(body.toString('utf8'));
 }

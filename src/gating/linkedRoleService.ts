@@ -172,6 +172,18 @@ export class LinkedRoleService {
   }
 
   /**
+   * The member deauthorized the app at `at` (Discord's webhook event): Discord already dropped their role
+   * connection and tokens, so only the stored connection goes, unless it was written after `at` (the
+   * member reconnected before the event arrived). False when there was nothing to forget.
+   */
+  async forgetDeauthorized(userId: string, at: number): Promise<boolean> {
+    const forgotten = await this.#o.store.deleteRoleConnection(userId, { notWrittenAfter: at });
+    if (forgotten)
+      this.#o.logger.info({ userId }, 'linked role connection removed: the member deauthorized the app');
+    return forgotten;
+  }
+
+  /**
    * What /whoami and the Linked Roles page show: the proven identity, whether the member must reconnect
    * (Discord refused the token: the app was deauthorized), and the metadata last written.
    */

@@ -4,7 +4,7 @@
  * the same per-client and per-challenge refusal limits, and the same answers.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { sendJson } from './httpResponses.ts';
+import { readBody, sendJson } from './httpResponses.ts';
 import {
   buildChallengeMessage,
   isChallengeNonce,
@@ -156,7 +156,7 @@ export async function receiveSignature(
     req.resume();
     return sendJson(res, 415, { ok: false, reason: 'malformed', message: 'Send JSON.' });
   }
-  const raw = await readBody(req, MAX_BODY_BYTES);
+  const raw = (await readBody(req, MAX_BODY_BYTES))?.toString('utf8');
   if (raw === undefined) {
     res.setHeader('connection', 'close');
     return sendJson(res, 413, { ok: false, reason: 'malformed', message: 'The request is too large.' });
@@ -226,30 +226,6 @@ function parseSignatureBody(raw: string): { signature: `0x${string}`; message?: 
   return message === undefined
     ? { signature: signature as `0x${string}` }
     : { signature: signature as `0x${string}`, message };
-}
-
-/** The body as text, or undefined when it exceeds `limit` bytes (reading stops there). */
-function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
-  if (Number(req.headers['content-length'] ?? 0) > limit) {
-    req.resume();
-    return Promise.resolve(undefined);
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        req.removeAllListeners('data');
-        req.resume();
-        resolve(undefined);
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
 
 function sendFailure(

@@ -1,6 +1,7 @@
 /**
  * The HTTP server behind `PUBLIC_URL`: serves the signing page, hands out the exact message to sign,
- * and verifies signatures. Every response carries strict security headers and is never cached.
+ * and verifies signatures; with Linked Roles, also their pages and (with DISCORD_PUBLIC_KEY) Discord's
+ * webhook events. Every response carries strict security headers and is never cached.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -28,6 +29,7 @@ import {
   startSignIn,
   type VerifySignInOptions,
 } from './verifySignIn.ts';
+import { WEBHOOK_EVENTS_PATH, WebhookEventReceiver } from './webhookEvents.ts';
 
 const LINK_REFUSALS: Record<VerifyRefusal['code'], string> = {
   too_many_links:
@@ -66,7 +68,10 @@ export interface VerifyServerOptions {
    * made for (`/oauth/callback` below PUBLIC_URL is the redirect URI).
    */
   oauth?: DiscordOAuthConfig;
-  /** With LINKED_ROLES_ENABLED: the Linked Roles verification URL, `/linked-role` below PUBLIC_URL. */
+  /**
+   * With LINKED_ROLES_ENABLED: the Linked Roles verification URL, `/linked-role` below PUBLIC_URL; when
+   * its `oauth.publicKey` is set, also the Webhook Events URL, `/discord/events`.
+   */
   linkedRoles?: LinkedRolePagesSetup;
 }
 
@@ -87,8 +92,13 @@ export async function startVerifyServer(opts: VerifyServerOptions): Promise<Veri
   const windowMs = opts.failureWindowMs ?? 10 * 60_000;
   const failures = new FailureWindow(opts.maxFailuresPerClient ?? 30, windowMs);
   const signIns = new FailureWindow(opts.maxSignInsPerClient ?? 30, windowMs);
+  const events = webhookEvents(opts, log);
   const server = createServer((req, res) => {
-    handle(req, res, opts, log, failures, signIns).catch((error: unknown) => {
+    const handled =
+      events && safePath(req) === WEBHOOK_EVENTS_PATH
+        ? events.handle(req, res)
+        : handle(req, res, opts, log, failures, signIns);
+    handled.catch((error: unknown) => {
       log.error(
         { err: errorSummary(error), method: req.method, route: routeName(safePath(req)) },
         'verify server request failed',
@@ -193,6 +203,19 @@ async function handle(
   }
 
   return sendJson(res, 404, { ok: false, message: 'Not found.' });
+}
+
+/** With Linked Roles and DISCORD_PUBLIC_KEY: Discord's signed webhook events (a member's deauthorization). */
+function webhookEvents(opts: VerifyServerOptions, log: VerifyServerLogger): WebhookEventReceiver | null {
+  const linked = opts.linkedRoles;
+  if (!linked?.oauth.publicKey) return null;
+  return new WebhookEventReceiver({
+    publicKey: linked.oauth.publicKey,
+    applicationId: linked.oauth.clientId,
+    service: linked.service,
+    logger: log,
+    now: opts.siwe.now ?? Date.now,
+  });
 }
 
 function signInOptions(opts: VerifyServerOptions, log: VerifyServerLogger): VerifySignInOptions | null {

@@ -117,9 +117,17 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
       );
     },
 
-    async deleteRoleConnection(userId) {
+    async deleteRoleConnection(userId, opts = {}) {
+      if (opts.notWrittenAfter === undefined)
+        return changed(
+          await driver.query('DELETE FROM role_connections WHERE user_id = $1 RETURNING user_id', [userId]),
+        );
       return changed(
-        await driver.query('DELETE FROM role_connections WHERE user_id = $1 RETURNING user_id', [userId]),
+        await driver.query(
+          `DELETE FROM role_connections WHERE user_id = $1 AND (written_at IS NULL OR written_at <= $2)
+           RETURNING user_id`,
+          [userId, opts.notWrittenAfter],
+        ),
       );
     },
   };

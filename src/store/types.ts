@@ -226,7 +226,11 @@ export interface RoleConnectionStore {
   noteRoleConnectionLoss(userId: string, seenAt: number | null): Promise<boolean>;
   /** Mark stale (Discord refused the refresh) and drop the tokens that no longer work. */
   markRoleConnectionStale(userId: string, at: number): Promise<boolean>;
-  deleteRoleConnection(userId: string): Promise<boolean>;
+  /**
+   * Forget the connection. With `notWrittenAfter`, only when nothing was written to Discord after that
+   * time (a deauthorization that reaches the bot after the member reconnected leaves the new connection).
+   */
+  deleteRoleConnection(userId: string, opts?: { notWrittenAfter?: number }): Promise<boolean>;
 }
 
 /** A wallet signature the HTTP server verified, waiting for the process that owns its guild to link it. */

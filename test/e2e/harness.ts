@@ -144,6 +144,7 @@ export function fakesEnv(
     DISCORD_API_URL: discord.apiUrl,
     DISCORD_TOKEN: discord.token,
     DISCORD_APPLICATION_ID: discord.applicationId,
+    DISCORD_PUBLIC_KEY: discord.webhookEvents.publicKey,
     WEB3BIO_API_URL: upstream.url,
     WEB3BIO_RATE_LIMIT: 'off',
     DATA_DIR: dataDir,

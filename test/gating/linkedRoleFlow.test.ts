@@ -246,6 +246,27 @@ describe('Linked Roles re-checks', () => {
     expect(await service.status(ALICE)).toMatchObject({ identity: name, stale: false });
     noTokensIn(logs.join('\n'));
   });
+
+  it("forget a deauthorized member's connection, unless it was written after the deauthorization", async () => {
+    const name = identity({ human: true });
+    await connect(name);
+    const deauthorizedAt = clock.t + 10_000;
+    // The member deauthorizes, then reconnects before Discord's (late) event reaches the bot.
+    clock.t += 20_000;
+    await connect(name);
+    expect(await service.forgetDeauthorized(ALICE, deauthorizedAt)).toBe(false);
+    expect(await service.status(ALICE)).toMatchObject({ identity: name, stale: false });
+    clock.t += 10_000;
+    expect(await service.forgetDeauthorized(ALICE, clock.t)).toBe(true);
+    expect(await store.getRoleConnection(ALICE)).toBeUndefined();
+    expect(await service.forgetDeauthorized(ALICE, clock.t)).toBe(false);
+    expect(logs.filter((l) => l.includes('the member deauthorized the app'))).toEqual([
+      JSON.stringify({
+        userId: ALICE,
+        msg: 'linked role connection removed: the member deauthorized the app',
+      }),
+    ]);
+  });
 });
 
 /** Signs in and asks for the signing link of `name`; the browser lands on its signing page. */

@@ -756,5 +756,15 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(await store.deleteRoleConnection('user-5')).toBe(false);
       expect(await store.getRoleConnection('user-5')).toBeUndefined();
     });
+
+    it('deletes on a deauthorization only a connection not written to Discord after it', async () => {
+      await store.saveRoleConnection({ ...CONNECTION, writtenAt: 1_000 });
+      expect(await store.deleteRoleConnection('user-9', { notWrittenAfter: 999 })).toBe(false);
+      expect(await store.getRoleConnection('user-9')).toBeDefined();
+      expect(await store.deleteRoleConnection('user-9', { notWrittenAfter: 1_000 })).toBe(true);
+      await store.saveRoleConnection({ ...CONNECTION, writtenAt: null });
+      expect(await store.deleteRoleConnection('user-9', { notWrittenAfter: 1 })).toBe(true);
+      expect(await store.getRoleConnection('user-9')).toBeUndefined();
+    });
   });
 });

@@ -36,6 +36,7 @@ import {
   memberEvent,
   toGuildCreate,
 } from './state.ts';
+import { FakeWebhookEvents } from './webhookEvents.ts';
 
 export type { InteractionResult, WaitUntil } from './interactions.ts';
 export type { FakeOAuth } from './oauth.ts';
@@ -128,6 +129,8 @@ export interface FakeDiscord {
   readonly requests: RecordedRestRequest[];
   /** OAuth2: the authorize page at `{origin}/oauth2/authorize`, the token endpoint, bearer `/users/@me`. */
   readonly oauth: FakeOAuth;
+  /** Webhook Events: the app's key pair, its Webhook Events URL, signed events (a user's deauthorization). */
+  readonly webhookEvents: FakeWebhookEvents;
   readonly state: FakeDiscordState;
   /** Creates a guild with @everyone, the bot's managed role and member, an owner, and text channel(s). */
   addGuild(guild?: Partial<AddGuildInput>): FakeGuild;
@@ -198,6 +201,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     botToken: token,
     users: state.users,
   });
+  const webhookEvents = new FakeWebhookEvents({ applicationId, oauth, users: state.users });
   const requests: RecordedRestRequest[] = [];
   const requestWaiters = new Set<(request: RecordedRestRequest) => void>();
   const faults: (FaultRule & { left: number })[] = [];
@@ -393,6 +397,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     botUserId: botUser.id,
     requests,
     oauth,
+    webhookEvents,
     state,
     addGuild(input = {}) {
       const guild = createGuild(state, input);

@@ -14,6 +14,7 @@ import {
 } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { RoleChange } from '../store/types.ts';
+import type { RequestLimiter } from '../web3bio/rateLimiter.ts';
 import type { MemberState } from './evaluation.ts';
 import { type InvokerRights, type RoleInfo, type RoleProblem, roleProblems } from './hierarchy.ts';
 
@@ -118,6 +119,11 @@ export class MemberRoster {
  */
 export const REST_LIST_MAX_MEMBERS = 5_000;
 const LIST_PAGE = 1_000;
+/**
+ * Member-list pages a process requests per second at most: discord.js allows a bot 50 REST requests a
+ * second in all (Discord's global limit), and interaction replies and role edits need the rest.
+ */
+export const MEMBER_LIST_PAGES_PER_SECOND = 40;
 
 /**
  * Every member of the guild (REST pages for a small guild, one gateway request for a large one), so each
@@ -128,12 +134,13 @@ export async function loadMembers(
   discord: Client,
   guild: Guild,
   logger: Logger,
+  pages?: RequestLimiter,
 ): Promise<MemberRoster | null> {
   if (!hasMembersIntent(discord)) return null;
   try {
     const members =
       guild.memberCount <= REST_LIST_MAX_MEMBERS
-        ? await listMembers(guild)
+        ? await listMembers(guild, pages)
         : await guild.members.fetch({ time: 30_000 });
     return new MemberRoster(members);
   } catch (error) {
@@ -146,11 +153,14 @@ export async function loadMembers(
 }
 
 /** The guild's members over REST, page after page (by ascending user id) until a page is not full. */
-async function listMembers(guild: Guild): Promise<Map<string, GuildMember>> {
+async function listMembers(guild: Guild, pages?: RequestLimiter): Promise<Map<string, GuildMember>> {
   const members = new Map<string, GuildMember>();
   let after: string | undefined;
   for (;;) {
-    const page = await guild.members.list({ limit: LIST_PAGE, ...(after === undefined ? {} : { after }) });
+    const done = await pages?.acquire();
+    const page = await guild.members
+      .list({ limit: LIST_PAGE, ...(after === undefined ? {} : { after }) })
+      .finally(() => done?.());
     let last = after;
     for (const [id, member] of page) {
       members.set(id, member);

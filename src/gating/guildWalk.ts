@@ -5,8 +5,15 @@
 import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../log.ts';
 import type { GatingStore } from '../store/types.ts';
+import { SlidingWindowLimiter } from '../web3bio/rateLimiter.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
-import { loadMembers, type MemberRoster, memberOf, memberState } from './discordReads.ts';
+import {
+  loadMembers,
+  MEMBER_LIST_PAGES_PER_SECOND,
+  type MemberRoster,
+  memberOf,
+  memberState,
+} from './discordReads.ts';
 import type { EvaluateOptions, Evaluation, Evaluator, MemberState } from './evaluation.ts';
 
 const LINK_PAGE = 500;
@@ -25,6 +32,8 @@ export interface GuildWalkOptions {
 /** Evaluates each linked member of a guild and hands the evaluation on. */
 export class GuildWalk {
   readonly #o: GuildWalkOptions;
+  /** Paces member-list pages, so a pass over many guilds leaves REST room for replies and role edits. */
+  readonly #pages = new SlidingWindowLimiter({ requests: MEMBER_LIST_PAGES_PER_SECOND, intervalMs: 1_000 });
 
   constructor(options: GuildWalkOptions) {
     this.#o = { ...options, concurrency: Math.max(1, options.concurrency) };
@@ -32,7 +41,7 @@ export class GuildWalk {
 
   /** The guild's member list for a walk (one gateway request); null when it cannot be had. */
   members(guild: Guild): Promise<MemberRoster | null> {
-    return loadMembers(this.#o.discord, guild, this.#o.logger);
+    return loadMembers(this.#o.discord, guild, this.#o.logger, this.#pages);
   }
 
   /**

@@ -77,6 +77,20 @@ describe('the bot’s discord.js caches', () => {
     expect(guildOn(defaults, small.id).members.cache.size).toBe(SHAPE.members + 1);
   });
 
+  it('each REST page waits for the pacing limiter and gives its slot back', async () => {
+    const log: string[] = [];
+    const pacer = {
+      acquire: async () => {
+        log.push('acquire');
+        return () => log.push('done');
+      },
+      close: () => {},
+    };
+    const roster = await loadMembers(lean, guildOn(lean, large.id), silent, pacer);
+    expect(roster?.size).toBe(2_601);
+    expect(log).toEqual(['acquire', 'done', 'acquire', 'done', 'acquire', 'done']);
+  });
+
   it('past the REST limit the list comes over the gateway, in chunks of at most 1,000, and is complete', async () => {
     const chunks: number[] = [];
     const onChunk = (data: { guild_id: string; members: unknown[] }) => {

@@ -1,8 +1,8 @@
 /**
  * What the discord.js client keeps in memory. The bot reads guilds, their roles and channels (permission
  * checks, the log channel) and its own member (`guild.members.me`, for role hierarchy); everything else
- * is either never read or read once from what a request returns (a gating walk uses the member list that
- * its own gateway request answered, see `loadMembers`), so it is not cached at all. With thousands of
+ * is either never read or read once from what a request returns (a gating walk uses the member list its
+ * own request returned, see `loadMembers`), so it is not cached at all. With thousands of
  * guilds the members and users of one pass over all of them would otherwise stay in memory for good.
  * @see https://discordjs.guide/miscellaneous/cache-customization.html
  */

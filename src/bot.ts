@@ -13,6 +13,7 @@ import type { BotDeps, Command } from './discord/command.ts';
 import { Cooldown } from './discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from './discord/router.ts';
 import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from './gating/discordOAuth.ts';
+import { MEMBER_LIST_PAGES_PER_SECOND } from './gating/discordReads.ts';
 import type { RecheckEvent } from './gating/guildRechecks.ts';
 import { parseEncryptionKey } from './gating/linkedRoles.ts';
 import { GatingService } from './gating/service.ts';
@@ -80,6 +81,8 @@ interface GatingParts extends BotGating {
 export interface ShardSlice {
   ids: number[];
   count: number;
+  /** Shard processes in all (each takes its share of the bot's REST budget for member lists). */
+  processes: number;
 }
 
 /** The OAuth2 client (with DISCORD_CLIENT_SECRET) and the SIWE settings both gating and the shard manager use. */
@@ -124,8 +127,8 @@ async function startGating(input: {
   web3bio: Web3BioClient;
   client: Client;
   store?: GatingStore | undefined;
-  /** In a shard process: no HTTP server; verified signatures arrive through the store. */
-  sharded: boolean;
+  /** In a shard process: its shards. No HTTP server; verified signatures arrive through the store. */
+  shards: ShardSlice | undefined;
   metrics: BotMetrics;
 }): Promise<GatingParts> {
   const { config, logger } = input;
@@ -135,7 +138,13 @@ async function startGating(input: {
   try {
     const service = new GatingService({
       ...(config.LINKED_ROLES_ENABLED && oauth && key ? { linkedRoles: { oauth, key } } : {}),
-      ...(input.sharded ? { signedProofInbox: {}, linkedRoleRechecks: false } : {}),
+      ...(input.shards
+        ? {
+            signedProofInbox: {},
+            linkedRoleRechecks: false,
+            memberListPagesPerSecond: MEMBER_LIST_PAGES_PER_SECOND / input.shards.processes,
+          }
+        : {}),
       onRechecked: (event) => countRecheck(input.metrics, event),
       store,
       web3bio: input.web3bio,
@@ -147,7 +156,7 @@ async function startGating(input: {
       confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
       auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     });
-    const verifyServer = input.sharded
+    const verifyServer = input.shards
       ? null
       : await startVerifyServer({
           port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
@@ -222,7 +231,15 @@ export async function startBot(options: {
   // Linked Roles alone also run in the gating module (store, page, re-checks), without the GuildMembers intent.
   const gating =
     config.GATING_ENABLED || config.LINKED_ROLES_ENABLED
-      ? await startGating({ config, logger, web3bio, client, store: options.store, sharded, metrics })
+      ? await startGating({
+          config,
+          logger,
+          web3bio,
+          client,
+          store: options.store,
+          shards: options.shards,
+          metrics,
+        })
       : undefined;
   const deps: BotDeps = { config, logger, web3bio, ...(gating ? { gating: gating.service } : {}) };
   const router = createRouter({
@@ -285,7 +302,13 @@ export async function startBot(options: {
       user: client.user?.tag,
       guilds: client.guilds.cache.size,
       commands: commands.length,
-      ...(options.shards ? { shards: options.shards.ids, shardCount: options.shards.count } : {}),
+      ...(options.shards
+        ? {
+            shards: options.shards.ids,
+            shardCount: options.shards.count,
+            processes: options.shards.processes,
+          }
+        : {}),
     },
     'bot ready',
   );

@@ -36,7 +36,10 @@ export function shardProcessSlice(
 ): { processId: number; shards: ShardSlice } | undefined {
   if (env.CLUSTER_MANAGER_MODE !== 'process') return undefined;
   const info = getInfo();
-  return { processId: info.CLUSTER, shards: { ids: info.SHARD_LIST, count: info.TOTAL_SHARDS } };
+  return {
+    processId: info.CLUSTER,
+    shards: { ids: info.SHARD_LIST, count: info.TOTAL_SHARDS, processes: info.CLUSTER_COUNT },
+  };
 }
 
 /** SHARD_COUNT as a number: `auto` asks Discord (`GET /gateway/bot` at DISCORD_API_URL). */

@@ -27,16 +27,23 @@ export interface GuildWalkOptions {
   tasks: BackgroundTasks;
   /** Members evaluated at once. */
   concurrency: number;
+  /**
+   * Member-list pages a second this process may request. Discord's REST limit is per bot, so with shards
+   * in several processes each gets its share. Default MEMBER_LIST_PAGES_PER_SECOND.
+   */
+  pagesPerSecond?: number | undefined;
 }
 
 /** Evaluates each linked member of a guild and hands the evaluation on. */
 export class GuildWalk {
   readonly #o: GuildWalkOptions;
   /** Paces member-list pages, so a pass over many guilds leaves REST room for replies and role edits. */
-  readonly #pages = new SlidingWindowLimiter({ requests: MEMBER_LIST_PAGES_PER_SECOND, intervalMs: 1_000 });
+  readonly #pages: SlidingWindowLimiter;
 
   constructor(options: GuildWalkOptions) {
     this.#o = { ...options, concurrency: Math.max(1, options.concurrency) };
+    const requests = Math.max(1, Math.floor(options.pagesPerSecond ?? MEMBER_LIST_PAGES_PER_SECOND));
+    this.#pages = new SlidingWindowLimiter({ requests, intervalMs: 1_000 });
   }
 
   /** The guild's member list for a walk (one gateway request); null when it cannot be had. */

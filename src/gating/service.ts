@@ -71,6 +71,8 @@ export interface GatingServiceOptions {
   signedProofInbox?: { pollMs?: number };
   /** How long log-channel lines are gathered into one message. Default 1000 ms. */
   logFlushMs?: number;
+  /** Member-list pages a second for re-check walks (a share of the bot's REST limit). Default 40. */
+  memberListPagesPerSecond?: number;
   /** Members evaluated at once during a guild re-check. Default 16. */
   recheckConcurrency?: number;
   /** An automated removal needs the loss seen twice at least this far apart. Default 60 min. */
@@ -203,6 +205,7 @@ export class GatingService {
       evaluator,
       tasks,
       concurrency: options.recheckConcurrency ?? 16,
+      pagesPerSecond: options.memberListPagesPerSecond,
     });
     const rechecks = new GuildRechecks({
       store,

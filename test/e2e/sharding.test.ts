@@ -171,7 +171,7 @@ describe('SHARD_COUNT=auto with one shard per process', () => {
     const ready = readyLines();
     expect(ready.map((l) => (l.shards as number[]).join()).sort()).toEqual(['0', '1']);
     // Each process's own lines name its shards, and each saw one guild (its own).
-    for (const line of ready) expect(line).toMatchObject({ guilds: 1, shardCount: 2 });
+    for (const line of ready) expect(line).toMatchObject({ guilds: 1, shardCount: 2, processes: 2 });
     expect(new Set(ready.map((l) => l.pid)).size).toBe(2);
     // Commands are deployed once, by `npm run deploy-commands`, never by a starting shard.
     expect(discord.requests.filter((r) => r.path.includes('/commands'))).toEqual([]);

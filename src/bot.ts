@@ -347,12 +347,17 @@ function botOpsChecks(client: Client, gating: GatingParts | undefined, metrics: 
   };
   if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
   const beforeScrape = async () => {
-    for (const [id, shard] of client.ws.shards) {
-      if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
-    }
+    recordGatewayPings(client, metrics);
     if (gating) await scrapeGatingStore(gating.store, metrics);
   };
   return { readiness, beforeScrape, registry: metrics.registry, publicPort: !gating };
+}
+
+/** Each shard's last heartbeat round trip, as a gauge (read at each scrape). */
+export function recordGatewayPings(client: Client, metrics: BotMetrics): void {
+  for (const [id, shard] of client.ws.shards) {
+    if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
+  }
 }
 
 /**

@@ -13,7 +13,14 @@ import { REST, Routes } from 'discord.js';
 import type { RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
 import { ClusterClient, ClusterManager, getInfo } from 'discord-hybrid-sharding';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
-import { type Bot, openGatingStore, type ShardSlice, scrapeGatingStore, signInConfig } from './bot.ts';
+import {
+  type Bot,
+  openGatingStore,
+  recordGatewayPings,
+  type ShardSlice,
+  scrapeGatingStore,
+  signInConfig,
+} from './bot.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 import { DEFAULT_DISCORD_API_URL } from './gating/discordOAuth.ts';
 import { Evaluator } from './gating/evaluation.ts';
@@ -96,7 +103,8 @@ export async function startShardManager(o: {
     restarts: { max: 10, interval: 60 * 60_000 },
   });
   const started = Date.now();
-  manager.on('debug', (message: string) => logger.debug({ message: redactToken(message) }, 'shard manager'));
+  // The logger scrubs every configured secret (the token included) from its entries.
+  manager.on('debug', (message: string) => logger.debug({ message }, 'shard manager'));
   manager.on('clusterCreate', (cluster) => {
     cluster.on('death', () =>
       logger.warn({ process: cluster.id, shards: cluster.shardList }, 'shard process exited; respawning'),
@@ -257,11 +265,6 @@ async function stopShardProcesses(manager: ClusterManager, graceMs: number): Pro
   clearTimeout(timer);
 }
 
-/** discord-hybrid-sharding's debug lines never carry the token, but a token-shaped string is cut anyway. */
-function redactToken(message: string): string {
-  return message.replace(/[\w-]{20,}\.[\w-]{5,}\.[\w-]{20,}/g, '[redacted]');
-}
-
 /**
  * In a shard process: tell the manager when the bot is ready, answer its metrics requests (with fresh
  * gateway pings), and look for signed proofs when it says one is waiting.
@@ -272,9 +275,7 @@ export function joinShardManager(bot: Bot, logger: Logger): void {
     const message = raw as ShardMessage & { reply?(answer: object): Promise<void> };
     if (message.kind === 'signed-proof') bot.gating?.service.nudgeSignedProofs();
     else if (message.kind === 'metrics' && message.reply) {
-      for (const [id, shard] of bot.client.ws.shards) {
-        if (shard.ping >= 0) bot.metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
-      }
+      recordGatewayPings(bot.client, bot.metrics);
       bot.metrics.registry
         .getMetricsAsJSON()
         .then((all) => message.reply?.({ metrics: all }))

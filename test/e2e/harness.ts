@@ -14,6 +14,7 @@ import { type Config, configSecrets, loadConfig } from '../../src/config.ts';
 import type { Command } from '../../src/discord/command.ts';
 import { createLogger } from '../../src/log.ts';
 import { createMetrics } from '../../src/metrics.ts';
+import type { GuildSettingsInput } from '../../src/store/types.ts';
 import type { Web3BioClient } from '../../src/web3bio/client.ts';
 import { createWeb3BioFromConfig } from '../../src/wiring.ts';
 import {
@@ -135,6 +136,20 @@ export function callbackTypes(result: InteractionResult): number[] {
 }
 
 /** The bot's environment for the two stand-ins: their URLs and credentials, no client rate limit, data in `dataDir`. */
+/** Gating settings that give `humanRoleId` for isHuman and nothing else (no flags, no log channel). */
+export function humanRoleSettings(guildId: string, humanRoleId: string): GuildSettingsInput {
+  return {
+    guildId,
+    enabled: true,
+    humanRoleId,
+    spamRoleId: null,
+    riskyRoleId: null,
+    minScore: null,
+    spamRemovesHuman: false,
+    logChannelId: null,
+  };
+}
+
 export function fakesEnv(
   discord: FakeDiscord,
   upstream: FakeWeb3Bio,

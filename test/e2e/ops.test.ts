@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { closeRedisClient, createRedisClient } from '../../src/cache/redisStore.ts';
 import { closedPort, deleteKeys, REDIS_URL } from '../cache/storeHarness.ts';
-import { ALICE, type Harness, startHarness } from './harness.ts';
+import { ALICE, type Harness, humanRoleSettings, startHarness } from './harness.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';
 const PREFIX = `web3bio-test:${randomUUID()}:`;
@@ -148,16 +148,7 @@ describe('GET /healthz, /readyz, /metrics', () => {
     const gating = h.bot.gating;
     if (!gating) throw new Error('gating is off');
     const role = h.discord.addRole(h.guild.id, { name: 'Verified Human', position: 1 });
-    await gating.store.saveGuildSettings({
-      guildId: h.guild.id,
-      enabled: true,
-      humanRoleId: role.id,
-      spamRoleId: null,
-      riskyRoleId: null,
-      minScore: null,
-      spamRemovesHuman: false,
-      logChannelId: null,
-    });
+    await gating.store.saveGuildSettings(humanRoleSettings(h.guild.id, role.id));
     await gating.store.saveLink(
       {
         guildId: h.guild.id,

@@ -17,14 +17,12 @@ import { snowflakeOnShard } from '../fakes/discord/snowflake.ts';
 import { ensProfile, gatingCredentials } from '../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { POSTGRES_URL } from '../store/harness.ts';
-import { type LogLine, visibleMessage } from './harness.ts';
+import { ALICE, BOB, humanRoleSettings, type LogLine, visibleMessage } from './harness.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const TOKEN = 'e2e-SHARDED-DISCORD-TOKEN-must-not-leak-93ac1';
 const PUBLIC_URL = 'https://verify.example.org';
-const ALICE = '300000000000000001';
-const BOB = '300000000000000002';
 const SCHEMA = `shard_e2e_${process.pid}`;
 
 let discord: FakeDiscord;
@@ -110,16 +108,7 @@ beforeAll(async () => {
     discord.addMember(guild.id, { id: ALICE, username: 'alice' });
     discord.addMember(guild.id, { id: BOB, username: 'bob' });
     const role = discord.addRole(guild.id, { name: 'Human', position: 1 });
-    await store.saveGuildSettings({
-      guildId: guild.id,
-      enabled: true,
-      humanRoleId: role.id,
-      spamRoleId: null,
-      riskyRoleId: null,
-      minScore: null,
-      spamRemovesHuman: false,
-      logChannelId: null,
-    });
+    await store.saveGuildSettings(humanRoleSettings(guild.id, role.id));
     guilds.push(guild);
     humanRole.push(role.id);
   }

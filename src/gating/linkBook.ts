@@ -61,53 +61,65 @@ export class LinkBook {
   }
 
   /**
-   * Store a proven link. One identity and one address back at most one member per guild. An identity
-   * goes to the member its proof names now (its record, or a signature). An address goes to whoever
-   * proves it by wallet signature; a record proof links an address only when no other member backs it,
-   * since a name's record can point at any wallet. A member who loses a link is told, and loses what it gave.
+   * Store a proven link. One identity and one address back at most one member per guild, enforced by the
+   * store's registry in the same transaction as the write. An identity goes to the member its proof names
+   * now (its record, or a signature). An address goes to whoever proves it by wallet signature; a record
+   * proof links an address only when no other member backs it, since a name's record can point at any
+   * wallet. A signature never takes what another member proved after its signing link was made (two
+   * completions racing for one wallet: the first wins). A member who loses a link is told, and loses what
+   * it gave; the lost link stays released (proving nothing) while it may carry a flag.
    */
   async save(
     input: LinkInput,
     reason: string,
+    opts: { challengeIssuedAt?: number } = {},
   ): Promise<{ link: LinkRecord; moved: boolean } | { refusal: VerifyRefusal }> {
     const { guildId, userId } = input;
-    const others = (links: LinkRecord[]) => links.filter((l) => l.userId !== userId && l.releasedAt === null);
-    const sameIdentity = others(await this.#store.getIdentityLinks(guildId, input.identity));
-    const sameAddress = input.address
-      ? others(await this.#store.getAddressLinks(guildId, input.address)).filter(
-          (l) => l.identity !== input.identity,
-        )
-      : [];
-    if (input.proofMethod === 'record' && sameAddress.length > 0) {
-      return { refusal: { code: 'address_taken', address: input.address ?? '' } };
+    const proved = await this.#store.proveLink(input, truncate(reason, MAX_REASON), opts);
+    if ('refusal' in proved) {
+      const { code, holding } = proved.refusal;
+      return {
+        refusal:
+          code === 'address_taken'
+            ? { code, address: input.address ?? holding.subject }
+            : { code, subject: holding.subject },
+      };
     }
-    const link = await this.#store.saveLink(input, truncate(reason, MAX_REASON));
     this.#notices.post(guildId, {
       kind: 'verified',
       userId,
       identity: input.identity,
       proof: input.proofMethod,
     });
-    const guildName = (await guildOf(this.#discord, guildId))?.name ?? null;
+    const guildName =
+      proved.displaced.length > 0 ? ((await guildOf(this.#discord, guildId))?.name ?? null) : null;
     const losers = new Set<string>();
-    for (const other of [...sameIdentity, ...sameAddress]) {
+    for (const other of proved.displaced) {
       const why =
         other.identity === input.identity
           ? `${input.identity} was proven by another member`
           : `its wallet ${other.address} was proven by another member with a signature`;
-      await this.drop(other, why);
+      // The store released it (it proves nothing now); one that never carried a flag is forgotten.
+      const flagKept = mayCarryFlag(other, this.#now());
+      if (!flagKept) await this.#store.removeLink(other, truncate(why, MAX_REASON));
+      this.#notices.post(guildId, {
+        kind: 'unlinked',
+        userId: other.userId,
+        identity: other.identity,
+        reason: why,
+        flagKept,
+      });
       losers.add(other.userId);
       this.#tell(other.userId, { kind: 'link_moved', identity: other.identity, guildName, reason: why });
     }
     for (const loser of losers) this.#tasks.run(guildId, () => this.#afterLoss(guildId, loser));
-    return { link, moved: losers.size > 0 };
+    return { link: proved.link, moved: losers.size > 0 };
   }
 
   /** Unlink; an identity that carried (or may carry) a flag is released instead, so its flag holds. */
   async drop(link: LinkRecord, reason: string): Promise<void> {
     const key = { guildId: link.guildId, userId: link.userId, identity: link.identity };
-    const nowSec = Math.floor(this.#now() / 1000);
-    const mayBeFlagged = link.lastResult === null || carriesFlag(link.lastResult, nowSec);
+    const mayBeFlagged = mayCarryFlag(link, this.#now());
     const done = mayBeFlagged
       ? await this.#store.releaseLink(key, truncate(reason, MAX_REASON))
       : await this.#store.removeLink(key, truncate(reason, MAX_REASON));
@@ -133,4 +145,9 @@ export class LinkBook {
       }
     });
   }
+}
+
+/** Whether a link carried a flag at its last check, or was never checked (then it may). */
+function mayCarryFlag(link: LinkRecord, now: number): boolean {
+  return link.lastResult === null || carriesFlag(link.lastResult, Math.floor(now / 1000));
 }

@@ -175,6 +175,7 @@ async function prove(o: LinkedRolePagesOptions, req: IncomingMessage, res: Serve
       identity: parsed.identity,
       platform: String(parsed.platform),
       address: resolvedAddressOf(read),
+      proofMethod: 'record',
     });
   } catch (error) {
     o.logger.warn({ userId: session.userId, err: oauthErrorSummary(error) }, 'linked role write failed');

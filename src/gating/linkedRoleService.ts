@@ -5,7 +5,7 @@
  * GuildMembers intent: Discord enforces the roles from the metadata.
  */
 import type { Logger } from '../log.ts';
-import type { RoleConnectionRecord, RoleConnectionStore } from '../store/types.ts';
+import type { ProofMethod, RoleConnectionRecord, RoleConnectionStore } from '../store/types.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { type DiscordOAuthConfig, DiscordOAuthError, refreshGrant, type TokenGrant } from './discordOAuth.ts';
 import type { Evaluator } from './evaluation.ts';
@@ -53,6 +53,7 @@ export interface ProvenIdentity {
   identity: string;
   platform: string;
   address: string | null;
+  proofMethod: ProofMethod;
 }
 
 export class LinkedRoleService {

@@ -156,7 +156,7 @@ async function complete(
 ): Promise<JsonAnswer> {
   const session = readSession(o, req);
   if (!session || session.userId !== result.record.userId) return OTHER_ACCOUNT;
-  const proven = signedIdentity(result.record, result.address);
+  const proven = { ...signedIdentity(result.record, result.address), proofMethod: 'signature' as const };
   let written: Awaited<ReturnType<LinkedRolePagesOptions['service']['connect']>>;
   try {
     written = await o.service.connect(session.userId, session.grant, proven);

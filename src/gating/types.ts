@@ -15,7 +15,9 @@ export type VerifyRefusal =
   | { code: 'not_found'; identity: string }
   | { code: 'no_address'; identity: string; username: string }
   /** The address already backs another member through a wallet signature; a record proof cannot take it. */
-  | { code: 'address_taken'; address: string };
+  | { code: 'address_taken'; address: string }
+  /** Another account proved the wallet (or identity) after this proof's signing link was made. */
+  | { code: 'raced'; subject: string };
 
 export type VerifyResult =
   | {

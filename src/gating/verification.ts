@@ -15,7 +15,7 @@ import { EMPTY_DIFF, type MemberGating } from './memberGating.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
 import type { RoleWorker } from './roleWorker.ts';
 import type { RoleDiff } from './rules.ts';
-import { createChallenge, type SiweConfig, signedIdentity } from './siwe.ts';
+import { createChallenge, DEFAULT_CHALLENGE_TTL_MS, type SiweConfig, signedIdentity } from './siwe.ts';
 import type { SignatureLinkResult, VerifyRefusal, VerifyResult } from './types.ts';
 
 export interface VerificationOptions {
@@ -129,6 +129,7 @@ export class Verification {
         provenAt: this.#now(),
       },
       `wallet signature by ${proven.address}`,
+      { challengeIssuedAt: record.expiresAt - (this.#siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS) },
     );
     if ('refusal' in linked) return { ok: false, refusal: linked.refusal };
     await this.#syncAfterLink(record.guildId, record.userId);

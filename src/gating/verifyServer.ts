@@ -35,6 +35,8 @@ const LINK_REFUSALS: Record<VerifyRefusal['code'], string> = {
   too_many_links:
     'Your signature was valid, but you already have the most verified identities allowed in this server. Remove one with /unverify, then run /verify again.',
   address_taken: 'Your signature was valid, but this wallet already backs another member here.',
+  raced:
+    'Your signature was valid, but another account proved this wallet after your link was made, so nothing was changed. If the wallet is yours, run /verify again and sign the new link.',
   not_enabled: 'Your signature was valid, but role gating was switched off in this server meanwhile.',
   invalid_identity: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
   lookup_failed: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',

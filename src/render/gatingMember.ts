@@ -70,6 +70,8 @@ export function refusalText(refusal: VerifyRefusal): string {
       return `${refusal.identity} has no Ethereum or Solana address to sign with, and its discord record does not name you. Set its discord record (profile link or com.discord text record) to ${refusal.username}, then run /verify again.`;
     case 'address_taken':
       return `The wallet ${refusal.address} already backs another member here. A name's record can point at any wallet, so only a signature by that wallet can take it over: run /verify ${refusal.address} and sign, or ask the other account to run /unverify.`;
+    case 'raced':
+      return `Another account proved ${refusal.subject} after your signing link was made, so your signature did not take it over. Nothing was changed: if the wallet is yours, run /verify again and sign the new link.`;
   }
 }
 

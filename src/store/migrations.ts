@@ -181,6 +181,50 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX signed_proofs_open ON signed_proofs (status, id);
     `,
   },
+  {
+    version: 7,
+    name: 'ownership registry: one account per identity and address, per guild and app-wide',
+    sql: ({ types: t }) => `
+      CREATE TABLE holdings (
+        scope TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('identity', 'address')),
+        subject TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        identity TEXT NOT NULL,
+        proof_method TEXT NOT NULL CHECK (proof_method IN ('record', 'signature')),
+        since ${t.bigint} NOT NULL,
+        PRIMARY KEY (scope, kind, subject)
+      );
+      CREATE INDEX holdings_by_user ON holdings (scope, user_id, identity);
+
+      INSERT INTO holdings (scope, kind, subject, user_id, identity, proof_method, since)
+        SELECT guild_id, 'identity', identity, user_id, identity, proof_method, proven_at
+        FROM links WHERE released_at IS NULL ORDER BY proven_at DESC
+        ON CONFLICT DO NOTHING;
+      INSERT INTO holdings (scope, kind, subject, user_id, identity, proof_method, since)
+        SELECT guild_id, 'address', address, user_id, identity, proof_method, proven_at
+        FROM links WHERE released_at IS NULL AND address IS NOT NULL
+        ORDER BY proof_method DESC, proven_at DESC
+        ON CONFLICT DO NOTHING;
+      INSERT INTO holdings (scope, kind, subject, user_id, identity, proof_method, since)
+        SELECT '0', 'identity', identity, user_id, identity, 'record', proven_at
+        FROM role_connections WHERE stale_since IS NULL ORDER BY proven_at DESC
+        ON CONFLICT DO NOTHING;
+
+      ALTER TABLE role_connections ADD COLUMN proof_method TEXT NOT NULL DEFAULT 'record';
+      ALTER TABLE role_connections ADD COLUMN released_at ${t.bigint};
+      ALTER TABLE role_connections ADD COLUMN released_reason TEXT;
+
+      CREATE TABLE role_connection_holds (
+        user_id TEXT NOT NULL,
+        identity TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        address TEXT,
+        since ${t.bigint} NOT NULL,
+        PRIMARY KEY (user_id, identity)
+      );
+    `,
+  },
 ];
 
 /**

@@ -18,6 +18,7 @@ export const POSTGRES_DIALECT: Dialect = {
     json: 'JSONB',
   },
   skipLocked: ' FOR UPDATE SKIP LOCKED',
+  subjectLock: 'SELECT pg_advisory_xact_lock(hashtextextended($1, 0))',
   migrationLock: `SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`,
   parsesJson: true,
 };

@@ -19,6 +19,11 @@ export interface Dialect {
   types: { autoId: string; bigint: string; bool: string; real: string; json: string };
   /** Appended to the claim sub-select so concurrent workers skip each other's rows. */
   skipLocked: string;
+  /**
+   * Locks one registry subject (`$1`, a text key) until the transaction ends; null where write
+   * transactions already run one at a time (SQLite).
+   */
+  subjectLock: string | null;
   /** Run first inside the migration transaction so concurrent starters wait for each other. */
   migrationLock: string | null;
   /** Whether the driver hands JSON columns back already parsed (jsonb) or as text. */

@@ -1,5 +1,16 @@
-import { type Row, type SqlDriver, toStorableJson } from './sql.ts';
-import type { RoleConnectionRecord, RoleConnectionStore } from './types.ts';
+import { type Row, type SqlDriver, type SqlExecutor, toStorableJson } from './sql.ts';
+import { claimHoldings } from './sqlHoldings.ts';
+import type {
+  HoldingRefusal,
+  ProofMethod,
+  RoleConnectionHold,
+  RoleConnectionInput,
+  RoleConnectionRecord,
+  RoleConnectionStore,
+} from './types.ts';
+
+/** The registry scope of Linked Roles: the account in every server (the challenges' `LINKED_ROLES_SCOPE`). */
+const APP_SCOPE = '0';
 
 const DEFAULT_LIST_LIMIT = 200;
 const MAX_LIST_LIMIT = 1_000;
@@ -13,6 +24,7 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
     identity: String(r.identity),
     platform: String(r.platform),
     address: optStr(r.address),
+    proofMethod: (optStr(r.proof_method) ?? 'record') as ProofMethod,
     provenAt: Number(r.proven_at),
     sealedAccessToken: optStr(r.sealed_access_token),
     sealedRefreshToken: optStr(r.sealed_refresh_token),
@@ -27,41 +39,154 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
     writtenAt: optNum(r.written_at),
     staleSince: optNum(r.stale_since),
     lossSeenAt: optNum(r.loss_seen_at),
+    releasedAt: optNum(r.released_at),
+    releasedReason: optStr(r.released_reason),
     updatedAt: Number(r.updated_at),
   });
+  const toHold = (r: Row): RoleConnectionHold => ({
+    userId: String(r.user_id),
+    identity: String(r.identity),
+    platform: String(r.platform),
+    address: optStr(r.address),
+    since: Number(r.since),
+  });
+
+  /**
+   * Claim the connection's identity and address app-wide, release the connections that lost one to it,
+   * then write it: all in the caller's transaction.
+   */
+  async function writeConnection(
+    tx: SqlExecutor,
+    c: RoleConnectionInput,
+    o: { force: boolean; reason: string; challengeIssuedAt?: number },
+  ): Promise<
+    { record: RoleConnectionRecord; displaced: RoleConnectionRecord[] } | { refusal: HoldingRefusal }
+  > {
+    const at = now();
+    const claimed = await claimHoldings(
+      tx,
+      driver.dialect.subjectLock,
+      {
+        scope: APP_SCOPE,
+        userId: c.userId,
+        identity: c.identity,
+        address: c.address,
+        proofMethod: c.proofMethod,
+        at,
+        ...(o.challengeIssuedAt === undefined ? {} : { challengeIssuedAt: o.challengeIssuedAt }),
+      },
+      o.force,
+    );
+    if ('refusal' in claimed) return claimed;
+    const displaced: RoleConnectionRecord[] = [];
+    for (const lost of claimed.displaced) {
+      const column = lost.kind === 'identity' ? 'identity' : 'address';
+      const rows = await tx.query(
+        `UPDATE role_connections SET released_at = $3, released_reason = $4, loss_seen_at = NULL, updated_at = $3
+         WHERE user_id = $1 AND ${column} = $2 AND released_at IS NULL RETURNING *`,
+        [lost.userId, lost.subject, at, o.reason],
+      );
+      for (const row of rows) displaced.push(toRecord(row));
+      await tx.query('DELETE FROM holdings WHERE scope = $1 AND user_id = $2', [APP_SCOPE, lost.userId]);
+    }
+    // One connection per account: what it proved before is no longer held.
+    await tx.query('DELETE FROM holdings WHERE scope = $1 AND user_id = $2 AND identity <> $3', [
+      APP_SCOPE,
+      c.userId,
+      c.identity,
+    ]);
+    if (c.address === null) {
+      await tx.query(`DELETE FROM holdings WHERE scope = $1 AND user_id = $2 AND kind = 'address'`, [
+        APP_SCOPE,
+        c.userId,
+      ]);
+    } else {
+      await tx.query(
+        `DELETE FROM holdings WHERE scope = $1 AND user_id = $2 AND kind = 'address' AND subject <> $3`,
+        [APP_SCOPE, c.userId, c.address],
+      );
+    }
+    const rows = await tx.query(
+      `INSERT INTO role_connections (user_id, identity, platform, address, proof_method, proven_at,
+         sealed_access_token, sealed_refresh_token, access_expires_at, metadata, written_at, stale_since, updated_at)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+       ON CONFLICT (user_id) DO UPDATE SET identity = excluded.identity, platform = excluded.platform,
+         address = excluded.address, proof_method = excluded.proof_method, proven_at = excluded.proven_at,
+         sealed_access_token = excluded.sealed_access_token, sealed_refresh_token = excluded.sealed_refresh_token,
+         access_expires_at = excluded.access_expires_at, metadata = excluded.metadata,
+         written_at = excluded.written_at, stale_since = excluded.stale_since, loss_seen_at = NULL,
+         released_at = NULL, released_reason = NULL, updated_at = excluded.updated_at
+       RETURNING *`,
+      [
+        c.userId,
+        c.identity,
+        c.platform,
+        c.address,
+        c.proofMethod,
+        c.provenAt,
+        c.sealedAccessToken,
+        c.sealedRefreshToken,
+        c.accessExpiresAt,
+        toStorableJson(c.metadata),
+        c.writtenAt,
+        c.staleSince,
+        at,
+      ],
+    );
+    const [row] = rows;
+    if (!row) throw new Error('role connection upsert returned no row');
+    return { record: toRecord(row), displaced };
+  }
   const changed = (rows: Row[]) => rows.length > 0;
 
   return {
     async saveRoleConnection(c) {
-      const rows = await driver.query(
-        `INSERT INTO role_connections (user_id, identity, platform, address, proven_at, sealed_access_token,
-           sealed_refresh_token, access_expires_at, metadata, written_at, stale_since, updated_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
-         ON CONFLICT (user_id) DO UPDATE SET identity = excluded.identity, platform = excluded.platform,
-           address = excluded.address, proven_at = excluded.proven_at,
-           sealed_access_token = excluded.sealed_access_token, sealed_refresh_token = excluded.sealed_refresh_token,
-           access_expires_at = excluded.access_expires_at, metadata = excluded.metadata,
-           written_at = excluded.written_at, stale_since = excluded.stale_since, loss_seen_at = NULL,
-           updated_at = excluded.updated_at
-         RETURNING *`,
-        [
-          c.userId,
-          c.identity,
-          c.platform,
-          c.address,
-          c.provenAt,
-          c.sealedAccessToken,
-          c.sealedRefreshToken,
-          c.accessExpiresAt,
-          toStorableJson(c.metadata),
-          c.writtenAt,
-          c.staleSince,
-          now(),
-        ],
+      const written = await driver.transaction((tx) =>
+        writeConnection(tx, c, { force: true, reason: `${c.identity} was proven by another account` }),
       );
-      const [row] = rows;
-      if (!row) throw new Error('role connection upsert returned no row');
-      return toRecord(row);
+      if ('refusal' in written) throw new Error('a forced role connection write was refused');
+      return written.record;
+    },
+
+    async proveRoleConnection(c, o) {
+      return driver.transaction((tx) => writeConnection(tx, c, { force: false, ...o }));
+    },
+
+    async releaseRoleConnection(userId, reason, at) {
+      return driver.transaction(async (tx) => {
+        const rows = await tx.query(
+          `UPDATE role_connections SET released_at = $2, released_reason = $3, loss_seen_at = NULL, updated_at = $2
+           WHERE user_id = $1 AND released_at IS NULL RETURNING user_id`,
+          [userId, at, reason],
+        );
+        await tx.query('DELETE FROM holdings WHERE scope = $1 AND user_id = $2', [APP_SCOPE, userId]);
+        return changed(rows);
+      });
+    },
+
+    async addRoleConnectionHold(h) {
+      await driver.query(
+        `INSERT INTO role_connection_holds (user_id, identity, platform, address, since)
+         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, identity) DO NOTHING`,
+        [h.userId, h.identity, h.platform, h.address, h.since],
+      );
+    },
+
+    async listRoleConnectionHolds(userId) {
+      const rows = await driver.query(
+        'SELECT * FROM role_connection_holds WHERE user_id = $1 ORDER BY since, identity',
+        [userId],
+      );
+      return rows.map(toHold);
+    },
+
+    async removeRoleConnectionHold(userId, identity) {
+      return changed(
+        await driver.query(
+          'DELETE FROM role_connection_holds WHERE user_id = $1 AND identity = $2 RETURNING user_id',
+          [userId, identity],
+        ),
+      );
     },
 
     async getRoleConnection(userId) {
@@ -118,17 +243,19 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
     },
 
     async deleteRoleConnection(userId, opts = {}) {
-      if (opts.notWrittenAfter === undefined)
-        return changed(
-          await driver.query('DELETE FROM role_connections WHERE user_id = $1 RETURNING user_id', [userId]),
-        );
-      return changed(
-        await driver.query(
-          `DELETE FROM role_connections WHERE user_id = $1 AND (written_at IS NULL OR written_at <= $2)
-           RETURNING user_id`,
-          [userId, opts.notWrittenAfter],
-        ),
-      );
+      return driver.transaction(async (tx) => {
+        const rows =
+          opts.notWrittenAfter === undefined
+            ? await tx.query('DELETE FROM role_connections WHERE user_id = $1 RETURNING user_id', [userId])
+            : await tx.query(
+                `DELETE FROM role_connections WHERE user_id = $1 AND (written_at IS NULL OR written_at <= $2)
+                 RETURNING user_id`,
+                [userId, opts.notWrittenAfter],
+              );
+        if (rows.length > 0)
+          await tx.query('DELETE FROM holdings WHERE scope = $1 AND user_id = $2', [APP_SCOPE, userId]);
+        return changed(rows);
+      });
     },
   };
 }

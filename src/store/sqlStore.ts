@@ -1,4 +1,5 @@
-import type { SqlDriver } from './sql.ts';
+import type { SqlDriver, SqlExecutor } from './sql.ts';
+import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
 import { createSqlRoleConnections } from './sqlRoleConnections.ts';
 import { createSqlRoleQueue } from './sqlRoleQueue.ts';
 import { sqlRows } from './sqlRows.ts';
@@ -7,9 +8,11 @@ import type {
   AuditQuery,
   GatingStore,
   GuildSettingsInput,
+  HoldingRefusal,
   LinkCheck,
   LinkInput,
   LinkKey,
+  LinkRecord,
   StoreOptions,
 } from './types.ts';
 
@@ -23,10 +26,126 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
 
   const mappers = sqlRows(driver, now);
-  const { str, num, toJson, toSettings, toLink, toLoss, toAudit, toNonce, first, insertAudit } = mappers;
+  const { str, optStr, num, toJson, toSettings, toLink, toLoss, toAudit, toNonce, first, insertAudit } =
+    mappers;
 
   const linkWhere = 'guild_id = $1 AND user_id = $2 AND identity = $3';
   const linkParams = (k: LinkKey) => [k.guildId, k.userId, k.identity];
+
+  /** A link stops proving: its holdings go, except an address another live link of the member resolves to. */
+  async function forgetHoldings(tx: SqlExecutor, key: LinkKey, address: string | null): Promise<void> {
+    const [other] = address
+      ? await tx.query(
+          `SELECT * FROM links WHERE guild_id = $1 AND user_id = $2 AND address = $3 AND identity <> $4
+             AND released_at IS NULL ORDER BY proof_method DESC LIMIT 1`,
+          [key.guildId, key.userId, address, key.identity],
+        )
+      : [];
+    const keep = other ? toLink(other) : undefined;
+    await releaseHoldings(
+      tx,
+      key.guildId,
+      key.userId,
+      key.identity,
+      keep && { ...keep, since: keep.provenAt },
+    );
+  }
+
+  /**
+   * Claim the link's identity and address in the guild's registry, release the other members' links that
+   * lost a subject to it, then save it: all in the caller's transaction.
+   */
+  async function writeLink(
+    tx: SqlExecutor,
+    link: LinkInput,
+    reason: string,
+    opts: { force: boolean; challengeIssuedAt?: number },
+  ): Promise<{ link: LinkRecord; displaced: LinkRecord[] } | { refusal: HoldingRefusal }> {
+    const claimed = await claimHoldings(
+      tx,
+      driver.dialect.subjectLock,
+      {
+        scope: link.guildId,
+        userId: link.userId,
+        identity: link.identity,
+        address: link.address,
+        proofMethod: link.proofMethod,
+        at: now(),
+        ...(opts.challengeIssuedAt === undefined ? {} : { challengeIssuedAt: opts.challengeIssuedAt }),
+      },
+      opts.force,
+    );
+    if ('refusal' in claimed) return claimed;
+    const at = now();
+    const displaced: LinkRecord[] = [];
+    for (const lost of claimed.displaced) {
+      const column = lost.kind === 'identity' ? 'identity' : 'address';
+      const rows = await tx.query(
+        `UPDATE links SET released_at = $4 WHERE guild_id = $1 AND user_id = $2 AND ${column} = $3
+           AND released_at IS NULL RETURNING *`,
+        [link.guildId, lost.userId, lost.subject, at],
+      );
+      for (const row of rows) {
+        const other = toLink(row);
+        displaced.push(other);
+        await forgetHoldings(tx, other, other.address);
+        await insertAudit(tx, {
+          guildId: other.guildId,
+          userId: other.userId,
+          kind: 'unlinked',
+          reason:
+            lost.kind === 'identity'
+              ? `${link.identity} was proven by another member`
+              : `its wallet ${lost.subject} was proven by another member`,
+          details: { identity: other.identity, proofMethod: other.proofMethod, movedTo: link.userId },
+          createdAt: at,
+        });
+      }
+    }
+    const [previous] = await tx.query(`SELECT address FROM links WHERE ${linkWhere}`, linkParams(link));
+    const rows = await tx.query(
+      `INSERT INTO links (guild_id, user_id, identity, platform, address, proof_method, proven_at,
+         last_check_at, last_check_ok, last_result)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT (guild_id, user_id, identity) DO UPDATE SET
+         platform = excluded.platform, address = excluded.address,
+         proof_method = excluded.proof_method, proven_at = excluded.proven_at,
+         last_check_at = excluded.last_check_at, last_check_ok = excluded.last_check_ok,
+         last_result = excluded.last_result, released_at = NULL
+       RETURNING *`,
+      [
+        link.guildId,
+        link.userId,
+        link.identity,
+        link.platform,
+        link.address,
+        link.proofMethod,
+        link.provenAt,
+        link.lastCheckAt ?? null,
+        link.lastCheckOk ?? null,
+        toJson(link.lastResult),
+      ],
+    );
+    const saved = first(rows, toLink);
+    if (!saved) throw new Error('link upsert returned no row');
+    // The same identity proven again with another address: the old address is no longer its.
+    const oldAddress = previous ? optStr(previous.address) : null;
+    if (oldAddress !== null && oldAddress !== link.address) {
+      await tx.query(
+        `DELETE FROM holdings WHERE scope = $1 AND user_id = $2 AND identity = $3 AND kind = 'address'
+           AND subject = $4`,
+        [link.guildId, link.userId, link.identity, oldAddress],
+      );
+    }
+    await insertAudit(tx, {
+      guildId: link.guildId,
+      userId: link.userId,
+      kind: 'linked',
+      reason,
+      details: { identity: link.identity, platform: link.platform, proofMethod: link.proofMethod },
+    });
+    return { link: saved, displaced };
+  }
 
   return {
     ...createSqlRoleConnections(driver, now),
@@ -109,51 +228,32 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     },
 
     async saveLink(link: LinkInput, reason) {
-      return driver.transaction(async (tx) => {
-        const rows = await tx.query(
-          `INSERT INTO links (guild_id, user_id, identity, platform, address, proof_method, proven_at,
-             last_check_at, last_check_ok, last_result)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
-           ON CONFLICT (guild_id, user_id, identity) DO UPDATE SET
-             platform = excluded.platform, address = excluded.address,
-             proof_method = excluded.proof_method, proven_at = excluded.proven_at,
-             last_check_at = excluded.last_check_at, last_check_ok = excluded.last_check_ok,
-             last_result = excluded.last_result, released_at = NULL
-           RETURNING *`,
-          [
-            link.guildId,
-            link.userId,
-            link.identity,
-            link.platform,
-            link.address,
-            link.proofMethod,
-            link.provenAt,
-            link.lastCheckAt ?? null,
-            link.lastCheckOk ?? null,
-            toJson(link.lastResult),
-          ],
-        );
-        const saved = first(rows, toLink);
-        if (!saved) throw new Error('link upsert returned no row');
-        await insertAudit(tx, {
-          guildId: link.guildId,
-          userId: link.userId,
-          kind: 'linked',
-          reason,
-          details: { identity: link.identity, platform: link.platform, proofMethod: link.proofMethod },
-        });
-        return saved;
-      });
+      const written = await driver.transaction((tx) => writeLink(tx, link, reason, { force: true }));
+      if ('refusal' in written) throw new Error('a forced link write was refused');
+      return written.link;
+    },
+
+    async proveLink(link, reason, opts = {}) {
+      return driver.transaction((tx) => writeLink(tx, link, reason, { force: false, ...opts }));
+    },
+
+    async getHolding(scope, kind, subject) {
+      const rows = await driver.query(
+        'SELECT * FROM holdings WHERE scope = $1 AND kind = $2 AND subject = $3',
+        [scope, kind, subject],
+      );
+      return first(rows, toHolding);
     },
 
     async removeLink(key, reason) {
       return driver.transaction(async (tx) => {
         const rows = await tx.query(
-          `DELETE FROM links WHERE ${linkWhere} RETURNING proof_method`,
+          `DELETE FROM links WHERE ${linkWhere} RETURNING proof_method, address`,
           linkParams(key),
         );
         const removed = rows[0];
         if (!removed) return false;
+        await forgetHoldings(tx, key, optStr(removed.address));
         await insertAudit(tx, {
           guildId: key.guildId,
           userId: key.userId,
@@ -169,11 +269,12 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       return driver.transaction(async (tx) => {
         const rows = await tx.query(
           `UPDATE links SET released_at = $4 WHERE ${linkWhere} AND released_at IS NULL
-           RETURNING proof_method`,
+           RETURNING proof_method, address`,
           [...linkParams(key), now()],
         );
         const released = rows[0];
         if (!released) return false;
+        await forgetHoldings(tx, key, optStr(released.address));
         await insertAudit(tx, {
           guildId: key.guildId,
           userId: key.userId,

@@ -25,6 +25,7 @@ export const SQLITE_DIALECT: Dialect = {
     json: 'TEXT',
   },
   skipLocked: '',
+  subjectLock: null,
   migrationLock: null,
   parsesJson: false,
 };

@@ -125,6 +125,44 @@ export interface OAuthStateRecord {
   expiresAt: number;
 }
 
+/**
+ * The ownership registry: which Discord account holds an identity or an address, in one scope (a guild,
+ * or `LINKED_ROLES_SCOPE` for Linked Roles, app-wide), by which proof, since when. The store keeps one
+ * holder per subject (its primary key), so two proofs racing for one wallet cannot both win.
+ */
+export interface Holding {
+  scope: string;
+  kind: 'identity' | 'address';
+  /** The identity as proven, or the address (lowercase EVM, base58 Solana). */
+  subject: string;
+  userId: string;
+  /** The proven identity that brought the subject (for an address, the name or address proven). */
+  identity: string;
+  proofMethod: ProofMethod;
+  since: number;
+}
+
+/** What a proof claims: its identity, and the address it resolves to (or the signer). */
+export interface HoldingClaim {
+  scope: string;
+  userId: string;
+  identity: string;
+  address: string | null;
+  proofMethod: ProofMethod;
+  at: number;
+  /**
+   * For a signature: when its challenge was made. A holding another account took after that is not taken
+   * over (two completions racing for one wallet: the first wins, the later one is refused).
+   */
+  challengeIssuedAt?: number;
+}
+
+/**
+ * Why a claim was refused: the address is held by another account and a record proof cannot take a
+ * wallet; or another account proved the subject after this proof's challenge was made.
+ */
+export type HoldingRefusal = { code: 'address_taken' | 'raced'; holding: Holding };
+
 /** A one-time SIWE nonce bound to a member, a guild, an identity and the expected signer. */
 export interface NonceRecord {
   nonce: string;
@@ -186,6 +224,8 @@ export interface RoleConnectionRecord {
   identity: string;
   platform: string;
   address: string | null;
+  /** How the identity was proven: a signature proves its address too, a record proof only the name. */
+  proofMethod: ProofMethod;
   provenAt: number;
   /** `sealToken` output, bound to the user id; null once cleared. */
   sealedAccessToken: string | null;
@@ -199,15 +239,55 @@ export interface RoleConnectionRecord {
   staleSince: number | null;
   /** When a re-check first saw the metadata get worse (a loss waits for confirmation, as role removals do). */
   lossSeenAt: number | null;
+  /**
+   * When the identity moved to another account (or its record stopped naming this one): the connection
+   * proves nothing now, and says why until the member proves an identity again.
+   */
+  releasedAt: number | null;
+  releasedReason: string | null;
   updatedAt: number;
 }
 
+/** An identity a Linked Roles account proved before and that may carry a flag: its flags still count. */
+export interface RoleConnectionHold {
+  userId: string;
+  identity: string;
+  platform: string;
+  address: string | null;
+  since: number;
+}
+
+/** What a Linked Roles proof writes. */
+export type RoleConnectionInput = Omit<
+  RoleConnectionRecord,
+  'updatedAt' | 'lossSeenAt' | 'releasedAt' | 'releasedReason'
+>;
+
 /** The Linked Roles part of the store. */
 export interface RoleConnectionStore {
-  /** Create or replace a member's connection (a fresh sign-in clears `staleSince`). */
-  saveRoleConnection(
-    record: Omit<RoleConnectionRecord, 'updatedAt' | 'lossSeenAt'>,
-  ): Promise<RoleConnectionRecord>;
+  /**
+   * Create or replace a member's connection (a fresh sign-in clears `staleSince` and `releasedAt`),
+   * taking its identity and address in the app-wide registry from whoever held them.
+   */
+  saveRoleConnection(record: RoleConnectionInput): Promise<RoleConnectionRecord>;
+  /**
+   * A member's Linked Roles proof: in one transaction, claim the identity and address app-wide (the rules
+   * of `proveLink`), then save the connection. Connections that lost their identity or address to it are
+   * released with `releasedReason` and returned (Discord must be told: their metadata changes).
+   */
+  proveRoleConnection(
+    record: RoleConnectionInput,
+    opts: { reason: string; challengeIssuedAt?: number },
+  ): Promise<
+    { record: RoleConnectionRecord; displaced: RoleConnectionRecord[] } | { refusal: HoldingRefusal }
+  >;
+  /** Release a connection (its record no longer names the member): it proves nothing, and says why. */
+  releaseRoleConnection(userId: string, reason: string, at: number): Promise<boolean>;
+  /** Keep an identity's flags on the account (it was proven before and may carry a flag). */
+  addRoleConnectionHold(hold: RoleConnectionHold): Promise<void>;
+  listRoleConnectionHolds(userId: string): Promise<RoleConnectionHold[]>;
+  /** Forget a hold once the identity's own credentials show no flag; false when there was none. */
+  removeRoleConnectionHold(userId: string, identity: string): Promise<boolean>;
   getRoleConnection(userId: string): Promise<RoleConnectionRecord | undefined>;
   /** Connections ordered by user id, paged with `afterUserId`; stale ones are left out unless asked for. */
   listRoleConnections(opts?: {
@@ -283,8 +363,25 @@ export interface GatingStore extends RoleConnectionStore, SignedProofStore {
   /** Give the lease back early (a finished pass); only its holder can. */
   releaseGuildLease(guildId: string, holder: string): Promise<void>;
 
-  /** Create or refresh a link and write a `linked` audit event in the same transaction. */
+  /**
+   * Create or refresh a link and write a `linked` audit event in the same transaction, taking its
+   * identity and address in the registry from whoever held them (their links are released). For a
+   * moderator's or a test's write: a member's proof goes through `proveLink`, which may refuse.
+   */
   saveLink(link: LinkInput, reason: string): Promise<LinkRecord>;
+  /**
+   * A member's proof: in one transaction, claim the identity and address in the guild's registry (a
+   * signature takes them over, a record proof takes the identity but never another account's address,
+   * and nothing taken after `challengeIssuedAt` is taken), then save the link. The links that lost a
+   * subject to it are released (they prove nothing now) and returned.
+   */
+  proveLink(
+    link: LinkInput,
+    reason: string,
+    opts?: { challengeIssuedAt?: number },
+  ): Promise<{ link: LinkRecord; displaced: LinkRecord[] } | { refusal: HoldingRefusal }>;
+  /** Who holds a subject in a scope (a guild id, or `LINKED_ROLES_SCOPE`). */
+  getHolding(scope: string, kind: Holding['kind'], subject: string): Promise<Holding | undefined>;
   /** Delete a link and write an `unlinked` audit event in the same transaction; false when there was none. */
   removeLink(key: LinkKey, reason: string): Promise<boolean>;
   /** Mark an active link released (see `LinkRecord.releasedAt`) with an `unlinked` audit event; false when none. */

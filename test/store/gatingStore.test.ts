@@ -44,7 +44,7 @@ function link(userId: string, identity: string, provenAt = 1_000): LinkInput {
     userId,
     identity,
     platform: 'ens',
-    address: '0xabc',
+    address: `0xabc-${userId}`,
     proofMethod: 'record',
     provenAt,
   };
@@ -203,7 +203,14 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(page2.map((l) => l.userId)).toEqual(['u2', 'u3']);
       expect(await store.listLinks(G)).toHaveLength(4);
       expect(await store.countLinkedUsers(G)).toBe(3);
-      expect((await store.getIdentityLinks(G, 'a.eth')).map((l) => l.userId)).toEqual(['u1', 'u2']);
+      // One identity, one member: u2's proof of a.eth released u1's link (kept for its flags, proving nothing).
+      expect(
+        (await store.getIdentityLinks(G, 'a.eth')).map((l) => [l.userId, l.releasedAt !== null]),
+      ).toEqual([
+        ['u1', true],
+        ['u2', false],
+      ]);
+      expect((await store.getHolding(G, 'identity', 'a.eth'))?.userId).toBe('u2');
     });
 
     it('stores hostile text verbatim', async () => {
@@ -681,6 +688,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       identity: HOSTILE,
       platform: 'ens',
       address: '0xabc',
+      proofMethod: 'record' as const,
       provenAt: 1_000,
       sealedAccessToken: 'v1.access',
       sealedRefreshToken: 'v1.refresh',
@@ -693,7 +701,13 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     it('round-trips, records writes and rotated tokens, and replaces on a new sign-in', async () => {
       expect(await store.getRoleConnection('user-9')).toBeUndefined();
       const saved = await store.saveRoleConnection(CONNECTION);
-      expect(saved).toEqual({ ...CONNECTION, lossSeenAt: null, updatedAt: time.t });
+      expect(saved).toEqual({
+        ...CONNECTION,
+        lossSeenAt: null,
+        releasedAt: null,
+        releasedReason: null,
+        updatedAt: time.t,
+      });
       expect(await store.noteRoleConnectionLoss('user-9', 33)).toBe(true);
       expect((await store.getRoleConnection('user-9'))?.lossSeenAt).toBe(33);
       expect(await store.noteRoleConnectionLoss('user-9', null)).toBe(true);
@@ -717,6 +731,8 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
         metadata: { likely_human: '1', note: HOSTILE },
         writtenAt: 77,
         lossSeenAt: null,
+        releasedAt: null,
+        releasedReason: null,
         updatedAt: time.t,
       });
       expect(await store.recordRoleConnectionWrite('nobody', {}, 1)).toBe(false);

@@ -153,6 +153,11 @@ export class Evaluator {
     const rules = rulesOf(o.settings);
     let decisions = evaluateRules(rules, evidence, nowSec);
     if (evidence.length === 0) decisions = keepFlags(decisions, rules);
+    // Nothing proven remains (the last link moved to another member): the human role goes without waiting.
+    if (active.length === 0)
+      decisions = decisions.map((d) =>
+        d.roleId === rules.humanRoleId && d.want === false ? { ...d, unproven: true } : d,
+      );
     const clearedHolds: LinkRecord[] = [];
     const stillFlagged = new Set<string>();
     released.forEach((link, i) => {

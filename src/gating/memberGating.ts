@@ -45,6 +45,8 @@ export class MemberGating {
   readonly #tasks: BackgroundTasks;
   /** Usernames of members with record links, to notice renames (see onMemberUpdate). */
   readonly usernames = new UsernameWatch();
+  /** The sync in flight for each `guild:user`, which the next one waits for. */
+  readonly #syncing = new Map<string, Promise<void>>();
 
   constructor(options: MemberGatingOptions) {
     this.#store = options.store;
@@ -100,8 +102,30 @@ export class MemberGating {
     return this.sync(guildId, userId, cause, { fresh: false, checkRecords: true, mode: 'confirmed' });
   }
 
-  /** Evaluate the member's links on the guild's rules and queue the role changes (nothing when gating is off). */
+  /**
+   * Evaluate the member's links on the guild's rules and queue the role changes (nothing when gating is
+   * off). One member's syncs run one after another in this process, so a sync that read the links before
+   * another member took one over cannot queue its changes after the sync that followed the takeover.
+   */
   async sync(guildId: string, userId: string, cause: string, o: SyncOptions): Promise<MemberSync> {
+    const key = `${guildId}:${userId}`;
+    const before = this.#syncing.get(key) ?? Promise.resolve();
+    const run = before.then(
+      () => this.#sync(guildId, userId, cause, o),
+      () => this.#sync(guildId, userId, cause, o),
+    );
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#syncing.set(key, settled);
+    void settled.then(() => {
+      if (this.#syncing.get(key) === settled) this.#syncing.delete(key);
+    });
+    return run;
+  }
+
+  async #sync(guildId: string, userId: string, cause: string, o: SyncOptions): Promise<MemberSync> {
     const settings = await this.#store.getGuildSettings(guildId);
     if (!settings?.enabled) return NO_SYNC;
     const guild = await guildOf(this.#discord, guildId);
@@ -122,7 +146,7 @@ export class MemberGating {
     const outcome = await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
     if (outcome.unlinked === 0) return { applied: outcome.applied, waiting: outcome.waiting };
     // A record link was dropped (its loss confirmed): the roles it gave follow it now.
-    const after = await this.sync(guildId, userId, cause, {
+    const after = await this.#sync(guildId, userId, cause, {
       fresh: false,
       checkRecords: false,
       mode: 'immediate',

@@ -165,7 +165,7 @@ export class RoleSync {
     outcome.changes += await this.enqueue(guildId, userId, evaluation.diff.add, 'add', cause);
     const removals: RoleChangeWanted[] = [];
     for (const change of evaluation.diff.remove) {
-      if (change.byFlag) {
+      if (change.byFlag || change.unproven) {
         removals.push(change);
         continue;
       }

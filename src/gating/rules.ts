@@ -37,12 +37,18 @@ export interface RoleDecision {
   because: string;
   /** A spam flag takes the role away: such a removal is never held back. */
   byFlag?: boolean;
+  /**
+   * The member proves no identity any more (the last one moved to another member, or was unlinked): a fact
+   * of the store, not an upstream answer, so such a removal is never held back either.
+   */
+  unproven?: boolean;
 }
 
 export interface RoleChangeWanted {
   roleId: string;
   because: string;
   byFlag?: boolean;
+  unproven?: boolean;
 }
 
 export interface RoleDiff {
@@ -184,10 +190,11 @@ export function diffRoles(decisions: RoleDecision[], currentRoleIds: ReadonlySet
     if (!seen || strength(d.want) > strength(seen.want)) merged.set(d.roleId, d);
   }
   const diff: RoleDiff = { add: [], remove: [] };
-  for (const { roleId, want, because, byFlag } of merged.values()) {
+  for (const { roleId, want, because, byFlag, unproven } of merged.values()) {
     const has = currentRoleIds.has(roleId);
     if (want === true && !has) diff.add.push({ roleId, because });
-    if (want === false && has) diff.remove.push(byFlag ? { roleId, because, byFlag } : { roleId, because });
+    if (want === false && has)
+      diff.remove.push({ roleId, because, ...(byFlag ? { byFlag } : {}), ...(unproven ? { unproven } : {}) });
   }
   return diff;
 }

@@ -1,0 +1,272 @@
+/**
+ * One wallet, one member, under concurrency (issue #15, point 4): 20 accounts complete a signature by
+ * the same wallet at the same moment, on the embedded SQLite and on PostgreSQL, and on PostgreSQL across
+ * two bot processes sharing it. The store's registry decides: exactly one account holds the wallet, every
+ * other gets a clear refusal, and roles follow. A takeover that races the earlier holder's role sync still
+ * leaves that member without the wallet's role after one pass.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { openPostgresStore } from '../../src/store/postgresStore.ts';
+import type { FakeMessage } from '../fakes/discord/server.ts';
+import { gatingCredentials } from '../fakes/web3bio/builders.ts';
+import {
+  addMember,
+  closeGating,
+  type GatingHarness,
+  gatingCommandRun,
+  hasRole,
+  PUBLIC_URL,
+  seen,
+  setup,
+  signFromReply,
+  startGating,
+  waitFor,
+} from './gatingHarness.ts';
+import { visibleMessage } from './harness.ts';
+import { type NodeProcess, runNode } from './processes.ts';
+
+const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
+const ACCOUNTS = 20;
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await closeGating();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** A database of its own on the local PostgreSQL, dropped after the test. */
+async function freshDatabase(): Promise<string> {
+  const database = `wallet_race_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  cleanups.push(async () => {
+    const dropper = new pg.Client({ connectionString: ADMIN_URL });
+    await dropper.connect();
+    await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await dropper.end();
+  });
+  return `postgres://postgres@127.0.0.1:5432/${database}`;
+}
+
+interface Signed {
+  userId: string;
+  url: string;
+  body: string;
+}
+
+/** Each account runs `/verify` of the wallet's address; the wallet signs every link's message. */
+async function signedLinks(
+  g: GatingHarness,
+  wallet: ReturnType<typeof privateKeyToAccount>,
+  accounts: string[],
+): Promise<Signed[]> {
+  const signed: Signed[] = [];
+  for (const userId of accounts) {
+    const reply = visibleMessage(await g.h.run('verify', { identity: wallet.address }, { userId }));
+    const url = linkOf(reply).replace(PUBLIC_URL, g.gating.verifyUrl);
+    const { message } = (await (await fetch(`${url}/message`)).json()) as { message: string };
+    signed.push({
+      userId,
+      url,
+      body: JSON.stringify({ message, signature: await wallet.signMessage({ message }) }),
+    });
+  }
+  return signed;
+}
+
+function linkOf(reply: FakeMessage): string {
+  const button = (reply.components?.[0] as { components: { url?: string }[] } | undefined)?.components[0];
+  if (!button?.url?.startsWith(`${PUBLIC_URL}/verify/`)) throw new Error(`no signing link: ${seen(reply)}`);
+  return button.url;
+}
+
+/** Every completion POSTed at once (to `base` instead of the link's own server when given). */
+async function completeAtOnce(
+  signed: Signed[],
+  base?: (i: number) => string | undefined,
+): Promise<{ userId: string; status: number; body: { ok: boolean; reason?: string; message?: string } }[]> {
+  return Promise.all(
+    signed.map(async (s, i) => {
+      const other = base?.(i);
+      const url = other === undefined ? s.url : `${other}${new URL(s.url).pathname}`;
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: s.body,
+      });
+      return { userId: s.userId, status: answer.status, body: (await answer.json()) as { ok: boolean } };
+    }),
+  );
+}
+
+async function members(g: GatingHarness, prefix: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < count; i += 1) ids.push(await addMember(g, `${prefix}${i}`));
+  return ids;
+}
+
+function humanWallet(g: GatingHarness): ReturnType<typeof privateKeyToAccount> {
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  const address = wallet.address.toLowerCase();
+  g.h.upstream.world.setCredentials(address, gatingCredentials(address, { human: true }));
+  return wallet;
+}
+
+/** Active links of the guild backed by the address, read from the bot's store. */
+async function holdersOf(g: GatingHarness, address: string): Promise<string[]> {
+  const links = await g.gating.store.getAddressLinks(g.guildId, address.toLowerCase());
+  return links.filter((l) => l.releasedAt === null).map((l) => l.userId);
+}
+
+async function until(condition: () => Promise<boolean>, what: string, timeoutMs = 5_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+function expectOneWinner(
+  answers: { userId: string; status: number; body: { ok: boolean; reason?: string; message?: string } }[],
+): string {
+  const won = answers.filter((a) => a.body.ok);
+  expect(won).toHaveLength(1);
+  const lost = answers.filter((a) => !a.body.ok);
+  expect(lost).toHaveLength(answers.length - 1);
+  for (const a of lost) {
+    expect(a.status).toBe(409);
+    expect(a.body.reason).toBe('raced');
+    expect(a.body.message).toContain('another account proved this wallet after your link was made');
+  }
+  return won[0]?.userId ?? '';
+}
+
+describe.each([
+  ['SQLite', false],
+  ['PostgreSQL', true],
+])('20 accounts complete one wallet at the same moment (%s)', (_store, postgres) => {
+  it('exactly one holds the wallet and its role; the 19 others are refused with the reason', async () => {
+    const env: Record<string, string> = postgres ? { DATABASE_URL: await freshDatabase() } : {};
+    const g = await startGating({ env });
+    await setup(g);
+    const wallet = humanWallet(g);
+    const accounts = await members(g, 'racer', ACCOUNTS);
+    const signed = await signedLinks(g, wallet, accounts);
+
+    const winner = expectOneWinner(await completeAtOnce(signed));
+    expect(await holdersOf(g, wallet.address)).toEqual([winner]);
+    expect(
+      (await g.gating.store.getHolding(g.guildId, 'address', wallet.address.toLowerCase()))?.userId,
+    ).toBe(winner);
+    await g.gating.service.idle(g.guildId);
+    await waitFor(() => hasRole(g, winner, g.humanRoleId), 'the winner to get the human role');
+    expect(accounts.filter((id) => hasRole(g, id, g.humanRoleId))).toEqual([winner]);
+  }, 60_000);
+});
+
+describe('a takeover racing the earlier holder’s role sync', () => {
+  it.each([
+    ['SQLite', false],
+    ['PostgreSQL', true],
+  ])(
+    '%s: the earlier holder loses the wallet’s role within one pass',
+    async (_store, postgres) => {
+      const env: Record<string, string> = postgres ? { DATABASE_URL: await freshDatabase() } : {};
+      const g = await startGating({ env });
+      await setup(g);
+      const wallet = humanWallet(g);
+      const [alice, bob] = await members(g, 'holder', 2);
+      if (!alice || !bob) throw new Error('no members');
+      const address = wallet.address.toLowerCase();
+
+      // Alice's proof lands, and the role sync that follows it reads her links, then waits on a slow lookup…
+      g.h.upstream.addFault({
+        match: new RegExp(`/credential/${address}`, 'i'),
+        times: 1,
+        action: { kind: 'latency', ms: 1_500 },
+      });
+      const aliceReply = visibleMessage(
+        await g.h.run('verify', { identity: wallet.address }, { userId: alice }),
+      );
+      const aliceSigned = signFromReply(g, aliceReply, wallet);
+      await until(async () => (await holdersOf(g, address)).includes(alice), 'Alice’s link to be stored');
+
+      // …while Bob signs with the wallet and takes it over.
+      const bobReply = visibleMessage(await g.h.run('verify', { identity: wallet.address }, { userId: bob }));
+      expect(await signFromReply(g, bobReply, wallet)).toMatchObject({ body: { ok: true } });
+      expect(await aliceSigned).toMatchObject({ body: { ok: true } });
+      await g.gating.service.idle(g.guildId);
+
+      // One automated pass later, Alice holds nothing the wallet gave; Bob holds it.
+      await gatingCommandRun(g, 'recheck');
+      await g.gating.service.idle(g.guildId);
+      await waitFor(() => !hasRole(g, alice, g.humanRoleId), 'Alice to lose the human role', 15_000);
+      expect(hasRole(g, bob, g.humanRoleId)).toBe(true);
+      expect(await holdersOf(g, wallet.address)).toEqual([bob]);
+    },
+    60_000,
+  );
+});
+
+describe('two bot processes sharing one PostgreSQL', () => {
+  it('20 completions split across both signing servers: one account holds the wallet, 19 are refused', async () => {
+    const databaseUrl = await freshDatabase();
+    const g = await startGating({ env: { DATABASE_URL: databaseUrl } });
+    await setup(g);
+    const wallet = humanWallet(g);
+    const accounts = await members(g, 'split', ACCOUNTS);
+    const signed = await signedLinks(g, wallet, accounts);
+
+    // A second bot process on the same database and the same Discord, with its own signing server.
+    const workDir = await mkdtemp(join(tmpdir(), 'e2e-wallet-race-'));
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const second: NodeProcess = runNode(
+      MAIN,
+      {
+        DISCORD_TOKEN: g.h.discord.token,
+        DISCORD_APPLICATION_ID: g.h.discord.applicationId,
+        DISCORD_API_URL: g.h.discord.apiUrl,
+        WEB3BIO_API_URL: g.h.upstream.url,
+        DATA_DIR: join(workDir, 'data'),
+        DATABASE_URL: databaseUrl,
+        GATING_ENABLED: 'true',
+        PUBLIC_URL,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(port),
+        LOG_LEVEL: 'info',
+      },
+      workDir,
+    );
+    cleanups.push(async () => {
+      if (second.child.exitCode === null) {
+        second.child.kill('SIGKILL');
+        await second.exited;
+      }
+      await rm(workDir, { recursive: true, force: true });
+    });
+    await second.waitForLog((l) => l.msg === 'bot ready', 30_000);
+
+    const answers = await completeAtOnce(signed, (i) =>
+      i % 2 === 0 ? `http://127.0.0.1:${port}` : undefined,
+    );
+    const winner = expectOneWinner(answers);
+    const store = await openPostgresStore(databaseUrl);
+    try {
+      const links = await store.getAddressLinks(g.guildId, wallet.address.toLowerCase());
+      expect(links.filter((l) => l.releasedAt === null).map((l) => l.userId)).toEqual([winner]);
+    } finally {
+      await store.close();
+    }
+    await waitFor(() => hasRole(g, winner, g.humanRoleId), 'the winner to get the human role', 15_000);
+    expect(accounts.filter((id) => hasRole(g, id, g.humanRoleId))).toEqual([winner]);
+  }, 90_000);
+});

@@ -9,6 +9,7 @@ import { createSiweMessage, parseSiweMessage, validateSiweMessage } from 'viem/s
 import type { GatingStore, NonceRecord } from '../store/types.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { buildSiwsMessage, isSolanaAddress, type SiwsFields, verifySolanaSignature } from './solana.ts';
+import { isReadable, statementIdentity, statementName } from './statementText.ts';
 
 export interface SiweConfig {
   /** Where the bot's verification page is reachable, e.g. https://bot.example.org */
@@ -61,8 +62,8 @@ const IDENTITY_MAX_LENGTH = 100;
 const NAME_MAX_LENGTH = 100;
 /** Never part of a real identity; line breaks would also split the one-line EIP-4361 statement. */
 const CONTROL_CHARS = /[\p{Cc}\p{Zl}\p{Zp}]/u;
-/** Controls plus bidi overrides, which can make the statement read differently from what is signed. */
-const UNSAFE_STATEMENT_CHARS = /[\p{Cc}\p{Zl}\p{Zp}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+/** Controls plus bidi overrides, which can make a name on the page read differently from what it is. */
+const UNSAFE_DISPLAY_CHARS = /[\p{Cc}\p{Zl}\p{Zp}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
 
 /** True when `value` has the shape of a nonce this module issues (cheap check before any lookup). */
 export function isChallengeNonce(value: string): boolean {
@@ -92,7 +93,7 @@ export async function createChallenge(
     throw new TypeError('address is neither an Ethereum nor a Solana address');
   }
   if (CONTROL_CHARS.test(input.identity)) throw new TypeError('identity contains control characters');
-  if (displayIdentity(input.identity) === '') throw new TypeError('identity is empty');
+  if (displayText(input.identity, IDENTITY_MAX_LENGTH) === '') throw new TypeError('identity is empty');
   const nonce = randomBytes(16).toString('hex');
   const expiresAt = clock(cfg)() + ttl(cfg);
   const record = {
@@ -142,15 +143,29 @@ export function isLinkedRoleChallenge(rec: Pick<NonceRecord, 'guildId'>): boolea
   return rec.guildId === LINKED_ROLES_SCOPE;
 }
 
-/** One line naming the Discord account, the server and the identity: the same for both wallet families. */
+/**
+ * One line naming the Discord account, the server and the identity, the same for both wallet families,
+ * in the characters EIP-4361's grammar allows a statement. A name it cannot carry exactly is shown as
+ * near as it can, followed by its id; the signing page shows every name in full.
+ */
 function statementOf(rec: NonceRecord): string {
+  const account = nameInStatement(rec.userName, rec.userId, (name) => `@${name}`);
   const where = isLinkedRoleChallenge(rec)
     ? 'for Linked Roles in every server'
-    : `in the server ${serverName(rec)}`;
+    : `in the server ${nameInStatement(rec.guildName, rec.guildId, (name) => `'${name}'`)}`;
+  const identity = statementIdentity(rec.identity, IDENTITY_MAX_LENGTH).text;
   return (
-    `Link the Discord account ${accountName(rec)} ${where} to the web3 identity ${displayIdentity(rec.identity)}. ` +
+    `Link the Discord account ${account} ${where} to the web3 identity ${identity}. ` +
     'This is a signature, not a transaction: it costs nothing and moves no funds.'
   );
+}
+
+/** A name as written when the statement can carry it; else as near as it can, with the id to tell it apart. */
+function nameInStatement(name: string | null, id: string, show: (name: string) => string): string {
+  const safe = name === null ? null : statementName(name, NAME_MAX_LENGTH);
+  if (safe?.exact) return show(safe.text);
+  if (safe && isReadable(safe.text)) return `${show(safe.text)} (id ${id})`;
+  return `with id ${id}`;
 }
 
 /**
@@ -374,28 +389,25 @@ export function signedIdentity(
   };
 }
 
-/** The identity as it may appear in a one-line statement. */
-function displayIdentity(identity: string): string {
-  return statementText(identity, IDENTITY_MAX_LENGTH);
-}
-
-/** Whom the signer links the wallet to: the Discord username (the id only for challenges made before names were kept). */
+/**
+ * Whom the signer links the wallet to, as the signing page shows it: the Discord username (the id only
+ * for challenges made before names were kept).
+ */
 export function accountName(rec: Pick<NonceRecord, 'userId' | 'userName'>): string {
-  const name = rec.userName === null ? '' : statementText(rec.userName, NAME_MAX_LENGTH);
+  const name = rec.userName === null ? '' : displayText(rec.userName, NAME_MAX_LENGTH);
   return name ? `@${name}` : `with id ${rec.userId}`;
 }
 
-/** The server's name, in quotes (its id only for challenges made before names were kept). */
+/** The server's name, in quotes, as the signing page shows it (its id only for challenges made before names were kept). */
 export function serverName(rec: Pick<NonceRecord, 'guildId' | 'guildName'>): string {
   if (isLinkedRoleChallenge(rec)) return 'every server (Linked Roles)';
-  const name =
-    rec.guildName === null ? '' : statementText(rec.guildName, NAME_MAX_LENGTH).replaceAll('"', "'");
+  const name = rec.guildName === null ? '' : displayText(rec.guildName, NAME_MAX_LENGTH).replaceAll('"', "'");
   return name ? `"${name}"` : `with id ${rec.guildId}`;
 }
 
-/** Hostile text made fit for the one-line statement: no controls or bidi overrides, bounded. */
-function statementText(text: string, max: number): string {
-  const cleaned = text.replace(UNSAFE_STATEMENT_CHARS, '').trim();
+/** Hostile text made fit for one line of the page, in full Unicode: no controls or bidi overrides, bounded. */
+function displayText(text: string, max: number): string {
+  const cleaned = text.replace(UNSAFE_DISPLAY_CHARS, '').trim();
   const chars = Array.from(cleaned);
   return chars.length > max ? `${chars.slice(0, max - 3).join('')}...` : cleaned;
 }

@@ -1,11 +1,14 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ParsedMessage } from '@spruceid/siwe-parser';
+import { getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { parseSiweMessage } from 'viem/siwe';
+import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   buildSiweMessage,
   createChallenge,
+  type NonceRecord,
   type SiweConfig,
   verifyChallenge,
 } from '../../src/gating/siwe.ts';
@@ -111,9 +114,10 @@ describe('buildSiweMessage', () => {
     });
     const parsed = parseSiweMessage(statement);
     expect(parsed.uri).toBe('https://bot.example.org');
-    expect(parsed.statement).toContain('@eveURI: https://evil.example in the server');
-    expect(parsed.statement).not.toMatch(/[\u202e\n]/);
-    expect(parsed.statement).toContain(`"'Trusted' ${'x'.repeat(20)}`);
+    expect(parsed.statement).toContain(`@eve URI: https://evil.example (id ${USER}) in the server`);
+    expect(parsed.statement).not.toMatch(/[\u202e\n"]/);
+    expect(parsed.statement).toContain(`''Trusted' ${'x'.repeat(20)}`);
+    expect(parsed.statement).toContain(`x...' (id ${GUILD})`);
     expect(parsed.statement?.length).toBeLessThan(400);
   });
 
@@ -148,7 +152,7 @@ describe('buildSiweMessage', () => {
     expect(parsed.expirationTime?.getTime()).toBe(T0 + 10 * 60_000);
     // A person must see whom they link the wallet to: names, not ids.
     expect(parsed.statement).toContain('Discord account @alice');
-    expect(parsed.statement).toContain('server "Web3 Lounge"');
+    expect(parsed.statement).toContain("server 'Web3 Lounge'");
     expect(parsed.statement).not.toContain(USER);
     expect(parsed.statement).not.toContain(GUILD);
     expect(parsed.statement).toContain('vitalik.eth');
@@ -164,10 +168,151 @@ describe('buildSiweMessage', () => {
     });
     const parsed = parseSiweMessage(message);
     expect(parsed.uri).toBe('https://bot.example.org');
-    expect(parsed.statement).toContain('evil.ethURI: https://attacker.examplex');
+    expect(parsed.statement).toContain('evil.eth?URI: https://attacker.example?x');
     expect(message.split('\n').filter((line) => line.startsWith('URI:'))).toEqual([
       'URI: https://bot.example.org',
     ]);
+  });
+});
+
+/** What EIP-4361's ABNF allows in a statement: RFC 3986 reserved and unreserved characters, and the space. */
+const STATEMENT_GRAMMAR = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;= ]+$/;
+
+/**
+ * Names a server owner or a member can choose, and what of each the statement must still show: the
+ * readable part (`null` when nothing readable is left and the statement names the id instead).
+ */
+const HOSTILE_NAMES: { name: string; shows: string | null }[] = [
+  { name: '"Crypto" Club', shows: "'Crypto' Club" },
+  { name: 'C:\\Users\\evil \\" end', shows: "C:?Users?evil ?' end" },
+  { name: '100% Degens', shows: '100? Degens' },
+  { name: '🚀 Moon Boys 🌕', shows: '? Moon Boys ?' },
+  { name: 'سيرفر العملات', shows: null },
+  { name: 'שרת קריפטו Crypto', shows: '? Crypto' },
+  { name: '加密货币服务器 Web3', shows: '? Web3' },
+  { name: 'Safe\u202eyrt\u202c Club', shows: 'Safeyrt Club' },
+  { name: 'ali\u200dce\u200b', shows: 'alice' },
+  {
+    name: 'eve\nURI: https://evil.example\nNonce: 00000000',
+    shows: 'eve URI: https://evil.example Nonce: 00000000',
+  },
+  { name: '\nURI: https://evil', shows: 'URI: https://evil' },
+  { name: '𝓒𝓻𝔂𝓹𝓽𝓸 Ｃｌｕｂ Zoë’s Café', shows: "Crypto Club Zoe's Cafe" },
+  { name: 'x'.repeat(100), shows: 'x'.repeat(100) },
+  { name: `${'服'.repeat(50)}${'y'.repeat(50)}`, shows: `?${'y'.repeat(50)}` },
+  { name: Array.from('Ab🚀'.repeat(34)).slice(0, 100).join(''), shows: `${'Ab?'.repeat(33)}A` },
+  { name: '⒇'.repeat(100), shows: `${'(20)'.repeat(24)}(...` },
+  { name: '服务器', shows: null },
+  { name: '👨‍👩‍👧‍👦', shows: null },
+  { name: '{<|>}^`', shows: null },
+];
+
+function recordNaming(
+  userName: string | null,
+  guildName: string | null,
+  identity = 'vitalik.eth',
+): NonceRecord {
+  return {
+    nonce: 'b'.repeat(32),
+    guildId: GUILD,
+    userId: USER,
+    userName,
+    guildName,
+    identity,
+    address: signer.address.toLowerCase(),
+    expiresAt: T0 + 10 * 60_000,
+    usedAt: null,
+    failedAttempts: 0,
+  };
+}
+
+/** The statement, after checking that Spruce's reference parser and viem both accept the message. */
+function conformingStatement(message: string, record: NonceRecord): string {
+  const reference = new ParsedMessage(message);
+  expect(reference.domain).toBe('bot.example.org');
+  expect(reference.uri).toBe('https://bot.example.org');
+  expect(reference.address).toBe(getAddress(record.address));
+  expect(reference.nonce).toBe(record.nonce);
+  expect(reference.chainId).toBe(1);
+  const parsed = parseSiweMessage(message);
+  expect(
+    validateSiweMessage({
+      message: parsed,
+      domain: 'bot.example.org',
+      address: getAddress(record.address),
+      nonce: record.nonce,
+      time: new Date(T0 + 60_000),
+    }),
+  ).toBe(true);
+  expect(parsed.statement).toBe(reference.statement);
+  const statement = reference.statement ?? '';
+  expect(statement).toMatch(STATEMENT_GRAMMAR);
+  expect(statement.length).toBeLessThan(500);
+  expect(message.split('\n').filter((line) => /^(URI|Nonce|Version|Chain ID):/.test(line))).toHaveLength(4);
+  return statement;
+}
+
+describe('buildSiweMessage with names the EIP-4361 grammar cannot carry', () => {
+  it('is accepted by the reference parser for a plain name, written as it is, with no id', () => {
+    const record = recordNaming('alice', 'Web3 Lounge');
+    const statement = conformingStatement(buildSiweMessage(cfg, record), record);
+    expect(statement).toBe(
+      "Link the Discord account @alice in the server 'Web3 Lounge' to the web3 identity vitalik.eth. This is a signature, not a transaction: it costs nothing and moves no funds.",
+    );
+  });
+
+  it.each(HOSTILE_NAMES)('server name $name: conforming, showing what is readable', ({ name, shows }) => {
+    const record = recordNaming('alice', name);
+    const statement = conformingStatement(buildSiweMessage(cfg, record), record);
+    const exact = shows === name;
+    const server = shows === null ? `with id ${GUILD}` : `'${shows}'${exact ? '' : ` (id ${GUILD})`}`;
+    expect(statement).toContain(
+      `Discord account @alice in the server ${server} to the web3 identity vitalik.eth.`,
+    );
+  });
+
+  it.each(HOSTILE_NAMES)('username $name: conforming, showing what is readable', ({ name, shows }) => {
+    const record = recordNaming(name, 'Web3 Lounge');
+    const statement = conformingStatement(buildSiweMessage(cfg, record), record);
+    const exact = shows === name;
+    const account = shows === null ? `with id ${USER}` : `@${shows}${exact ? '' : ` (id ${USER})`}`;
+    expect(statement).toContain(`Link the Discord account ${account} in the server 'Web3 Lounge' to`);
+  });
+
+  it('is accepted with hostile names everywhere at once, and a member of such a server signs it', async () => {
+    for (const [i, { name }] of HOSTILE_NAMES.entries()) {
+      const other = HOSTILE_NAMES[HOSTILE_NAMES.length - 1 - i]?.name ?? null;
+      const record = recordNaming(name, other, i % 2 === 0 ? '🦊.eth' : 'ünï.eth');
+      const statement = conformingStatement(buildSiweMessage(cfg, record), record);
+      expect(statement).toContain(i % 2 === 0 ? 'identity ?.eth.' : 'identity ?n?.eth.');
+    }
+    const challenge = await createChallenge(store, cfg, {
+      guildId: GUILD,
+      userId: USER,
+      userName: '猫🐱 neko',
+      guildName: '"Crypto" 🚀 سيرفر 服务器',
+      identity: 'vitalik.eth',
+      address: signer.address,
+    });
+    const hostile = await store.getNonce(challenge.nonce);
+    if (!hostile) throw new Error('challenge was not stored');
+    const message = buildSiweMessage(cfg, hostile);
+    expect(conformingStatement(message, hostile)).toContain(
+      `account @? neko (id ${USER}) in the server ''Crypto' ?' (id ${GUILD})`,
+    );
+    const outcome = await verifyChallenge(store, cfg, {
+      nonce: hostile.nonce,
+      message,
+      signature: await signer.signMessage({ message }),
+    });
+    expect(outcome.ok).toBe(true);
+  });
+
+  it('builds the same text for the same record, so verification rebuilds what was signed', () => {
+    for (const { name } of HOSTILE_NAMES) {
+      const record = recordNaming(name, name, name);
+      expect(buildSiweMessage(cfg, { ...record })).toBe(buildSiweMessage(cfg, record));
+    }
   });
 });
 
@@ -188,9 +333,9 @@ describe('verifyChallenge', () => {
     expect(replay).toMatchObject({ ok: false, reason: 'used' });
   });
 
-  it('verifies a challenge for an emoji identity, dropping a bidi override from the statement', async () => {
+  it('verifies a challenge for an emoji identity, written with ? where the statement has no character', async () => {
     const { record, message } = await challengeAndMessage('👨‍👩‍👧 ünï\u202e.eth');
-    expect(parseSiweMessage(message).statement).toContain('identity 👨‍👩‍👧 ünï.eth.');
+    expect(parseSiweMessage(message).statement).toContain('identity ?n?.eth.');
     const outcome = await verifyChallenge(store, cfg, {
       nonce: record.nonce,
       message,
@@ -231,7 +376,7 @@ describe('verifyChallenge', () => {
 
   it('refuses a tampered message even when it is validly signed, and keeps the nonce usable', async () => {
     const { record, message } = await challengeAndMessage();
-    const tampered = message.replace('"Web3 Lounge"', '"Another Server"');
+    const tampered = message.replace("'Web3 Lounge'", "'Another Server'");
     expect(tampered).not.toBe(message);
     const outcome = await verifyChallenge(store, cfg, {
       nonce: record.nonce,

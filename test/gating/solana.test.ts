@@ -1,5 +1,7 @@
 import { ed25519 } from '@noble/curves/ed25519';
 import { base58 } from '@scure/base';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { parseSiweMessage } from 'viem/siwe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   buildChallengeMessage,
@@ -63,7 +65,7 @@ describe('Sign-In With Solana', () => {
     expect(lines[0]).toBe('bot.example.org wants you to sign in with your Solana account:');
     expect(lines[1]).toBe(wallet.address);
     expect(lines[3]).toBe(
-      'Link the Discord account @alice in the server "Web3 Lounge" to the web3 identity bonfida.sol. This is a signature, not a transaction: it costs nothing and moves no funds.',
+      "Link the Discord account @alice in the server 'Web3 Lounge' to the web3 identity bonfida.sol. This is a signature, not a transaction: it costs nothing and moves no funds.",
     );
     expect(message).toContain('\nURI: https://bot.example.org\nVersion: 1\nChain ID: mainnet\n');
     expect(message).toContain(`\nNonce: ${record.nonce}\n`);
@@ -124,6 +126,39 @@ describe('Sign-In With Solana', () => {
     expect(verifySolanaSignature(wallet.address, 'm', '0x00')).toBe(false);
     expect(verifySolanaSignature('not-a-key', 'm', wallet.sign('m'))).toBe(false);
     expect(verifySolanaSignature(wallet.address, 'm', wallet.sign('m'))).toBe(true);
+  });
+
+  it('writes hostile names in the statement as the EVM message does, in the characters EIP-4361 allows', async () => {
+    const wallet = solanaWallet();
+    const names = {
+      guildId: '111111111111111111',
+      userId: '222222222222222222',
+      userName: '猫🐱 neko\u202e',
+      guildName: '"Crypto" 🚀 سيرفر 服务器\nURI: https://evil.example',
+      identity: '🦊.sol',
+    };
+    const solana = await createChallenge(store, siwe, { ...names, address: wallet.address });
+    const evm = await createChallenge(store, siwe, {
+      ...names,
+      address: privateKeyToAccount(generatePrivateKey()).address,
+    });
+    const solanaRecord = await store.getNonce(solana.nonce);
+    const evmRecord = await store.getNonce(evm.nonce);
+    if (!solanaRecord || !evmRecord) throw new Error('not stored');
+    const message = buildChallengeMessage(siwe, solanaRecord);
+    const statement = message.split('\n')[3];
+    expect(statement).toBe(parseSiweMessage(buildChallengeMessage(siwe, evmRecord)).statement);
+    expect(statement).toBe(siwsFields(siwe, solanaRecord).statement);
+    expect(statement).toMatch(/^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;= ]+$/);
+    expect(statement).toContain(
+      "account @? neko (id 222222222222222222) in the server ''Crypto' ? URI: https://evil.example' (id 111111111111111111) to the web3 identity ?.sol.",
+    );
+    expect(message.split('\n').filter((line) => line.startsWith('URI: '))).toEqual([
+      'URI: https://bot.example.org',
+    ]);
+    await expect(
+      verifyChallenge(store, siwe, { nonce: solana.nonce, signature: wallet.sign(message) }),
+    ).resolves.toMatchObject({ ok: true });
   });
 
   it('refuses to make a challenge for something that is not an address', async () => {

@@ -34,6 +34,7 @@ import {
   makeRole,
   makeUser,
   memberEvent,
+  toApiGuild,
   toGuildCreate,
 } from './state.ts';
 import { FakeWebhookEvents } from './webhookEvents.ts';
@@ -152,6 +153,8 @@ export interface FakeDiscord {
   ): APIGuildMember;
   /** Removes a member; dispatches GUILD_MEMBER_REMOVE. */
   removeMember(guildId: string, userId: string): void;
+  /** Renames a guild as its owner would; dispatches GUILD_UPDATE. */
+  renameGuild(guildId: string, name: string): void;
   /**
    * Plays a user running a slash command (or user context menu); resolves when the response is complete:
    * a type-4 reply, a type-5 deferral then an edit of @original (or a first follow-up), or a modal.
@@ -439,6 +442,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       if (!member) return;
       guild.members.delete(userId);
       dispatch(GatewayDispatchEvents.GuildMemberRemove, { guild_id: guild.id, user: member.user });
+    },
+    renameGuild(guildId, name) {
+      const guild = guildOrThrow(guildId);
+      guild.name = name;
+      dispatch(GatewayDispatchEvents.GuildUpdate, toApiGuild(guild));
     },
     runCommand(input) {
       return play(input, (id, interactionToken) => {

@@ -656,6 +656,126 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     });
   });
 
+  describe('the ownership registry', () => {
+    const signed = (userId: string, identity: string, address: string | null): LinkInput => ({
+      ...link(userId, identity),
+      address,
+      proofMethod: 'signature',
+    });
+
+    it('a signature takes an identity and an address over; the loser’s links are released and returned', async () => {
+      await store.proveLink(link('u1', 'a.eth'), 'record');
+      const taken = await store.proveLink(signed('u2', '0xabc-u1', '0xabc-u1'), 'signature');
+      if ('refusal' in taken) throw new Error('refused');
+      expect(taken.displaced.map((l) => [l.userId, l.identity, l.releasedAt !== null])).toEqual([
+        ['u1', 'a.eth', true],
+      ]);
+      expect((await store.getHolding(G, 'address', '0xabc-u1'))?.userId).toBe('u2');
+      // The loser's identity is free again: nobody holds a.eth now.
+      expect(await store.getHolding(G, 'identity', 'a.eth')).toBeUndefined();
+    });
+
+    it('a record proof never takes another member’s address, and changes nothing when refused', async () => {
+      await store.proveLink(signed('u1', 'w.eth', '0xwallet'), 'signature');
+      const refused = await store.proveLink({ ...link('u2', 'sub.w.eth'), address: '0xwallet' }, 'record');
+      expect(refused).toMatchObject({ refusal: { code: 'address_taken', holding: { userId: 'u1' } } });
+      expect(await store.getUserLinks(G, 'u2')).toEqual([]);
+      expect(await store.getHolding(G, 'identity', 'sub.w.eth')).toBeUndefined();
+    });
+
+    it('a signature whose challenge is older than the holder’s signature is refused as raced', async () => {
+      time.t = 5_000;
+      await store.proveLink(signed('u1', '0xw', '0xw'), 'signature', { challengeIssuedAt: 4_000 });
+      const late = await store.proveLink(signed('u2', '0xw', '0xw'), 'signature', {
+        challengeIssuedAt: 4_500,
+      });
+      expect(late).toMatchObject({ refusal: { code: 'raced' } });
+      time.t = 7_000;
+      const fresh = await store.proveLink(signed('u2', '0xw', '0xw'), 'signature', {
+        challengeIssuedAt: 6_000,
+      });
+      expect('refusal' in fresh).toBe(false);
+      expect((await store.getHolding(G, 'address', '0xw'))?.userId).toBe('u2');
+    });
+
+    it('20 concurrent signatures for one wallet from two store connections: exactly one holds it', async () => {
+      const other = await open();
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 === 0 ? store : other).proveLink(signed(`racer${i}`, '0xrace', '0xrace'), 'signature', {
+            challengeIssuedAt: time.t - 1,
+          }),
+        ),
+      );
+      const won = results.filter((r) => !('refusal' in r));
+      expect(won).toHaveLength(1);
+      expect(results.filter((r) => 'refusal' in r && r.refusal.code === 'raced')).toHaveLength(19);
+      const active = (await store.getAddressLinks(G, '0xrace')).filter((l) => l.releasedAt === null);
+      expect(active).toHaveLength(1);
+    });
+
+    it('20 concurrent Linked Roles proofs of one wallet from two store connections: exactly one holds it', async () => {
+      const other = await open();
+      const connection = (userId: string) => ({
+        userId,
+        identity: '0xrace',
+        platform: 'ethereum',
+        address: '0xrace',
+        proofMethod: 'signature' as const,
+        provenAt: time.t,
+        sealedAccessToken: 'v1.a',
+        sealedRefreshToken: 'v1.r',
+        accessExpiresAt: time.t + 1_000,
+        metadata: null,
+        writtenAt: null,
+        staleSince: null,
+      });
+      const results = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          (i % 2 === 0 ? store : other).proveRoleConnection(connection(`racer${i}`), {
+            reason: 'taken',
+            challengeIssuedAt: time.t - 1,
+          }),
+        ),
+      );
+      expect(results.filter((r) => !('refusal' in r))).toHaveLength(1);
+      const live = (await store.listRoleConnections()).filter((c) => c.releasedAt === null);
+      expect(live).toHaveLength(1);
+    });
+
+    it('a Linked Roles signature takes over another account’s connection, which is released with the reason', async () => {
+      const base = {
+        platform: 'ens',
+        provenAt: 1,
+        sealedAccessToken: 'v1.a',
+        sealedRefreshToken: 'v1.r',
+        accessExpiresAt: 9,
+        metadata: null,
+        writtenAt: null,
+        staleSince: null,
+      };
+      await store.proveRoleConnection(
+        { ...base, userId: 'alt1', identity: 'n.eth', address: '0xn', proofMethod: 'record' },
+        { reason: 'x' },
+      );
+      const taken = await store.proveRoleConnection(
+        { ...base, userId: 'alt2', identity: '0xn', address: '0xn', proofMethod: 'signature' },
+        { reason: 'its wallet was proven by another account' },
+      );
+      if ('refusal' in taken) throw new Error('refused');
+      expect(taken.displaced.map((c) => [c.userId, c.releasedReason])).toEqual([
+        ['alt1', 'its wallet was proven by another account'],
+      ]);
+      expect((await store.getRoleConnection('alt1'))?.releasedAt).not.toBeNull();
+      const refused = await store.proveRoleConnection(
+        { ...base, userId: 'alt3', identity: 'm.eth', address: '0xn', proofMethod: 'record' },
+        { reason: 'x' },
+      );
+      expect(refused).toMatchObject({ refusal: { code: 'address_taken' } });
+      expect(await store.getRoleConnection('alt3')).toBeUndefined();
+    });
+  });
+
   describe('guild re-check leases', () => {
     it('one holder at a time: renewed by its holder, taken over once it lapses, released early', async () => {
       const other = await open();

@@ -707,6 +707,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
           }),
         ),
       );
+      await other.close();
       const won = results.filter((r) => !('refusal' in r));
       expect(won).toHaveLength(1);
       expect(results.filter((r) => 'refusal' in r && r.refusal.code === 'raced')).toHaveLength(19);
@@ -738,6 +739,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
           }),
         ),
       );
+      await other.close();
       expect(results.filter((r) => !('refusal' in r))).toHaveLength(1);
       const live = (await store.listRoleConnections()).filter((c) => c.releasedAt === null);
       expect(live).toHaveLength(1);

@@ -713,6 +713,8 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(results.filter((r) => 'refusal' in r && r.refusal.code === 'raced')).toHaveLength(19);
       const active = (await store.getAddressLinks(G, '0xrace')).filter((l) => l.releasedAt === null);
       expect(active).toHaveLength(1);
+      // Both pools filled up: give their connections back before the next test.
+      await store.close();
     });
 
     it('20 concurrent Linked Roles proofs of one wallet from two store connections: exactly one holds it', async () => {
@@ -743,6 +745,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(results.filter((r) => !('refusal' in r))).toHaveLength(1);
       const live = (await store.listRoleConnections()).filter((c) => c.releasedAt === null);
       expect(live).toHaveLength(1);
+      await store.close();
     });
 
     it('a Linked Roles signature takes over another account’s connection, which is released with the reason', async () => {

@@ -89,6 +89,12 @@ export function addressKey(text: string | null | undefined): string | null {
   return SOLANA_ADDRESS.test(trimmed) ? trimmed : null;
 }
 
+/** `0xcd13…c3b1` for an EVM address, `HKKp…NwEA` for a Solana one: for people, never for comparing. */
+export function shortAddress(address: string): string {
+  const head = address.startsWith('0x') ? 6 : 4;
+  return address.length <= head + 6 ? address : `${address.slice(0, head)}…${address.slice(-4)}`;
+}
+
 function isPlatformSegment(value: string): value is PlatformSegment {
   return (PLATFORM_SEGMENTS as readonly string[]).includes(value);
 }

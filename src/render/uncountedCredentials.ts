@@ -9,7 +9,7 @@ import {
   ButtonStyle,
   ComponentType,
 } from 'discord-api-types/v10';
-import type { UncountedCredential } from '../gating/credentialSubjects.ts';
+import { shortAddress, type UncountedCredential } from '../gating/credentialSubjects.ts';
 import { DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
 
 /** Whose view: the member's own (`/whoami`) or a moderator's (`/gating check`, the context menu). */
@@ -21,12 +21,6 @@ export type SignButtonId = (address: string) => string;
 const LABEL_MAX = 60;
 const LABELS_LISTED = 3;
 const IDENTITY_MAX = 100;
-
-/** `0xcd13…c3b1` for an EVM address, `HKKp…NwEA` for a Solana one. */
-export function shortAddress(address: string): string {
-  const head = address.startsWith('0x') ? 6 : 4;
-  return address.length <= head + 6 ? address : `${address.slice(0, head)}…${address.slice(-4)}`;
-}
 
 function labelList(entries: UncountedCredential[]): { text: string; plural: boolean } {
   const labels = [

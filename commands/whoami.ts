@@ -29,6 +29,8 @@ export default {
   },
   cooldown: true,
   ephemeral: true,
+  // The message is private anyway; a click by anyone else would otherwise replace it with their own link.
+  componentsOwnerOnly: true,
   async answer(_options, ctx) {
     const access = gatingAccess(ctx);
     if (!access.ok) return access.answer;

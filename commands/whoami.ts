@@ -1,7 +1,25 @@
-import type { Command } from '../src/discord/command.ts';
+import type { Command, CommandContext } from '../src/discord/command.ts';
+import { encodeCustomId } from '../src/discord/customId.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
-import { renderLinkedRoleStatus, renderWhoami } from '../src/render/gatingMember.ts';
+import { renderLinkedRoleStatus, renderVerifyResult, renderWhoami } from '../src/render/gatingMember.ts';
+import type { MessagePayload } from '../src/render/types.ts';
+
+/** A button on /whoami that starts /verify of a wallet for whoever clicks it. */
+const signButtonId = (address: string) => encodeCustomId('whoami', 'sign', address);
+
+/** `/verify <address>` for the member who clicked: its signing link, privately (the message is theirs). */
+async function signWith(address: string, ctx: CommandContext): Promise<MessagePayload> {
+  const access = gatingAccess(ctx);
+  if (!access.ok) return access.answer;
+  const username = ctx.interaction?.user.username ?? '';
+  const result = await access.service.verification.verify(
+    access.guildId,
+    { id: ctx.userId, username },
+    address,
+  );
+  return renderVerifyResult(result, address, guildNames(ctx), ctx.render);
+}
 
 export default {
   data: {
@@ -11,6 +29,8 @@ export default {
   },
   cooldown: true,
   ephemeral: true,
+  // The message is private anyway; a click by anyone else would otherwise replace it with their own link.
+  componentsOwnerOnly: true,
   async answer(_options, ctx) {
     const access = gatingAccess(ctx);
     if (!access.ok) return access.answer;
@@ -19,6 +39,11 @@ export default {
       return linkedRole ? renderLinkedRoleStatus(linkedRole, ctx.render) : renderNotSetUp(ctx.render);
     }
     const report = await access.service.members.report(access.guildId, ctx.userId);
-    return renderWhoami(report, guildNames(ctx), ctx.render, linkedRole);
+    return renderWhoami(report, guildNames(ctx), ctx.render, linkedRole, signButtonId);
+  },
+  components: {
+    sign([address], _values, ctx) {
+      return signWith(address ?? '', ctx);
+    },
   },
 } satisfies Command;

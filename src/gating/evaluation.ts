@@ -17,6 +17,7 @@ import {
   TEXT_RECORD_KINDS,
 } from '../web3bio/identity.ts';
 import type { CredentialSet, DomainInfo, Fetched, Profile } from '../web3bio/types.ts';
+import { ownersCount, type ProofBehind, weighCredentials } from './credentialSubjects.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
 import {
   carriesFlag,
@@ -144,12 +145,20 @@ export class Evaluator {
       ...released.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
     ]);
     const nowSec = Math.floor(this.#now() / 1000);
-    // A released identity proves nothing: only its flags count.
-    const evidence = reads.map((read, i) =>
-      i < active.length || read.evidence.credentials === null
-        ? read.evidence
-        : { ...read.evidence, credentials: { ...read.evidence.credentials, isHuman: [] } },
+    const counted = await this.#weigh(
+      active,
+      reads.slice(0, active.length).map((r) => r.evidence),
+      nowSec,
     );
+    // A released identity proves nothing: only its flags count.
+    const evidence = [
+      ...counted,
+      ...reads
+        .slice(active.length)
+        .map(({ evidence: e }) =>
+          e.credentials === null ? e : { ...e, credentials: { ...e.credentials, isHuman: [] } },
+        ),
+    ];
     const rules = rulesOf(o.settings);
     let decisions = evaluateRules(rules, evidence, nowSec);
     if (evidence.length === 0) decisions = keepFlags(decisions, rules);
@@ -185,9 +194,79 @@ export class Evaluator {
     };
   }
 
-  /** Credentials of every identity, for a report when the guild has no rules. */
+  /**
+   * What counts of every identity's credentials (each link taken as proven), for a report when the guild
+   * has no rules and for Linked Roles.
+   */
   async evidenceOf(links: LinkRecord[], fresh: boolean): Promise<IdentityEvidence[]> {
-    return Promise.all(links.map(async (l) => (await this.#credentialsOf(l, fresh, true)).evidence));
+    const reads = await Promise.all(links.map((l) => this.#credentialsOf(l, fresh, true)));
+    return this.#weigh(
+      links,
+      reads.map((r) => r.evidence),
+      Math.floor(this.#now() / 1000),
+    );
+  }
+
+  /**
+   * Each answer weighed by subject against everything the links prove (credentialSubjects.ts). The
+   * owner and manager of record-proven names are read (cached) only when an entry is left out that they
+   * could account for; when that read fails, those answers count as failed lookups (nothing is removed).
+   */
+  async #weigh(
+    links: LinkRecord[],
+    answers: IdentityEvidence[],
+    nowSec: number,
+  ): Promise<IdentityEvidence[]> {
+    const proofs: ProofBehind[] = links.map((l) => ({
+      identity: l.identity,
+      proofMethod: l.proofMethod,
+      address: l.address,
+    }));
+    const weighAll = () =>
+      answers.map((answer, i): IdentityEvidence => {
+        const proof = proofs[i];
+        if (answer.credentials === null || proof === undefined) return answer;
+        const { counted, uncounted } = weighCredentials({
+          credentials: answer.credentials,
+          proof,
+          others: proofs,
+          nowSec,
+        });
+        return {
+          identity: answer.identity,
+          credentials: counted,
+          ...(uncounted.length > 0 ? { uncounted } : {}),
+        };
+      });
+    const first = weighAll();
+    const wanting = (e: IdentityEvidence) => e.uncounted?.some((u) => u.signWith !== null) === true;
+    if (!first.some(wanting) || !links.some(ownersCount)) return first;
+    const owners = await Promise.all(links.map((l) => (ownersCount(l) ? this.#ownersOf(l) : null)));
+    owners.forEach((o, i) => {
+      const proof = proofs[i];
+      if (o && o !== 'failed' && proof) Object.assign(proof, o);
+    });
+    const weighed = weighAll();
+    if (!owners.includes('failed')) return weighed;
+    return weighed.map((e) => (wanting(e) ? { identity: e.identity, credentials: null } : e));
+  }
+
+  /**
+   * The owner and manager of a record-proven name, from the cached `/domain` answer (the record proof or
+   * check just read it fresh); empty when Web3.bio knows no domain, 'failed' when it could not answer.
+   */
+  async #ownersOf(
+    link: LinkRecord,
+  ): Promise<Pick<ProofBehind, 'ownerAddress' | 'managerAddress'> | 'failed'> {
+    const outcome = await lookupOutcome(this.#web3bio.getDomain(link.identity, { fresh: false }));
+    if (outcome.kind === 'ok')
+      return { ownerAddress: outcome.data.ownerAddress, managerAddress: outcome.data.managerAddress };
+    if (outcome.kind === 'missing') return {};
+    this.#logger.warn(
+      { guildId: link.guildId, identity: link.identity },
+      'domain lookup failed: credentials of its wallet are left as they were',
+    );
+    return 'failed';
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { ApplicationRoleConnectionMetadataType } from 'discord-api-types/v10';
+import { shortAddress, type UncountedCredential } from './credentialSubjects.ts';
 import { sendHtml } from './httpResponses.ts';
 import { ROLE_CONNECTION_METADATA } from './linkedRoles.ts';
 import { escapeHtml, htmlDocument } from './verifyPage.ts';
@@ -38,14 +39,19 @@ export type LinkedRolePage =
       username: string;
       problem?: ProveProblem;
       identity?: string;
-      /** The member's connection now, so a stale one can be seen and replaced. */
-      current?: { identity: string; stale: boolean };
+      /**
+       * The member's connection now, so a stale one can be seen and replaced, with the credentials that do
+       * not count in it (each wallet gets a one-click signature).
+       */
+      current?: { identity: string; stale: boolean; uncounted?: UncountedCredential[] };
     }
   | {
       kind: 'connected';
       identity: string;
       proof: 'record' | 'signature';
       metadata: Record<string, string>;
+      /** Credentials of the connection that do not count, with why; each wallet gets a one-click signature. */
+      uncounted?: UncountedCredential[];
     }
   /** `startUrl`: the Linked Roles start page below PUBLIC_URL. */
   | { kind: 'failed'; reason: LinkedRoleFailure; startUrl: string };
@@ -128,8 +134,12 @@ function proveBody(state: Extract<LinkedRolePage, { kind: 'prove' }>): string {
       : `<p>Connected now: <strong>${escapeHtml(state.current.identity)}</strong>. Proving another identity replaces it.</p>`
     : '';
   const problem = state.problem ? `<p role="alert" class="error">${PROBLEMS[state.problem]}</p>` : '';
+  const uncounted = uncountedSection(
+    state.current?.uncounted,
+    'In your connection now, these credentials do not count:',
+  );
   return `<p>Signed in to Discord as <strong>@${escapeHtml(state.username)}</strong>. Roles in every server that use this app follow the credentials of the identity you prove here.</p>
-${current}${problem}<form method="post" action="prove">
+${current}${uncounted}${problem}<form method="post" action="prove">
 <label for="identity">Identity: a name (alice.eth, bonfida.sol) or a wallet address</label>
 <input id="identity" name="identity" required maxlength="200" autocomplete="off" value="${escapeHtml(state.identity ?? '')}">
 <div class="choices">
@@ -152,7 +162,59 @@ function connectedBody(state: Extract<LinkedRolePage, { kind: 'connected' }>): s
 <dl>
 ${rows}
 </dl>
-<p>They follow the identity’s credentials at every re-check. <code>/unverify</code> in any server clears them.</p>`;
+${uncountedSection(state.uncounted, 'These credentials do not count toward the values above:')}<p>They follow the identity’s credentials at every re-check. <code>/unverify</code> in any server clears them.</p>`;
+}
+
+const UNCOUNTED_LABELS = 3;
+const UNCOUNTED_SUBJECTS = 10;
+
+function labelsOf(entries: UncountedCredential[]): string {
+  const labels = [...new Set(entries.map((e) => (e.label || e.source).slice(0, 80)))];
+  const shown = labels.slice(0, UNCOUNTED_LABELS).map(escapeHtml);
+  const more = labels.length - shown.length;
+  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+}
+
+/** One wallet or name whose credentials do not count: why, and for a wallet a form that signs with it. */
+function uncountedItem(entries: UncountedCredential[]): string {
+  const first = entries[0];
+  if (!first) return '';
+  const labels = labelsOf(entries);
+  const wallet = first.signWith;
+  const walletCode =
+    wallet === null ? '' : `<code title="${escapeHtml(wallet)}">${escapeHtml(shortAddress(wallet))}</code>`;
+  const why =
+    first.reason === 'address_not_proven'
+      ? `${labels}: from the wallet ${walletCode}, which you have not proven.`
+      : first.reason === 'identity_not_proven'
+        ? `${labels}: from <strong>${escapeHtml(first.subject.slice(0, 100))}</strong>, which you have not proven: prove that identity to count it.`
+        : `${labels}: Web3.bio does not say whose it is, and <strong>${escapeHtml(first.lookedUp.slice(0, 100))}</strong> points at the wallet ${walletCode}, which you have not proven.`;
+  const form =
+    wallet === null
+      ? ''
+      : `<form method="post" action="prove"><input type="hidden" name="identity" value="${escapeHtml(wallet)}"><input type="hidden" name="proof" value="signature"><button type="submit" class="secondary">Sign with ${escapeHtml(shortAddress(wallet))}</button></form>`;
+  return `<li>${why}${form}</li>`;
+}
+
+/**
+ * Credentials that do not count: the identity's record proves the name, not the wallets its credentials
+ * belong to. Empty when there are none (callers that pass nothing see no change).
+ */
+function uncountedSection(uncounted: UncountedCredential[] | undefined, intro: string): string {
+  if (!uncounted || uncounted.length === 0) return '';
+  const groups = new Map<string, UncountedCredential[]>();
+  for (const e of uncounted) {
+    const key = `${e.reason}\n${e.subject}\n${e.signWith ?? ''}`;
+    groups.set(key, [...(groups.get(key) ?? []), e]);
+  }
+  const items = [...groups.values()].slice(0, UNCOUNTED_SUBJECTS).map(uncountedItem).join('\n');
+  return `<section class="warn" aria-label="Credentials that do not count">
+<p>${intro} they belong to a wallet or name you have not proven. Sign with the wallet to count them.</p>
+<ul>
+${items}
+</ul>
+</section>
+`;
 }
 
 /** How the member reads a value (the metadata's own names are written for admins' role settings). */

@@ -15,6 +15,7 @@
  */
 import { credentialIsTrue, credentialScore, isCredentialExpired } from '../web3bio/credentials.ts';
 import type { Credential, CredentialCategory, CredentialSet } from '../web3bio/types.ts';
+import type { UncountedCredential } from './credentialSubjects.ts';
 
 export interface GatingRules {
   humanRoleId: string;
@@ -26,8 +27,13 @@ export interface GatingRules {
 
 export interface IdentityEvidence {
   identity: string;
-  /** null: the lookup failed. */
+  /**
+   * null: the lookup failed. Otherwise what counts: every flag, and only the isHuman entries whose
+   * subject the member proved (see credentialSubjects.ts).
+   */
   credentials: CredentialSet | null;
+  /** isHuman entries of the answer left out of `credentials` because their subject is not proven. */
+  uncounted?: UncountedCredential[];
 }
 
 export interface RoleDecision {

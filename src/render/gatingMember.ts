@@ -21,6 +21,13 @@ import { embed, type GuildNames, LIST_MAX, plain, reasonText, roleLabel, userLab
 import { finishPayload } from './payload.ts';
 import { COLORS, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
+import {
+  type Audience,
+  type SignButtonId,
+  signButtonRows,
+  uncountedLines,
+  walletsToSign,
+} from './uncountedCredentials.ts';
 
 const IDENTITY_MAX = 100;
 
@@ -191,16 +198,28 @@ function evidenceFor(report: MemberReport, identity: string): IdentityEvidence |
   return report.evidence.find((e) => e.identity === identity);
 }
 
+/** What the report shows with its fields: whose view it is, and the wallets the member has a button for. */
+interface ReportView {
+  audience: Audience;
+  buttons: ReadonlySet<string>;
+}
+
+const NONE_COUNTING =
+  '➖ **No signals that count**: Web3.bio’s credentials here belong to what is not proven yet';
+
 function linkField(
   link: LinkRecord,
   evidence: IdentityEvidence | undefined,
   ctx: RenderContext,
+  view: ReportView,
 ): APIEmbedField {
   const credentials = evidence ? evidence.credentials : link.lastResult;
+  const uncounted = evidence?.uncounted ?? [];
   const lines = [proofText(link)];
   if (credentials) {
+    const verdict = credentialVerdict(credentials, ctx.nowSec);
     lines.push(
-      verdictLine(credentialVerdict(credentials, ctx.nowSec)),
+      verdict === 'none' && uncounted.length > 0 ? NONE_COUNTING : verdictLine(verdict),
       credentialCounts(credentials, ctx.nowSec),
     );
   } else if (evidence) {
@@ -212,9 +231,10 @@ function linkField(
     const outcome = link.lastCheckOk === false ? ' (lookup failed)' : '';
     lines.push(`Last checked ${discordTime(link.lastCheckAt / 1000, 'R')}${outcome}`);
   }
+  lines.push(...uncountedLines(uncounted, view.audience, view.buttons));
   return {
     name: `${identityText(link.identity)} · ${escapeLine(platformName(link.platform))}`,
-    value: lines.join('\n'),
+    value: joinLinesWithin(lines, DISCORD_LIMITS.fieldValue),
   };
 }
 
@@ -254,9 +274,14 @@ function pendingField(report: MemberReport, names: GuildNames): APIEmbedField | 
   return { name: 'Pending', value: joinLinesWithin(lines, DISCORD_LIMITS.fieldValue) };
 }
 
-function reportFields(report: MemberReport, names: GuildNames, ctx: RenderContext): APIEmbedField[] {
+function reportFields(
+  report: MemberReport,
+  names: GuildNames,
+  ctx: RenderContext,
+  view: ReportView,
+): APIEmbedField[] {
   return [
-    ...report.links.map((link) => linkField(link, evidenceFor(report, link.identity), ctx)),
+    ...report.links.map((link) => linkField(link, evidenceFor(report, link.identity), ctx, view)),
     releasedField(report),
     decisionsField(report, names),
     pendingField(report, names),
@@ -273,15 +298,27 @@ function decisionsField(report: MemberReport, names: GuildNames): APIEmbedField 
   };
 }
 
-/** `/whoami`: my proven identities, and for each gated role why I have it or not. */
+/**
+ * `/whoami`: my proven identities, and for each gated role why I have it or not. Credentials that do not
+ * count say why; with `signButtonId`, each wallet whose signature would count them gets a button.
+ */
 export function renderWhoami(
   report: MemberReport,
   names: GuildNames,
   ctx: RenderContext,
   linkedRole?: { identity: string; stale: boolean },
+  signButtonId?: SignButtonId,
 ): MessagePayload {
-  if (!linkedRole) return renderWhoamiReport(report, names, ctx, []);
-  return renderWhoamiReport(report, names, ctx, [linkedRoleField(linkedRole)]);
+  const extra = linkedRole ? [linkedRoleField(linkedRole)] : [];
+  return renderWhoamiReport(report, names, ctx, extra, signButtonId);
+}
+
+/** The wallets a member could sign with to make their proven identities' credentials count. */
+function walletsOf(report: MemberReport): string[] {
+  const proven = new Set(report.links.map((l) => l.identity));
+  return walletsToSign(
+    report.evidence.filter((e) => proven.has(e.identity)).flatMap((e) => e.uncounted ?? []),
+  );
 }
 
 /** `/whoami` in a server without gating set up: only the member's Linked Roles connection. */
@@ -314,6 +351,7 @@ function renderWhoamiReport(
   names: GuildNames,
   ctx: RenderContext,
   extra: APIEmbedField[],
+  signButtonId: SignButtonId | undefined,
 ): MessagePayload {
   if (report.links.length === 0) {
     return plain(
@@ -324,23 +362,34 @@ function renderWhoamiReport(
         [
           ...extra,
           ...(report.decisions.length > 0 || report.released.length > 0
-            ? reportFields(report, names, ctx)
+            ? reportFields(report, names, ctx, { audience: 'member', buttons: new Set() })
             : []),
         ].slice(0, DISCORD_LIMITS.fields),
       ),
       ctx,
     );
   }
-  const fields = [...extra, ...reportFields(report, names, ctx)].slice(0, DISCORD_LIMITS.fields);
+  const signable = signButtonId ? walletsOf(report).slice(0, DISCORD_LIMITS.buttonsPerRow) : [];
+  const rows = signButtonId ? signButtonRows(signable, signButtonId) : [];
+  const withButton = new Set(signable);
+  const view: ReportView = { audience: 'member', buttons: withButton };
+  const fields = [...extra, ...reportFields(report, names, ctx, view)].slice(0, DISCORD_LIMITS.fields);
   const count = report.links.length;
-  return plain(
-    embed(
-      'Your web3 identities',
-      `${formatNumber(count, ctx.locale)} proven ${count === 1 ? 'identity' : 'identities'} in this server.`,
-      COLORS.info,
-      fields,
-    ),
-    ctx,
+  const hint =
+    withButton.size > 0
+      ? `\nSome credentials count only once you sign with their wallet: ${withButton.size === 1 ? 'the button' : 'the buttons'} below start${withButton.size === 1 ? 's' : ''} it.`
+      : '';
+  return finishPayload(
+    [
+      embed(
+        'Your web3 identities',
+        `${formatNumber(count, ctx.locale)} proven ${count === 1 ? 'identity' : 'identities'} in this server.${hint}`,
+        COLORS.info,
+        fields,
+      ),
+    ],
+    rows,
+    { ...ctx, stale: undefined },
   );
 }
 
@@ -361,7 +410,12 @@ export function renderMemberReport(
       ? `\n\n**A re-check would change:**\n${joinLinesWithin(changes, LIST_MAX)}`
       : '\n\nTheir roles match the rules.';
   return plain(
-    embed('Web3 credentials check', `${summary}${pending}`, COLORS.info, reportFields(report, names, ctx)),
+    embed(
+      'Web3 credentials check',
+      `${summary}${pending}`,
+      COLORS.info,
+      reportFields(report, names, ctx, { audience: 'moderator', buttons: new Set() }),
+    ),
     ctx,
   );
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import type { UncountedCredential } from '../../src/gating/credentialSubjects.ts';
 import type { RoleProblem } from '../../src/gating/hierarchy.ts';
 import type { GuildPreview, GuildStatus, MemberReport } from '../../src/gating/types.ts';
 import {
@@ -242,6 +243,149 @@ describe('renderWhoami', () => {
     expect(text).toContain('lookup failed: the last known result stands');
     expect(text).toContain('(lookup failed)');
     expect(text).toContain('⏸️ held, kept while the lookup fails');
+  });
+});
+
+const WALLET = '0xcd133d337ead9c2ac799ec7524a1e0f8aa30c3b1';
+
+function uncounted(over: Partial<UncountedCredential> = {}): UncountedCredential {
+  return {
+    category: 'isHuman',
+    label: 'Galxe KYC Verified',
+    source: 'galxe-passport',
+    subject: WALLET,
+    subjectKind: 'address',
+    reason: 'address_not_proven',
+    lookedUp: 'sub.alice.eth',
+    signWith: WALLET,
+    ...over,
+  };
+}
+
+/** A record link of a subname whose wallet's credentials do not count. */
+function borrowedReport(list: UncountedCredential[]): MemberReport {
+  return report({
+    links: [link({ identity: 'sub.alice.eth', address: WALLET })],
+    evidence: [
+      { identity: 'sub.alice.eth', credentials: { isHuman: [], isRisky: [], isSpam: [] }, uncounted: list },
+    ],
+    decisions: [
+      { roleId: HUMAN, want: false, because: 'no unexpired isHuman credential is true (sub.alice.eth)' },
+    ],
+    currentRoleIds: [],
+    diff: { add: [], remove: [] },
+  });
+}
+
+const signId = (address: string) => `whoami|sign|${address}`;
+
+describe('credentials that do not count', () => {
+  it('/whoami says whose they are and why, and offers one button per wallet to sign with', () => {
+    const payload = checked(
+      renderWhoami(
+        borrowedReport([
+          uncounted(),
+          uncounted({ label: 'Passport Humanity Verified', source: 'human-passport' }),
+        ]),
+        names,
+        ctx(),
+        undefined,
+        signId,
+      ),
+    );
+    const field = payload.embeds[0]?.fields?.find((f) => f.name.startsWith('sub.alice.eth'))?.value ?? '';
+    expect(field).toContain('No signals that count');
+    expect(field).toContain(
+      '⚠️ Galxe KYC Verified and Passport Humanity Verified belong to wallet `0xcd13…c3b1`, which you have not proven: sign with that wallet to count them.',
+    );
+    expect(payload.components).toEqual([
+      {
+        type: 1,
+        components: [
+          { type: 2, style: 1, label: 'Sign with 0xcd13…c3b1', custom_id: `whoami|sign|${WALLET}` },
+        ],
+      },
+    ]);
+    expect(payload.embeds[0]?.description).toContain('the button below starts it');
+  });
+
+  it('without a button (preview, or past five wallets) the sentence names the command instead', () => {
+    const wallets = Array.from({ length: 7 }, (_, i) => `0x${String(i + 1).padStart(40, '0')}`);
+    const payload = checked(
+      renderWhoami(
+        borrowedReport(wallets.map((w) => uncounted({ subject: w, signWith: w }))),
+        names,
+        ctx(),
+        undefined,
+        signId,
+      ),
+    );
+    expect(payload.components[0]?.components).toHaveLength(5);
+    const text = visibleText(payload);
+    expect(text).toContain(`sign with that wallet to count it (/verify \`${wallets[5]}\`)`);
+    expect(text).not.toContain(`(/verify \`${wallets[0]}\`)`);
+    expect(checked(renderWhoami(borrowedReport([uncounted()]), names, ctx())).components).toEqual([]);
+  });
+
+  it('a name not proven, and an entry Web3.bio names no subject for, each say what would count them', () => {
+    const text = visibleText(
+      checked(
+        renderWhoami(
+          borrowedReport([
+            uncounted({
+              subject: 'alice.eth',
+              subjectKind: 'identity',
+              reason: 'identity_not_proven',
+              signWith: null,
+            }),
+            uncounted({
+              label: 'Mystery',
+              subject: 'sub.alice.eth',
+              subjectKind: 'identity',
+              reason: 'unknown_subject',
+            }),
+          ]),
+          names,
+          ctx(),
+          undefined,
+          signId,
+        ),
+      ),
+    );
+    expect(text).toContain(
+      'Galxe KYC Verified belongs to **alice.eth**, which you have not proven here: run /verify `alice.eth` to count it.',
+    );
+    expect(text).toContain(
+      'Web3.bio does not say whose Mystery is, and **sub.alice.eth** points at wallet `0xcd13…c3b1`, which you have not proven: sign with that wallet to count it.',
+    );
+  });
+
+  it('a moderator’s check tells what the member can do, with no button', () => {
+    const payload = checked(renderMemberReport(borrowedReport([uncounted()]), names, ctx()));
+    expect(visibleText(payload)).toContain(
+      `Galxe KYC Verified belongs to wallet \`0xcd13…c3b1\`, which the member has not proven: it counts once the member signs with that wallet (/verify \`${WALLET}\`).`,
+    );
+    expect(payload.components).toEqual([]);
+  });
+
+  it('keeps hostile labels and names inert, and many entries within Discord’s limits', () => {
+    const hostile = Array.from({ length: 40 }, (_, i) =>
+      uncounted({
+        label: `${HOSTILE} ${i}`,
+        subject: `${HOSTILE}${i}`,
+        subjectKind: 'identity',
+        reason: 'identity_not_proven',
+        signWith: null,
+      }),
+    );
+    const payload = checked(renderWhoami(borrowedReport(hostile), names, ctx(), undefined, signId));
+    // Code spans show their text as is: what matters is what renders outside them.
+    const text = visibleText(payload).replace(/`[^`]*`/g, '');
+    expect(text).not.toMatch(/(?<!\\)\*\*@everyone/);
+    expect(text).not.toContain('<@123456789012345678>');
+    expect(text).not.toContain('](javascript:');
+    expect(payload.allowed_mentions).toEqual({ parse: [] });
+    checked(renderMemberReport(borrowedReport(hostile), hostileNames, ctx()));
   });
 });
 

@@ -111,6 +111,61 @@ export function gatingCredentials(
   };
 }
 
+/**
+ * A wallet's own credentials as the live server lists them (the public 0xhelena.eth sample's Galxe and
+ * Human Passport entries), each `id` naming the wallet; with `spam`, a spam flag on it too.
+ */
+export function walletCredentials(
+  address: string,
+  opts: { human?: boolean; spam?: boolean } = {},
+): RawCredentials {
+  const id = `ethereum,${address.toLowerCase()}`;
+  const human =
+    opts.human === false
+      ? []
+      : [
+          rawCredential({
+            id,
+            category: 'isHuman',
+            platform: 'galxe',
+            source: 'galxe-passport',
+            type: 'boolean',
+            value: 'true',
+            label: 'Galxe KYC Verified',
+            description: 'Proof of KYC by Galxe',
+            link: 'https://app.galxe.com/passport',
+            updatedAt: 1_734_404_558,
+          }),
+          rawCredential({
+            id,
+            category: 'isHuman',
+            platform: 'humanpassport',
+            source: 'human-passport',
+            type: 'score',
+            value: '47.8',
+            label: 'Passport Humanity Verified',
+            description: 'Proof of Personhood by Human Passport',
+            link: 'https://app.passport.xyz',
+            updatedAt: 1_762_546_524,
+          }),
+        ];
+  const spam = opts.spam
+    ? [
+        rawCredential({
+          id,
+          category: 'isSpam',
+          platform: 'ethereum',
+          source: 'spam-list',
+          type: 'boolean',
+          value: 'true',
+          label: 'Known spam wallet',
+          updatedAt: ISSUED_AT,
+        }),
+      ]
+    : [];
+  return { isHuman: human, isRisky: [], isSpam: spam };
+}
+
 let addressSeed = 0x1000;
 /** A fresh EVM address, unique within the process. */
 export function nextAddress(): string {

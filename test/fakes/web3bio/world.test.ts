@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { ensProfile, gatingCredentials, walletCredentials } from './builders.ts';
 import { EDGE } from './edgeCases.ts';
 import {
   farcasterBaseName,
@@ -179,6 +180,46 @@ describe('FakeWorld', () => {
     ).toHaveLength(1);
     world.setCredentials('vitalik.eth', null);
     expect(world.lookupCredential('vitalik.eth').ok).toBe(false);
+  });
+
+  it('answers a name with its own entries and those of the wallet it resolves to, as the live server does', () => {
+    const world = new FakeWorld();
+    const wallet = '0x00000000000000000000000000000000000000a1';
+    world.addProfile(ensProfile('sub.owner.eth', wallet, 'alice'));
+    world.setCredentials('sub.owner.eth', gatingCredentials('sub.owner.eth', { human: false }));
+    world.setCredentials(wallet, walletCredentials(wallet, { spam: true }));
+    const answer = value(world.lookupCredential('sub.owner.eth'));
+    expect(answer.isHuman.map((c) => (c as RawObject).id)).toEqual([
+      `ethereum,${wallet}`,
+      `ethereum,${wallet}`,
+    ]);
+    expect(answer.isSpam.map((c) => (c as RawObject).label)).toEqual(['Known spam wallet']);
+    // The wallet's own answer is its own entries only.
+    expect(value(world.lookupCredential(wallet)).isHuman).toHaveLength(2);
+    world.setCredentials(wallet, null);
+    expect(value(world.lookupCredential('sub.owner.eth'))).toEqual(
+      gatingCredentials('sub.owner.eth', { human: false }),
+    );
+  });
+
+  it('a domain is owned and managed by the address it resolves to unless told otherwise', () => {
+    const world = new FakeWorld();
+    const wallet = '0x00000000000000000000000000000000000000a1';
+    const owner = '0x00000000000000000000000000000000000000b2';
+    world.addProfile(ensProfile('sub.owner.eth', wallet));
+    expect(value(world.lookupDomain('sub.owner.eth'))).toMatchObject({
+      resolvedAddress: wallet,
+      ownerAddress: wallet,
+      managerAddress: wallet,
+    });
+    world.setDomainOwners('sub.owner.eth', { owner, manager: null });
+    expect(value(world.lookupDomain('sub.owner.eth'))).toMatchObject({
+      resolvedAddress: wallet,
+      ownerAddress: owner,
+      managerAddress: null,
+    });
+    world.setDomainOwners('sub.owner.eth', null);
+    expect(value(world.lookupDomain('sub.owner.eth')).ownerAddress).toBe(wallet);
   });
 
   it('computes edge-case expiry dates from the seeding time', () => {

@@ -204,6 +204,7 @@ export class FakeWorld {
   #profiles: RawObject[] = [];
   readonly #credentials = new Map<string, RawCredentials>();
   readonly #domains = new Map<string, RawObject>();
+  readonly #owners = new Map<string, { owner: string | null; manager: string | null }>();
   readonly #wallets = new Map<string, RawObject>();
   readonly #avatars = new Map<string, string | null>();
 
@@ -240,6 +241,14 @@ export class FakeWorld {
     setOrDelete(this.#domains, normalizeIdentity(name), raw);
   }
 
+  /**
+   * Who owns and manages a name, as its `/domain` answer says (by default both are the address it
+   * resolves to, as for a name held in the wallet it points at); null forgets the override.
+   */
+  setDomainOwners(name: string, owners: { owner: string | null; manager: string | null } | null): void {
+    setOrDelete(this.#owners, normalizeIdentity(name), owners);
+  }
+
   /** Set the `/wallet` bundle for an identity; it also answers to its address and its `domains`. */
   setWallet(identity: string, raw: Record<string, unknown> | null): void {
     setOrDelete(this.#wallets, normalizeIdentity(identity), raw);
@@ -255,6 +264,7 @@ export class FakeWorld {
     this.#profiles = [];
     this.#credentials.clear();
     this.#domains.clear();
+    this.#owners.clear();
     this.#wallets.clear();
     this.#avatars.clear();
   }
@@ -324,7 +334,11 @@ export class FakeWorld {
     const errorPlatform = platform || (platformForName(query) ?? 'universal');
     if (query === '') return fail(400, INVALID_IDENTITY, rawId, errorPlatform);
     const direct = this.#credentials.get(query);
-    if (direct !== undefined) return ok(direct);
+    if (direct !== undefined) {
+      // A name's answer also carries the entries of the wallet it resolves to (their id names the wallet).
+      const wallet = isAddress(query) ? undefined : this.#walletCredentials(query);
+      return ok(wallet === undefined ? direct : mergeCredentials(direct, wallet));
+    }
     const profiles =
       isPlatformRoute(platform) && platform !== 'ethereum'
         ? [this.#findOnPlatform(platform, query)].filter((p) => p !== null)
@@ -342,11 +356,15 @@ export class FakeWorld {
       return fail(404, INVALID_IDENTITY, name, platform ?? 'ens');
     }
     const explicit = this.#domains.get(name);
-    if (explicit !== undefined) return ok(explicit);
     const profile = this.#profiles.find((p) => platformOf(p) === platform && identityOf(p) === name);
-    return profile === undefined
-      ? fail(404, NOT_FOUND, name, platform)
-      : ok(this.#domainFrom(profile, platform));
+    const domain = explicit ?? (profile === undefined ? undefined : this.#domainFrom(profile, platform));
+    if (domain === undefined) return fail(404, NOT_FOUND, name, platform);
+    const owners = this.#owners.get(name);
+    return ok(
+      owners === undefined
+        ? domain
+        : { ...domain, ownerAddress: owners.owner, managerAddress: owners.manager },
+    );
   }
 
   /** `/wallet/{id}`: a stored bundle, or one built from the identity's profiles and credentials. */
@@ -444,6 +462,16 @@ export class FakeWorld {
     return null;
   }
 
+  /** Credentials stored for the address a name's own profiles resolve to, if any. */
+  #walletCredentials(name: string): RawCredentials | undefined {
+    for (const profile of this.#profiles) {
+      const address = identityOf(profile) === name ? addressOf(profile) : null;
+      const found = address === null ? undefined : this.#credentials.get(address);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
   #findWallet(query: string): RawObject | undefined {
     const direct = this.#wallets.get(query);
     if (direct !== undefined) return direct;
@@ -525,6 +553,19 @@ export class FakeWorld {
       identityGraph: graph.map((p) => ({ ...entry(p, false), sources: [platformOf(p)] })),
     };
   }
+}
+
+/** Both answers' entries, each once. */
+function mergeCredentials(a: RawCredentials, b: RawCredentials): RawCredentials {
+  const merge = (x: unknown[], y: unknown[]) => {
+    const seen = new Set(x.map((e) => JSON.stringify(e)));
+    return [...x, ...y.filter((e) => !seen.has(JSON.stringify(e)))];
+  };
+  return {
+    isHuman: merge(a.isHuman, b.isHuman),
+    isRisky: merge(a.isRisky, b.isRisky),
+    isSpam: merge(a.isSpam, b.isSpam),
+  };
 }
 
 function setOrDelete<T>(map: Map<string, T>, key: string, value: T | null): void {

@@ -85,7 +85,8 @@ export interface RecordRead {
   failed: boolean;
 }
 
-type Seen = 'answer' | 'not_found' | 'failed';
+/** How a credential lookup ended: a real answer, "not found", or a failure. */
+export type Seen = 'answer' | 'not_found' | 'failed';
 
 export interface EvaluatorOptions {
   web3bio: Web3BioClient;
@@ -183,6 +184,14 @@ export class Evaluator {
   /** Credentials of every identity, for a report when the guild has no rules. */
   async evidenceOf(links: LinkRecord[], fresh: boolean): Promise<IdentityEvidence[]> {
     return Promise.all(links.map(async (l) => (await this.#credentialsOf(l, fresh, true)).evidence));
+  }
+
+  /** As `evidenceOf`, with how each lookup ended (Linked Roles' flag holds clear only on a real answer). */
+  async answersOf(
+    links: LinkRecord[],
+    fresh: boolean,
+  ): Promise<{ evidence: IdentityEvidence; seen: Seen }[]> {
+    return Promise.all(links.map((l) => this.#credentialsOf(l, fresh, true)));
   }
 
   /**

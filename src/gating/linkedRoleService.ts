@@ -172,6 +172,8 @@ export class LinkedRoleService {
    */
   async recheck(record: RoleConnectionRecord): Promise<LinkedRoleOutcome> {
     const tokens = new MemberTokens(this.#o, record);
+    const unusable = await tokens.ready();
+    if (unusable) return unusable;
     let current = record;
     if (record.releasedAt === null && record.proofMethod === 'record') {
       const check = await this.#checkRecord(record, tokens);

@@ -37,6 +37,15 @@ export class MemberTokens {
     this.#token = accessToken;
   }
 
+  /**
+   * Makes sure a token is at hand (refreshed when near its expiry), so a re-check with nothing to write
+   * still keeps the tokens fresh and notices a deauthorized app. Undefined when it is.
+   */
+  async ready(): Promise<MemberCallFailure | undefined> {
+    const token = this.#token ?? (await this.#stored());
+    return token === 'stale' || token === 'discord_failed' ? token : undefined;
+  }
+
   /** Runs `call` with a working access token; a 401 refreshes the token once and runs it again. */
   async call<T>(call: (accessToken: string) => Promise<T>): Promise<{ value: T } | MemberCallFailure> {
     const token = this.#token ?? (await this.#stored());

@@ -86,7 +86,8 @@ export interface RecordRead {
   failed: boolean;
 }
 
-type Seen = 'answer' | 'not_found' | 'failed';
+/** How a credential lookup ended: a real answer, "not found", or a failure. */
+export type Seen = 'answer' | 'not_found' | 'failed';
 
 export interface EvaluatorOptions {
   web3bio: Web3BioClient;
@@ -267,6 +268,14 @@ export class Evaluator {
       'domain lookup failed: credentials of its wallet are left as they were',
     );
     return 'failed';
+  }
+
+  /** As `evidenceOf`, with how each lookup ended (Linked Roles' flag holds clear only on a real answer). */
+  async answersOf(
+    links: LinkRecord[],
+    fresh: boolean,
+  ): Promise<{ evidence: IdentityEvidence; seen: Seen }[]> {
+    return Promise.all(links.map((l) => this.#credentialsOf(l, fresh, true)));
   }
 
   /**

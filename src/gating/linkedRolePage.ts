@@ -19,7 +19,11 @@ export type ProveProblem =
   | 'invalid'
   | 'not_found'
   /** No Ethereum or Solana address to sign with. */
-  | 'no_address';
+  | 'no_address'
+  /** The name resolves to a wallet another Discord account proved by signing: a record cannot take it. */
+  | 'address_taken'
+  /** Another Discord account proved it by signature after this proof started. */
+  | 'raced';
 
 /** Why the page cannot go on (the member starts again). */
 export type LinkedRoleFailure =
@@ -31,7 +35,9 @@ export type LinkedRoleFailure =
   | 'other_account'
   | 'link_used'
   | 'link_expired'
-  | 'link_unknown';
+  | 'link_unknown'
+  /** The proof was kept but Discord or Web3.bio failed before the values were written. */
+  | 'write_pending';
 
 export type LinkedRolePage =
   | {
@@ -40,10 +46,15 @@ export type LinkedRolePage =
       problem?: ProveProblem;
       identity?: string;
       /**
-       * The member's connection now, so a stale one can be seen and replaced, with the credentials that do
-       * not count in it (each wallet gets a one-click signature).
+       * The member's connection now, so a stale or released one can be seen and replaced, with the
+       * credentials that do not count in it (each wallet gets a one-click signature).
        */
-      current?: { identity: string; stale: boolean; uncounted?: UncountedCredential[] };
+      current?: {
+        identity: string;
+        stale: boolean;
+        releasedReason?: string | null;
+        uncounted?: UncountedCredential[];
+      };
     }
   | {
       kind: 'connected';
@@ -64,7 +75,22 @@ const PROBLEMS: Record<ProveProblem, string> = {
   not_found: 'Web3.bio knows no such identity. Check the spelling, or enter its wallet address.',
   no_address:
     'That identity resolves to no Ethereum or Solana address to sign with. Enter the wallet address itself, or prove it by its record.',
+  address_taken:
+    'That identity resolves to a wallet another Discord account proved by signing with it. A record proves the name, not the wallet: nothing was changed. If the wallet is yours, sign with it instead.',
+  raced:
+    'Another Discord account proved that identity or its wallet with a signature while you were proving it. Nothing was changed; if it is yours, start again and sign with the wallet.',
 };
+
+/** Why a connection no longer backs the member (its `releasedReason`), as the page and /whoami say it. */
+const RELEASED_TEXT: Record<string, string> = {
+  signed_elsewhere: 'its wallet signed for another Discord account',
+  proven_elsewhere: 'another Discord account proved it (its record names that account now)',
+  record_gone: 'its record no longer names your Discord username',
+};
+
+export function releasedText(reason: string): string {
+  return RELEASED_TEXT[reason] ?? 'another Discord account proved it';
+}
 
 const FAILURE_TITLES: Record<LinkedRoleFailure, string> = {
   denied: 'Discord sign-in cancelled',
@@ -75,6 +101,7 @@ const FAILURE_TITLES: Record<LinkedRoleFailure, string> = {
   link_used: 'This signing link was already used',
   link_expired: 'This signing link has expired',
   link_unknown: 'This signing link is not valid',
+  write_pending: 'Proof kept: Discord has not taken the values yet',
 };
 
 const FAILURE_TEXT: Record<LinkedRoleFailure, string> = {
@@ -88,6 +115,8 @@ const FAILURE_TEXT: Record<LinkedRoleFailure, string> = {
   link_used: 'Each signing link works once. Nothing else was changed.',
   link_expired: 'Signing links work for 10 minutes. Nothing was changed.',
   link_unknown: 'Nothing was changed.',
+  write_pending:
+    'Your proof was kept, but Discord or Web3.bio did not answer just now, so the values behind your roles are not written yet. The bot writes them at its next re-check; you can close this tab, or start again to try now.',
 };
 
 /** Sends one state of the page (its forms post to this site only). */
@@ -129,9 +158,11 @@ export function renderLinkedRolePage(state: LinkedRolePage, cspNonce: string): s
 
 function proveBody(state: Extract<LinkedRolePage, { kind: 'prove' }>): string {
   const current = state.current
-    ? state.current.stale
-      ? `<p class="warn">Discord no longer accepts the connection to <strong>${escapeHtml(state.current.identity)}</strong> (the app was removed from your Authorized Apps, or its access was refused), so its roles stopped following the credentials. Prove an identity again to reconnect.</p>`
-      : `<p>Connected now: <strong>${escapeHtml(state.current.identity)}</strong>. Proving another identity replaces it.</p>`
+    ? state.current.releasedReason
+      ? `<p class="warn"><strong>${escapeHtml(state.current.identity)}</strong> no longer backs your roles: ${escapeHtml(releasedText(state.current.releasedReason))}. Discord now holds that you are not likely human. Prove an identity of your own to connect again.</p>`
+      : state.current.stale
+        ? `<p class="warn">Discord no longer accepts the connection to <strong>${escapeHtml(state.current.identity)}</strong> (the app was removed from your Authorized Apps, or its access was refused), so its roles stopped following the credentials. Prove an identity again to reconnect.</p>`
+        : `<p>Connected now: <strong>${escapeHtml(state.current.identity)}</strong>. Proving another identity replaces it.</p>`
     : '';
   const problem = state.problem ? `<p role="alert" class="error">${PROBLEMS[state.problem]}</p>` : '';
   const uncounted = uncountedSection(

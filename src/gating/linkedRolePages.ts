@@ -23,7 +23,7 @@ import {
 import { type Evaluator, resolvedAddressOf } from './evaluation.ts';
 import { readBody, readCookie, redirect, setCookie } from './httpResponses.ts';
 import { failed, type ProveProblem, sendLinkedRolePage } from './linkedRolePage.ts';
-import type { LinkedRoleService } from './linkedRoleService.ts';
+import type { ConnectOutcome, LinkedRoleService } from './linkedRoleService.ts';
 import {
   clearSession,
   cookieOptions,
@@ -169,9 +169,9 @@ async function prove(o: LinkedRolePagesOptions, req: IncomingMessage, res: Serve
     o.logger.info({ userId: session.userId }, 'linked role: the record does not name the member');
     return retry('not_named');
   }
-  let written: Awaited<ReturnType<LinkedRoleService['connect']>>;
+  let outcome: ConnectOutcome;
   try {
-    written = await o.service.connect(session.userId, session.grant, {
+    outcome = await o.service.connect(session.userId, session.grant, {
       identity: parsed.identity,
       platform: String(parsed.platform),
       address: resolvedAddressOf(read),
@@ -181,13 +181,15 @@ async function prove(o: LinkedRolePagesOptions, req: IncomingMessage, res: Serve
     o.logger.warn({ userId: session.userId, err: oauthErrorSummary(error) }, 'linked role write failed');
     return failed(o.oauth.publicUrl, res, 502, 'failed');
   }
-  if (written === 'lookup_failed') return retry('lookup_failed');
+  if (outcome.kind === 'lookup_failed') return retry('lookup_failed');
+  if (outcome.kind === 'refused') return retry(outcome.refusal.code);
   clearSession(o, res);
+  if (outcome.kind === 'pending') return failed(o.oauth.publicUrl, res, 202, 'write_pending');
   sendLinkedRolePage(res, 200, {
     kind: 'connected',
     identity: parsed.identity,
     proof: 'record',
-    metadata: written.metadata,
+    metadata: outcome.connection.metadata,
   });
 }
 
@@ -212,6 +214,8 @@ const PROBLEM_STATUS: Record<ProveProblem, number> = {
   invalid: 400,
   not_found: 404,
   no_address: 422,
+  address_taken: 409,
+  raced: 409,
 };
 
 /** The page where the member chooses a proof, with their connection now (a stale one says so). */
@@ -227,7 +231,15 @@ async function provePage(
     kind: 'prove',
     username: session.username,
     ...retry,
-    ...(current ? { current: { identity: current.identity, stale: current.stale } } : {}),
+    ...(current
+      ? {
+          current: {
+            identity: current.identity,
+            stale: current.stale,
+            releasedReason: current.releasedReason,
+          },
+        }
+      : {}),
   });
 }
 

@@ -8,7 +8,6 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ParsedIdentity } from '../web3bio/identity.ts';
-import { DiscordOAuthError, oauthErrorSummary } from './discordOAuth.ts';
 import { signerAddressOf } from './evaluation.ts';
 import { redirect, sendHtml } from './httpResponses.ts';
 import { failed, type ProveProblem, startPath } from './linkedRolePage.ts';
@@ -21,7 +20,13 @@ import {
   type SignatureRoutesOptions,
   sendChallengeMessage,
 } from './signatureRoutes.ts';
-import { createChallenge, LINKED_ROLES_SCOPE, type NonceRecord, signedIdentity } from './siwe.ts';
+import {
+  createChallenge,
+  DEFAULT_CHALLENGE_TTL_MS,
+  LINKED_ROLES_SCOPE,
+  type NonceRecord,
+  signedIdentity,
+} from './siwe.ts';
 import { renderVerifyPage } from './verifyPage.ts';
 
 const SIGN_PAGE = /^\/linked-role\/sign\/([^/]+)$/;
@@ -157,23 +162,10 @@ async function complete(
   const session = readSession(o, req);
   if (!session || session.userId !== result.record.userId) return OTHER_ACCOUNT;
   const proven = { ...signedIdentity(result.record, result.address), proofMethod: 'signature' as const };
-  let written: Awaited<ReturnType<LinkedRolePagesOptions['service']['connect']>>;
-  try {
-    written = await o.service.connect(session.userId, session.grant, proven);
-  } catch (error) {
-    if (!(error instanceof DiscordOAuthError)) throw error;
-    o.logger.warn({ userId: session.userId, err: oauthErrorSummary(error) }, 'linked role write failed');
-    return {
-      status: 502,
-      body: {
-        ok: false,
-        reason: 'discord_failed',
-        message:
-          'Your signature was valid, but Discord did not accept the connection. Nothing was written; start again from the Linked Roles page.',
-      },
-    };
-  }
-  if (written === 'lookup_failed') {
+  // When the challenge was made: a holding another account signed for after that is not taken over.
+  const challengeIssuedAt = result.record.expiresAt - (o.siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS);
+  const outcome = await o.service.connect(session.userId, session.grant, proven, { challengeIssuedAt });
+  if (outcome.kind === 'lookup_failed') {
     return {
       status: 502,
       body: {
@@ -181,6 +173,31 @@ async function complete(
         reason: 'lookup_failed',
         message:
           'Your signature was valid, but Web3.bio could not be reached to read the credentials. Nothing was written; start again in a minute.',
+      },
+    };
+  }
+  if (outcome.kind === 'refused') {
+    return {
+      status: 409,
+      body: {
+        ok: false,
+        reason: outcome.refusal.code,
+        message:
+          outcome.refusal.code === 'raced'
+            ? 'Your signature was valid, but another Discord account signed for this wallet after your signing link was made, and the first to sign keeps it. Nothing was written; if the wallet is yours, start again from the Linked Roles page.'
+            : 'Your signature was valid, but this wallet already backs another Discord account. Nothing was written.',
+      },
+    };
+  }
+  if (outcome.kind === 'pending') {
+    o.logger.warn({ userId: session.userId, why: outcome.why }, 'linked role write waits for a re-check');
+    return {
+      status: 502,
+      body: {
+        ok: false,
+        reason: 'write_pending',
+        message:
+          'Your signature was valid and is kept, but Discord or Web3.bio did not answer just now, so the values behind your roles are not written yet. The bot writes them at its next re-check; you can close this tab, or start again to try now.',
       },
     };
   }

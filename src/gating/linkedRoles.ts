@@ -9,6 +9,7 @@ import {
   type APIApplicationRoleConnectionMetadata,
   ApplicationRoleConnectionMetadataType,
 } from 'discord-api-types/v10';
+import type { HeldFlag } from '../store/types.ts';
 import { credentialIsTrue, credentialScore, isCredentialExpired } from '../web3bio/credentials.ts';
 import type { Credential } from '../web3bio/types.ts';
 import { callAsUser, type DiscordOAuthConfig } from './discordOAuth.ts';
@@ -51,40 +52,52 @@ export const ROLE_CONNECTION_METADATA: APIApplicationRoleConnectionMetadata[] = 
 /** The body of `PUT /users/@me/applications/{id}/role-connection`. */
 export interface RoleConnection {
   platform_name: 'Web3.bio';
-  platform_username: string;
+  /** The proven identity; null once the connection proves nothing (its identity moved away). */
+  platform_username: string | null;
   /** Discord takes every value as a string: integers, ISO 8601 dates, "1"/"0" for booleans. */
   metadata: Record<string, string>;
 }
 
 /**
- * The metadata a member's proven identities earn now, or null when a lookup failed: like roles, a
- * connection is never downgraded on a failure (the caller keeps what Discord holds).
+ * The metadata a member's proven identity earns now, or null when a lookup failed: like roles, a
+ * connection is never downgraded on a failure (the caller keeps what Discord holds). Identities the
+ * account proved before and that may carry a flag (`held`) add their flags only, and `keptFlags` count
+ * as flags no answer shows (a held identity Web3.bio no longer finds). A connection that proves nothing
+ * now (`username` null, no `evidence`: its identity moved away) earns no humanity and no verified date.
  */
 export function roleConnectionFor(input: {
-  username: string;
+  username: string | null;
   evidence: IdentityEvidence[];
+  held?: IdentityEvidence[];
+  keptFlags?: HeldFlag[];
   firstProvenAt: number;
   nowSec: number;
 }): RoleConnection | null {
-  if (input.evidence.some((e) => e.credentials === null)) return null;
-  const sets = input.evidence.flatMap((e) => (e.credentials ? [e.credentials] : []));
+  const held = (input.held ?? []).map((e) =>
+    e.credentials === null ? e : { ...e, credentials: { ...e.credentials, isHuman: [] } },
+  );
+  const all = [...input.evidence, ...held];
+  if (all.some((e) => e.credentials === null)) return null;
+  const sets = all.flatMap((e) => (e.credentials ? [e.credentials] : []));
   const live = (list: Credential[]) => list.filter((c) => !isCredentialExpired(c, input.nowSec));
   const human = sets.flatMap((s) => live(s.isHuman));
   const scores = human.map(credentialScore).filter((s): s is number => s !== null && Number.isFinite(s));
-  const flagged = (category: 'isSpam' | 'isRisky') =>
+  const flagged = (category: HeldFlag) =>
+    (input.keptFlags ?? []).includes(category) ||
     sets.some((s) =>
       carriesFlag({ isHuman: [], isRisky: [], isSpam: [], [category]: s[category] }, input.nowSec),
     );
+  const metadata: Record<string, string> = {
+    likely_human: human.some(credentialIsTrue) ? '1' : '0',
+    humanity_score: String(Math.max(0, Math.floor(Math.max(0, ...scores)))),
+    not_spam: flagged('isSpam') ? '0' : '1',
+    not_risky: flagged('isRisky') ? '0' : '1',
+  };
+  if (input.username !== null) metadata.verified_days = new Date(input.firstProvenAt).toISOString();
   return {
     platform_name: 'Web3.bio',
-    platform_username: input.username.slice(0, 100),
-    metadata: {
-      likely_human: human.some(credentialIsTrue) ? '1' : '0',
-      humanity_score: String(Math.max(0, Math.floor(Math.max(0, ...scores)))),
-      not_spam: flagged('isSpam') ? '0' : '1',
-      not_risky: flagged('isRisky') ? '0' : '1',
-      verified_days: new Date(input.firstProvenAt).toISOString(),
-    },
+    platform_username: input.username === null ? null : input.username.slice(0, 100),
+    metadata,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import type { APIEmbedField } from 'discord-api-types/v10';
 import { ButtonStyle, ComponentType } from 'discord-api-types/v10';
+import { releasedText } from '../gating/linkedRolePage.ts';
 import type { IdentityEvidence, RoleDecision, RoleDiff } from '../gating/rules.ts';
 import type {
   MemberReport,
@@ -30,6 +31,9 @@ import {
 } from './uncountedCredentials.ts';
 
 const IDENTITY_MAX = 100;
+
+/** The member's Linked Roles connection; `releasedReason` when it no longer backs them (and why). */
+type LinkedRoleStatus = { identity: string; stale: boolean; releasedReason?: string | null };
 
 function identityText(identity: string): string {
   return escapeLine(truncate(identity, IDENTITY_MAX)) || 'an identity';
@@ -306,7 +310,7 @@ export function renderWhoami(
   report: MemberReport,
   names: GuildNames,
   ctx: RenderContext,
-  linkedRole?: { identity: string; stale: boolean },
+  linkedRole?: LinkedRoleStatus,
   signButtonId?: SignButtonId,
 ): MessagePayload {
   const extra = linkedRole ? [linkedRoleField(linkedRole)] : [];
@@ -322,27 +326,26 @@ function walletsOf(report: MemberReport): string[] {
 }
 
 /** `/whoami` in a server without gating set up: only the member's Linked Roles connection. */
-export function renderLinkedRoleStatus(
-  linkedRole: { identity: string; stale: boolean },
-  ctx: RenderContext,
-): MessagePayload {
+export function renderLinkedRoleStatus(linkedRole: LinkedRoleStatus, ctx: RenderContext): MessagePayload {
   return plain(
     embed(
       'Linked Roles',
       'Role gating is not set up in this server; your Linked Roles connection works in every server.',
-      linkedRole.stale ? COLORS.warning : COLORS.info,
+      linkedRole.stale || linkedRole.releasedReason ? COLORS.warning : COLORS.info,
       [linkedRoleField(linkedRole)],
     ),
     ctx,
   );
 }
 
-function linkedRoleField(linkedRole: { identity: string; stale: boolean }): APIEmbedField {
+function linkedRoleField(linkedRole: LinkedRoleStatus): APIEmbedField {
   return {
     name: 'Linked Roles',
-    value: linkedRole.stale
-      ? `⚠️ Discord no longer accepts the connection to **${identityText(linkedRole.identity)}**, so its roles stop following your credentials. Open the app's Linked Roles link again (a role's requirements in the server, or your User Settings › Connections) to reconnect.`
-      : `Connected as **${identityText(linkedRole.identity)}**; Discord gives roles from its credentials.`,
+    value: linkedRole.releasedReason
+      ? `⚠️ **${identityText(linkedRole.identity)}** no longer backs your Linked Roles: ${releasedText(linkedRole.releasedReason)}. Discord now holds that you are not likely human. Open the app's Linked Roles link to prove an identity of your own.`
+      : linkedRole.stale
+        ? `⚠️ Discord no longer accepts the connection to **${identityText(linkedRole.identity)}**, so its roles stop following your credentials. Open the app's Linked Roles link again (a role's requirements in the server, or your User Settings › Connections) to reconnect.`
+        : `Connected as **${identityText(linkedRole.identity)}**; Discord gives roles from its credentials.`,
   };
 }
 

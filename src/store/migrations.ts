@@ -225,6 +225,15 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'linked roles: record losses and flag holds wait for confirmation; holds keep their flags',
+    sql: ({ types: t }) => `
+      ALTER TABLE role_connections ADD COLUMN record_loss_seen_at ${t.bigint};
+      ALTER TABLE role_connection_holds ADD COLUMN flags TEXT NOT NULL DEFAULT 'isSpam,isRisky';
+      ALTER TABLE role_connection_holds ADD COLUMN clear_seen_at ${t.bigint};
+    `,
+  },
 ];
 
 /**

@@ -34,7 +34,8 @@ export interface ClaimResult {
 
 /**
  * Claim a proof's subjects for its account, inside `tx`. Refused (nothing written) when another account
- * holds the address and the proof is a record, or took a subject after the proof's challenge was made.
+ * holds the address and the proof is a record (unless that account holds it through a record proof of
+ * the same name: a re-pointed record), or took a subject after the proof's challenge was made.
  * With `force` (a moderator's or a test's write) nothing is refused. The account's own holdings are
  * refreshed; a signature upgrades a record holding.
  */
@@ -68,7 +69,10 @@ export async function claimHoldings(
         claim.challengeIssuedAt !== undefined &&
         holding.since >= claim.challengeIssuedAt;
       if (raced) return { refusal: { code: 'raced', holding } };
-      if (holding.kind === 'address' && claim.proofMethod === 'record')
+      // An address that came with this very name's record moves with the name (its record names the
+      // claimant now); any other holding of the address is a wallet a record cannot take.
+      const sameRecord = holding.proofMethod === 'record' && holding.identity === claim.identity;
+      if (holding.kind === 'address' && claim.proofMethod === 'record' && !sameRecord)
         return { refusal: { code: 'address_taken', holding } };
     }
     displaced.push(holding);

@@ -1,6 +1,7 @@
 import { type Row, type SqlDriver, type SqlExecutor, toStorableJson } from './sql.ts';
 import { claimHoldings } from './sqlHoldings.ts';
 import type {
+  HeldFlag,
   HoldingRefusal,
   ProofMethod,
   RoleConnectionHold,
@@ -14,6 +15,16 @@ const APP_SCOPE = '0';
 
 const DEFAULT_LIST_LIMIT = 200;
 const MAX_LIST_LIMIT = 1_000;
+const HELD_FLAGS: readonly HeldFlag[] = ['isSpam', 'isRisky'];
+
+/**
+ * The flags written metadata may carry: those not written as "1" (not spam, not risky), and both when
+ * nothing was written yet.
+ */
+function flagsOf(metadata: Record<string, string> | null): HeldFlag[] {
+  if (metadata === null) return [...HELD_FLAGS];
+  return HELD_FLAGS.filter((flag) => metadata[flag === 'isSpam' ? 'not_spam' : 'not_risky'] !== '1');
+}
 
 /** The Linked Roles connections table (`role_connections`, migration 5), merged into `createSqlStore`. */
 export function createSqlRoleConnections(driver: SqlDriver, now: () => number): RoleConnectionStore {
@@ -41,6 +52,7 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
     lossSeenAt: optNum(r.loss_seen_at),
     releasedAt: optNum(r.released_at),
     releasedReason: optStr(r.released_reason),
+    recordLossSeenAt: optNum(r.record_loss_seen_at),
     updatedAt: Number(r.updated_at),
   });
   const toHold = (r: Row): RoleConnectionHold => ({
@@ -48,8 +60,35 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
     identity: String(r.identity),
     platform: String(r.platform),
     address: optStr(r.address),
+    flags: String(r.flags ?? '')
+      .split(',')
+      .filter((f): f is HeldFlag => (HELD_FLAGS as readonly string[]).includes(f)),
     since: Number(r.since),
+    clearSeenAt: optNum(r.clear_seen_at),
   });
+
+  /**
+   * A live connection's identity stops backing it: when its metadata may carry a flag, keep the identity
+   * as a hold (flags merged into an earlier hold of it, whose clear sighting no longer stands).
+   */
+  async function holdIfFlagged(tx: SqlExecutor, row: Row, at: number): Promise<void> {
+    const c = toRecord(row);
+    const flags = flagsOf(c.metadata);
+    if (flags.length === 0) return;
+    const [earlier] = await tx.query(
+      'SELECT * FROM role_connection_holds WHERE user_id = $1 AND identity = $2',
+      [c.userId, c.identity],
+    );
+    const merged = HELD_FLAGS.filter(
+      (f) => flags.includes(f) || (earlier && toHold(earlier).flags.includes(f)),
+    );
+    await tx.query(
+      `INSERT INTO role_connection_holds (user_id, identity, platform, address, flags, since, clear_seen_at)
+       VALUES ($1, $2, $3, $4, $5, $6, NULL)
+       ON CONFLICT (user_id, identity) DO UPDATE SET flags = excluded.flags, clear_seen_at = NULL`,
+      [c.userId, c.identity, c.platform, c.address, merged.join(','), at],
+    );
+  }
 
   /**
    * Claim the connection's identity and address app-wide, release the connections that lost one to it,
@@ -82,13 +121,23 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
     for (const lost of claimed.displaced) {
       const column = lost.kind === 'identity' ? 'identity' : 'address';
       const rows = await tx.query(
-        `UPDATE role_connections SET released_at = $3, released_reason = $4, loss_seen_at = NULL, updated_at = $3
+        `UPDATE role_connections SET released_at = $3, released_reason = $4, loss_seen_at = NULL,
+           record_loss_seen_at = NULL, updated_at = $3
          WHERE user_id = $1 AND ${column} = $2 AND released_at IS NULL RETURNING *`,
         [lost.userId, lost.subject, at, o.reason],
       );
-      for (const row of rows) displaced.push(toRecord(row));
+      for (const row of rows) {
+        await holdIfFlagged(tx, row, at);
+        displaced.push(toRecord(row));
+      }
       await tx.query('DELETE FROM holdings WHERE scope = $1 AND user_id = $2', [APP_SCOPE, lost.userId]);
     }
+    // The identity this account proved before, replaced now, keeps its flags.
+    const [before] = await tx.query(
+      'SELECT * FROM role_connections WHERE user_id = $1 AND released_at IS NULL AND identity <> $2',
+      [c.userId, c.identity],
+    );
+    if (before) await holdIfFlagged(tx, before, at);
     // One connection per account: what it proved before is no longer held.
     await tx.query('DELETE FROM holdings WHERE scope = $1 AND user_id = $2 AND identity <> $3', [
       APP_SCOPE,
@@ -115,7 +164,8 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
          sealed_access_token = excluded.sealed_access_token, sealed_refresh_token = excluded.sealed_refresh_token,
          access_expires_at = excluded.access_expires_at, metadata = excluded.metadata,
          written_at = excluded.written_at, stale_since = excluded.stale_since, loss_seen_at = NULL,
-         released_at = NULL, released_reason = NULL, updated_at = excluded.updated_at
+         released_at = NULL, released_reason = NULL, record_loss_seen_at = NULL,
+         updated_at = excluded.updated_at
        RETURNING *`,
       [
         c.userId,
@@ -142,7 +192,7 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
   return {
     async saveRoleConnection(c) {
       const written = await driver.transaction((tx) =>
-        writeConnection(tx, c, { force: true, reason: `${c.identity} was proven by another account` }),
+        writeConnection(tx, c, { force: true, reason: 'proven_elsewhere' }),
       );
       if ('refusal' in written) throw new Error('a forced role connection write was refused');
       return written.record;
@@ -155,10 +205,12 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
     async releaseRoleConnection(userId, reason, at) {
       return driver.transaction(async (tx) => {
         const rows = await tx.query(
-          `UPDATE role_connections SET released_at = $2, released_reason = $3, loss_seen_at = NULL, updated_at = $2
-           WHERE user_id = $1 AND released_at IS NULL RETURNING user_id`,
+          `UPDATE role_connections SET released_at = $2, released_reason = $3, loss_seen_at = NULL,
+             record_loss_seen_at = NULL, updated_at = $2
+           WHERE user_id = $1 AND released_at IS NULL RETURNING *`,
           [userId, at, reason],
         );
+        for (const row of rows) await holdIfFlagged(tx, row, at);
         await tx.query('DELETE FROM holdings WHERE scope = $1 AND user_id = $2', [APP_SCOPE, userId]);
         return changed(rows);
       });
@@ -166,9 +218,29 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
 
     async addRoleConnectionHold(h) {
       await driver.query(
-        `INSERT INTO role_connection_holds (user_id, identity, platform, address, since)
-         VALUES ($1, $2, $3, $4, $5) ON CONFLICT (user_id, identity) DO NOTHING`,
-        [h.userId, h.identity, h.platform, h.address, h.since],
+        `INSERT INTO role_connection_holds (user_id, identity, platform, address, flags, since)
+         VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (user_id, identity) DO NOTHING`,
+        [h.userId, h.identity, h.platform, h.address, h.flags.join(','), h.since],
+      );
+    },
+
+    async noteRoleConnectionHoldClear(userId, identity, seenAt) {
+      return changed(
+        await driver.query(
+          `UPDATE role_connection_holds SET clear_seen_at = $3 WHERE user_id = $1 AND identity = $2
+           RETURNING user_id`,
+          [userId, identity, seenAt],
+        ),
+      );
+    },
+
+    async noteRoleConnectionRecordLoss(userId, seenAt) {
+      return changed(
+        await driver.query(
+          `UPDATE role_connections SET record_loss_seen_at = $2, updated_at = $3 WHERE user_id = $1
+           RETURNING user_id`,
+          [userId, seenAt, now()],
+        ),
       );
     },
 
@@ -246,12 +318,16 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
       return driver.transaction(async (tx) => {
         const rows =
           opts.notWrittenAfter === undefined
-            ? await tx.query('DELETE FROM role_connections WHERE user_id = $1 RETURNING user_id', [userId])
+            ? await tx.query('DELETE FROM role_connections WHERE user_id = $1 RETURNING *', [userId])
             : await tx.query(
                 `DELETE FROM role_connections WHERE user_id = $1 AND (written_at IS NULL OR written_at <= $2)
-                 RETURNING user_id`,
+                 RETURNING *`,
                 [userId, opts.notWrittenAfter],
               );
+        for (const row of rows) {
+          // A released connection's identity was held (or not) when it was released.
+          if (row.released_at === null || row.released_at === undefined) await holdIfFlagged(tx, row, now());
+        }
         if (rows.length > 0)
           await tx.query('DELETE FROM holdings WHERE scope = $1 AND user_id = $2', [APP_SCOPE, userId]);
         return changed(rows);

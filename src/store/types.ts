@@ -245,8 +245,16 @@ export interface RoleConnectionRecord {
    */
   releasedAt: number | null;
   releasedReason: string | null;
+  /**
+   * When a re-check first read the record (a real answer) without the member's username in it; the
+   * connection is released once a later re-check, at least the confirmation time later, agrees.
+   */
+  recordLossSeenAt: number | null;
   updatedAt: number;
 }
+
+/** The flags a held identity may carry, as credential categories. */
+export type HeldFlag = 'isSpam' | 'isRisky';
 
 /** An identity a Linked Roles account proved before and that may carry a flag: its flags still count. */
 export interface RoleConnectionHold {
@@ -254,13 +262,17 @@ export interface RoleConnectionHold {
   identity: string;
   platform: string;
   address: string | null;
+  /** The flags it showed when it was held (both when unknown): they count while it cannot be read. */
+  flags: HeldFlag[];
   since: number;
+  /** When a re-check first saw its own credentials (a real answer) without a flag; dropped once confirmed. */
+  clearSeenAt: number | null;
 }
 
 /** What a Linked Roles proof writes. */
 export type RoleConnectionInput = Omit<
   RoleConnectionRecord,
-  'updatedAt' | 'lossSeenAt' | 'releasedAt' | 'releasedReason'
+  'updatedAt' | 'lossSeenAt' | 'releasedAt' | 'releasedReason' | 'recordLossSeenAt'
 >;
 
 /** The Linked Roles part of the store. */
@@ -268,6 +280,10 @@ export interface RoleConnectionStore {
   /**
    * Create or replace a member's connection (a fresh sign-in clears `staleSince` and `releasedAt`),
    * taking its identity and address in the app-wide registry from whoever held them.
+   *
+   * Whenever a live connection's identity stops backing it (replaced by another identity of the same
+   * account, displaced, released, deleted) while its metadata may carry a flag (never written, or
+   * `not_spam` / `not_risky` "0"), the same transaction keeps it as a hold with those flags.
    */
   saveRoleConnection(record: RoleConnectionInput): Promise<RoleConnectionRecord>;
   /**
@@ -283,11 +299,15 @@ export interface RoleConnectionStore {
   >;
   /** Release a connection (its record no longer names the member): it proves nothing, and says why. */
   releaseRoleConnection(userId: string, reason: string, at: number): Promise<boolean>;
-  /** Keep an identity's flags on the account (it was proven before and may carry a flag). */
-  addRoleConnectionHold(hold: RoleConnectionHold): Promise<void>;
+  /** Keep an identity's flags on the account (it was proven before and may carry a flag); an existing hold stays. */
+  addRoleConnectionHold(hold: Omit<RoleConnectionHold, 'clearSeenAt'>): Promise<void>;
   listRoleConnectionHolds(userId: string): Promise<RoleConnectionHold[]>;
+  /** Note (or, with null, forget) a sighting of the held identity without a flag; false when there is no hold. */
+  noteRoleConnectionHoldClear(userId: string, identity: string, seenAt: number | null): Promise<boolean>;
   /** Forget a hold once the identity's own credentials show no flag; false when there was none. */
   removeRoleConnectionHold(userId: string, identity: string): Promise<boolean>;
+  /** Note (or, with null, forget) a re-check's read of the record without the member; false when gone. */
+  noteRoleConnectionRecordLoss(userId: string, seenAt: number | null): Promise<boolean>;
   getRoleConnection(userId: string): Promise<RoleConnectionRecord | undefined>;
   /** Connections ordered by user id, paged with `afterUserId`; stale ones are left out unless asked for. */
   listRoleConnections(opts?: {

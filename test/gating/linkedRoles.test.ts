@@ -95,6 +95,39 @@ describe('role-connection metadata values', () => {
     expect(roleConnectionFor({ ...base, evidence: [{ identity: 'a.eth', credentials: null }] })).toBeNull();
   });
 
+  it('counts only the flags of held identities, flags kept without an answer, and nothing for a connection that proves nothing', () => {
+    const clean = {
+      identity: 'clean.eth',
+      credentials: { isHuman: [credential('isHuman', 'true')], isRisky: [], isSpam: [] },
+    };
+    const heldHuman = {
+      identity: 'old.eth',
+      credentials: {
+        isHuman: [credential('isHuman', '50', 'score')],
+        isRisky: [credential('isRisky', 'true')],
+        isSpam: [],
+      },
+    };
+    expect(roleConnectionFor({ ...base, evidence: [clean], held: [heldHuman] })?.metadata).toMatchObject({
+      likely_human: '1',
+      humanity_score: '0',
+      not_spam: '1',
+      not_risky: '0',
+    });
+    expect(roleConnectionFor({ ...base, evidence: [clean], keptFlags: ['isSpam'] })?.metadata).toMatchObject({
+      not_spam: '0',
+      not_risky: '1',
+    });
+    expect(
+      roleConnectionFor({ ...base, evidence: [clean], held: [{ identity: 'old.eth', credentials: null }] }),
+    ).toBeNull();
+    expect(roleConnectionFor({ ...base, username: null, evidence: [], held: [heldHuman] })).toEqual({
+      platform_name: 'Web3.bio',
+      platform_username: null,
+      metadata: { likely_human: '0', humanity_score: '0', not_spam: '1', not_risky: '0' },
+    });
+  });
+
   it('declares at most 5 records with keys Discord accepts', () => {
     expect(ROLE_CONNECTION_METADATA.length).toBeLessThanOrEqual(5);
     for (const m of ROLE_CONNECTION_METADATA) expect(m.key).toMatch(/^[a-z0-9_]{1,50}$/);

@@ -831,12 +831,17 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
         lossSeenAt: null,
         releasedAt: null,
         releasedReason: null,
+        recordLossSeenAt: null,
         updatedAt: time.t,
       });
       expect(await store.noteRoleConnectionLoss('user-9', 33)).toBe(true);
       expect((await store.getRoleConnection('user-9'))?.lossSeenAt).toBe(33);
       expect(await store.noteRoleConnectionLoss('user-9', null)).toBe(true);
       expect(await store.noteRoleConnectionLoss('nobody', 1)).toBe(false);
+      expect(await store.noteRoleConnectionRecordLoss('user-9', 44)).toBe(true);
+      expect((await store.getRoleConnection('user-9'))?.recordLossSeenAt).toBe(44);
+      expect(await store.noteRoleConnectionRecordLoss('user-9', null)).toBe(true);
+      expect(await store.noteRoleConnectionRecordLoss('nobody', 1)).toBe(false);
       time.t += 10;
       expect(await store.recordRoleConnectionWrite('user-9', { likely_human: '1', note: HOSTILE }, 77)).toBe(
         true,
@@ -858,6 +863,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
         lossSeenAt: null,
         releasedAt: null,
         releasedReason: null,
+        recordLossSeenAt: null,
         updatedAt: time.t,
       });
       expect(await store.recordRoleConnectionWrite('nobody', {}, 1)).toBe(false);
@@ -896,6 +902,154 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(await store.deleteRoleConnection('user-5')).toBe(true);
       expect(await store.deleteRoleConnection('user-5')).toBe(false);
       expect(await store.getRoleConnection('user-5')).toBeUndefined();
+    });
+
+    const proof = (
+      userId: string,
+      identity: string,
+      address: string | null,
+      method: 'record' | 'signature',
+    ) => ({
+      ...CONNECTION,
+      userId,
+      identity,
+      address,
+      proofMethod: method,
+      metadata: { likely_human: '1', not_spam: '1', not_risky: '1' },
+    });
+
+    it('one identity and one address app-wide: a signature takes them, a record takes a re-pointed name but no other wallet', async () => {
+      expect(
+        await store.proveRoleConnection(proof('a1', 'w.eth', '0xw', 'record'), { reason: 'x' }),
+      ).toMatchObject({ displaced: [] });
+      // The name's record now names a2: the name moves, with the address it brought.
+      time.t += 1;
+      const moved = await store.proveRoleConnection(proof('a2', 'w.eth', '0xw', 'record'), {
+        reason: 'proven_elsewhere',
+      });
+      expect(moved).toMatchObject({ displaced: [{ userId: 'a1', releasedAt: time.t }] });
+      expect(await store.getRoleConnection('a1')).toMatchObject({
+        releasedAt: time.t,
+        releasedReason: 'proven_elsewhere',
+      });
+      expect((await store.getHolding('0', 'address', '0xw'))?.userId).toBe('a2');
+      // Another name pointing at the wallet proves nothing of it.
+      expect(
+        await store.proveRoleConnection(proof('a3', 'sub.w.eth', '0xw', 'record'), { reason: 'x' }),
+      ).toMatchObject({ refusal: { code: 'address_taken', holding: { userId: 'a2' } } });
+      // The wallet signs for a3: it takes the address, and a2 (whose name resolves to it) is released.
+      time.t += 1;
+      const signed = await store.proveRoleConnection(proof('a3', '0xw', '0xw', 'signature'), {
+        reason: 'signed_elsewhere',
+        challengeIssuedAt: time.t - 5,
+      });
+      expect(signed).toMatchObject({ displaced: [{ userId: 'a2', releasedReason: 'signed_elsewhere' }] });
+      // A name held by signature is never taken by a record proof of its address.
+      expect(
+        await store.proveRoleConnection(proof('a2', 'w.eth', '0xw', 'record'), { reason: 'x' }),
+      ).toMatchObject({
+        refusal: { code: 'address_taken', holding: { userId: 'a3', proofMethod: 'signature' } },
+      });
+      // A signature whose challenge was made before a3 signed is refused: the first completion won.
+      expect(
+        await store.proveRoleConnection(proof('a4', '0xw', '0xw', 'signature'), {
+          reason: 'x',
+          challengeIssuedAt: time.t - 10,
+        }),
+      ).toMatchObject({ refusal: { code: 'raced', holding: { userId: 'a3' } } });
+      expect(await store.getRoleConnection('a4')).toBeUndefined();
+    });
+
+    it('keeps an identity that may carry a flag as a hold when it is replaced, displaced, released or deleted', async () => {
+      const flagged = { likely_human: '1', not_spam: '0', not_risky: '1' };
+      await store.proveRoleConnection(
+        { ...proof('u1', 'flagged.eth', '0xf', 'record'), metadata: flagged },
+        {
+          reason: 'x',
+        },
+      );
+      await store.proveRoleConnection(proof('u1', 'clean.eth', '0xc', 'record'), { reason: 'x' });
+      await store.proveRoleConnection(proof('u1', 'clean2.eth', '0xc2', 'record'), { reason: 'x' });
+      expect(await store.listRoleConnectionHolds('u1')).toEqual([
+        {
+          userId: 'u1',
+          identity: 'flagged.eth',
+          platform: 'ens',
+          address: '0xf',
+          flags: ['isSpam'],
+          since: time.t,
+          clearSeenAt: null,
+        },
+      ]);
+      // Never written (metadata null): both flags may be there.
+      await store.proveRoleConnection(
+        { ...proof('u2', 'x.eth', '0xx', 'record'), metadata: null },
+        {
+          reason: 'x',
+        },
+      );
+      await store.proveRoleConnection(proof('u3', 'x.eth', '0xx', 'record'), { reason: 'proven_elsewhere' });
+      expect((await store.listRoleConnectionHolds('u2')).map((h) => [h.identity, h.flags])).toEqual([
+        ['x.eth', ['isSpam', 'isRisky']],
+      ]);
+      await store.proveRoleConnection(
+        { ...proof('u4', 'r.eth', null, 'record'), metadata: { not_risky: '0', not_spam: '1' } },
+        {
+          reason: 'x',
+        },
+      );
+      expect(await store.releaseRoleConnection('u4', 'record_gone', time.t)).toBe(true);
+      expect((await store.listRoleConnectionHolds('u4')).map((h) => [h.identity, h.flags])).toEqual([
+        ['r.eth', ['isRisky']],
+      ]);
+      // A clean connection deleted leaves nothing; a flagged one its hold; a released one nothing more.
+      expect(await store.deleteRoleConnection('u3')).toBe(true);
+      expect(await store.listRoleConnectionHolds('u3')).toEqual([]);
+      expect(await store.deleteRoleConnection('u4')).toBe(true);
+      expect(await store.listRoleConnectionHolds('u4')).toHaveLength(1);
+      await store.proveRoleConnection(
+        { ...proof('u5', 'f.eth', null, 'record'), metadata: flagged },
+        { reason: 'x' },
+      );
+      expect(await store.deleteRoleConnection('u5', { notWrittenAfter: time.t })).toBe(true);
+      expect((await store.listRoleConnectionHolds('u5')).map((h) => h.identity)).toEqual(['f.eth']);
+
+      // A clear sighting is noted and forgotten; the hold goes once removed.
+      expect(await store.noteRoleConnectionHoldClear('u1', 'flagged.eth', 55)).toBe(true);
+      expect((await store.listRoleConnectionHolds('u1'))[0]?.clearSeenAt).toBe(55);
+      expect(await store.noteRoleConnectionHoldClear('u1', 'other.eth', 55)).toBe(false);
+      // Held again (proven and replaced while flagged): the flags merge and the sighting no longer stands.
+      await store.proveRoleConnection(
+        { ...proof('u1', 'flagged.eth', '0xf', 'record'), metadata: { not_spam: '1', not_risky: '0' } },
+        {
+          reason: 'x',
+        },
+      );
+      await store.proveRoleConnection(proof('u1', 'clean.eth', '0xc', 'record'), { reason: 'x' });
+      expect((await store.listRoleConnectionHolds('u1')).map((h) => [h.flags, h.clearSeenAt])).toEqual([
+        [['isSpam', 'isRisky'], null],
+      ]);
+      expect(await store.removeRoleConnectionHold('u1', 'flagged.eth')).toBe(true);
+      expect(await store.removeRoleConnectionHold('u1', 'flagged.eth')).toBe(false);
+      await store.addRoleConnectionHold({
+        userId: 'u9',
+        identity: HOSTILE,
+        platform: 'ens',
+        address: null,
+        flags: ['isRisky'],
+        since: 7,
+      });
+      expect(await store.listRoleConnectionHolds('u9')).toEqual([
+        {
+          userId: 'u9',
+          identity: HOSTILE,
+          platform: 'ens',
+          address: null,
+          flags: ['isRisky'],
+          since: 7,
+          clearSeenAt: null,
+        },
+      ]);
     });
 
     it('deletes on a deauthorization only a connection not written to Discord after it', async () => {

@@ -34,6 +34,11 @@ export interface FakeOAuth {
   activeAccessTokens(): number;
   /** Makes every refresh token of a user invalid, as when they deauthorize the app. */
   revokeUser(userId: string): void;
+  /**
+   * Makes a user's access tokens invalid while their refresh tokens keep working, as when Discord
+   * revokes an access token early (a password reset, a token rotation on its side).
+   */
+  revokeAccessTokens(userId: string): void;
   /** The role-connection metadata the app registered (`PUT /applications/{id}/role-connections/metadata`). */
   readonly roleConnectionMetadata: APIApplicationRoleConnectionMetadata[];
   /** Each user's role connection to the app, as written with their token. */
@@ -86,6 +91,11 @@ export class FakeOAuthProvider implements FakeOAuth {
   revokeUser(userId: string): void {
     for (const [token, grant] of this.#refreshTokens)
       if (grant.userId === userId) this.#refreshTokens.delete(token);
+    for (const [token, grant] of this.#accessTokens)
+      if (grant.userId === userId) this.#accessTokens.delete(token);
+  }
+
+  revokeAccessTokens(userId: string): void {
     for (const [token, grant] of this.#accessTokens)
       if (grant.userId === userId) this.#accessTokens.delete(token);
   }

@@ -200,12 +200,7 @@ export class Evaluator {
    * has no rules and for Linked Roles.
    */
   async evidenceOf(links: LinkRecord[], fresh: boolean): Promise<IdentityEvidence[]> {
-    const reads = await Promise.all(links.map((l) => this.#credentialsOf(l, fresh, true)));
-    return this.#weigh(
-      links,
-      reads.map((r) => r.evidence),
-      Math.floor(this.#now() / 1000),
-    );
+    return (await this.answersOf(links, fresh)).map((a) => a.evidence);
   }
 
   /**
@@ -270,12 +265,21 @@ export class Evaluator {
     return 'failed';
   }
 
-  /** As `evidenceOf`, with how each lookup ended (Linked Roles' flag holds clear only on a real answer). */
+  /**
+   * What counts of every identity's credentials (weighed by subject, each link taken as proven), with how
+   * each lookup ended (Linked Roles' flag holds clear only on a real answer).
+   */
   async answersOf(
     links: LinkRecord[],
     fresh: boolean,
   ): Promise<{ evidence: IdentityEvidence; seen: Seen }[]> {
-    return Promise.all(links.map((l) => this.#credentialsOf(l, fresh, true)));
+    const reads = await Promise.all(links.map((l) => this.#credentialsOf(l, fresh, true)));
+    const weighed = await this.#weigh(
+      links,
+      reads.map((r) => r.evidence),
+      Math.floor(this.#now() / 1000),
+    );
+    return reads.map((r, i) => ({ evidence: weighed[i] ?? r.evidence, seen: r.seen }));
   }
 
   /**

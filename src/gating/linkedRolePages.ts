@@ -183,13 +183,15 @@ async function prove(o: LinkedRolePagesOptions, req: IncomingMessage, res: Serve
   }
   if (outcome.kind === 'lookup_failed') return retry('lookup_failed');
   if (outcome.kind === 'refused') return retry(outcome.refusal.code);
-  clearSession(o, res);
+  // With credentials that do not count, the session stays so the page's "sign with that wallet" works.
+  if (outcome.kind === 'pending' || outcome.uncounted.length === 0) clearSession(o, res);
   if (outcome.kind === 'pending') return failed(o.oauth.publicUrl, res, 202, 'write_pending');
   sendLinkedRolePage(res, 200, {
     kind: 'connected',
     identity: parsed.identity,
     proof: 'record',
     metadata: outcome.connection.metadata,
+    uncounted: outcome.uncounted,
   });
 }
 

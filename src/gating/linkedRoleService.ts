@@ -17,6 +17,7 @@ import type {
   RoleConnectionStore,
 } from '../store/types.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
+import type { UncountedCredential } from './credentialSubjects.ts';
 import { type DiscordOAuthConfig, fetchCurrentUser, type TokenGrant } from './discordOAuth.ts';
 import type { Evaluator, Seen } from './evaluation.ts';
 import { putRoleConnection, type RoleConnection, roleConnectionFor, sealToken } from './linkedRoles.ts';
@@ -58,7 +59,13 @@ export type ReleaseReason =
 /** What a proof on the Linked Roles page came to. */
 export type ConnectOutcome =
   /** Written to Discord; `displaced` accounts lost the identity or its wallet to it and were rewritten. */
-  | { kind: 'connected'; connection: RoleConnection; displaced: number }
+  | {
+      kind: 'connected';
+      connection: RoleConnection;
+      displaced: number;
+      /** Credentials of the proven identity's answer that do not count (another wallet's), with why. */
+      uncounted: UncountedCredential[];
+    }
   /** The proof is kept, but the metadata could not be written yet: the next re-check writes it. */
   | { kind: 'pending'; why: 'lookup_failed' | MemberCallFailure }
   /** Web3.bio failed before anything was kept. */
@@ -162,7 +169,12 @@ export class LinkedRoleService {
     if (outcome.kind !== 'written' && outcome.kind !== 'unchanged')
       return { kind: 'pending', why: outcome.kind };
     this.#o.logger.info({ userId }, 'linked role connection written');
-    return { kind: 'connected', connection: outcome.connection, displaced: proved.displaced.length };
+    return {
+      kind: 'connected',
+      connection: outcome.connection,
+      displaced: proved.displaced.length,
+      uncounted: live.evidence.uncounted ?? [],
+    };
   }
 
   /**

@@ -9,8 +9,10 @@ import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
 import type { FakeMessage } from '../fakes/discord/server.ts';
 import { ensProfile, nextAddress, walletCredentials } from '../fakes/web3bio/builders.ts';
+import { TestBrowser } from '../gating/signInBrowser.ts';
 import {
   addIdentity,
   closeGating,
@@ -233,5 +235,50 @@ describe('on PostgreSQL (DATABASE_URL)', () => {
       await admin.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
       await admin.end();
     }
+  });
+});
+
+describe('the same borrowed wallet on the Linked Roles page', () => {
+  it('a record proof writes likely_human=0; the page lists the wallet’s credentials and its one-click signature works', async () => {
+    const g = await startGating({
+      env: {
+        DISCORD_CLIENT_SECRET: 'test-client-secret',
+        LINKED_ROLES_ENABLED: 'true',
+        TOKEN_ENCRYPTION_KEY: 'ef'.repeat(32),
+        GATING_ENABLED: 'false',
+      },
+    });
+    const oauth = g.h.discord.oauth;
+    Object.assign(oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
+    oauth.allowRedirect(`${PUBLIC_URL}/linked-role/callback`);
+    oauth.signInAs(ALICE);
+    const stranger = strangerWallet(g);
+    addName(g, 'sub.attacker.eth', { username: 'alice', wallet: stranger, owner: nextAddress() });
+    const browser = new TestBrowser((url) =>
+      url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, g.gating.verifyUrl) : url,
+    );
+    expect((await browser.open(`${PUBLIC_URL}/linked-role`)).status).toBe(200);
+    const proved = await browser.open(`${PUBLIC_URL}/linked-role/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ identity: 'sub.attacker.eth' }).toString(),
+    });
+    expect(proved.status).toBe(200);
+    expect(oauth.roleConnections.get(ALICE)?.metadata).toMatchObject({
+      likely_human: '0',
+      humanity_score: '0',
+    });
+    // The page names the wallet whose credentials did not count, with a form to sign with it.
+    expect(proved.text).toContain(short(stranger));
+    expect(proved.text).toMatch(new RegExp(`name="identity" value="${stranger}"`, 'i'));
+
+    // One click: the same signed-in browser asks to sign with that wallet and lands on its signing page.
+    const sign = await browser.open(`${PUBLIC_URL}/linked-role/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ identity: stranger, proof: 'signature' }).toString(),
+    });
+    expect(sign.status).toBe(200);
+    expect(sign.url).toMatch(/\/linked-role\/sign\/[0-9a-f]{32}$/);
   });
 });

@@ -1,0 +1,196 @@
+/**
+ * One wallet, one Discord account across the application, under concurrency (issue #15, point 4): 20
+ * accounts sign in on the Linked Roles page and sign with the same wallet, then all 20 completions land at
+ * once, on PostgreSQL and with two bot processes sharing it. The store's registry decides: one account
+ * holds the wallet and has `likely_human=1` on the stand-in Discord, the 19 others are refused with the
+ * reason and Discord holds nothing for them.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
+import { gatingCredentials } from '../fakes/web3bio/builders.ts';
+import { TestBrowser } from '../gating/signInBrowser.ts';
+import { closeGating, type GatingHarness, PUBLIC_URL, startGating } from './gatingHarness.ts';
+import { type NodeProcess, runNode } from './processes.ts';
+
+const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
+const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const ACCOUNTS = 20;
+const LINKED_ENV = {
+  DISCORD_CLIENT_SECRET: 'test-client-secret',
+  LINKED_ROLES_ENABLED: 'true',
+  TOKEN_ENCRYPTION_KEY: 'ef'.repeat(32),
+  GATING_ENABLED: 'false',
+};
+
+const cleanups: (() => Promise<void>)[] = [];
+afterEach(async () => {
+  await closeGating();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function freshDatabase(): Promise<string> {
+  const database = `linked_race_${process.pid}_${Date.now().toString(36)}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${database}`);
+  await admin.end();
+  cleanups.push(async () => {
+    const dropper = new pg.Client({ connectionString: ADMIN_URL });
+    await dropper.connect();
+    await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
+    await dropper.end();
+  });
+  return `postgres://postgres@127.0.0.1:5432/${database}`;
+}
+
+interface Ready {
+  userId: string;
+  browser: TestBrowser;
+  signUrl: string;
+  body: string;
+}
+
+/** Each account signs in on the Linked Roles page and asks to sign with the wallet; the wallet signs. */
+async function readyToComplete(
+  g: GatingHarness,
+  wallet: ReturnType<typeof privateKeyToAccount>,
+  count: number,
+): Promise<Ready[]> {
+  const oauth = g.h.discord.oauth;
+  Object.assign(oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
+  oauth.allowRedirect(`${PUBLIC_URL}/linked-role/callback`);
+  const ready: Ready[] = [];
+  for (let i = 0; i < count; i += 1) {
+    // Linked Roles need no guild intent: the account only has to exist on the stand-in Discord.
+    const userId = `5${String(Date.now()).slice(-9)}${String(i).padStart(8, '0')}`;
+    g.h.discord.addMember(g.guildId, { id: userId, username: `farm${i}` });
+    oauth.signInAs(userId);
+    const browser = new TestBrowser((url) =>
+      url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, g.gating.verifyUrl) : url,
+    );
+    expect((await browser.open(`${PUBLIC_URL}/linked-role`)).status).toBe(200);
+    const sign = await browser.open(`${PUBLIC_URL}/linked-role/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ identity: wallet.address, proof: 'signature' }).toString(),
+    });
+    expect(sign.status).toBe(200);
+    expect(sign.url).toMatch(/\/linked-role\/sign\/[0-9a-f]{32}$/);
+    const fetched = await fetch(`${sign.url}/message`, {
+      headers: { cookie: browser.cookieHeader(sign.url) },
+    });
+    const { message } = (await fetched.json()) as { message: string };
+    const body = JSON.stringify({ message, signature: await wallet.signMessage({ message }) });
+    ready.push({ userId, browser, signUrl: sign.url, body });
+  }
+  return ready;
+}
+
+/** Every completion POSTed at once, each from its own browser (to `origin` instead, when given). */
+async function completeAtOnce(ready: Ready[], origin?: (i: number) => string | undefined) {
+  return Promise.all(
+    ready.map(async (r, i) => {
+      const other = origin?.(i);
+      const url = other === undefined ? r.signUrl : `${other}${new URL(r.signUrl).pathname}`;
+      const answer = await fetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', cookie: r.browser.cookieHeader(r.signUrl) },
+        body: r.body,
+      });
+      return {
+        userId: r.userId,
+        status: answer.status,
+        body: (await answer.json()) as { ok: boolean; reason?: string },
+      };
+    }),
+  );
+}
+
+function humanWallet(g: GatingHarness): ReturnType<typeof privateKeyToAccount> {
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  const address = wallet.address.toLowerCase();
+  g.h.upstream.world.setCredentials(address, gatingCredentials(address, { human: true }));
+  return wallet;
+}
+
+/** The accounts for which the stand-in Discord holds `likely_human=1`. */
+function likelyHumans(g: GatingHarness, ready: Ready[]): string[] {
+  return ready
+    .filter((r) => g.h.discord.oauth.roleConnections.get(r.userId)?.metadata?.likely_human === '1')
+    .map((r) => r.userId);
+}
+
+function expectOneWinner(
+  answers: { userId: string; status: number; body: { ok: boolean; reason?: string } }[],
+) {
+  const won = answers.filter((a) => a.body.ok);
+  expect(won).toHaveLength(1);
+  for (const lost of answers.filter((a) => !a.body.ok)) {
+    expect(lost.status).toBe(409);
+    expect(lost.body.reason).toBe('raced');
+  }
+  return won[0]?.userId ?? '';
+}
+
+describe('20 accounts complete one wallet on the Linked Roles page at the same moment', () => {
+  it('PostgreSQL: one account holds it and is likely human on Discord; 19 are refused, Discord holds nothing for them', async () => {
+    const g = await startGating({ env: { ...LINKED_ENV, DATABASE_URL: await freshDatabase() } });
+    const wallet = humanWallet(g);
+    const ready = await readyToComplete(g, wallet, ACCOUNTS);
+    const winner = expectOneWinner(await completeAtOnce(ready));
+    expect(likelyHumans(g, ready)).toEqual([winner]);
+    const live = (await g.gating.store.listRoleConnections()).filter((c) => c.releasedAt === null);
+    expect(live.map((c) => c.userId)).toEqual([winner]);
+    expect((await g.gating.store.getHolding('0', 'address', wallet.address.toLowerCase()))?.userId).toBe(
+      winner,
+    );
+  }, 90_000);
+
+  it('two bot processes sharing PostgreSQL, completions split across them: still exactly one', async () => {
+    const databaseUrl = await freshDatabase();
+    const g = await startGating({ env: { ...LINKED_ENV, DATABASE_URL: databaseUrl } });
+    const wallet = humanWallet(g);
+    const ready = await readyToComplete(g, wallet, ACCOUNTS);
+
+    const workDir = await mkdtemp(join(tmpdir(), 'e2e-linked-race-'));
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const second: NodeProcess = runNode(
+      MAIN,
+      {
+        ...LINKED_ENV,
+        DISCORD_TOKEN: g.h.discord.token,
+        DISCORD_APPLICATION_ID: g.h.discord.applicationId,
+        DISCORD_API_URL: g.h.discord.apiUrl,
+        WEB3BIO_API_URL: g.h.upstream.url,
+        DATA_DIR: join(workDir, 'data'),
+        DATABASE_URL: databaseUrl,
+        PUBLIC_URL,
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(port),
+        LOG_LEVEL: 'info',
+      },
+      workDir,
+    );
+    cleanups.push(async () => {
+      if (second.child.exitCode === null) {
+        second.child.kill('SIGKILL');
+        await second.exited;
+      }
+      await rm(workDir, { recursive: true, force: true });
+    });
+    await second.waitForLog((l) => l.msg === 'bot ready', 30_000);
+
+    const winner = expectOneWinner(
+      await completeAtOnce(ready, (i) => (i % 2 === 0 ? `http://127.0.0.1:${port}` : undefined)),
+    );
+    expect(likelyHumans(g, ready)).toEqual([winner]);
+    const live = (await g.gating.store.listRoleConnections()).filter((c) => c.releasedAt === null);
+    expect(live.map((c) => c.userId)).toEqual([winner]);
+  }, 90_000);
+});

@@ -9,16 +9,15 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
 import { gatingCredentials } from '../fakes/web3bio/builders.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 import { closeGating, type GatingHarness, PUBLIC_URL, startGating } from './gatingHarness.ts';
+import { createDatabase } from './postgresDatabase.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
-const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 const ACCOUNTS = 20;
 const LINKED_ENV = {
@@ -34,19 +33,11 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
+/** A database of its own on the local PostgreSQL, dropped after the test. */
 async function freshDatabase(): Promise<string> {
-  const database = `linked_race_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const dropper = new pg.Client({ connectionString: ADMIN_URL });
-    await dropper.connect();
-    await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await dropper.end();
-  });
-  return `postgres://postgres@127.0.0.1:5432/${database}`;
+  const database = await createDatabase('linked_race');
+  cleanups.push(database.drop);
+  return database.url;
 }
 
 interface Ready {

@@ -9,7 +9,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgresStore.ts';
@@ -29,9 +28,9 @@ import {
   waitFor,
 } from './gatingHarness.ts';
 import { visibleMessage } from './harness.ts';
+import { createDatabase } from './postgresDatabase.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
-const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const ACCOUNTS = 20;
 const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
 
@@ -43,18 +42,9 @@ afterEach(async () => {
 
 /** A database of its own on the local PostgreSQL, dropped after the test. */
 async function freshDatabase(): Promise<string> {
-  const database = `wallet_race_${process.pid}_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${database}`);
-  await admin.end();
-  cleanups.push(async () => {
-    const dropper = new pg.Client({ connectionString: ADMIN_URL });
-    await dropper.connect();
-    await dropper.query(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
-    await dropper.end();
-  });
-  return `postgres://postgres@127.0.0.1:5432/${database}`;
+  const database = await createDatabase('wallet_race');
+  cleanups.push(database.drop);
+  return database.url;
 }
 
 interface Signed {

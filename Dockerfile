@@ -19,5 +19,5 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 # The bot touches $DATA_DIR/heartbeat while its gateway session is ready.
-HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["node", "src/healthcheck.ts"]
-CMD ["node", "src/main.ts"]
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["node", "src/ops/healthcheck.ts"]
+CMD ["node", "src/app/main.ts"]

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
-import { roleSubject } from '../src/gating/losses.ts';
+import { roleSubject } from '../src/gating/rechecks/losses.ts';
 import { GatingService } from '../src/gating/service.ts';
 import { gatingNoticeText } from '../src/render/gatingNotices.ts';
 import { openPostgresStore } from '../src/store/postgresStore.ts';

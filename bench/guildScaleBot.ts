@@ -7,12 +7,12 @@
  * pages V8 keeps committed between collections.
  */
 import type { Client } from 'discord.js';
-import { type Bot, startBot } from '../src/bot.ts';
-import { loadConfig } from '../src/config.ts';
+import { type Bot, startBot } from '../src/app/bot.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { createWeb3BioFromConfig } from '../src/app/wiring.ts';
 import type { CachePolicy } from '../src/discord/clientCaches.ts';
-import { createLogger } from '../src/log.ts';
-import { createMetrics } from '../src/metrics.ts';
-import { createWeb3BioFromConfig } from '../src/wiring.ts';
+import { createLogger } from '../src/ops/log.ts';
+import { createMetrics } from '../src/ops/metrics.ts';
 
 export interface BotStart {
   env: Record<string, string>;

@@ -3,11 +3,11 @@
  * from config (`createWeb3BioFromConfig`), told over IPC which identities to look up and when to start.
  * Reports its answers, failures and the statuses the upstream gave (from its metrics).
  */
-import { loadConfig } from '../src/config.ts';
-import { createLogger } from '../src/log.ts';
-import { createMetrics } from '../src/metrics.ts';
+import { loadConfig } from '../src/app/config.ts';
+import { createWeb3BioFromConfig } from '../src/app/wiring.ts';
+import { createLogger } from '../src/ops/log.ts';
+import { createMetrics } from '../src/ops/metrics.ts';
 import { parseIdentity } from '../src/web3bio/identity.ts';
-import { createWeb3BioFromConfig } from '../src/wiring.ts';
 
 export interface WorkerStart {
   env: Record<string, string>;

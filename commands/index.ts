@@ -1,4 +1,4 @@
-import type { Config } from '../src/config.ts';
+import type { Config } from '../src/app/config.ts';
 import type { Command } from '../src/discord/command.ts';
 import avatar from './avatar.ts';
 import checkCredentials from './checkCredentials.ts';

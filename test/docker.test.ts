@@ -50,10 +50,10 @@ describe('Dockerfile', () => {
     const user = runtime.lines.find((l) => l.startsWith('USER '));
     expect(user).toBeDefined();
     expect(user).not.toMatch(/root|\b0\b/);
-    expect(runtime.lines.some((l) => l.startsWith('HEALTHCHECK') && l.includes('src/healthcheck.ts'))).toBe(
-      true,
-    );
-    expect(runtime.lines.find((l) => l.startsWith('CMD'))).toBe('CMD ["node", "src/main.ts"]');
+    expect(
+      runtime.lines.some((l) => l.startsWith('HEALTHCHECK') && l.includes('src/ops/healthcheck.ts')),
+    ).toBe(true);
+    expect(runtime.lines.find((l) => l.startsWith('CMD'))).toBe('CMD ["node", "src/app/main.ts"]');
   });
 });
 
@@ -94,8 +94,8 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
     }
   });
 
-  it('starts: `node src/main.ts --help` loads every module and lists the configuration keys', async () => {
-    const { stdout } = await run(process.execPath, ['src/main.ts', '--help'], {
+  it('starts: `node src/app/main.ts --help` loads every module and lists the configuration keys', async () => {
+    const { stdout } = await run(process.execPath, ['src/app/main.ts', '--help'], {
       cwd: app,
       env: { PATH: '' },
     });
@@ -104,7 +104,7 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
   });
 
   it('refuses to start without configuration, naming the missing keys', async () => {
-    const result = await run(process.execPath, ['src/main.ts'], { cwd: app, env: { PATH: '' } }).catch(
+    const result = await run(process.execPath, ['src/app/main.ts'], { cwd: app, env: { PATH: '' } }).catch(
       (e) => e,
     );
     expect(result.code).toBe(1);
@@ -115,7 +115,7 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
   it('health check: unhealthy without a heartbeat, healthy with a fresh one', async () => {
     const dataDir = join(app, 'data');
     const check = () =>
-      run(process.execPath, ['src/healthcheck.ts'], { cwd: app, env: { DATA_DIR: dataDir } }).then(
+      run(process.execPath, ['src/ops/healthcheck.ts'], { cwd: app, env: { DATA_DIR: dataDir } }).then(
         () => 0,
         (e: { code: number }) => e.code,
       );
@@ -128,7 +128,7 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
 
 describe('docker-compose.yml', async () => {
   const compose = await readFile(join(ROOT, 'docker-compose.yml'), 'utf8');
-  const { ConfigSchema } = await import('../src/config.ts');
+  const { ConfigSchema } = await import('../src/app/config.ts');
 
   /** The top-level blocks under `services:`, by name (two-space indented keys). */
   function services(): Map<string, string> {

@@ -1,10 +1,10 @@
 import 'dotenv/config';
 import { parseArgs } from 'node:util';
-import { ConfigError, configSecrets, loadConfig } from '../config.ts';
-import { createLogger, scrubSecrets, scrubValue } from '../log.ts';
+import { ConfigError, configSecrets, loadConfig } from '../app/config.ts';
+import { createWeb3BioFromConfig } from '../app/wiring.ts';
+import { createLogger, scrubSecrets, scrubValue } from '../ops/log.ts';
 import { isWeb3BioError, type Web3BioErrorKind } from '../web3bio/errors.ts';
 import { PLATFORM_SEGMENTS, type PlatformSegment } from '../web3bio/types.ts';
-import { createWeb3BioFromConfig } from '../wiring.ts';
 
 /** Exit codes, documented in the README. */
 export const EXIT_CODES = {

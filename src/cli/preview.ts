@@ -7,13 +7,13 @@ import { parseArgs } from 'node:util';
 import { ApplicationCommandOptionType, ApplicationCommandType, MessageFlags } from 'discord-api-types/v10';
 import { config as loadDotenv } from 'dotenv';
 import { commandsFor } from '../../commands/index.ts';
-import { type Config, ConfigError, configSecrets, loadConfig } from '../config.ts';
+import { type Config, ConfigError, configSecrets, loadConfig } from '../app/config.ts';
+import { createWeb3BioFromConfig } from '../app/wiring.ts';
 import { type Command, type CommandContext, type CommandOptions, coerceOptions } from '../discord/command.ts';
-import { createLogger, scrubSecrets, scrubValue } from '../log.ts';
+import { createLogger, scrubSecrets, scrubValue } from '../ops/log.ts';
 import { renderError } from '../render/errors.ts';
 import type { MessagePayload } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
-import { createWeb3BioFromConfig } from '../wiring.ts';
 import { type PreviewMessage, previewPage } from './previewHtml.ts';
 
 /** Exit codes. A rendered message is a success even when it is the bot's error message (see `flags`). */

@@ -10,9 +10,9 @@ import {
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
   type RESTPutAPIApplicationGuildCommandsJSONBody,
 } from 'discord-api-types/v10';
-import type { Config } from '../config.ts';
+import type { Config } from '../app/config.ts';
 import type { GatingService } from '../gating/service.ts';
-import type { Logger } from '../log.ts';
+import type { Logger } from '../ops/log.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';

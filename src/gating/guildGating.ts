@@ -4,7 +4,9 @@
  */
 import type { Client } from 'discord.js';
 import type { GatingStore, GuildSettings } from '../store/types.ts';
-import type { BackgroundTasks } from './backgroundTasks.ts';
+import type { BackgroundTasks } from './rechecks/backgroundTasks.ts';
+import type { GuildRechecks, RecheckGuildOptions } from './rechecks/guildRechecks.ts';
+import type { GuildWalk } from './rechecks/guildWalk.ts';
 import {
   botCanManageRoles,
   guildOf,
@@ -12,11 +14,9 @@ import {
   hasMembersIntent,
   invokerRights,
   memberOf,
-} from './discordReads.ts';
-import type { GuildRechecks, RecheckGuildOptions } from './guildRechecks.ts';
-import type { GuildWalk } from './guildWalk.ts';
-import type { RoleProblem } from './hierarchy.ts';
-import type { RoleWorker } from './roleWorker.ts';
+} from './roles/discordReads.ts';
+import type { RoleProblem } from './roles/hierarchy.ts';
+import type { RoleWorker } from './roles/roleWorker.ts';
 import type { GuildPreview, GuildStatus, RecheckResult, SetupInput } from './types.ts';
 
 const PREVIEW_SAMPLE = 10;

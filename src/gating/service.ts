@@ -16,29 +16,29 @@ import {
   type Role,
   type User,
 } from 'discord.js';
-import type { Logger } from '../log.ts';
+import type { DiscordOAuthConfig } from '../discord/oauth.ts';
+import type { Logger } from '../ops/log.ts';
 import type { GatingStore } from '../store/types.ts';
+import type { LinkedRolePagesSetup } from '../web/linkedRoles/routes.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
-import { BackgroundTasks } from './backgroundTasks.ts';
-import type { DiscordOAuthConfig } from './discordOAuth.ts';
-import { servesGuild } from './discordReads.ts';
-import { Evaluator } from './evaluation.ts';
 import { GuildGating } from './guildGating.ts';
-import { GuildRechecks, type RecheckEvent } from './guildRechecks.ts';
-import { GuildWalk } from './guildWalk.ts';
-import { LinkBook } from './linkBook.ts';
-import type { LinkedRolePagesSetup } from './linkedRolePages.ts';
-import { LinkedRoleService } from './linkedRoleService.ts';
-import { LogChannel } from './logChannel.ts';
-import { MemberGating } from './memberGating.ts';
-import { RoleSync } from './roleSync.ts';
-import { RoleWorker, type RoleWorkerOptions } from './roleWorker.ts';
-import { IntervalScheduler, type RecheckScheduler } from './scheduler.ts';
-import { SignedProofInbox } from './signedProofs.ts';
-import type { SiweConfig } from './siwe.ts';
-import { DEFAULT_AUDIT_RETENTION_MS, type PruneCounts, StoreUpkeep } from './storeUpkeep.ts';
+import { LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
+import { LinkBook } from './proofs/linkBook.ts';
+import { SignedProofInbox } from './proofs/signedProofs.ts';
+import type { SiweConfig } from './proofs/siwe.ts';
+import { Verification } from './proofs/verification.ts';
+import { BackgroundTasks } from './rechecks/backgroundTasks.ts';
+import { GuildRechecks, type RecheckEvent } from './rechecks/guildRechecks.ts';
+import { GuildWalk } from './rechecks/guildWalk.ts';
+import { IntervalScheduler, type RecheckScheduler } from './rechecks/scheduler.ts';
+import { DEFAULT_AUDIT_RETENTION_MS, type PruneCounts, StoreUpkeep } from './rechecks/storeUpkeep.ts';
+import { servesGuild } from './roles/discordReads.ts';
+import { LogChannel } from './roles/logChannel.ts';
+import { MemberGating } from './roles/memberGating.ts';
+import { RoleSync } from './roles/roleSync.ts';
+import { RoleWorker, type RoleWorkerOptions } from './roles/roleWorker.ts';
+import { Evaluator } from './rules/evaluation.ts';
 import type { NoticeText } from './types.ts';
-import { Verification } from './verification.ts';
 
 export interface GatingServiceOptions {
   store: GatingStore;

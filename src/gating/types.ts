@@ -3,8 +3,8 @@
  * and codes for the commands and render that turn them into sentences.
  */
 import type { GuildSettings, LinkRecord, PendingLoss, ProofMethod, RoleChange } from '../store/types.ts';
-import type { RoleProblem } from './hierarchy.ts';
-import type { IdentityEvidence, RoleChangeWanted, RoleDecision, RoleDiff } from './rules.ts';
+import type { RoleProblem } from './roles/hierarchy.ts';
+import type { IdentityEvidence, RoleChangeWanted, RoleDecision, RoleDiff } from './rules/rules.ts';
 
 /** Why `/verify` (or the signing page) did not link an identity. */
 export type VerifyRefusal =

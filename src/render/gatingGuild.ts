@@ -3,7 +3,7 @@
  * re-check, and the notices when a gating command can't run. Pure: data in, payload out.
  */
 import type { APIEmbedField } from 'discord-api-types/v10';
-import type { RoleProblem } from '../gating/hierarchy.ts';
+import type { RoleProblem } from '../gating/roles/hierarchy.ts';
 import type { GuildPreview, GuildStatus, RecheckResult } from '../gating/types.ts';
 import type { GuildSettings } from '../store/types.ts';
 import { DISCORD_LIMITS, discordTime, escapeLine, escapeText, truncate } from '../text/safety.ts';

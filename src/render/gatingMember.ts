@@ -4,8 +4,7 @@
  */
 import type { APIEmbedField } from 'discord-api-types/v10';
 import { ButtonStyle, ComponentType } from 'discord-api-types/v10';
-import { releasedText } from '../gating/linkedRolePage.ts';
-import type { IdentityEvidence, RoleDecision, RoleDiff } from '../gating/rules.ts';
+import type { IdentityEvidence, RoleDecision, RoleDiff } from '../gating/rules/rules.ts';
 import type {
   MemberReport,
   MemberSync,
@@ -15,6 +14,7 @@ import type {
 } from '../gating/types.ts';
 import type { LinkRecord } from '../store/types.ts';
 import { DISCORD_LIMITS, discordTime, escapeLine, inlineCode, safeUrl, truncate } from '../text/safety.ts';
+import { releasedText } from '../web/pages/linkedRolePage.ts';
 import { credentialVerdict } from '../web3bio/credentials.ts';
 import { credentialCounts, verdictLine } from './credentials.ts';
 import { formatNumber, joinLinesWithin } from './format.ts';

@@ -4,7 +4,7 @@
  * codes and data (`GatingNotice`, `RoleProblem`); the words are written here. Log lines are one line each,
  * escaped, and never ping (the log channel sends with no allowed mentions).
  */
-import type { RoleProblem } from '../gating/hierarchy.ts';
+import type { RoleProblem } from '../gating/roles/hierarchy.ts';
 import type { GatingNotice, NoticeChange, RoleRefusal } from '../gating/types.ts';
 import { escapeLine, truncate } from '../text/safety.ts';
 

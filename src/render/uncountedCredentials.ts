@@ -9,7 +9,7 @@ import {
   ButtonStyle,
   ComponentType,
 } from 'discord-api-types/v10';
-import { shortAddress, type UncountedCredential } from '../gating/credentialSubjects.ts';
+import { shortAddress, type UncountedCredential } from '../gating/rules/credentialSubjects.ts';
 import { DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
 
 /** Whose view: the member's own (`/whoami`) or a moderator's (`/gating check`, the context menu). */

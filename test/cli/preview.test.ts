@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { ButtonStyle, ComponentType } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import whois from '../../commands/whois.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
 import {
   checkOptions,
   PREVIEW_EXIT,
@@ -27,12 +29,10 @@ import {
   markdownToText,
   parseMarkdown,
 } from '../../src/cli/previewMarkdown.ts';
-import { loadConfig } from '../../src/config.ts';
 import { type CommandContext, coerceOptions } from '../../src/discord/command.ts';
-import { createLogger } from '../../src/log.ts';
+import { createLogger } from '../../src/ops/log.ts';
 import { renderError } from '../../src/render/errors.ts';
 import type { Web3BioClient } from '../../src/web3bio/client.ts';
-import { createWeb3BioFromConfig } from '../../src/wiring.ts';
 import { rawProfile } from '../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { runCli } from './runCli.ts';

@@ -5,7 +5,11 @@
 import { type Client, GatewayDispatchEvents, type GuildMember } from 'discord.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { botCanManageRoles, loadMembers, REST_LIST_MAX_MEMBERS } from '../../src/gating/discordReads.ts';
+import {
+  botCanManageRoles,
+  loadMembers,
+  REST_LIST_MAX_MEMBERS,
+} from '../../src/gating/roles/discordReads.ts';
 import { loginClient } from '../fakes/discord/client.ts';
 import { addScaleGuilds, type ScaleGuild } from '../fakes/discord/scale.ts';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';

@@ -3,7 +3,7 @@ import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
 import whois from '../../commands/whois.ts';
-import { loadConfig } from '../../src/config.ts';
+import { loadConfig } from '../../src/app/config.ts';
 import {
   coerceOptions,
   identityOption,

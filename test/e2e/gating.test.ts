@@ -19,13 +19,13 @@ import { afterEach, onTestFinished as afterThis, describe, expect, it } from 'vi
 import checkCredentials from '../../commands/checkCredentials.ts';
 import gatingCommand from '../../commands/gating.ts';
 import { commandsFor } from '../../commands/index.ts';
-import { startBot } from '../../src/bot.ts';
-import { loadConfig } from '../../src/config.ts';
-import { buildSiweMessage, createChallenge } from '../../src/gating/siwe.ts';
-import { createLogger } from '../../src/log.ts';
+import { startBot } from '../../src/app/bot.ts';
+import { loadConfig } from '../../src/app/config.ts';
+import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
+import { buildSiweMessage, createChallenge } from '../../src/gating/proofs/siwe.ts';
+import { createLogger } from '../../src/ops/log.ts';
 import { openPostgresStore, openStore } from '../../src/store/index.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
-import { createWeb3BioFromConfig } from '../../src/wiring.ts';
 import { startFakeDiscord } from '../fakes/discord/server.ts';
 import { gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
 import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
@@ -457,11 +457,11 @@ describe('PostgreSQL (DATABASE_URL)', () => {
 });
 
 describe('a crash mid-sync', () => {
-  const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+  const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
   const MEMBERS = 16;
   const EDITS_PER_SECOND = 4;
 
-  /** `node src/main.ts` with exactly `env` (plus PATH), from an empty directory so no `.env` is read. */
+  /** `node src/app/main.ts` with exactly `env` (plus PATH), from an empty directory so no `.env` is read. */
   function runBot(
     env: Record<string, string>,
     cwd: string,

@@ -9,7 +9,7 @@ import type {
   APIGuildMember,
 } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
-import type { BotGating } from '../../src/bot.ts';
+import type { BotGating } from '../../src/app/bot.ts';
 import { memberJoined } from '../fakes/discord/client.ts';
 import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';

@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import type { APIApplicationCommandInteractionDataOption, Locale } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { commandsFor } from '../../commands/index.ts';
-import { type Bot, startBot } from '../../src/bot.ts';
-import { type Config, configSecrets, loadConfig } from '../../src/config.ts';
+import { type Bot, startBot } from '../../src/app/bot.ts';
+import { type Config, configSecrets, loadConfig } from '../../src/app/config.ts';
+import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
 import type { Command } from '../../src/discord/command.ts';
-import { createLogger } from '../../src/log.ts';
-import { createMetrics } from '../../src/metrics.ts';
+import { createLogger } from '../../src/ops/log.ts';
+import { createMetrics } from '../../src/ops/metrics.ts';
 import type { GuildSettingsInput } from '../../src/store/types.ts';
 import type { Web3BioClient } from '../../src/web3bio/client.ts';
-import { createWeb3BioFromConfig } from '../../src/wiring.ts';
 import {
   type FakeDiscord,
   type FakeDiscordOptions,

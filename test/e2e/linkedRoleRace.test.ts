@@ -11,14 +11,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { gatingCredentials } from '../fakes/web3bio/builders.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 import { closeGating, type GatingHarness, PUBLIC_URL, startGating } from './gatingHarness.ts';
 import { createDatabase } from './postgresDatabase.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
 const ACCOUNTS = 20;
 const LINKED_ENV = {
   DISCORD_CLIENT_SECRET: 'test-client-secret',

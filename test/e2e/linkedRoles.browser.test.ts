@@ -10,7 +10,7 @@ import { createServer } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { gatingCredentials } from '../fakes/web3bio/builders.ts';
 import { launchChromium } from '../gating/chromium.ts';
 import { installEvmWallets, installSolanaWallet, solanaKey } from '../gating/testWallets.ts';

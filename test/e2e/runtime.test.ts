@@ -1,5 +1,5 @@
 /**
- * The bot as an operator runs it: `node src/main.ts` and `node src/deploy.ts` as child processes,
+ * The bot as an operator runs it: `node src/app/main.ts` and `node src/app/deploy.ts` as child processes,
  * configured only through the environment, against the stand-in Discord and Web3.bio.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -8,14 +8,14 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
-import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles.ts';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { ALICE, callbackTypes, toCommandOptions, visibleMessage } from './harness.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
-const DEPLOY = fileURLToPath(new URL('../../src/deploy.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
+const DEPLOY = fileURLToPath(new URL('../../src/app/deploy.ts', import.meta.url));
 /** Recognisable secrets: neither may ever show up in the bot's output. */
 const TOKEN = 'e2e-DISCORD-TOKEN-must-not-leak-7f3a9c';
 const API_KEY = 'e2e-WEB3BIO-KEY-must-not-leak-41d2b8';
@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(workDir, { recursive: true, force: true }));
 
-describe('npm start (node src/main.ts)', () => {
+describe('npm start (node src/app/main.ts)', () => {
   let discord: FakeDiscord;
   let upstream: FakeWeb3Bio;
   let bot: NodeProcess;
@@ -139,7 +139,7 @@ describe('start-up configuration errors', () => {
   });
 });
 
-describe('npm run deploy-commands (node src/deploy.ts)', () => {
+describe('npm run deploy-commands (node src/app/deploy.ts)', () => {
   let discord: FakeDiscord;
   let guild: FakeGuild;
   const expected = commandsFor({ GATING_ENABLED: false })

@@ -32,7 +32,7 @@ import { createDatabase } from './postgresDatabase.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
 const ACCOUNTS = 20;
-const MAIN = fileURLToPath(new URL('../../src/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
 
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {

@@ -6,7 +6,7 @@ import {
   type ProofBehind,
   provenSubjects,
   weighCredentials,
-} from '../../src/gating/credentialSubjects.ts';
+} from '../../src/gating/rules/credentialSubjects.ts';
 import { RawCredentialSet, toCredentialSet } from '../../src/web3bio/schemas.ts';
 import type { Credential, CredentialSet } from '../../src/web3bio/types.ts';
 

@@ -5,8 +5,8 @@
  */
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { type EvaluateOptions, Evaluator } from '../../src/gating/evaluation.ts';
-import { roleConnectionFor } from '../../src/gating/linkedRoles.ts';
+import { roleConnectionFor } from '../../src/gating/linkedRoles/linkedRoles.ts';
+import { type EvaluateOptions, Evaluator } from '../../src/gating/rules/evaluation.ts';
 import type { GuildSettings, LinkCheck, LinkKey, LinkRecord } from '../../src/store/types.ts';
 import { Web3BioClient } from '../../src/web3bio/client.ts';
 import { ensProfile, nextAddress, walletCredentials } from '../fakes/web3bio/builders.ts';

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { dueAfter, RECHECK_SPREAD } from '../../src/gating/guildRechecks.ts';
-import { PassLosses } from '../../src/gating/roleSync.ts';
+import { dueAfter, RECHECK_SPREAD } from '../../src/gating/rechecks/guildRechecks.ts';
+import { PassLosses } from '../../src/gating/roles/roleSync.ts';
 import { type GatingService, schedulerTickMs } from '../../src/gating/service.ts';
 import type { GatingStore, PendingLoss } from '../../src/store/types.ts';
 import type { FakeGuild } from '../fakes/discord/server.ts';

@@ -4,7 +4,7 @@ import {
   type RoleProblem,
   type RoleProblemsInput,
   roleProblems,
-} from '../../src/gating/hierarchy.ts';
+} from '../../src/gating/roles/hierarchy.ts';
 import { roleProblemText } from '../../src/render/gatingNotices.ts';
 
 /** The sentence render writes for a problem (the fix an admin reads). */

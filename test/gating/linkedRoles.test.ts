@@ -6,7 +6,7 @@ import {
   DiscordOAuthError,
   exchangeCode,
   newOAuthState,
-} from '../../src/gating/discordOAuth.ts';
+} from '../../src/discord/oauth.ts';
 import {
   openToken,
   parseEncryptionKey,
@@ -14,7 +14,7 @@ import {
   ROLE_CONNECTION_METADATA,
   roleConnectionFor,
   sealToken,
-} from '../../src/gating/linkedRoles.ts';
+} from '../../src/gating/linkedRoles/linkedRoles.ts';
 import type { Credential, CredentialCategory } from '../../src/web3bio/types.ts';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 

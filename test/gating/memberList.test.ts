@@ -4,7 +4,7 @@
  * loaded, and a rename is noticed without the old user in the cache.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { roleSubject } from '../../src/gating/losses.ts';
+import { roleSubject } from '../../src/gating/rechecks/losses.ts';
 import type { GatingService } from '../../src/gating/service.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { RawCredentialSet, toCredentialSet } from '../../src/web3bio/schemas.ts';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { recordNamesDiscordUser } from '../../src/gating/recordProof.ts';
+import { recordNamesDiscordUser } from '../../src/gating/proofs/recordProof.ts';
 import type { DomainInfo, Profile, ProfileLink } from '../../src/web3bio/types.ts';
 import { emptyDomain, emptyProfile } from '../render/fixtures.ts';
 

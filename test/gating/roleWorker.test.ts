@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LogChannel, packLines } from '../../src/gating/logChannel.ts';
-import { MAX_CLAIMS } from '../../src/gating/roleChangeApplier.ts';
-import { RoleWorker } from '../../src/gating/roleWorker.ts';
+import { LogChannel, packLines } from '../../src/gating/roles/logChannel.ts';
+import { MAX_CLAIMS } from '../../src/gating/roles/roleChangeApplier.ts';
+import { RoleWorker } from '../../src/gating/roles/roleWorker.ts';
 import type { GatingNotice } from '../../src/gating/types.ts';
 import { gatingNoticeText } from '../../src/render/gatingNotices.ts';
 import type { GatingStore, RoleOp } from '../../src/store/types.ts';

@@ -6,7 +6,7 @@ import {
   type GatingRules,
   type IdentityEvidence,
   type RoleDecision,
-} from '../../src/gating/rules.ts';
+} from '../../src/gating/rules/rules.ts';
 import type { Credential, CredentialCategory, CredentialSet } from '../../src/web3bio/types.ts';
 
 const NOW = 1_700_000_000;

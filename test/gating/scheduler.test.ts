@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IntervalScheduler, jitteredDelay } from '../../src/gating/scheduler.ts';
+import { IntervalScheduler, jitteredDelay } from '../../src/gating/rechecks/scheduler.ts';
 import { silentLogger } from './serviceHarness.ts';
 
 describe('jitteredDelay', () => {

@@ -1,9 +1,13 @@
 import { Client, GatewayIntentBits } from 'discord.js';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
-import { servesGuild } from '../../src/gating/discordReads.ts';
-import { handOffSignedProof, type SignedProof, SignedProofInbox } from '../../src/gating/signedProofs.ts';
+import { shardsPerProcess } from '../../src/app/sharding.ts';
+import {
+  handOffSignedProof,
+  type SignedProof,
+  SignedProofInbox,
+} from '../../src/gating/proofs/signedProofs.ts';
+import { servesGuild } from '../../src/gating/roles/discordReads.ts';
 import type { SignatureLinkResult } from '../../src/gating/types.ts';
-import { shardsPerProcess } from '../../src/sharding.ts';
 import type { GatingStore, NonceRecord } from '../../src/store/types.ts';
 import { shardOf, snowflakeOnShard } from '../fakes/discord/snowflake.ts';
 import { sqliteHarness } from '../store/harness.ts';

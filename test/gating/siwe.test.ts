@@ -11,7 +11,7 @@ import {
   type NonceRecord,
   type SiweConfig,
   verifyChallenge,
-} from '../../src/gating/siwe.ts';
+} from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 

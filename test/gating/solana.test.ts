@@ -9,8 +9,8 @@ import {
   type SiweConfig,
   siwsFields,
   verifyChallenge,
-} from '../../src/gating/siwe.ts';
-import { buildSiwsMessage, isSolanaAddress, verifySolanaSignature } from '../../src/gating/solana.ts';
+} from '../../src/gating/proofs/siwe.ts';
+import { buildSiwsMessage, isSolanaAddress, verifySolanaSignature } from '../../src/gating/proofs/solana.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isReadable, statementIdentity, statementName } from '../../src/gating/statementText.ts';
+import { isReadable, statementIdentity, statementName } from '../../src/gating/proofs/statementText.ts';
 
 describe('statementName', () => {
   it('keeps a name the grammar can carry exactly as it is', () => {

@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { clampEmbed, clampMessage, embedLength } from '../../src/render/clamp.ts';
 import type { MessagePayload } from '../../src/render/types.ts';
 import { escapeLine, escapeText } from '../../src/text/safety.ts';
-import { HOSTILE } from '../render/fixtures.ts';
-import { assertWithinDiscordLimits } from '../render/limits.ts';
+import { HOSTILE } from './fixtures.ts';
+import { assertWithinDiscordLimits } from './limits.ts';
 
 function payload(overrides: Partial<MessagePayload>): MessagePayload {
   return { embeds: [], components: [], allowed_mentions: { parse: [] }, ...overrides };

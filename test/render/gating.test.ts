@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { UncountedCredential } from '../../src/gating/credentialSubjects.ts';
-import type { RoleProblem } from '../../src/gating/hierarchy.ts';
+import type { RoleProblem } from '../../src/gating/roles/hierarchy.ts';
+import type { UncountedCredential } from '../../src/gating/rules/credentialSubjects.ts';
 import type { GuildPreview, GuildStatus, MemberReport } from '../../src/gating/types.ts';
 import {
   renderDisabled,

@@ -1,0 +1,422 @@
+import {
+  Client,
+  Events,
+  GatewayDispatchEvents,
+  type GatewayGuildMemberUpdateDispatchData,
+  GatewayIntentBits,
+  RESTEvents,
+} from 'discord.js';
+import { commandsFor } from '../../commands/index.ts';
+import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
+import type { BotDeps, Command } from '../discord/command.ts';
+import { Cooldown } from '../discord/cooldown.ts';
+import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oauth.ts';
+import { createRouter, type InteractionRouter } from '../discord/router.ts';
+import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
+import type { SiweConfig } from '../gating/proofs/siwe.ts';
+import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
+import { MEMBER_LIST_PAGES_PER_SECOND } from '../gating/roles/discordReads.ts';
+import { GatingService } from '../gating/service.ts';
+import type { Logger } from '../ops/log.ts';
+import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
+import { gatingNoticeText } from '../render/gatingNotices.ts';
+import { openStore } from '../store/index.ts';
+import type { GatingStore } from '../store/types.ts';
+import { startVerifyServer, type VerifyServer } from '../web/app.ts';
+import { type OpsChecks, type OpsServers, type ReadinessCheck, startOpsServers } from '../web/ops.ts';
+import type { Web3BioClient } from '../web3bio/client.ts';
+import { parseIdentity } from '../web3bio/identity.ts';
+import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
+
+export interface Bot {
+  client: Client;
+  router: InteractionRouter;
+  commands: readonly Command[];
+  /** The role-gating module, when GATING_ENABLED. */
+  gating?: BotGating;
+  metrics: BotMetrics;
+  /** `/healthz`, `/readyz` and (without METRICS_PORT) `/metrics`, when gating is off and HTTP_PORT is set. */
+  httpUrl?: string;
+  /** `/healthz`, `/readyz`, `/metrics` on METRICS_HOST:METRICS_PORT, when METRICS_PORT is set. */
+  metricsUrl?: string;
+  /** Stop taking interactions, finish the ones in flight (up to `graceMs`), then disconnect. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface BotGating {
+  service: GatingService;
+  store: GatingStore;
+  /** Where the verification server listens (not PUBLIC_URL), e.g. http://127.0.0.1:8080 */
+  verifyUrl: string;
+}
+
+export type GatingConfig = Pick<
+  Config,
+  | 'DATA_DIR'
+  | 'DATABASE_URL'
+  | 'HTTP_HOST'
+  | 'HTTP_PORT'
+  | 'PUBLIC_URL'
+  | 'RPC_URL'
+  | 'DISCORD_APPLICATION_ID'
+  | 'DISCORD_API_URL'
+  | 'DISCORD_CLIENT_SECRET'
+  | 'DISCORD_PUBLIC_KEY'
+  | 'LINKED_ROLES_ENABLED'
+  | 'TOKEN_ENCRYPTION_KEY'
+  | 'GATING_RECHECK_HOURS'
+  | 'GATING_LEASE_SECONDS'
+  | 'GATING_CONFIRM_MINUTES'
+  | 'AUDIT_RETENTION_DAYS'
+>;
+
+/** The parts of the gating module that `startBot` starts and stops together. */
+interface GatingParts extends BotGating {
+  /** None in a shard process: the shard manager serves the pages and hands proofs over (signedProofs.ts). */
+  verifyServer: VerifyServer | null;
+  ownsStore: boolean;
+}
+
+/** The shards a shard process serves (from the shard manager). */
+export interface ShardSlice {
+  ids: number[];
+  count: number;
+  /** Shard processes in all (each takes its share of the bot's REST budget for member lists). */
+  processes: number;
+}
+
+/** The OAuth2 client (with DISCORD_CLIENT_SECRET) and the SIWE settings both gating and the shard manager use. */
+export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
+  oauth: DiscordOAuthConfig | undefined;
+  key: Buffer | undefined;
+  siwe: SiweConfig;
+} {
+  const oauth: DiscordOAuthConfig | undefined = config.DISCORD_CLIENT_SECRET
+    ? {
+        clientId: config.DISCORD_APPLICATION_ID,
+        clientSecret: config.DISCORD_CLIENT_SECRET,
+        apiUrl: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
+        publicUrl: config.PUBLIC_URL,
+        ...(config.DISCORD_PUBLIC_KEY ? { publicKey: config.DISCORD_PUBLIC_KEY } : {}),
+      }
+    : undefined;
+  const key = config.TOKEN_ENCRYPTION_KEY ? parseEncryptionKey(config.TOKEN_ENCRYPTION_KEY) : undefined;
+  if (config.LINKED_ROLES_ENABLED && !(oauth && key)) {
+    throw new Error('LINKED_ROLES_ENABLED=true needs DISCORD_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY');
+  }
+  const siwe: SiweConfig = {
+    publicUrl: config.PUBLIC_URL,
+    ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
+    discordSignIn: oauth !== undefined,
+  };
+  return { oauth, key, siwe };
+}
+
+/** The gating store from config (PostgreSQL with DATABASE_URL, else SQLite under DATA_DIR). */
+export function openGatingStore(config: GatingConfig): Promise<GatingStore> {
+  return openStore(
+    { databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR },
+    { leaseMs: config.GATING_LEASE_SECONDS * 1_000 },
+  );
+}
+
+/** Open the store (unless given), create the service and start the verification server. */
+async function startGating(input: {
+  config: GatingConfig;
+  logger: Logger;
+  web3bio: Web3BioClient;
+  client: Client;
+  store?: GatingStore | undefined;
+  /** In a shard process: its shards. No HTTP server; verified signatures arrive through the store. */
+  shards: ShardSlice | undefined;
+  metrics: BotMetrics;
+}): Promise<GatingParts> {
+  const { config, logger } = input;
+  if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
+  const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
+  const store = input.store ?? (await openGatingStore(config));
+  try {
+    const service = new GatingService({
+      ...(config.LINKED_ROLES_ENABLED && oauth && key ? { linkedRoles: { oauth, key } } : {}),
+      ...(input.shards
+        ? {
+            signedProofInbox: {},
+            linkedRoleRechecks: false,
+            memberListPagesPerSecond: MEMBER_LIST_PAGES_PER_SECOND / input.shards.processes,
+          }
+        : {}),
+      onRechecked: (event) => countRecheck(input.metrics, event),
+      store,
+      web3bio: input.web3bio,
+      discord: input.client,
+      logger: logger.child({ module: 'gating' }),
+      siwe,
+      noticeText: gatingNoticeText,
+      recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
+      confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
+      auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
+    });
+    const verifyServer = input.shards
+      ? null
+      : await startVerifyServer({
+          port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
+          host: config.HTTP_HOST,
+          store,
+          siwe,
+          ...(oauth ? { oauth } : {}),
+          ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
+          onVerified: (result) => service.verification.completeSignature(result),
+          logger: logger.child({ module: 'verify-server' }),
+        });
+    return {
+      service,
+      store,
+      verifyUrl: verifyServer?.url ?? config.PUBLIC_URL,
+      verifyServer,
+      ownsStore: input.store === undefined,
+    };
+  } catch (error) {
+    if (input.store === undefined) await store.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The discord.js client with the fewest intents the enabled features need, caching only what the bot
+ * reads (clientCaches.ts); with `shards`, only those.
+ */
+export function createDiscordClient(
+  config: Pick<Config, 'DISCORD_API_URL' | 'GATING_ENABLED'>,
+  shards?: ShardSlice,
+  caches: CachePolicy = 'lean',
+): Client {
+  const intents = [GatewayIntentBits.Guilds];
+  if (config.GATING_ENABLED) intents.push(GatewayIntentBits.GuildMembers);
+  return new Client({
+    intents,
+    ...(shards ? { shards: shards.ids, shardCount: shards.count } : {}),
+    allowedMentions: { parse: [], repliedUser: false },
+    rest: config.DISCORD_API_URL ? { api: config.DISCORD_API_URL } : {},
+    ...clientCacheOptions(caches),
+  });
+}
+
+/** Log in and route interactions. Resolves once the gateway session is ready. */
+export async function startBot(options: {
+  config: Config;
+  logger: Logger;
+  web3bio: Web3BioClient;
+  commands?: readonly Command[];
+  /** With GATING_ENABLED: an already open store to use (the caller closes it) instead of opening one from config. */
+  store?: GatingStore;
+  /** The registry the client's observers already report to (see createWeb3BioFromConfig); default a new one. */
+  metrics?: BotMetrics;
+  /**
+   * In a shard process: serve only these shards, and run no HTTP server (the shard manager runs it once
+   * per machine; see sharding.ts).
+   */
+  shards?: ShardSlice;
+  /** discord.js's own caches instead of the bot's (the guild-scale benchmark's baseline); default 'lean'. */
+  discordCaches?: CachePolicy;
+}): Promise<Bot> {
+  const { config, logger, web3bio } = options;
+  const metrics = options.metrics ?? createMetrics();
+  const commands = options.commands ?? commandsFor(config);
+  const cooldown = new Cooldown({
+    limit: config.USER_COOLDOWN_COMMANDS,
+    windowMs: config.USER_COOLDOWN_SECONDS * 1_000,
+  });
+  const sharded = options.shards !== undefined;
+  const client = createDiscordClient(config, options.shards, options.discordCaches);
+  // Linked Roles alone also run in the gating module (store, page, re-checks), without the GuildMembers intent.
+  const gating =
+    config.GATING_ENABLED || config.LINKED_ROLES_ENABLED
+      ? await startGating({
+          config,
+          logger,
+          web3bio,
+          client,
+          store: options.store,
+          shards: options.shards,
+          metrics,
+        })
+      : undefined;
+  const deps: BotDeps = { config, logger, web3bio, ...(gating ? { gating: gating.service } : {}) };
+  const router = createRouter({
+    commands,
+    deps,
+    cooldown,
+    onAnswered: ({ name, outcome, ms }) => {
+      metrics.interactions.inc({ command: name, outcome });
+      metrics.answerSeconds.observe({ command: name }, ms / 1_000);
+    },
+  });
+  countRoleEdits(client, metrics);
+  let http: OpsServers = { close: async () => {} };
+  try {
+    if (!sharded) http = await startOpsServers({ config, logger, ...botOpsChecks(client, gating, metrics) });
+  } catch (error) {
+    if (gating) await stopGating(gating, logger);
+    throw error;
+  }
+
+  const onInteraction = (interaction: Parameters<InteractionRouter['handle']>[0]) =>
+    void router.handle(interaction);
+  client.on(Events.InteractionCreate, onInteraction);
+  client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
+  client.on(Events.Warn, (message) => logger.warn({ message }, 'discord client warning'));
+  client.on(Events.ShardDisconnect, (event, shardId) =>
+    logger.warn({ code: event.code, shardId }, 'gateway disconnected'),
+  );
+  client.on(Events.ShardResume, (shardId) => logger.info({ shardId }, 'gateway resumed'));
+  if (gating) {
+    const { service } = gating;
+    client.on(Events.GuildMemberAdd, (member) => {
+      service.members.onMemberJoin(member).catch((error: unknown) => {
+        logger.error({ err: error, guildId: member.guild.id, userId: member.id }, 'member join sync failed');
+      });
+    });
+    // Read raw: discord.js reports a rename (userUpdate) only for a user it had cached (clientCaches.ts).
+    client.ws.on(GatewayDispatchEvents.GuildMemberUpdate, (data: GatewayGuildMemberUpdateDispatchData) => {
+      service.members.onMemberUpdate(data.user.id, data.user.username);
+    });
+  }
+
+  // ens-normalize builds its tables on first use, blocking the event loop for about a second; done
+  // here, that cost cannot land inside the first interaction's 3 s window, where no deferral timer could fire.
+  parseIdentity('vitalik.eth');
+
+  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+  try {
+    await client.login(config.DISCORD_TOKEN);
+    await ready;
+  } catch (error) {
+    await client.destroy();
+    await http.close();
+    if (gating) await stopGating(gating, logger);
+    throw error;
+  }
+  gating?.service.start();
+  logger.info(
+    {
+      user: client.user?.tag,
+      guilds: client.guilds.cache.size,
+      commands: commands.length,
+      ...(options.shards
+        ? {
+            shards: options.shards.ids,
+            shardCount: options.shards.count,
+            processes: options.shards.processes,
+          }
+        : {}),
+    },
+    'bot ready',
+  );
+
+  return {
+    client,
+    router,
+    commands,
+    metrics,
+    ...(http.url === undefined ? {} : { httpUrl: http.url }),
+    ...(http.metricsUrl === undefined ? {} : { metricsUrl: http.metricsUrl }),
+    ...(gating
+      ? { gating: { service: gating.service, store: gating.store, verifyUrl: gating.verifyUrl } }
+      : {}),
+    async stop(graceMs = 10_000) {
+      client.off(Events.InteractionCreate, onInteraction);
+      const drained = await Promise.race([
+        router.drain().then(() => true),
+        new Promise<false>((resolve) => setTimeout(resolve, graceMs, false).unref()),
+      ]);
+      if (!drained) logger.warn({ inFlight: router.inFlight }, 'stopping with interactions still in flight');
+      // Role edits in progress finish (bounded) while the client can still reach Discord.
+      if (gating) await stopGating(gating, logger);
+      await http.close();
+      await client.destroy();
+    },
+  };
+}
+
+/** `/readyz` and the gauges read at each scrape, for one bot process. */
+function botOpsChecks(client: Client, gating: GatingParts | undefined, metrics: BotMetrics): OpsChecks {
+  const readiness: Record<string, ReadinessCheck> = {
+    gateway: () => {
+      if (!client.isReady()) throw new Error('gateway not ready');
+    },
+  };
+  if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
+  const beforeScrape = async () => {
+    recordGatewayPings(client, metrics);
+    if (gating) await scrapeGatingStore(gating.store, metrics);
+  };
+  return { readiness, beforeScrape, registry: metrics.registry, publicPort: !gating };
+}
+
+/** Each shard's last heartbeat round trip, as a gauge (read at each scrape). */
+export function recordGatewayPings(client: Client, metrics: BotMetrics): void {
+  for (const [id, shard] of client.ws.shards) {
+    if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
+  }
+}
+
+/**
+ * Gauges read from the store at each scrape: the role-change queue's depth and age, and how long ago the
+ * least recently re-checked enabled guild had its last full pass (a guild never re-checked counts from
+ * when its settings were saved).
+ */
+export async function scrapeGatingStore(store: GatingStore, metrics: BotMetrics): Promise<void> {
+  const [depth, oldestAt, guilds] = await Promise.all([
+    store.pendingRoleChanges(),
+    store.oldestOpenRoleChangeAt(),
+    store.listGuildSettings({ enabledOnly: true }),
+  ]);
+  const now = Date.now();
+  metrics.roleQueueDepth.set(depth);
+  metrics.roleQueueOldestSeconds.set(oldestAt === null ? 0 : Math.max(0, (now - oldestAt) / 1_000));
+  const lastPasses = guilds.map((g) => g.lastFullSyncAt ?? g.updatedAt);
+  metrics.recheckOldestSeconds.set(
+    lastPasses.length === 0 ? 0 : Math.max(0, (now - Math.min(...lastPasses)) / 1_000),
+  );
+}
+
+/** One guild's re-check, counted. */
+export function countRecheck(metrics: BotMetrics, event: RecheckEvent): void {
+  const outcome = event.result === undefined ? 'failed' : event.result.elsewhere ? 'elsewhere' : 'done';
+  metrics.rechecks.inc({ cause: event.cause, outcome });
+  if (event.result) metrics.recheckMembers.inc({ cause: event.cause }, event.result.members);
+  if (outcome !== 'elsewhere') metrics.recheckSeconds.observe({ cause: event.cause }, event.ms / 1_000);
+}
+
+const ROLE_EDIT_PATH = /^\/guilds\/\d+\/members\/\d+\/roles\/\d+$/;
+
+/**
+ * Counts role edits as Discord answers them (`gating_role_edits_total{result}`), read from discord.js's
+ * REST responses, so the gating code needs no metrics of its own. A retried 429 counts once per answer.
+ */
+function countRoleEdits(client: Client, metrics: BotMetrics): void {
+  client.rest.on(RESTEvents.Response, (request, response) => {
+    if (request.method !== 'PUT' && request.method !== 'DELETE') return;
+    if (!ROLE_EDIT_PATH.test(request.path)) return;
+    metrics.roleEdits.inc({ result: roleEditResult(request.method, response.status) });
+  });
+}
+
+export function roleEditResult(method: string, status: number): string {
+  if (status >= 200 && status < 300) return method === 'PUT' ? 'added' : 'removed';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'unknown';
+  if (status === 429) return 'rate_limited';
+  return 'failed';
+}
+
+/** Stop the service (in-progress role edits finish, bounded), the verification server, and our store. */
+async function stopGating(gating: GatingParts, logger: Logger): Promise<void> {
+  const steps: [string, () => Promise<void>][] = [['gating service', () => gating.service.stop()]];
+  const { verifyServer } = gating;
+  if (verifyServer) steps.push(['verify server', () => verifyServer.close()]);
+  if (gating.ownsStore) steps.push(['gating store', () => gating.store.close()]);
+  for (const [what, stop] of steps) {
+    await stop().catch((error: unknown) => logger.warn({ err: error }, `could not stop the ${what} cleanly`));
+  }
+}

@@ -1,0 +1,249 @@
+import { z } from 'zod';
+import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
+
+/** Blank values count as unset, so `KEY=` in .env falls back to the default. */
+const optionalText = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z.string().trim().optional(),
+);
+
+const withDefault = <T extends z.ZodType>(schema: T, fallback: z.input<T>) =>
+  z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    schema.default(fallback as never),
+  );
+
+const seconds = (fallback: number) => withDefault(z.coerce.number().int().min(0).max(31_536_000), fallback);
+
+const boolean = (fallback: boolean) =>
+  z
+    .preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.stringbool().optional())
+    .transform((v) => v ?? fallback);
+
+/** A TCP port, or unset (blank counts as unset). */
+const optionalPort = z.preprocess(
+  (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+  z.coerce.number().int().min(0).max(65_535).optional(),
+);
+
+const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
+
+/** Every environment key the bot reads; `.env.example` documents each one. */
+export const ConfigSchema = z.object({
+  DISCORD_TOKEN: optionalText.pipe(
+    z.string({ error: 'is required (the bot token from the Developer Portal)' }),
+  ),
+  DISCORD_APPLICATION_ID: optionalText.pipe(
+    z
+      .string({ error: 'is required (the application id)' })
+      .regex(/^\d{17,20}$/, 'must be a Discord snowflake'),
+  ),
+  DISCORD_API_URL: optionalText.pipe(httpUrl.optional()),
+  DISCORD_CLIENT_SECRET: optionalText.pipe(
+    z.string().min(8, 'must be the OAuth2 client secret (OAuth2 > Client Secret)').optional(),
+  ),
+  LINKED_ROLES_ENABLED: boolean(false),
+  DISCORD_PUBLIC_KEY: optionalText.pipe(
+    z
+      .string()
+      .regex(
+        /^[0-9a-fA-F]{64}$/,
+        'must be the application public key, 64 hex characters (General Information > Public Key)',
+      )
+      .transform((v) => v.toLowerCase())
+      .optional(),
+  ),
+  TOKEN_ENCRYPTION_KEY: optionalText.pipe(
+    z
+      .string()
+      .refine((v) => parseEncryptionKey(v) !== undefined, {
+        error: 'must be 32 random bytes as 64 hex characters or base64 (openssl rand -hex 32)',
+      })
+      .optional(),
+  ),
+  DEV_GUILD_ID: optionalText.pipe(
+    z
+      .string()
+      .regex(/^\d{17,20}$/, 'must be a Discord snowflake')
+      .optional(),
+  ),
+
+  WEB3BIO_API_URL: withDefault(httpUrl, 'https://api.web3.bio'),
+  WEB3BIO_API_KEY: optionalText,
+  WEB3BIO_RATE_LIMIT: optionalText.pipe(
+    z
+      .string()
+      .regex(/^(\d+)\/(\d+)s$|^off$/, 'must look like "5/10s" (requests per seconds) or "off"')
+      .optional(),
+  ),
+  WEB3BIO_TIMEOUT_MS: withDefault(z.coerce.number().int().min(100).max(120_000), 10_000),
+  WEB3BIO_CONCURRENCY: withDefault(z.coerce.number().int().min(1).max(256), 8),
+
+  CACHE_MAX_ENTRIES: withDefault(z.coerce.number().int().min(100), 50_000),
+  CACHE_MAX_MB: withDefault(z.coerce.number().int().min(1), 64),
+  CACHE_TTL_PROFILE_SECONDS: seconds(7_200),
+  CACHE_TTL_CREDENTIAL_SECONDS: seconds(7_200),
+  CACHE_TTL_DOMAIN_SECONDS: seconds(900),
+  CACHE_TTL_AVATAR_SECONDS: seconds(86_400),
+  CACHE_TTL_WALLET_SECONDS: seconds(600),
+  CACHE_NEGATIVE_TTL_SECONDS: seconds(60),
+  CACHE_STALE_IF_ERROR_SECONDS: seconds(86_400),
+  REDIS_URL: optionalText.pipe(z.url({ protocol: /^rediss?$/, error: 'must be a redis:// URL' }).optional()),
+  REDIS_PREFIX: withDefault(z.string().max(100), 'web3bio:'),
+  CACHE_L1_TTL_SECONDS: withDefault(z.coerce.number().min(0).max(3_600), 30),
+  CACHE_FILL_LOCK_SECONDS: withDefault(z.coerce.number().min(0).max(300), 10),
+
+  IPFS_GATEWAY: withDefault(httpUrl, 'https://ipfs.io'),
+  USER_COOLDOWN_COMMANDS: withDefault(z.coerce.number().int().min(0).max(1_000), 5),
+  USER_COOLDOWN_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 30),
+  DEFER_AFTER_MS: withDefault(z.coerce.number().int().min(0).max(2_500), 1_200),
+
+  DATA_DIR: withDefault(z.string(), './data'),
+  DATABASE_URL: optionalText.pipe(
+    z.url({ protocol: /^postgres(ql)?$/, error: 'must be a postgres:// URL' }).optional(),
+  ),
+  HTTP_PORT: optionalPort,
+  HTTP_HOST: withDefault(z.string(), '0.0.0.0'),
+  PUBLIC_URL: optionalText.pipe(httpUrl.optional()),
+  RPC_URL: optionalText.pipe(httpUrl.optional()),
+  GATING_ENABLED: boolean(false),
+  GATING_RECHECK_HOURS: withDefault(
+    z.coerce
+      .number()
+      .min(0.01)
+      .max(24 * 30),
+    24,
+  ),
+  GATING_LEASE_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 60),
+  GATING_CONFIRM_MINUTES: withDefault(
+    z.coerce
+      .number()
+      .min(0)
+      .max(7 * 24 * 60),
+    60,
+  ),
+  AUDIT_RETENTION_DAYS: withDefault(z.coerce.number().int().min(1).max(3_650), 180),
+
+  SHARD_COUNT: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z
+      .union([z.literal('auto'), z.coerce.number().int().min(1).max(16_384)], {
+        error: 'must be auto or a whole number of shards',
+      })
+      .optional(),
+  ),
+  SHARDS_PER_PROCESS: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce.number().int().min(1).max(16_384).optional(),
+  ),
+  SHARD_SPAWN_DELAY_SECONDS: withDefault(z.coerce.number().min(0).max(600), 7),
+
+  METRICS_PORT: optionalPort,
+  METRICS_HOST: withDefault(z.string(), '127.0.0.1'),
+  METRICS_TOKEN: optionalText.pipe(z.string().min(16, 'must be at least 16 characters').optional()),
+
+  LOG_LEVEL: withDefault(z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), 'info'),
+});
+
+export type Config = z.output<typeof ConfigSchema>;
+
+/**
+ * The one list of config keys that hold secrets: a key's whole value, or for a URL its password. Every
+ * logger, CLI and preview scrubs these (see `configSecrets`). A new secret key (DISCORD_CLIENT_SECRET,
+ * TOKEN_ENCRYPTION_KEY…) goes here; a test fails for a key whose name says secret but is not listed.
+ */
+export const SECRET_KEYS = [
+  'DISCORD_TOKEN',
+  'DISCORD_CLIENT_SECRET',
+  'TOKEN_ENCRYPTION_KEY',
+  'WEB3BIO_API_KEY',
+  'DATABASE_URL',
+  'REDIS_URL',
+  'METRICS_TOKEN',
+] as const satisfies readonly (keyof Config)[];
+
+/** Shorter values are not treated as secrets (see `configSecrets`). */
+export const MIN_SECRET_LENGTH = 6;
+
+/** The password in a URL, as written and decoded; none when it has none. */
+function urlPasswords(url: string): string[] {
+  if (!URL.canParse(url)) return [];
+  const raw = new URL(url).password;
+  if (raw === '') return [];
+  try {
+    return [raw, decodeURIComponent(raw)];
+  } catch {
+    return [raw];
+  }
+}
+
+/**
+ * Every secret value the config holds: the SECRET_KEYS values (for URL keys, their passwords) and the
+ * password of any other URL in it (an RPC_URL with credentials, say). For loggers and printed output.
+ */
+export function configSecrets(config: Partial<Record<keyof Config, unknown>>): string[] {
+  const secrets = new Set<string>();
+  for (const [key, value] of Object.entries(config)) {
+    if (typeof value !== 'string' || value === '') continue;
+    const isSecret = (SECRET_KEYS as readonly string[]).includes(key);
+    if (key.endsWith('_URL')) for (const password of urlPasswords(value)) secrets.add(password);
+    else if (isSecret) secrets.add(value);
+  }
+  // A placeholder such as '-' is no secret, and scrubbing it would mangle ordinary text.
+  return [...secrets].filter((secret) => secret.length >= MIN_SECRET_LENGTH);
+}
+
+export class ConfigError extends Error {
+  readonly problems: string[];
+  constructor(problems: string[]) {
+    super(
+      `Invalid configuration (see .env.example for every key):\n${problems.map((p) => `  - ${p}`).join('\n')}`,
+    );
+    this.name = 'ConfigError';
+    this.problems = problems;
+  }
+}
+
+/** Parse the environment once, listing every bad or missing key at once. Never echoes values. */
+export function loadConfig(env: Record<string, string | undefined>): Config {
+  const result = ConfigSchema.safeParse(env);
+  const problems = result.success
+    ? []
+    : result.error.issues.map((i) => `${i.path.join('.') || '(root)'} ${i.message}`);
+  const gatingOn = z.stringbool().safeParse(env.GATING_ENABLED?.trim() || 'false');
+  if (gatingOn.success && gatingOn.data && !env.PUBLIC_URL?.trim()) {
+    problems.push('PUBLIC_URL is required when GATING_ENABLED=true (the address members open to sign)');
+  }
+  const linkedRolesOn = z.stringbool().safeParse(env.LINKED_ROLES_ENABLED?.trim() || 'false');
+  if (linkedRolesOn.success && linkedRolesOn.data) {
+    const missing = (['DISCORD_CLIENT_SECRET', 'TOKEN_ENCRYPTION_KEY', 'PUBLIC_URL'] as const).filter(
+      (key) => !env[key]?.trim(),
+    );
+    if (missing.length > 0) {
+      problems.push(
+        `LINKED_ROLES_ENABLED=true needs ${missing.join(', ')} (the OAuth2 secret, the key that seals stored refresh tokens, the verification URL's base)`,
+      );
+    }
+  }
+  const gatingOrLinked = (gatingOn.success && gatingOn.data) || (linkedRolesOn.success && linkedRolesOn.data);
+  if (env.SHARD_COUNT?.trim() && gatingOrLinked && !env.DATABASE_URL?.trim()) {
+    problems.push(
+      'SHARD_COUNT with gating or Linked Roles needs DATABASE_URL (every shard process shares one PostgreSQL store)',
+    );
+  }
+  if (!result.success || problems.length > 0) throw new ConfigError(problems);
+  return result.data;
+}
+
+/** Where the gating signing page listens when HTTP_PORT is unset. */
+export const DEFAULT_HTTP_PORT = 8_080;
+
+/** `WEB3BIO_RATE_LIMIT` as the client's option: unset picks the client's default for the key state. */
+export function rateLimitOption(
+  value: string | undefined,
+): { requests: number; intervalMs: number } | null | undefined {
+  if (value === undefined) return undefined;
+  if (value === 'off') return null;
+  const [requests, secondsText] = value.slice(0, -1).split('/');
+  return { requests: Number(requests), intervalMs: Number(secondsText) * 1_000 };
+}

@@ -1,0 +1,286 @@
+/**
+ * Running for many servers. With SHARD_COUNT (a number, or `auto` for what Discord's `GET /gateway/bot`
+ * recommends), `npm start` becomes a shard manager: discord-hybrid-sharding's ClusterManager spawns
+ * processes of SHARDS_PER_PROCESS shards each, running this same entry point, and respawns one that dies.
+ * The manager serves the HTTP side once per machine: the signing page and OAuth callback (a verified
+ * signature reaches the shard that owns its guild through the store, see gating/signedProofs.ts), the
+ * Linked Roles pages and their re-check, `/healthz`, `/readyz` (every shard process ready) and `/metrics`
+ * (the sum of every process). Commands are deployed once, by `npm run deploy-commands`, never at start.
+ */
+import type { ChildProcess } from 'node:child_process';
+import { availableParallelism } from 'node:os';
+import { REST, Routes } from 'discord.js';
+import type { RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
+import { ClusterClient, ClusterManager, getInfo } from 'discord-hybrid-sharding';
+import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
+import { handOffSignedProof } from '../gating/proofs/signedProofs.ts';
+import { IntervalScheduler } from '../gating/rechecks/scheduler.ts';
+import { Evaluator } from '../gating/rules/evaluation.ts';
+import { createLinkedRoles, linkedRoleRechecks } from '../gating/service.ts';
+import type { Logger } from '../ops/log.ts';
+import type { BotMetrics } from '../ops/metrics.ts';
+import type { GatingStore } from '../store/types.ts';
+import { startVerifyServer, type VerifyServer } from '../web/app.ts';
+import { type OpsServers, startOpsServers } from '../web/ops.ts';
+import type { Web3BioClient } from '../web3bio/client.ts';
+import {
+  type Bot,
+  openGatingStore,
+  recordGatewayPings,
+  type ShardSlice,
+  scrapeGatingStore,
+  signInConfig,
+} from './bot.ts';
+import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
+
+/** The IPC messages between the manager and its shard processes. */
+type ShardMessage = { kind: 'metrics' } | { kind: 'signed-proof'; guildId: string };
+
+/** In a process the shard manager spawned: its number and shards; undefined in a plain `npm start`. */
+export function shardProcessSlice(
+  env: NodeJS.ProcessEnv = process.env,
+): { processId: number; shards: ShardSlice } | undefined {
+  if (env.CLUSTER_MANAGER_MODE !== 'process') return undefined;
+  const info = getInfo();
+  return {
+    processId: info.CLUSTER,
+    shards: { ids: info.SHARD_LIST, count: info.TOTAL_SHARDS, processes: info.CLUSTER_COUNT },
+  };
+}
+
+/** SHARD_COUNT as a number: `auto` asks Discord (`GET /gateway/bot` at DISCORD_API_URL). */
+export async function resolveShardCount(
+  config: Pick<Config, 'SHARD_COUNT' | 'DISCORD_TOKEN' | 'DISCORD_API_URL'>,
+): Promise<number> {
+  if (typeof config.SHARD_COUNT === 'number') return config.SHARD_COUNT;
+  const rest = new REST({ api: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL }).setToken(
+    config.DISCORD_TOKEN,
+  );
+  const answer = (await rest.get(Routes.gatewayBot())) as RESTGetAPIGatewayBotResult;
+  return Math.max(1, answer.shards);
+}
+
+/** Shards per process: SHARDS_PER_PROCESS, else the shards spread over one process per CPU core. */
+export function shardsPerProcess(
+  count: number,
+  configured: number | undefined,
+  cores = availableParallelism(),
+): number {
+  return Math.min(count, configured ?? Math.ceil(count / Math.max(1, cores)));
+}
+
+export interface ShardManager {
+  /** Where the verification server listens, when gating or Linked Roles are on. */
+  verifyUrl?: string;
+  /** Where the ops server listens (HTTP_PORT without gating, or METRICS_PORT). */
+  http: OpsServers;
+  /** Whether every shard process is ready. */
+  ready(): boolean;
+  /** Stop the HTTP side, then each shard process (SIGTERM, so it drains; SIGKILL after `graceMs`). */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** Spawn the shard processes (`entry` is this entry point) and serve the HTTP side once. */
+export async function startShardManager(o: {
+  config: Config;
+  logger: Logger;
+  metrics: BotMetrics;
+  web3bio: Web3BioClient;
+  entry: string;
+}): Promise<ShardManager> {
+  const { config, logger } = o;
+  const count = await resolveShardCount(config);
+  const perProcess = shardsPerProcess(count, config.SHARDS_PER_PROCESS);
+  const processes = Math.ceil(count / perProcess);
+  const manager = new ClusterManager(o.entry, {
+    totalShards: count,
+    shardsPerClusters: perProcess,
+    mode: 'process',
+    token: config.DISCORD_TOKEN,
+    execArgv: process.execArgv,
+    respawn: true,
+    restarts: { max: 10, interval: 60 * 60_000 },
+  });
+  const started = Date.now();
+  // The logger scrubs every configured secret (the token included) from its entries.
+  manager.on('debug', (message: string) => logger.debug({ message }, 'shard manager'));
+  manager.on('clusterCreate', (cluster) => {
+    cluster.on('death', () =>
+      logger.warn({ process: cluster.id, shards: cluster.shardList }, 'shard process exited; respawning'),
+    );
+    cluster.on('ready', () => {
+      logger.info({ process: cluster.id, shards: cluster.shardList }, 'shard process ready');
+      if (allReady(manager, processes))
+        logger.info({ shards: count, processes, ms: Date.now() - started }, 'all shards ready');
+    });
+  });
+  logger.info({ shards: count, shardsPerProcess: perProcess, processes }, 'starting shards');
+
+  const http = await startManagerHttp({ ...o, manager, processes });
+  manager
+    .spawn({ amount: count, delay: config.SHARD_SPAWN_DELAY_SECONDS * 1_000, timeout: 5 * 60_000 })
+    .catch((error: unknown) =>
+      logger.error({ err: error }, 'a shard process did not get ready; it keeps being respawned'),
+    );
+
+  return {
+    ...(http.verifyServer ? { verifyUrl: http.verifyServer.url } : {}),
+    http: http.ops,
+    ready: () => allReady(manager, processes),
+    async stop(graceMs = 15_000) {
+      manager.respawn = false;
+      await http.close();
+      await stopShardProcesses(manager, graceMs);
+    },
+  };
+}
+
+/** The manager's HTTP side: verification pages (proofs handed to the shards), Linked Roles, ops. */
+async function startManagerHttp(o: {
+  config: Config;
+  logger: Logger;
+  metrics: BotMetrics;
+  web3bio: Web3BioClient;
+  manager: ClusterManager;
+  processes: number;
+}): Promise<{ verifyServer: VerifyServer | null; ops: OpsServers; close(): Promise<void> }> {
+  const { config, logger, metrics, manager } = o;
+  const gatingHttp =
+    (config.GATING_ENABLED || config.LINKED_ROLES_ENABLED) && config.PUBLIC_URL !== undefined;
+  const store: GatingStore | null = gatingHttp ? await openGatingStore(config) : null;
+  const stops: (() => Promise<void> | void)[] = [];
+  const close = async () => {
+    for (const stop of stops.splice(0).reverse()) {
+      await Promise.resolve()
+        .then(stop)
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not stop part of the shard manager'));
+    }
+  };
+  try {
+    let verifyServer: VerifyServer | null = null;
+    if (store && config.PUBLIC_URL) {
+      stops.push(() => store.close());
+      const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
+      const evaluator = new Evaluator({ web3bio: o.web3bio, store, logger, now: Date.now });
+      const linked =
+        config.LINKED_ROLES_ENABLED && oauth && key
+          ? createLinkedRoles({
+              store,
+              evaluator,
+              logger,
+              now: Date.now,
+              oauth,
+              key,
+              confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
+            })
+          : null;
+      if (linked) {
+        const scheduler = new IntervalScheduler({
+          intervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
+          logger,
+        });
+        const timer = linkedRoleRechecks(linked.service, scheduler, logger);
+        timer.start();
+        stops.push(() => timer.stop());
+      }
+      const nudge = (guildId: string) => {
+        const message: ShardMessage = { kind: 'signed-proof', guildId };
+        manager.broadcast(message as never).catch(() => undefined);
+      };
+      const server = await startVerifyServer({
+        port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
+        host: config.HTTP_HOST,
+        store,
+        siwe,
+        ...(oauth ? { oauth } : {}),
+        ...(linked ? { linkedRoles: linked.pages } : {}),
+        onVerified: (proof) => handOffSignedProof(store, proof, { nudge }),
+        logger: logger.child({ module: 'verify-server' }),
+      });
+      verifyServer = server;
+      stops.push(() => server.close());
+    }
+    const ops = await startOpsServers({
+      config,
+      logger,
+      publicPort: !gatingHttp,
+      readiness: {
+        shards: () => {
+          if (!allReady(manager, o.processes)) throw new Error('not every shard process is ready');
+        },
+        ...(store ? { store: async () => void (await store.pendingRoleChanges()) } : {}),
+      },
+      beforeScrape: async () => {
+        if (store) await scrapeGatingStore(store, metrics);
+      },
+      registry: {
+        contentType: metrics.registry.contentType,
+        metrics: () => summedMetrics(manager, metrics),
+      },
+    });
+    stops.push(() => ops.close());
+    return { verifyServer, ops, close };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+function allReady(manager: ClusterManager, processes: number): boolean {
+  const clusters = [...manager.clusters.values()];
+  return clusters.length === processes && clusters.every((cluster) => cluster.ready);
+}
+
+/** The manager's own metrics plus every shard process's, summed per series (a process that does not answer is left out). */
+async function summedMetrics(manager: ClusterManager, metrics: BotMetrics): Promise<string> {
+  const request: ShardMessage = { kind: 'metrics' };
+  const answers = await Promise.all(
+    [...manager.clusters.values()].map((cluster) =>
+      (
+        cluster.request({ ...request, options: { timeout: 2_000 } }) as Promise<{
+          metrics: MetricObjectWithValues<MetricValue<string>>[];
+        }>
+      )
+        .then((answer) => answer.metrics)
+        .catch(() => null),
+    ),
+  );
+  const all = [await metrics.registry.getMetricsAsJSON(), ...answers.filter((a) => a !== null)];
+  return AggregatorRegistry.aggregate(all).metrics();
+}
+
+/** SIGTERM to every shard process (each drains and stops), SIGKILL to those still running after `graceMs`. */
+async function stopShardProcesses(manager: ClusterManager, graceMs: number): Promise<void> {
+  const children = [...manager.clusters.values()]
+    .map((cluster) => cluster.thread?.process)
+    .filter((child): child is ChildProcess => child !== undefined && child !== null && 'pid' in child)
+    .filter((child) => child.exitCode === null && child.signalCode === null);
+  const exited = children.map((child) => new Promise<void>((resolve) => child.once('exit', () => resolve())));
+  for (const child of children) child.kill('SIGTERM');
+  const timer = setTimeout(() => {
+    for (const child of children) if (child.exitCode === null) child.kill('SIGKILL');
+  }, graceMs);
+  await Promise.all(exited);
+  clearTimeout(timer);
+}
+
+/**
+ * In a shard process: tell the manager when the bot is ready, answer its metrics requests (with fresh
+ * gateway pings), and look for signed proofs when it says one is waiting.
+ */
+export function joinShardManager(bot: Bot, logger: Logger): void {
+  const cluster = new ClusterClient(bot.client);
+  cluster.on('message', (raw) => {
+    const message = raw as ShardMessage & { reply?(answer: object): Promise<void> };
+    if (message.kind === 'signed-proof') bot.gating?.service.nudgeSignedProofs();
+    else if (message.kind === 'metrics' && message.reply) {
+      recordGatewayPings(bot.client, bot.metrics);
+      bot.metrics.registry
+        .getMetricsAsJSON()
+        .then((all) => message.reply?.({ metrics: all }))
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not answer the metrics request'));
+    }
+  });
+  cluster.triggerReady();
+}

@@ -1,0 +1,431 @@
+/**
+ * Wallet-signature proof of ownership: Sign-In with Ethereum (EIP-4361) challenges bound to a Discord
+ * user, a guild, an identity and the expected signer, with one-time expiring nonces.
+ * @see https://eips.ethereum.org/EIPS/eip-4361
+ */
+import { randomBytes } from 'node:crypto';
+import { createPublicClient, getAddress, http, isAddress, recoverMessageAddress, verifyMessage } from 'viem';
+import { createSiweMessage, parseSiweMessage, validateSiweMessage } from 'viem/siwe';
+import type { GatingStore, NonceRecord } from '../../store/types.ts';
+import { parseIdentity } from '../../web3bio/identity.ts';
+import { buildSiwsMessage, isSolanaAddress, type SiwsFields, verifySolanaSignature } from './solana.ts';
+import { isReadable, statementIdentity, statementName } from './statementText.ts';
+
+export interface SiweConfig {
+  /** Where the bot's verification page is reachable, e.g. https://bot.example.org */
+  publicUrl: string;
+  /** JSON-RPC endpoint; when set, contract-wallet signatures are checked through ERC-1271/6492. */
+  rpcUrl?: string;
+  /** How long a challenge stays valid; default 10 minutes. */
+  ttlMs?: number;
+  /** Clock in ms since epoch, injectable for tests. */
+  now?: () => number;
+  /** The page makes the member sign in with Discord first (DISCORD_CLIENT_SECRET), so a link only works for its account. */
+  discordSignIn?: boolean;
+}
+
+export type { NonceRecord };
+
+/** The part of the gating store that challenges need. */
+export type NonceStore = Pick<
+  GatingStore,
+  'createNonce' | 'consumeNonce' | 'getNonce' | 'countFailedAttempt'
+>;
+
+export type VerifyFailureReason =
+  | 'unknown_nonce'
+  | 'expired'
+  | 'used'
+  | 'tampered'
+  | 'wrong_domain'
+  | 'wrong_address'
+  | 'bad_signature'
+  | 'malformed';
+
+export type VerifyOutcome =
+  /** `address` is checksummed for EVM, as written (base58) for Solana. */
+  | { ok: true; record: NonceRecord; address: string }
+  | { ok: false; reason: VerifyFailureReason; message: string };
+
+export const DEFAULT_CHALLENGE_TTL_MS = 10 * 60_000;
+/**
+ * The `guildId` of a challenge made on the Linked Roles page: a connection is for the Discord account in
+ * every server, not for one (no real snowflake is 0). Such a challenge is only served and verified there.
+ */
+export const LINKED_ROLES_SCOPE = '0';
+/** 128 random bits as lowercase hex: alphanumeric, as EIP-4361 requires of a nonce. */
+const NONCE_PATTERN = /^[0-9a-f]{32}$/;
+const SNOWFLAKE_PATTERN = /^\d{1,20}$/;
+const SIGNATURE_PATTERN = /^0x[0-9a-fA-F]{2,6000}$/;
+const MESSAGE_MAX_LENGTH = 4_000;
+const IDENTITY_MAX_LENGTH = 100;
+const NAME_MAX_LENGTH = 100;
+/** Never part of a real identity; line breaks would also split the one-line EIP-4361 statement. */
+const CONTROL_CHARS = /[\p{Cc}\p{Zl}\p{Zp}]/u;
+/** Controls plus bidi overrides, which can make a name on the page read differently from what it is. */
+const UNSAFE_DISPLAY_CHARS = /[\p{Cc}\p{Zl}\p{Zp}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu;
+
+/** True when `value` has the shape of a nonce this module issues (cheap check before any lookup). */
+export function isChallengeNonce(value: string): boolean {
+  return NONCE_PATTERN.test(value);
+}
+
+/** Creates and stores a one-time challenge; returns the link the member opens to sign it. */
+export async function createChallenge(
+  store: NonceStore,
+  cfg: SiweConfig,
+  input: {
+    guildId: string;
+    userId: string;
+    /** The member's Discord username and the server's name, shown on the page and in the message. */
+    userName: string | null;
+    guildName: string | null;
+    identity: string;
+    /** An Ethereum address, or a Solana one (base58, kept as written). */
+    address: string;
+  },
+): Promise<{ nonce: string; url: string; expiresAt: number }> {
+  if (!SNOWFLAKE_PATTERN.test(input.guildId) || !SNOWFLAKE_PATTERN.test(input.userId)) {
+    throw new TypeError('guildId and userId must be Discord snowflakes');
+  }
+  const solana = isSolanaAddress(input.address);
+  if (!solana && !isAddress(input.address, { strict: false })) {
+    throw new TypeError('address is neither an Ethereum nor a Solana address');
+  }
+  if (CONTROL_CHARS.test(input.identity)) throw new TypeError('identity contains control characters');
+  if (displayText(input.identity, IDENTITY_MAX_LENGTH) === '') throw new TypeError('identity is empty');
+  const nonce = randomBytes(16).toString('hex');
+  const expiresAt = clock(cfg)() + ttl(cfg);
+  const record = {
+    nonce,
+    guildId: input.guildId,
+    userId: input.userId,
+    userName: input.userName,
+    guildName: input.guildName,
+    identity: input.identity,
+    address: solana ? input.address : input.address.toLowerCase(),
+    expiresAt,
+  };
+  // Fail here rather than on the page if the configuration cannot produce a valid message.
+  buildChallengeMessage(cfg, { ...record, usedAt: null, failedAttempts: 0 });
+  await store.createNonce(record);
+  return { nonce, url: `${baseUrl(cfg)}/verify/${nonce}`, expiresAt };
+}
+
+/** True when the challenge is signed by a Solana wallet (its signer is a base58 address). */
+export function isSolanaChallenge(rec: Pick<NonceRecord, 'address'>): boolean {
+  return !rec.address.startsWith('0x');
+}
+
+/** The exact message a record's wallet signs: Sign-In With Solana or Ethereum, by the signer's family. */
+export function buildChallengeMessage(cfg: SiweConfig, rec: NonceRecord): string {
+  return isSolanaChallenge(rec) ? buildSiwsMessage(siwsFields(cfg, rec)) : buildSiweMessage(cfg, rec);
+}
+
+/** A Solana record's Sign-In With Solana fields (the page hands them to `solana:signIn`). */
+export function siwsFields(cfg: SiweConfig, rec: NonceRecord): SiwsFields {
+  const site = siteOf(cfg);
+  return {
+    domain: site.domain,
+    address: rec.address,
+    statement: statementOf(rec),
+    uri: site.uri,
+    version: '1',
+    chainId: 'mainnet',
+    nonce: rec.nonce,
+    issuedAt: new Date(rec.expiresAt - ttl(cfg)).toISOString(),
+    expirationTime: new Date(rec.expiresAt).toISOString(),
+  };
+}
+
+/** True when the challenge was made on the Linked Roles page (for the account, in every server). */
+export function isLinkedRoleChallenge(rec: Pick<NonceRecord, 'guildId'>): boolean {
+  return rec.guildId === LINKED_ROLES_SCOPE;
+}
+
+/**
+ * One line naming the Discord account, the server and the identity, the same for both wallet families,
+ * in the characters EIP-4361's grammar allows a statement. A name it cannot carry exactly is shown as
+ * near as it can, followed by its id; the signing page shows every name in full.
+ */
+function statementOf(rec: NonceRecord): string {
+  const account = nameInStatement(rec.userName, rec.userId, (name) => `@${name}`);
+  const where = isLinkedRoleChallenge(rec)
+    ? 'for Linked Roles in every server'
+    : `in the server ${nameInStatement(rec.guildName, rec.guildId, (name) => `'${name}'`)}`;
+  const identity = statementIdentity(rec.identity, IDENTITY_MAX_LENGTH).text;
+  return (
+    `Link the Discord account ${account} ${where} to the web3 identity ${identity}. ` +
+    'This is a signature, not a transaction: it costs nothing and moves no funds.'
+  );
+}
+
+/** A name as written when the statement can carry it; else as near as it can, with the id to tell it apart. */
+function nameInStatement(name: string | null, id: string, show: (name: string) => string): string {
+  const safe = name === null ? null : statementName(name, NAME_MAX_LENGTH);
+  if (safe?.exact) return show(safe.text);
+  if (safe && isReadable(safe.text)) return `${show(safe.text)} (id ${id})`;
+  return `with id ${id}`;
+}
+
+/**
+ * The exact EIP-4361 message for a record. Deterministic (issuedAt is derived from the expiry), so the
+ * server can rebuild it at verification time instead of trusting a client's copy.
+ */
+export function buildSiweMessage(cfg: SiweConfig, rec: NonceRecord): string {
+  const site = siteOf(cfg);
+  return createSiweMessage({
+    scheme: site.scheme,
+    domain: site.domain,
+    uri: site.uri,
+    address: getAddress(rec.address),
+    chainId: 1,
+    version: '1',
+    nonce: rec.nonce,
+    statement: statementOf(rec),
+    issuedAt: new Date(rec.expiresAt - ttl(cfg)),
+    expirationTime: new Date(rec.expiresAt),
+  });
+}
+
+/**
+ * Checks a signed challenge and, only when it is valid, consumes its nonce (so a failed attempt can be
+ * retried, but a replay is refused as `used`). Without `message`, the one built for the nonce is checked.
+ * A Linked Roles challenge is only accepted with `linkedRoles` (and only then), so neither page can
+ * spend the other's.
+ */
+export async function verifyChallenge(
+  store: NonceStore,
+  cfg: SiweConfig,
+  input: {
+    nonce: string;
+    message?: string | undefined;
+    signature: `0x${string}`;
+    linkedRoles?: boolean;
+  },
+): Promise<VerifyOutcome> {
+  const linked = input.linkedRoles === true;
+  const fail = (reason: VerifyFailureReason, message?: string) => failure(reason, linked, message);
+  if (!isChallengeNonce(input.nonce)) return fail('unknown_nonce');
+  const submitted = input.message;
+  if (submitted !== undefined && (typeof submitted !== 'string' || submitted.length > MESSAGE_MAX_LENGTH)) {
+    return fail('malformed');
+  }
+  if (typeof input.signature !== 'string' || !SIGNATURE_PATTERN.test(input.signature))
+    return fail('malformed');
+
+  const record = await store.getNonce(input.nonce);
+  if (!record || isLinkedRoleChallenge(record) !== linked) return fail('unknown_nonce');
+  if (record.usedAt !== null) return fail('used');
+  const now = clock(cfg)();
+  if (now >= record.expiresAt) return fail('expired');
+
+  if (isSolanaChallenge(record)) {
+    const expected = buildChallengeMessage(cfg, record);
+    if (submitted !== undefined && submitted !== expected)
+      return explainSolanaMismatch(cfg, record, submitted);
+    if (!verifySolanaSignature(record.address, expected, input.signature)) return fail('bad_signature');
+    const consumed = await store.consumeNonce(record.nonce, now);
+    if (!consumed) return fail('used');
+    return { ok: true, record: consumed, address: record.address };
+  }
+
+  const expected = buildSiweMessage(cfg, record);
+  if (submitted !== undefined && submitted !== expected) return explainMismatch(cfg, record, submitted);
+  if (!validateSiweMessage({ message: parseSiweMessage(expected), time: new Date(now) })) {
+    return fail('expired');
+  }
+
+  const signatureCheck = await checkSignature(cfg, record, expected, input.signature, now);
+  if (signatureCheck) return signatureCheck;
+
+  const consumed = await store.consumeNonce(record.nonce, now);
+  if (!consumed) return fail('used');
+  return { ok: true, record: consumed, address: getAddress(record.address) };
+}
+
+/** Why a submitted Sign-In With Solana message differs from the one built for the nonce. */
+function explainSolanaMismatch(cfg: SiweConfig, record: NonceRecord, message: string): VerifyOutcome {
+  const [header = '', address = ''] = message.split('\n');
+  const domain = header.endsWith(' wants you to sign in with your Solana account:')
+    ? header.split(' ')[0]
+    : undefined;
+  if (domain === undefined) return fail('malformed');
+  if (domain !== siteOf(cfg).domain) return fail('wrong_domain');
+  if (address !== record.address) return fail('wrong_address');
+  return fail('tampered');
+}
+
+/** Undefined when the signature is the expected signer's; otherwise the refusal. */
+async function checkSignature(
+  cfg: SiweConfig,
+  record: NonceRecord,
+  message: string,
+  signature: `0x${string}`,
+  now: number,
+): Promise<VerifyOutcome | undefined> {
+  const expectedSigner = getAddress(record.address);
+  const eoaValid = await verifyMessage({ address: expectedSigner, message, signature }).catch(() => false);
+  if (eoaValid) return undefined;
+
+  if (cfg.rpcUrl) {
+    const verdict = await verifyContractWallet(cfg.rpcUrl, {
+      address: expectedSigner,
+      message,
+      signature,
+      nonce: record.nonce,
+      time: new Date(now),
+    });
+    if (verdict === true) return undefined;
+    if (verdict === 'unavailable') {
+      return fail(
+        'bad_signature',
+        'The wallet signature could not be checked right now (the chain node did not answer). Try again in a minute.',
+      );
+    }
+  }
+
+  const recovered = await recoverMessageAddress({ message, signature }).catch(() => undefined);
+  if (recovered) {
+    return fail(
+      'wrong_address',
+      `The message was signed by ${recovered}, but this link is for ${expectedSigner}. Switch to that account in your wallet and sign again.`,
+    );
+  }
+  return fail('bad_signature');
+}
+
+/** ERC-1271 (and ERC-6492 for undeployed accounts) through the configured chain node. */
+async function verifyContractWallet(
+  rpcUrl: string,
+  check: { address: `0x${string}`; message: string; signature: `0x${string}`; nonce: string; time: Date },
+): Promise<boolean | 'unavailable'> {
+  const client = rpcClient(rpcUrl);
+  try {
+    if (await client.verifySiweMessage(check)) return true;
+  } catch {
+    return 'unavailable';
+  }
+  // viem reports a failed eth_call as an invalid signature; tell "node down" apart so the member retries.
+  return client.getChainId().then(
+    () => false,
+    () => 'unavailable' as const,
+  );
+}
+
+const RPC_CLIENTS = new Map<string, ReturnType<typeof createPublicClient>>();
+
+/** One chain-node client per RPC URL for the whole process (its connections are reused). */
+function rpcClient(rpcUrl: string): ReturnType<typeof createPublicClient> {
+  let client = RPC_CLIENTS.get(rpcUrl);
+  if (!client) {
+    client = createPublicClient({ transport: http(rpcUrl, { retryCount: 1, timeout: 10_000 }) });
+    RPC_CLIENTS.set(rpcUrl, client);
+  }
+  return client;
+}
+
+/** Names the most specific reason a submitted message differs from the one built for the nonce. */
+function explainMismatch(cfg: SiweConfig, record: NonceRecord, message: string): VerifyOutcome {
+  const parsed = parseSiweMessage(message);
+  if (!parsed.address || !parsed.domain || !parsed.uri || !parsed.nonce) return fail('malformed');
+  const site = siteOf(cfg);
+  if (
+    parsed.domain !== site.domain ||
+    parsed.uri !== site.uri ||
+    (parsed.scheme ?? site.scheme) !== site.scheme
+  ) {
+    return fail('wrong_domain');
+  }
+  if (parsed.address.toLowerCase() !== record.address) return fail('wrong_address');
+  return fail('tampered');
+}
+
+const FAILURE_MESSAGES: Record<VerifyFailureReason, string> = {
+  unknown_nonce: 'This link is not valid. {again} to get a new one.',
+  expired: 'This link has expired (links last 10 minutes). {again} to get a new one.',
+  used: 'This link was already used. {again} if you need a new one.',
+  tampered: 'The signed message is not the one this link asked for. Reload the page and sign again.',
+  wrong_domain: 'The signed message is for a different site. Reload this page and sign the message it shows.',
+  wrong_address: 'The message names a different wallet than this link. Reload the page and sign again.',
+  bad_signature: 'The signature is not valid for this wallet. Sign again with the wallet this link is for.',
+  malformed: 'The request was not understood. Reload the page and try again.',
+};
+
+/** Where a member gets a new challenge: `/verify` in a server, or the Linked Roles page again. */
+export function restartHint(linkedRoles: boolean): string {
+  return linkedRoles ? 'Start again from the Linked Roles page' : 'Run /verify in Discord';
+}
+
+/** What a member is told for a refusal, when there is nothing more specific to say. */
+export function verifyFailureMessage(reason: VerifyFailureReason, linkedRoles = false): string {
+  return FAILURE_MESSAGES[reason].replace('{again}', restartHint(linkedRoles));
+}
+
+function failure(reason: VerifyFailureReason, linkedRoles: boolean, message?: string): VerifyOutcome {
+  return { ok: false, reason, message: message ?? verifyFailureMessage(reason, linkedRoles) };
+}
+
+/** A refusal about the signature itself (its text is the same wherever the challenge came from). */
+function fail(reason: VerifyFailureReason, message?: string): VerifyOutcome {
+  return failure(reason, false, message);
+}
+
+/** What a valid signature proved: the challenge's identity, its platform, and the signer (EVM lower-cased). */
+export function signedIdentity(
+  record: Pick<NonceRecord, 'identity'>,
+  address: string,
+): { identity: string; platform: string; address: string } {
+  let platform = 'ethereum';
+  try {
+    platform = String(parseIdentity(record.identity).platform);
+  } catch {
+    // The identity was parsed when the challenge was made; keep the proof even if parsing rules changed.
+  }
+  return {
+    identity: record.identity,
+    platform,
+    address: address.startsWith('0x') ? address.toLowerCase() : address,
+  };
+}
+
+/**
+ * Whom the signer links the wallet to, as the signing page shows it: the Discord username (the id only
+ * for challenges made before names were kept).
+ */
+export function accountName(rec: Pick<NonceRecord, 'userId' | 'userName'>): string {
+  const name = rec.userName === null ? '' : displayText(rec.userName, NAME_MAX_LENGTH);
+  return name ? `@${name}` : `with id ${rec.userId}`;
+}
+
+/** The server's name, in quotes, as the signing page shows it (its id only for challenges made before names were kept). */
+export function serverName(rec: Pick<NonceRecord, 'guildId' | 'guildName'>): string {
+  if (isLinkedRoleChallenge(rec)) return 'every server (Linked Roles)';
+  const name = rec.guildName === null ? '' : displayText(rec.guildName, NAME_MAX_LENGTH).replaceAll('"', "'");
+  return name ? `"${name}"` : `with id ${rec.guildId}`;
+}
+
+/** Hostile text made fit for one line of the page, in full Unicode: no controls or bidi overrides, bounded. */
+function displayText(text: string, max: number): string {
+  const cleaned = text.replace(UNSAFE_DISPLAY_CHARS, '').trim();
+  const chars = Array.from(cleaned);
+  return chars.length > max ? `${chars.slice(0, max - 3).join('')}...` : cleaned;
+}
+
+function baseUrl(cfg: SiweConfig): string {
+  return cfg.publicUrl.replace(/\/+$/, '');
+}
+
+function siteOf(cfg: SiweConfig): { scheme: string; domain: string; uri: string } {
+  const url = new URL(baseUrl(cfg));
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError('publicUrl must be http(s)');
+  return { scheme: url.protocol.slice(0, -1), domain: url.host, uri: baseUrl(cfg) };
+}
+
+function ttl(cfg: SiweConfig): number {
+  return cfg.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS;
+}
+
+function clock(cfg: SiweConfig): () => number {
+  return cfg.now ?? Date.now;
+}

@@ -1,0 +1,211 @@
+/**
+ * Proving identities: `/verify` (the identity's own record read fresh, or a one-time signing link for
+ * its Ethereum address), the signing page's completed signature, and `/unverify`. Nothing is stored
+ * when a lookup fails.
+ */
+import type { Client } from 'discord.js';
+import type { Logger } from '../../ops/log.ts';
+import type { GatingStore, NonceRecord } from '../../store/types.ts';
+import { InvalidIdentityError } from '../../web3bio/errors.ts';
+import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
+import { guildOf } from '../roles/discordReads.ts';
+import { EMPTY_DIFF, type MemberGating } from '../roles/memberGating.ts';
+import type { RoleWorker } from '../roles/roleWorker.ts';
+import { type Evaluator, resolvedAddressOf, signerAddressOf } from '../rules/evaluation.ts';
+import type { RoleDiff } from '../rules/rules.ts';
+import type { SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
+import type { LinkBook } from './linkBook.ts';
+import { recordNamesDiscordUser } from './recordProof.ts';
+import { createChallenge, DEFAULT_CHALLENGE_TTL_MS, type SiweConfig, signedIdentity } from './siwe.ts';
+
+export interface VerificationOptions {
+  store: GatingStore;
+  discord: Client;
+  logger: Logger;
+  siwe: SiweConfig;
+  now: () => number;
+  evaluator: Evaluator;
+  links: LinkBook;
+  members: MemberGating;
+  worker: RoleWorker;
+}
+
+/** Links a member to the identities they prove, and unlinks them on request. */
+export class Verification {
+  readonly #store: GatingStore;
+  readonly #discord: Client;
+  readonly #logger: Logger;
+  readonly #siwe: SiweConfig;
+  readonly #now: () => number;
+  readonly #evaluator: Evaluator;
+  readonly #links: LinkBook;
+  readonly #members: MemberGating;
+  readonly #worker: RoleWorker;
+
+  constructor(options: VerificationOptions) {
+    this.#store = options.store;
+    this.#discord = options.discord;
+    this.#logger = options.logger;
+    this.#siwe = options.siwe;
+    this.#now = options.now;
+    this.#evaluator = options.evaluator;
+    this.#links = options.links;
+    this.#members = options.members;
+    this.#worker = options.worker;
+  }
+
+  /**
+   * Start proving an identity: linked at once when its own record (read fresh) names the member,
+   * otherwise a one-time signing link for its Ethereum address. Nothing is stored when a lookup fails.
+   */
+  async verify(
+    guildId: string,
+    user: { id: string; username: string },
+    identityInput: string,
+  ): Promise<VerifyResult> {
+    let parsed: ParsedIdentity;
+    try {
+      parsed = parseIdentity(identityInput);
+    } catch (error) {
+      if (error instanceof InvalidIdentityError)
+        return refused({ code: 'invalid_identity', reason: error.reason });
+      throw error;
+    }
+    const settings = await this.#store.getGuildSettings(guildId);
+    if (!settings?.enabled) return refused({ code: 'not_enabled' });
+    const capped = await this.#links.capRefusal(guildId, user.id, parsed.identity);
+    if (capped) return refused(capped);
+
+    const name = parsed.identity;
+    if (parsed.kind === 'evm-address' || parsed.kind === 'solana-address')
+      return this.#challenge(guildId, user, name, name);
+
+    const read = await this.#evaluator.readRecord(parsed, true);
+    if (read.failed) return refused({ code: 'lookup_failed', identity: name });
+    if (recordNamesDiscordUser(read, user)) {
+      const linked = await this.#links.save(
+        {
+          guildId,
+          userId: user.id,
+          identity: name,
+          platform: String(parsed.platform),
+          address: resolvedAddressOf(read),
+          proofMethod: 'record',
+          provenAt: this.#now(),
+        },
+        `the discord record of ${name} names ${user.username}`,
+      );
+      if ('refusal' in linked) return refused(linked.refusal);
+      const diff = await this.#syncAfterLink(guildId, user.id);
+      return {
+        kind: 'linked',
+        link: linked.link,
+        diff,
+        moved: linked.moved,
+        blockedRoleIds: this.#worker.blockedRoles(guildId),
+      };
+    }
+    if (read.profiles.length === 0 && read.domain === null)
+      return refused({ code: 'not_found', identity: name });
+    const address = signerAddressOf(read);
+    if (!address) return refused({ code: 'no_address', identity: name, username: user.username });
+    return this.#challenge(guildId, user, name, address);
+  }
+
+  /** The verify server's onVerified: store the signature link (the link cap checked again), then sync. */
+  async completeSignature(result: { record: NonceRecord; address: string }): Promise<SignatureLinkResult> {
+    const { record } = result;
+    const settings = await this.#store.getGuildSettings(record.guildId);
+    if (!settings?.enabled) return { ok: false, refusal: { code: 'not_enabled' } };
+    const capped = await this.#links.capRefusal(record.guildId, record.userId, record.identity);
+    if (capped) return { ok: false, refusal: capped };
+    const proven = signedIdentity(record, result.address);
+    const linked = await this.#links.save(
+      {
+        guildId: record.guildId,
+        userId: record.userId,
+        ...proven,
+        proofMethod: 'signature',
+        provenAt: this.#now(),
+      },
+      `wallet signature by ${proven.address}`,
+      { challengeIssuedAt: record.expiresAt - (this.#siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS) },
+    );
+    if ('refusal' in linked) return { ok: false, refusal: linked.refusal };
+    await this.#syncAfterLink(record.guildId, record.userId);
+    return { ok: true };
+  }
+
+  /**
+   * Remove the member's links (one identity, or all); roles follow. An identity that carried a spam or
+   * risky flag stays on the re-check list until its own credentials clear. Returns how many were removed.
+   */
+  async unverify(guildId: string, userId: string, identity?: string): Promise<number> {
+    const links = await this.#store.getUserLinks(guildId, userId);
+    const wanted = identity === undefined ? undefined : normalisedIdentity(identity);
+    let removed = 0;
+    for (const link of links) {
+      if (link.releasedAt !== null || (wanted !== undefined && link.identity !== wanted)) continue;
+      await this.#links.drop(link, 'removed by the member with /unverify');
+      removed += 1;
+    }
+    if (removed > 0)
+      await this.#members.sync(guildId, userId, 'unverify', {
+        fresh: false,
+        checkRecords: false,
+        mode: 'immediate',
+      });
+    return removed;
+  }
+
+  async #challenge(
+    guildId: string,
+    user: { id: string; username: string },
+    identity: string,
+    address: string,
+  ): Promise<VerifyResult> {
+    const guild = await guildOf(this.#discord, guildId);
+    const challenge = await createChallenge(this.#store, this.#siwe, {
+      guildId,
+      userId: user.id,
+      userName: user.username || null,
+      guildName: guild?.name ?? null,
+      identity,
+      address,
+    });
+    return {
+      kind: 'challenge',
+      url: challenge.url,
+      expiresAt: challenge.expiresAt,
+      address: address.startsWith('0x') ? address.toLowerCase() : address,
+    };
+  }
+
+  /** Roles after a fresh proof: the record was just read, so it is not read again. */
+  async #syncAfterLink(guildId: string, userId: string): Promise<RoleDiff> {
+    try {
+      const { applied } = await this.#members.sync(guildId, userId, 'verify', {
+        fresh: false,
+        checkRecords: false,
+        mode: 'immediate',
+      });
+      return applied;
+    } catch (error) {
+      // The link is stored; the next re-check applies the roles.
+      this.#logger.error({ err: error, guildId, userId }, 'sync after verification failed');
+      return EMPTY_DIFF;
+    }
+  }
+}
+
+function refused(refusal: VerifyRefusal): VerifyResult {
+  return { kind: 'refused', refusal };
+}
+
+function normalisedIdentity(input: string): string {
+  try {
+    return parseIdentity(input).identity;
+  } catch {
+    return input.trim().toLowerCase();
+  }
+}

@@ -1,0 +1,448 @@
+/**
+ * Evaluation of one member: reads each proven identity's record and credentials from Web3.bio, tells a
+ * real answer from a failure or a sudden "not found", and applies the guild's rules. It reads and
+ * reports; it never changes a link or a role (the service decides what to apply, and when).
+ */
+import type { Logger } from '../../ops/log.ts';
+import type { GatingStore, GuildSettings, LinkKey, LinkRecord } from '../../store/types.ts';
+import type { Web3BioClient } from '../../web3bio/client.ts';
+import { NotFoundError } from '../../web3bio/errors.ts';
+import {
+  EVM_ADDRESS,
+  KIND_PROFILE_SEGMENT,
+  type ParsedIdentity,
+  parseBatchId,
+  parseIdentity,
+  SOLANA_ADDRESS,
+  TEXT_RECORD_KINDS,
+} from '../../web3bio/identity.ts';
+import type { CredentialSet, DomainInfo, Fetched, Profile } from '../../web3bio/types.ts';
+import { recordNamesDiscordUser } from '../proofs/recordProof.ts';
+import { ownersCount, type ProofBehind, weighCredentials } from './credentialSubjects.ts';
+import {
+  carriesFlag,
+  diffRoles,
+  evaluateRules,
+  type GatingRules,
+  type IdentityEvidence,
+  type RoleDecision,
+  type RoleDiff,
+} from './rules.ts';
+
+const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
+
+export interface MemberState {
+  userId: string;
+  /** null when the member is not in the guild (then records cannot be compared). */
+  username: string | null;
+  roleIds: ReadonlySet<string>;
+}
+
+/** What a batch said about a record link's identity. */
+export type BatchedRecord = { kind: 'profile'; profile: Profile } | { kind: 'dropped' } | { kind: 'failed' };
+
+export interface EvaluateOptions {
+  settings: GuildSettings;
+  fresh: boolean;
+  /** Read only: no check recorded. */
+  dryRun: boolean;
+  checkRecords: boolean;
+  batch?: Promise<Map<string, BatchedRecord>>;
+}
+
+/** A record link whose record, read just now, does not name the member. */
+export interface RecordGone {
+  link: LinkRecord;
+  reason: string;
+  /** A real answer without the name (not a sudden "not found"). */
+  confirmable: boolean;
+}
+
+export interface Evaluation {
+  /** Links that prove something (not released). */
+  links: LinkRecord[];
+  /** Unlinked identities still re-checked because they carried a flag. */
+  released: LinkRecord[];
+  evidence: IdentityEvidence[];
+  decisions: RoleDecision[];
+  diff: RoleDiff;
+  recordsGone: RecordGone[];
+  /** Record links whose record, read just now, still names the member. */
+  recordsNaming: Set<string>;
+  /** Released identities whose real answer shows no flag any more. */
+  clearedHolds: LinkRecord[];
+  /** Released identities still flagged. */
+  stillFlagged: Set<string>;
+  /** A credential lookup failed, so some decisions are "keep as is". */
+  failed: boolean;
+  /** Every answer behind a loss is a real one: none is a sudden "not found" for a known identity. */
+  confirmable: boolean;
+}
+
+export interface RecordRead {
+  profiles: Profile[];
+  domain: DomainInfo | null;
+  /** A lookup failed (other than "not found"): absence proves nothing. */
+  failed: boolean;
+}
+
+/** How a credential lookup ended: a real answer, "not found", or a failure. */
+export type Seen = 'answer' | 'not_found' | 'failed';
+
+export interface EvaluatorOptions {
+  web3bio: Web3BioClient;
+  store: Pick<GatingStore, 'recordLinkCheck'>;
+  logger: Logger;
+  now: () => number;
+}
+
+/** Reads and rules for one member at a time. */
+export class Evaluator {
+  readonly #web3bio: Web3BioClient;
+  readonly #store: Pick<GatingStore, 'recordLinkCheck'>;
+  readonly #logger: Logger;
+  readonly #now: () => number;
+
+  constructor(options: EvaluatorOptions) {
+    this.#web3bio = options.web3bio;
+    this.#store = options.store;
+    this.#logger = options.logger;
+    this.#now = options.now;
+  }
+
+  /** The identity's own profile (and ENS-style text records), as evidence for a record proof. */
+  async readRecord(parsed: ParsedIdentity, fresh: boolean): Promise<RecordRead> {
+    const segment = KIND_PROFILE_SEGMENT[parsed.kind];
+    const [profile, domain] = await Promise.all([
+      segment ? lookupOutcome(this.#web3bio.getPlatformProfile(segment, parsed.identity, { fresh })) : null,
+      TEXT_RECORD_KINDS.has(parsed.kind)
+        ? lookupOutcome(this.#web3bio.getDomain(parsed.identity, { fresh }))
+        : null,
+    ]);
+    return {
+      profiles: profile?.kind === 'ok' ? [profile.data] : [],
+      domain: domain?.kind === 'ok' ? domain.data : null,
+      failed: profile?.kind === 'failed' || domain?.kind === 'failed',
+    };
+  }
+
+  async evaluate(member: MemberState, links: LinkRecord[], o: EvaluateOptions): Promise<Evaluation> {
+    const active = links.filter((l) => l.releasedAt === null);
+    const released = links.filter((l) => l.releasedAt !== null);
+    const recordsGone: RecordGone[] = [];
+    const recordsNaming = new Set<string>();
+    if (o.checkRecords) {
+      await Promise.all(
+        active.map(async (link) => {
+          if (link.proofMethod !== 'record') return;
+          const verdict = await this.#recordVerdict(link, member.username, o);
+          if (verdict === 'names') recordsNaming.add(link.identity);
+          else if (verdict !== 'unknown') recordsGone.push(verdict);
+        }),
+      );
+    }
+    const reads = await Promise.all([
+      ...active.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
+      ...released.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
+    ]);
+    const nowSec = Math.floor(this.#now() / 1000);
+    const counted = await this.#weigh(
+      active,
+      reads.slice(0, active.length).map((r) => r.evidence),
+      nowSec,
+    );
+    // A released identity proves nothing: only its flags count.
+    const evidence = [
+      ...counted,
+      ...reads
+        .slice(active.length)
+        .map(({ evidence: e }) =>
+          e.credentials === null ? e : { ...e, credentials: { ...e.credentials, isHuman: [] } },
+        ),
+    ];
+    const rules = rulesOf(o.settings);
+    let decisions = evaluateRules(rules, evidence, nowSec);
+    if (evidence.length === 0) decisions = keepFlags(decisions, rules);
+    // Nothing proven remains (the last link moved to another member): the human role goes without waiting.
+    if (active.length === 0)
+      decisions = decisions.map((d) =>
+        d.roleId === rules.humanRoleId && d.want === false ? { ...d, unproven: true } : d,
+      );
+    const clearedHolds: LinkRecord[] = [];
+    const stillFlagged = new Set<string>();
+    released.forEach((link, i) => {
+      const read = reads[active.length + i];
+      const credentials = read?.evidence.credentials ?? null;
+      if (credentials === null) return;
+      if (carriesFlag(credentials, nowSec)) stillFlagged.add(link.identity);
+      // A "not found" for an identity never seen with credentials is an answer too.
+      else if (read?.seen === 'answer' || (read?.seen === 'not_found' && !read.knownBefore)) {
+        clearedHolds.push(link);
+      }
+    });
+    return {
+      links: active,
+      released,
+      evidence,
+      decisions,
+      diff: diffRoles(decisions, member.roleIds),
+      recordsGone,
+      recordsNaming,
+      clearedHolds,
+      stillFlagged,
+      failed: evidence.some((e) => e.credentials === null),
+      confirmable: reads.every((r) => r.seen !== 'not_found' || !r.knownBefore),
+    };
+  }
+
+  /**
+   * What counts of every identity's credentials (each link taken as proven), for a report when the guild
+   * has no rules and for Linked Roles.
+   */
+  async evidenceOf(links: LinkRecord[], fresh: boolean): Promise<IdentityEvidence[]> {
+    return (await this.answersOf(links, fresh)).map((a) => a.evidence);
+  }
+
+  /**
+   * Each answer weighed by subject against everything the links prove (credentialSubjects.ts). The
+   * owner and manager of record-proven names are read (cached) only when an entry is left out that they
+   * could account for; when that read fails, those answers count as failed lookups (nothing is removed).
+   */
+  async #weigh(
+    links: LinkRecord[],
+    answers: IdentityEvidence[],
+    nowSec: number,
+  ): Promise<IdentityEvidence[]> {
+    const proofs: ProofBehind[] = links.map((l) => ({
+      identity: l.identity,
+      proofMethod: l.proofMethod,
+      address: l.address,
+    }));
+    const weighAll = () =>
+      answers.map((answer, i): IdentityEvidence => {
+        const proof = proofs[i];
+        if (answer.credentials === null || proof === undefined) return answer;
+        const { counted, uncounted } = weighCredentials({
+          credentials: answer.credentials,
+          proof,
+          others: proofs,
+          nowSec,
+        });
+        return {
+          identity: answer.identity,
+          credentials: counted,
+          ...(uncounted.length > 0 ? { uncounted } : {}),
+        };
+      });
+    const first = weighAll();
+    const wanting = (e: IdentityEvidence) => e.uncounted?.some((u) => u.signWith !== null) === true;
+    if (!first.some(wanting) || !links.some(ownersCount)) return first;
+    const owners = await Promise.all(links.map((l) => (ownersCount(l) ? this.#ownersOf(l) : null)));
+    owners.forEach((o, i) => {
+      const proof = proofs[i];
+      if (o && o !== 'failed' && proof) Object.assign(proof, o);
+    });
+    const weighed = weighAll();
+    if (!owners.includes('failed')) return weighed;
+    return weighed.map((e) => (wanting(e) ? { identity: e.identity, credentials: null } : e));
+  }
+
+  /**
+   * The owner and manager of a record-proven name, from the cached `/domain` answer (the record proof or
+   * check just read it fresh); empty when Web3.bio knows no domain, 'failed' when it could not answer.
+   */
+  async #ownersOf(
+    link: LinkRecord,
+  ): Promise<Pick<ProofBehind, 'ownerAddress' | 'managerAddress'> | 'failed'> {
+    const outcome = await lookupOutcome(this.#web3bio.getDomain(link.identity, { fresh: false }));
+    if (outcome.kind === 'ok')
+      return { ownerAddress: outcome.data.ownerAddress, managerAddress: outcome.data.managerAddress };
+    if (outcome.kind === 'missing') return {};
+    this.#logger.warn(
+      { guildId: link.guildId, identity: link.identity },
+      'domain lookup failed: credentials of its wallet are left as they were',
+    );
+    return 'failed';
+  }
+
+  /**
+   * What counts of every identity's credentials (weighed by subject, each link taken as proven), with how
+   * each lookup ended (Linked Roles' flag holds clear only on a real answer).
+   */
+  async answersOf(
+    links: LinkRecord[],
+    fresh: boolean,
+  ): Promise<{ evidence: IdentityEvidence; seen: Seen }[]> {
+    const reads = await Promise.all(links.map((l) => this.#credentialsOf(l, fresh, true)));
+    const weighed = await this.#weigh(
+      links,
+      reads.map((r) => r.evidence),
+      Math.floor(this.#now() / 1000),
+    );
+    return reads.map((r, i) => ({ evidence: weighed[i] ?? r.evidence, seen: r.seen }));
+  }
+
+  /**
+   * Every record link's identity of a page, in batched lookups (30 identities each): a profile that still
+   * names the member needs no lookup of its own.
+   */
+  async batchRecords(links: LinkRecord[], fresh: boolean): Promise<Map<string, BatchedRecord>> {
+    const identityById = new Map<string, string>();
+    for (const link of links) {
+      if (link.proofMethod !== 'record' || link.releasedAt !== null) continue;
+      try {
+        identityById.set(parseBatchId(link.identity).id, link.identity);
+      } catch {
+        // Platforms the batch route does not take are checked one by one.
+      }
+    }
+    const result = new Map<string, BatchedRecord>();
+    if (identityById.size === 0) return result;
+    try {
+      for (const entry of await this.#web3bio.getProfilesBatch([...identityById.keys()], { fresh })) {
+        const identity = identityById.get(entry.input);
+        if (identity === undefined) continue;
+        result.set(identity, entry.result ? { kind: 'profile', profile: entry.result } : { kind: 'dropped' });
+      }
+    } catch (error) {
+      this.#logger.warn({ err: error, identities: identityById.size }, 'batched record check failed');
+      for (const identity of identityById.values()) result.set(identity, { kind: 'failed' });
+    }
+    return result;
+  }
+
+  /** Whether the record still names the member, nothing can be told, or why it does not. */
+  async #recordVerdict(
+    link: LinkRecord,
+    username: string | null,
+    o: EvaluateOptions,
+  ): Promise<'names' | 'unknown' | RecordGone> {
+    if (username === null) return 'unknown';
+    const batched = o.batch ? (await o.batch).get(link.identity) : undefined;
+    if (batched?.kind === 'failed') return 'unknown';
+    if (batched?.kind === 'profile') {
+      if (recordNamesDiscordUser({ profiles: [batched.profile], domain: null }, { username })) return 'names';
+    }
+    // Not in the batched profile: the text record may still name them, so look before deciding anything.
+    let parsed: ParsedIdentity;
+    try {
+      parsed = parseIdentity(link.identity);
+    } catch {
+      return 'unknown';
+    }
+    const read = await this.readRecord(parsed, o.fresh);
+    if (recordNamesDiscordUser(read, { username })) return 'names';
+    if (read.failed) return 'unknown';
+    const answered = read.profiles.length > 0 || read.domain !== null;
+    return {
+      link,
+      reason: answered
+        ? `the discord record of ${link.identity} no longer names ${username}`
+        : `Web3.bio no longer finds ${link.identity}`,
+      confirmable: answered,
+    };
+  }
+
+  /** A link's credentials: null when the lookup failed (then nothing is removed on its account). */
+  async #credentialsOf(
+    link: LinkRecord,
+    fresh: boolean,
+    dryRun: boolean,
+  ): Promise<{ evidence: IdentityEvidence; seen: Seen; knownBefore: boolean }> {
+    const knownBefore = link.lastResult !== null && hasAny(link.lastResult);
+    let credentials: CredentialSet | null;
+    let seen: Seen;
+    try {
+      const answer = await this.#web3bio.getCredentials(link.identity, { fresh });
+      // A stale answer means the upstream failed just now: treat it as the failure it is.
+      credentials = answer.stale ? null : answer.data;
+      seen = answer.stale ? 'failed' : 'answer';
+    } catch (error) {
+      // "Not found" is an answer (no credentials), but never proof that a known identity lost them.
+      seen = error instanceof NotFoundError ? 'not_found' : 'failed';
+      credentials = seen === 'not_found' ? NO_CREDENTIALS : null;
+      if (seen === 'failed') {
+        this.#logger.warn(
+          { err: error, guildId: link.guildId, identity: link.identity },
+          'credential lookup failed',
+        );
+      }
+    }
+    if (!dryRun) {
+      const key: LinkKey = { guildId: link.guildId, userId: link.userId, identity: link.identity };
+      // A sudden "not found" keeps the last known result, as a failure does.
+      const check =
+        credentials && !(seen === 'not_found' && knownBefore)
+          ? { at: this.#now(), ok: true, result: credentials }
+          : { at: this.#now(), ok: false };
+      await this.#store
+        .recordLinkCheck(key, check)
+        .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a link check'));
+    }
+    return { evidence: { identity: link.identity, credentials }, seen, knownBefore };
+  }
+}
+
+export function rulesOf(settings: GuildSettings): GatingRules {
+  return {
+    humanRoleId: settings.humanRoleId,
+    spamRoleId: settings.spamRoleId,
+    riskyRoleId: settings.riskyRoleId,
+    minScore: settings.minScore,
+    spamRemovesHuman: settings.spamRemovesHuman,
+  };
+}
+
+/**
+ * With no proven identity at all, the spam and risky roles stay as they are: a moderator may have set
+ * them by hand, and an identity that carried a flag is kept (released) until its own credentials clear.
+ */
+function keepFlags(decisions: RoleDecision[], rules: GatingRules): RoleDecision[] {
+  return decisions.map((d) =>
+    d.want === false && d.roleId !== rules.humanRoleId
+      ? { ...d, want: null, because: 'no proven identity: a flag stays until a moderator removes it' }
+      : d,
+  );
+}
+
+/** The address an identity resolves to: EVM lower-cased, Solana base58 as is; null when none. */
+export function resolvedAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
+  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
+  for (const address of candidates) {
+    if (typeof address !== 'string') continue;
+    if (EVM_ADDRESS.test(address)) return address.toLowerCase();
+    if (SOLANA_ADDRESS.test(address)) return address;
+  }
+  return null;
+}
+
+/** The address to sign with: an EVM one when the identity resolves to one, else a Solana one. */
+export function signerAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
+  const evm = evmAddressOf(read);
+  if (evm) return evm;
+  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
+  return candidates.find((a): a is string => typeof a === 'string' && SOLANA_ADDRESS.test(a)) ?? null;
+}
+
+/** The EVM address to sign with, when the identity resolves to one. */
+export function evmAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
+  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
+  const address = candidates.find((a): a is string => typeof a === 'string' && EVM_ADDRESS.test(a));
+  return address ? address.toLowerCase() : null;
+}
+
+function hasAny(set: CredentialSet): boolean {
+  return set.isHuman.length + set.isRisky.length + set.isSpam.length > 0;
+}
+
+type Outcome<T> = { kind: 'ok'; data: T } | { kind: 'missing' } | { kind: 'failed' };
+
+/** A lookup's outcome: a stale answer (the upstream just failed) counts as a failure. */
+async function lookupOutcome<T>(lookup: Promise<Fetched<T>>): Promise<Outcome<T>> {
+  try {
+    const answer = await lookup;
+    return answer.stale ? { kind: 'failed' } : { kind: 'ok', data: answer.data };
+  } catch (error) {
+    return error instanceof NotFoundError ? { kind: 'missing' } : { kind: 'failed' };
+  }
+}

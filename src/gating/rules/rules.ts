@@ -1,0 +1,206 @@
+/**
+ * Pure gating rules: proven identities' credentials in, wanted roles out, each with the reason.
+ *
+ * - Human role: any unexpired `isHuman` credential that reads `true`, or whose score is at least
+ *   `minScore` (with no `minScore`, scores alone earn nothing).
+ * - Spam / risky roles: flagged by any unexpired `isSpam` / `isRisky` entry that reads `true` or
+ *   carries a score. A score counts by presence, whatever its value: the server lists a score under
+ *   the category it supports (a Farcaster spam label of 0 sits under `isSpam`), and `minScore` is a
+ *   humanity threshold, not a spam one. Entries of unknown types that read neither are ignored, so a
+ *   punitive role is never added on data we do not understand.
+ * - A spam flag takes the human role away when `spamRemovesHuman`, even with no spam role set.
+ * - No proven identity: every gated role is unwanted.
+ * - A failed lookup (credentials null) never removes: a role that the other identities do not grant
+ *   is `want: null` (keep as is). A grant or a spam flag found on the other identities still counts.
+ */
+import { credentialIsTrue, credentialScore, isCredentialExpired } from '../../web3bio/credentials.ts';
+import type { Credential, CredentialCategory, CredentialSet } from '../../web3bio/types.ts';
+import type { UncountedCredential } from './credentialSubjects.ts';
+
+export interface GatingRules {
+  humanRoleId: string;
+  spamRoleId: string | null;
+  riskyRoleId: string | null;
+  minScore: number | null;
+  spamRemovesHuman: boolean;
+}
+
+export interface IdentityEvidence {
+  identity: string;
+  /**
+   * null: the lookup failed. Otherwise what counts: every flag, and only the isHuman entries whose
+   * subject the member proved (see credentialSubjects.ts).
+   */
+  credentials: CredentialSet | null;
+  /** isHuman entries of the answer left out of `credentials` because their subject is not proven. */
+  uncounted?: UncountedCredential[];
+}
+
+export interface RoleDecision {
+  roleId: string;
+  /** null: unknown, keep the role as it is. */
+  want: boolean | null;
+  because: string;
+  /** A spam flag takes the role away: such a removal is never held back. */
+  byFlag?: boolean;
+  /**
+   * The member proves no identity any more (the last one moved to another member, or was unlinked): a fact
+   * of the store, not an upstream answer, so such a removal is never held back either.
+   */
+  unproven?: boolean;
+}
+
+export interface RoleChangeWanted {
+  roleId: string;
+  because: string;
+  byFlag?: boolean;
+  unproven?: boolean;
+}
+
+export interface RoleDiff {
+  add: RoleChangeWanted[];
+  remove: RoleChangeWanted[];
+}
+
+interface Finding {
+  identity: string;
+  credential: Credential;
+  text: string;
+}
+
+const MAX_LABEL = 80;
+const MAX_IDENTITY = 100;
+const LISTED_IDENTITIES = 3;
+
+/** Upstream labels and identities go into audit-log reasons: one line, bounded. */
+function oneLine(text: string, max: number): string {
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
+  const flat = text.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+function nameOf(c: Credential): string {
+  return oneLine(c.label || c.source || c.platform || c.category, MAX_LABEL);
+}
+
+function listIdentities(identities: string[]): string {
+  const shown = identities.slice(0, LISTED_IDENTITIES).map((i) => oneLine(i, MAX_IDENTITY));
+  const more = identities.length - shown.length;
+  return more > 0 ? `${shown.join(', ')} +${more} more` : shown.join(', ');
+}
+
+function entries(set: CredentialSet, category: CredentialCategory): Credential[] {
+  return set[category] ?? [];
+}
+
+function findHuman(rules: GatingRules, known: IdentityEvidence[], nowSec: number): Finding | undefined {
+  for (const { identity, credentials } of known) {
+    if (!credentials) continue;
+    for (const c of entries(credentials, 'isHuman')) {
+      if (isCredentialExpired(c, nowSec)) continue;
+      const where = `(${oneLine(identity, MAX_IDENTITY)})`;
+      if (credentialIsTrue(c)) return { identity, credential: c, text: `isHuman: ${nameOf(c)} ${where}` };
+      const score = credentialScore(c);
+      if (score !== null && rules.minScore !== null && score >= rules.minScore) {
+        const text = `isHuman: ${nameOf(c)} score ${score} ≥ ${rules.minScore} ${where}`;
+        return { identity, credential: c, text };
+      }
+    }
+  }
+  return undefined;
+}
+
+function findFlag(
+  category: 'isSpam' | 'isRisky',
+  known: IdentityEvidence[],
+  nowSec: number,
+): Finding | undefined {
+  for (const { identity, credentials } of known) {
+    if (!credentials) continue;
+    for (const c of entries(credentials, category)) {
+      if (isCredentialExpired(c, nowSec)) continue;
+      const score = credentialScore(c);
+      if (!credentialIsTrue(c) && score === null) continue;
+      const detail = score === null ? '' : ` score ${score}`;
+      return {
+        identity,
+        credential: c,
+        text: `${category}: ${nameOf(c)}${detail} (${oneLine(identity, MAX_IDENTITY)})`,
+      };
+    }
+  }
+  return undefined;
+}
+
+/** Whether a credential set flags its identity as spam or risky now (the same test the flag roles use). */
+export function carriesFlag(credentials: CredentialSet, nowSec: number): boolean {
+  const known = [{ identity: '', credentials }];
+  return findFlag('isSpam', known, nowSec) !== undefined || findFlag('isRisky', known, nowSec) !== undefined;
+}
+
+/** The roles the rules want for a member, from the credentials of each proven identity. */
+export function evaluateRules(
+  rules: GatingRules,
+  evidence: IdentityEvidence[],
+  nowSec: number,
+): RoleDecision[] {
+  const gated: { roleId: string; category: CredentialCategory }[] = [
+    { roleId: rules.humanRoleId, category: 'isHuman' },
+  ];
+  if (rules.spamRoleId) gated.push({ roleId: rules.spamRoleId, category: 'isSpam' });
+  if (rules.riskyRoleId) gated.push({ roleId: rules.riskyRoleId, category: 'isRisky' });
+
+  if (evidence.length === 0) {
+    return gated.map(({ roleId }) => ({ roleId, want: false, because: 'no proven identity' }));
+  }
+
+  const known = evidence.filter((e) => e.credentials !== null);
+  const checked = listIdentities(known.map((e) => e.identity));
+  const failed = evidence.filter((e) => e.credentials === null).map((e) => e.identity);
+  const keep = `lookup failed for ${listIdentities(failed)}: keeping the current state`;
+
+  const human = findHuman(rules, known, nowSec);
+  const spam = findFlag('isSpam', known, nowSec);
+  const risky = findFlag('isRisky', known, nowSec);
+  const threshold = rules.minScore === null ? '' : ` or scores ≥ ${rules.minScore}`;
+
+  return gated.map(({ roleId, category }): RoleDecision => {
+    if (category === 'isHuman') {
+      if (spam && rules.spamRemovesHuman) {
+        return { roleId, want: false, because: `${spam.text} takes the human role away`, byFlag: true };
+      }
+      if (human) return { roleId, want: true, because: human.text };
+      if (failed.length > 0) return { roleId, want: null, because: keep };
+      return {
+        roleId,
+        want: false,
+        because: `no unexpired isHuman credential is true${threshold} (${checked})`,
+      };
+    }
+    const flag = category === 'isSpam' ? spam : risky;
+    if (flag) return { roleId, want: true, because: flag.text };
+    if (failed.length > 0) return { roleId, want: null, because: keep };
+    return { roleId, want: false, because: `no unexpired ${category} flag (${checked})` };
+  });
+}
+
+/**
+ * The role edits that bring `currentRoleIds` to the decisions. Decisions naming the same role merge:
+ * any `true` wins, else any `null` keeps it, else it goes.
+ */
+export function diffRoles(decisions: RoleDecision[], currentRoleIds: ReadonlySet<string>): RoleDiff {
+  const strength = (want: boolean | null) => (want === true ? 2 : want === null ? 1 : 0);
+  const merged = new Map<string, RoleDecision>();
+  for (const d of decisions) {
+    const seen = merged.get(d.roleId);
+    if (!seen || strength(d.want) > strength(seen.want)) merged.set(d.roleId, d);
+  }
+  const diff: RoleDiff = { add: [], remove: [] };
+  for (const { roleId, want, because, byFlag, unproven } of merged.values()) {
+    const has = currentRoleIds.has(roleId);
+    if (want === true && !has) diff.add.push({ roleId, because });
+    if (want === false && has)
+      diff.remove.push({ roleId, because, ...(byFlag ? { byFlag } : {}), ...(unproven ? { unproven } : {}) });
+  }
+  return diff;
+}

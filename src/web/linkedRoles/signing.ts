@@ -1,0 +1,214 @@
+/**
+ * The wallet-signature proof on the Linked Roles page. The member types an identity (or an address),
+ * the page makes a one-time challenge for its signer (a Sign-In with Ethereum or Solana message naming
+ * the Discord account, for Linked Roles in every server) and opens the signing page on it: the same
+ * page, script, message endpoint and verification as `/verify`'s. The challenge is bound to this
+ * page's session: only the browser that asked for it, signed in as the account it names, can see or
+ * sign it. A valid signature writes the metadata exactly as a record proof does.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  createChallenge,
+  DEFAULT_CHALLENGE_TTL_MS,
+  LINKED_ROLES_SCOPE,
+  type NonceRecord,
+  signedIdentity,
+} from '../../gating/proofs/siwe.ts';
+import { signerAddressOf } from '../../gating/rules/evaluation.ts';
+import type { ParsedIdentity } from '../../web3bio/identity.ts';
+import { failed, type ProveProblem, startPath } from '../pages/linkedRolePage.ts';
+import { renderVerifyPage } from '../pages/verifyPage.ts';
+import { redirect, sendHtml } from '../responses.ts';
+import {
+  type JsonAnswer,
+  openChallenge,
+  receiveSignature,
+  type SignatureRoutesOptions,
+  sendChallengeMessage,
+} from '../signing/challengeRoutes.ts';
+import type { LinkedRolePagesOptions } from './routes.ts';
+import { type LinkedRoleSession, readSession, writeSession } from './session.ts';
+
+const SIGN_PAGE = /^\/linked-role\/sign\/([^/]+)$/;
+const SIGN_MESSAGE = /^\/linked-role\/sign\/([^/]+)\/message$/;
+
+const OTHER_ACCOUNT: JsonAnswer = {
+  status: 403,
+  body: {
+    ok: false,
+    reason: 'other_account',
+    message:
+      'This signing link was made in another browser or for another Discord account. Start again from the Linked Roles page.',
+  },
+};
+
+/**
+ * After "Sign with its wallet": a challenge for the identity's signer, kept in the session, and the
+ * browser sent to its signing page. Returns the problem instead when there is nothing to sign with.
+ */
+export async function startSigning(
+  o: LinkedRolePagesOptions,
+  res: ServerResponse,
+  session: LinkedRoleSession,
+  parsed: ParsedIdentity,
+): Promise<ProveProblem | undefined> {
+  let address: string | null = parsed.identity;
+  if (parsed.kind !== 'evm-address' && parsed.kind !== 'solana-address') {
+    const read = await o.evaluator.readRecord(parsed, true);
+    if (read.failed) return 'lookup_failed';
+    if (read.profiles.length === 0 && read.domain === null) return 'not_found';
+    address = signerAddressOf(read);
+  }
+  if (address === null) return 'no_address';
+  const challenge = await createChallenge(o.store, o.siwe, {
+    guildId: LINKED_ROLES_SCOPE,
+    userId: session.userId,
+    userName: session.username,
+    guildName: null,
+    identity: parsed.identity,
+    address,
+  });
+  // The session lasts at least as long as its challenge, so only another browser lacks it.
+  writeSession(o, res, {
+    ...session,
+    nonce: challenge.nonce,
+    until: Math.max(session.until, challenge.expiresAt),
+  });
+  o.logger.info(
+    { userId: session.userId, nonce: challenge.nonce.slice(0, 8) },
+    'linked role: signing link made',
+  );
+  redirect(res, `${startPath(o.oauth.publicUrl)}/sign/${challenge.nonce}`);
+  return undefined;
+}
+
+/** The signing routes below /linked-role/sign/; false for any other path. */
+export async function handleSigning(
+  o: LinkedRolePagesOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  path: string,
+): Promise<boolean> {
+  const method = req.method ?? 'GET';
+  const message = SIGN_MESSAGE.exec(path);
+  if (message && method === 'GET') {
+    await sendChallengeMessage(routes(o), req, res, message[1] ?? '');
+    return true;
+  }
+  const page = SIGN_PAGE.exec(path);
+  const nonce = page?.[1] ?? '';
+  if (page && method === 'GET') await signingPage(o, req, res, nonce);
+  else if (page && method === 'POST')
+    await receiveSignature(routes(o), req, res, nonce, (result) => complete(o, req, res, result));
+  else return false;
+  return true;
+}
+
+async function signingPage(
+  o: LinkedRolePagesOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  nonce: string,
+): Promise<void> {
+  const challenge = await openChallenge({ ...o, linkedRoles: true }, nonce);
+  if ('refusal' in challenge) {
+    const reason =
+      challenge.refusal === 'unknown_nonce' ? 'link_unknown' : (`link_${challenge.refusal}` as const);
+    return failed(o.oauth.publicUrl, res, challenge.refusal === 'unknown_nonce' ? 404 : 410, reason);
+  }
+  if (refusal(o, req, challenge.record)) {
+    o.logger.warn(
+      {
+        nonce: nonce.slice(0, 8),
+        linkUserId: challenge.record.userId,
+        signedInUserId: readSession(o, req)?.userId ?? null,
+      },
+      'linked role signing link opened by another browser or account: refused',
+    );
+    return failed(o.oauth.publicUrl, res, 403, 'other_account');
+  }
+  sendHtml(res, 200, (cspNonce) => renderVerifyPage({ kind: 'ready', record: challenge.record }, cspNonce));
+}
+
+function routes(o: LinkedRolePagesOptions): SignatureRoutesOptions {
+  return {
+    store: o.store,
+    siwe: o.siwe,
+    log: o.logger,
+    failures: o.failures,
+    maxFailuresPerChallenge: o.maxFailuresPerChallenge,
+    linkedRoles: true,
+    refuse: (req, record) => refusal(o, req, record),
+  };
+}
+
+/** Only the session that made the challenge, signed in as the account it names, may use it. */
+function refusal(
+  o: LinkedRolePagesOptions,
+  req: IncomingMessage,
+  record: NonceRecord,
+): JsonAnswer | undefined {
+  const session = readSession(o, req);
+  return session?.nonce === record.nonce && session.userId === record.userId ? undefined : OTHER_ACCOUNT;
+}
+
+/** A valid signature: write the metadata for the signed identity, then show it on the done page. */
+async function complete(
+  o: LinkedRolePagesOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+  result: { record: NonceRecord; address: string },
+): Promise<JsonAnswer> {
+  const session = readSession(o, req);
+  if (!session || session.userId !== result.record.userId) return OTHER_ACCOUNT;
+  const proven = { ...signedIdentity(result.record, result.address), proofMethod: 'signature' as const };
+  // When the challenge was made: a holding another account signed for after that is not taken over.
+  const challengeIssuedAt = result.record.expiresAt - (o.siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS);
+  const outcome = await o.service.connect(session.userId, session.grant, proven, { challengeIssuedAt });
+  if (outcome.kind === 'lookup_failed') {
+    return {
+      status: 502,
+      body: {
+        ok: false,
+        reason: 'lookup_failed',
+        message:
+          'Your signature was valid, but Web3.bio could not be reached to read the credentials. Nothing was written; start again in a minute.',
+      },
+    };
+  }
+  if (outcome.kind === 'refused') {
+    return {
+      status: 409,
+      body: {
+        ok: false,
+        reason: outcome.refusal.code,
+        message:
+          outcome.refusal.code === 'raced'
+            ? 'Your signature was valid, but another Discord account signed for this wallet after your signing link was made, and the first to sign keeps it. Nothing was written; if the wallet is yours, start again from the Linked Roles page.'
+            : 'Your signature was valid, but this wallet already backs another Discord account. Nothing was written.',
+      },
+    };
+  }
+  if (outcome.kind === 'pending') {
+    o.logger.warn({ userId: session.userId, why: outcome.why }, 'linked role write waits for a re-check');
+    return {
+      status: 502,
+      body: {
+        ok: false,
+        reason: 'write_pending',
+        message:
+          'Your signature was valid and is kept, but Discord or Web3.bio did not answer just now, so the values behind your roles are not written yet. The bot writes them at its next re-check; you can close this tab, or start again to try now.',
+      },
+    };
+  }
+  const { nonce: _spent, ...rest } = session;
+  writeSession(o, res, { ...rest, connected: { identity: proven.identity, proof: 'signature' } });
+  return {
+    status: 200,
+    body: {
+      ok: true,
+      message: `Connected as ${proven.identity}. Showing what Discord now holds…`,
+      next: `${startPath(o.oauth.publicUrl)}/done`,
+    },
+  };
+}

@@ -1,0 +1,176 @@
+/**
+ * "Sign in with Discord" in front of the signing page (DISCORD_CLIENT_SECRET set): a link only works in
+ * a browser that signed in as the Discord account the challenge was made for.
+ *
+ * The OAuth2 `state` is single-use, expires with the challenge and is tied to the browser that started
+ * the sign-in by a cookie, so a callback URL forwarded to someone else does nothing. After the
+ * callback, the browser holds a cookie (an HMAC over the nonce and the account) scoped to that one link.
+ * The access token is used once, to read the account, and then dropped.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import {
+  authorizeUrl,
+  type DiscordOAuthConfig,
+  exchangeCode,
+  fetchCurrentUser,
+  hashOAuthState,
+  isOAuthState,
+  isSignInProof,
+  newOAuthState,
+  oauthErrorSummary,
+  safeEqual,
+  signInProof,
+} from '../../discord/oauth.ts';
+import { accountName } from '../../gating/proofs/siwe.ts';
+import type { GatingStore, NonceRecord } from '../../store/types.ts';
+import type { VerifyServerLogger } from '../app.ts';
+import { renderVerifyPage, type SignInFailure, type VerifyPageState } from '../pages/verifyPage.ts';
+import { readCookie, redirect, sendHtml, setCookie } from '../responses.ts';
+
+export const SIGN_IN_CALLBACK_PATH = '/oauth/callback';
+const STATE_COOKIE = 'discord_oauth_state';
+const SESSION_COOKIE = 'verify_session';
+const MAX_CODE_LENGTH = 512;
+
+export interface VerifySignInOptions {
+  oauth: DiscordOAuthConfig;
+  store: Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState' | 'getNonce' | 'countFailedAttempt'>;
+  now: () => number;
+  logger: VerifyServerLogger;
+  maxFailuresPerChallenge: number;
+}
+
+/** True when this browser signed in with Discord as the account `record` was made for. */
+export function hasSignedIn(opts: VerifySignInOptions, req: IncomingMessage, record: NonceRecord): boolean {
+  return isSignInProof(opts.oauth, record.nonce, record.userId, readCookie(req, SESSION_COOKIE));
+}
+
+/** Sends the browser to Discord's authorize page with a fresh state for this challenge. */
+export async function startSignIn(
+  opts: VerifySignInOptions,
+  res: ServerResponse,
+  record: NonceRecord,
+): Promise<void> {
+  const { state, hash } = newOAuthState();
+  const now = opts.now();
+  await opts.store.createOAuthState(
+    { stateHash: hash, purpose: 'verify', nonce: record.nonce, expiresAt: record.expiresAt },
+    now,
+  );
+  setCookie(res, STATE_COOKIE, state, {
+    path: publicPath(opts, SIGN_IN_CALLBACK_PATH),
+    maxAgeSeconds: (record.expiresAt - now) / 1000,
+    secure: isHttps(opts),
+  });
+  redirect(
+    res,
+    authorizeUrl(opts.oauth, { scopes: ['identify'], state, redirectPath: SIGN_IN_CALLBACK_PATH }),
+  );
+}
+
+/** `GET /oauth/callback`: checks the state, reads the account, and lets the right one through. */
+export async function finishSignIn(
+  opts: VerifySignInOptions,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
+  const query = new URL(req.url ?? '/', 'http://callback.invalid').searchParams;
+  const state = query.get('state') ?? '';
+  const log = opts.logger;
+  if (!isOAuthState(state)) return failed(res, 400, 'bad_state', null);
+
+  const browserState = readCookie(req, STATE_COOKIE);
+  if (browserState === undefined || !safeEqual(browserState, state)) {
+    log.warn(
+      { route: SIGN_IN_CALLBACK_PATH },
+      'discord sign-in refused: the state was not started in this browser',
+    );
+    return failed(res, 400, 'other_browser', null);
+  }
+  const now = opts.now();
+  const issued = await opts.store.consumeOAuthState(hashOAuthState(state), now);
+  // The state is spent either way: clear its cookie.
+  setCookie(res, STATE_COOKIE, '', {
+    path: publicPath(opts, SIGN_IN_CALLBACK_PATH),
+    maxAgeSeconds: 0,
+    secure: isHttps(opts),
+  });
+  if (issued?.purpose !== 'verify' || issued.nonce === null) {
+    log.warn({ route: SIGN_IN_CALLBACK_PATH }, 'discord sign-in refused: unknown, used or expired state');
+    return failed(res, 400, 'bad_state', null);
+  }
+  const nonce = issued.nonce;
+  const linkUrl = publicPath(opts, `/verify/${nonce}`, true);
+  const logFields = { nonce: nonce.slice(0, 8) };
+
+  const error = query.get('error');
+  if (error !== null) {
+    const denied = error === 'access_denied';
+    log.info(
+      { ...logFields, oauthError: error.replace(/[^\w.-]/g, '').slice(0, 40) },
+      'discord sign-in not completed',
+    );
+    return failed(res, denied ? 200 : 502, denied ? 'denied' : 'failed', linkUrl);
+  }
+  const code = query.get('code') ?? '';
+  if (code === '' || code.length > MAX_CODE_LENGTH) return failed(res, 400, 'failed', linkUrl);
+
+  let user: { id: string; username: string };
+  try {
+    const grant = await exchangeCode(opts.oauth, {
+      code,
+      redirectPath: SIGN_IN_CALLBACK_PATH,
+      needs: ['identify'],
+    });
+    user = await fetchCurrentUser(opts.oauth, grant.accessToken);
+  } catch (err) {
+    log.warn({ ...logFields, err: oauthErrorSummary(err) }, 'discord sign-in failed');
+    return failed(res, 502, 'failed', linkUrl);
+  }
+
+  const record = await opts.store.getNonce(nonce);
+  if (!record || record.usedAt !== null || record.expiresAt <= now) {
+    const page: VerifyPageState = { kind: record?.usedAt != null ? 'used' : 'expired' };
+    return sendHtml(res, 410, (cspNonce) => renderVerifyPage(page, cspNonce));
+  }
+  if (user.id !== record.userId) {
+    log.warn(
+      { ...logFields, guildId: record.guildId, linkUserId: record.userId, signedInUserId: user.id },
+      'signing link opened by another Discord account: refused',
+    );
+    await opts.store.countFailedAttempt(nonce, opts.maxFailuresPerChallenge, now);
+    const page: VerifyPageState = {
+      kind: 'wrong_account',
+      expected: accountName(record),
+      actual: accountName({ userId: user.id, userName: user.username || null }),
+    };
+    return sendHtml(res, 403, (cspNonce) => renderVerifyPage(page, cspNonce));
+  }
+  log.info(
+    { ...logFields, guildId: record.guildId, userId: user.id },
+    'discord sign-in matched the signing link',
+  );
+  setCookie(res, SESSION_COOKIE, signInProof(opts.oauth, nonce, user.id), {
+    path: publicPath(opts, `/verify/${nonce}`),
+    maxAgeSeconds: (record.expiresAt - now) / 1000,
+    secure: isHttps(opts),
+  });
+  redirect(res, linkUrl);
+}
+
+function failed(res: ServerResponse, status: number, reason: SignInFailure, retryUrl: string | null): void {
+  sendHtml(res, status, (cspNonce) =>
+    renderVerifyPage({ kind: 'sign_in_failed', reason, retryUrl }, cspNonce),
+  );
+}
+
+/** A path below PUBLIC_URL (which may sit below a prefix on a reverse proxy); `absolute` adds the origin. */
+function publicPath(opts: VerifySignInOptions, path: string, absolute = false): string {
+  const base = new URL(opts.oauth.publicUrl);
+  const prefix = base.pathname.replace(/\/+$/, '');
+  return `${absolute ? base.origin : ''}${prefix}${path}`;
+}
+
+function isHttps(opts: VerifySignInOptions): boolean {
+  return new URL(opts.oauth.publicUrl).protocol === 'https:';
+}

@@ -1,0 +1,286 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import {
+  ConfigError,
+  ConfigSchema,
+  configSecrets,
+  loadConfig,
+  rateLimitOption,
+  SECRET_KEYS,
+} from '../../src/app/config.ts';
+import { createLogger, scrubSecrets } from '../../src/ops/log.ts';
+
+const REQUIRED = { DISCORD_TOKEN: 'token-abc', DISCORD_APPLICATION_ID: '123456789012345678' };
+const ROOT = join(import.meta.dirname, '..', '..');
+
+function problemsOf(env: Record<string, string | undefined>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('fills every default from the required keys alone', () => {
+    const config = loadConfig(REQUIRED);
+    expect(config).toMatchObject({
+      WEB3BIO_API_URL: 'https://api.web3.bio',
+      DATA_DIR: './data',
+      GATING_ENABLED: false,
+      CACHE_TTL_DOMAIN_SECONDS: 900,
+      USER_COOLDOWN_COMMANDS: 5,
+      LOG_LEVEL: 'info',
+    });
+    expect(config.WEB3BIO_API_KEY).toBeUndefined();
+  });
+
+  it('treats blank values as unset', () => {
+    const config = loadConfig({
+      ...REQUIRED,
+      WEB3BIO_API_KEY: '  ',
+      LOG_LEVEL: '',
+      HTTP_PORT: '',
+      GATING_ENABLED: '',
+    });
+    expect(config.WEB3BIO_API_KEY).toBeUndefined();
+    expect(config.LOG_LEVEL).toBe('info');
+    expect(config.HTTP_PORT).toBeUndefined();
+    expect(config.GATING_ENABLED).toBe(false);
+  });
+
+  it('lists every bad or missing key at once, pointing at .env.example', () => {
+    const env = {
+      WEB3BIO_API_URL: 'ftp://x',
+      HTTP_PORT: 'abc',
+      GATING_ENABLED: 'true',
+      REDIS_URL: 'http://x',
+    };
+    const problems = problemsOf(env);
+    for (const key of [
+      'DISCORD_TOKEN',
+      'DISCORD_APPLICATION_ID',
+      'WEB3BIO_API_URL',
+      'HTTP_PORT',
+      'REDIS_URL',
+      'PUBLIC_URL',
+    ]) {
+      expect(problems.some((p) => p.startsWith(key))).toBe(true);
+    }
+    expect(() => loadConfig(env)).toThrow(/\.env\.example/);
+  });
+
+  it('refuses LINKED_ROLES_ENABLED without the secret, the encryption key and PUBLIC_URL, naming each', () => {
+    const key = 'ab'.repeat(32);
+    const on = { ...REQUIRED, LINKED_ROLES_ENABLED: 'true', GATING_ENABLED: 'true' };
+    const problems = problemsOf(on).filter((p) => p.startsWith('LINKED_ROLES_ENABLED'));
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(
+      /^LINKED_ROLES_ENABLED=true needs DISCORD_CLIENT_SECRET, TOKEN_ENCRYPTION_KEY, PUBLIC_URL/,
+    );
+    expect(
+      problemsOf({ ...on, DISCORD_CLIENT_SECRET: 'client-secret-1', PUBLIC_URL: 'https://bot.example' })[0],
+    ).toMatch(/needs TOKEN_ENCRYPTION_KEY \(/);
+    const full = {
+      ...on,
+      DISCORD_CLIENT_SECRET: 'client-secret-1',
+      PUBLIC_URL: 'https://bot.example',
+      TOKEN_ENCRYPTION_KEY: key,
+    };
+    expect(loadConfig(full)).toMatchObject({ LINKED_ROLES_ENABLED: true, TOKEN_ENCRYPTION_KEY: key });
+    expect(loadConfig(REQUIRED).LINKED_ROLES_ENABLED).toBe(false);
+    const bad = problemsOf({ ...full, TOKEN_ENCRYPTION_KEY: 'too-short-secret-value' });
+    expect(bad).toHaveLength(1);
+    expect(bad[0]).toMatch(/^TOKEN_ENCRYPTION_KEY must be 32 random bytes/);
+    expect(bad[0]).not.toContain('too-short-secret-value');
+    expect(configSecrets(loadConfig(full))).toContain(key);
+    // Linked Roles alone (no role gating) is a supported setup.
+    expect(loadConfig({ ...full, GATING_ENABLED: 'false' })).toMatchObject({
+      LINKED_ROLES_ENABLED: true,
+      GATING_ENABLED: false,
+    });
+  });
+
+  it('reads DISCORD_PUBLIC_KEY as 64 hex characters (lower-cased), naming the key but not the value when bad', () => {
+    const key = 'AB'.repeat(32);
+    expect(loadConfig({ ...REQUIRED, DISCORD_PUBLIC_KEY: key }).DISCORD_PUBLIC_KEY).toBe(key.toLowerCase());
+    expect(loadConfig({ ...REQUIRED, DISCORD_PUBLIC_KEY: ' ' }).DISCORD_PUBLIC_KEY).toBeUndefined();
+    for (const bad of ['ab'.repeat(31), `${'ab'.repeat(31)}zz`, `0x${'ab'.repeat(31)}`]) {
+      const problems = problemsOf({ ...REQUIRED, DISCORD_PUBLIC_KEY: bad });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^DISCORD_PUBLIC_KEY must be the application public key/);
+      expect(problems[0]).not.toContain(bad);
+    }
+  });
+
+  it('reads SHARD_COUNT (auto or a number) and refuses shards with gating on SQLite', () => {
+    expect(loadConfig(REQUIRED).SHARD_COUNT).toBeUndefined();
+    expect(loadConfig({ ...REQUIRED, SHARD_COUNT: 'auto' }).SHARD_COUNT).toBe('auto');
+    expect(loadConfig({ ...REQUIRED, SHARD_COUNT: '4', SHARDS_PER_PROCESS: '2' })).toMatchObject({
+      SHARD_COUNT: 4,
+      SHARDS_PER_PROCESS: 2,
+      SHARD_SPAWN_DELAY_SECONDS: 7,
+    });
+    expect(problemsOf({ ...REQUIRED, SHARD_COUNT: 'many' })[0]).toMatch(
+      /^SHARD_COUNT must be auto or a whole number/,
+    );
+    expect(problemsOf({ ...REQUIRED, SHARD_COUNT: '0' })).toHaveLength(1);
+    const gating = {
+      ...REQUIRED,
+      GATING_ENABLED: 'true',
+      PUBLIC_URL: 'https://bot.example',
+      SHARD_COUNT: '2',
+    };
+    expect(problemsOf(gating)).toEqual([
+      'SHARD_COUNT with gating or Linked Roles needs DATABASE_URL (every shard process shares one PostgreSQL store)',
+    ]);
+    expect(loadConfig({ ...gating, DATABASE_URL: 'postgres://db/bot' }).SHARD_COUNT).toBe(2);
+  });
+
+  it('never echoes a value in its messages', () => {
+    const problems = problemsOf({
+      DISCORD_TOKEN: 'secret-token-value',
+      DISCORD_APPLICATION_ID: 'not-a-snowflake-secret',
+    });
+    expect(problems.join('\n')).not.toMatch(/secret/);
+  });
+
+  it('reads booleans and numbers from text', () => {
+    const config = loadConfig({
+      ...REQUIRED,
+      GATING_ENABLED: 'yes',
+      PUBLIC_URL: 'https://v.example.org',
+      DEFER_AFTER_MS: '900',
+    });
+    expect(config.GATING_ENABLED).toBe(true);
+    expect(config.DEFER_AFTER_MS).toBe(900);
+    expect(problemsOf({ ...REQUIRED, DEFER_AFTER_MS: '5000' })).toHaveLength(1);
+  });
+
+  it('parses WEB3BIO_RATE_LIMIT', () => {
+    expect(rateLimitOption(undefined)).toBeUndefined();
+    expect(rateLimitOption('off')).toBeNull();
+    expect(rateLimitOption('5/10s')).toEqual({ requests: 5, intervalMs: 10_000 });
+    expect(problemsOf({ ...REQUIRED, WEB3BIO_RATE_LIMIT: '5 per minute' })).toHaveLength(1);
+  });
+
+  it('every key is documented in .env.example and the README', async () => {
+    const example = await readFile(join(ROOT, '.env.example'), 'utf8');
+    const readme = await readFile(join(ROOT, 'README.md'), 'utf8');
+    for (const key of Object.keys(ConfigSchema.shape)) {
+      expect(example).toMatch(new RegExp(`^${key}=$`, 'm'));
+      expect(
+        readme.includes(key) ||
+          readme.includes(key.replace(/_(PROFILE|CREDENTIAL|DOMAIN|AVATAR|WALLET)_/, '_*_')),
+      ).toBe(true);
+    }
+  });
+});
+
+describe('logger', () => {
+  function capture() {
+    const lines: string[] = [];
+    const destination = new Writable({
+      write(chunk, _encoding, done) {
+        lines.push(String(chunk));
+        done();
+      },
+    });
+    return { lines, destination };
+  }
+
+  it('scrubs configured secrets wherever they appear, and redacts known fields', async () => {
+    const { lines, destination } = capture();
+    const token = 'MTIzNDU2Nzg5.discord-token';
+    const logger = createLogger({
+      level: 'info',
+      secrets: [token, 'web3bio-key-42', undefined],
+      destination,
+    });
+    logger.info(
+      { token, nested: { apiKey: 'x' }, err: new Error(`login failed for ${token}`) },
+      `using web3bio-key-42`,
+    );
+    await new Promise((resolve) => setImmediate(resolve));
+    const out = lines.join('');
+    expect(out).not.toContain(token);
+    expect(out).not.toContain('web3bio-key-42');
+    expect(out).toContain('[redacted]');
+    expect(JSON.parse(out).nested.apiKey).toBe('[redacted]');
+  });
+
+  // Secrets with the characters JSON escapes: scrubbing the finished line would miss `tok\"en\\…`.
+  const TOKEN = 'MTIz"tok\\en.discord';
+  const API_KEY = 'key"with\\backslash42';
+  const DB_PASSWORD = 'db"pass\\word@1';
+  const REDIS_PASSWORD = 'redis"pass\\2';
+  const secretEnv = {
+    ...REQUIRED,
+    DISCORD_TOKEN: TOKEN,
+    WEB3BIO_API_KEY: API_KEY,
+    DATABASE_URL: `postgres://bot:${encodeURIComponent(DB_PASSWORD)}@db.internal:5432/bot`,
+    REDIS_URL: `redis://:${encodeURIComponent(REDIS_PASSWORD)}@cache.internal:6379`,
+  };
+
+  it('configSecrets holds every secret in the config: token, API key, database and Redis passwords', () => {
+    const config = loadConfig(secretEnv);
+    const secrets = configSecrets(config);
+    for (const secret of [TOKEN, API_KEY, DB_PASSWORD, REDIS_PASSWORD]) expect(secrets).toContain(secret);
+    expect(secrets).toContain(encodeURIComponent(DB_PASSWORD));
+    expect(configSecrets(loadConfig({ ...REQUIRED, DISCORD_TOKEN: '-' }))).toEqual([]);
+    expect(configSecrets({ RPC_URL: 'https://user:rpc-secret-1@rpc.example' })).toEqual(['rpc-secret-1']);
+  });
+
+  it('SECRET_KEYS lists every config key whose name says it holds a secret', () => {
+    // DISCORD_PUBLIC_KEY is the one `_KEY` that is public: Discord shows it to anyone with the app's page.
+    const secretLooking = Object.keys(ConfigSchema.shape).filter(
+      (key) => /TOKEN|SECRET|_KEY$|PASSWORD|^(DATABASE|REDIS)_URL$/.test(key) && key !== 'DISCORD_PUBLIC_KEY',
+    );
+    expect([...SECRET_KEYS].sort()).toEqual(secretLooking.sort());
+  });
+
+  it('scrubs secrets containing " and \\ from every part of an entry before serialising', async () => {
+    const { lines, destination } = capture();
+    const config = loadConfig(secretEnv);
+    const logger = createLogger({ level: 'info', secrets: configSecrets(config), destination });
+    const all = [TOKEN, API_KEY, DB_PASSWORD, REDIS_PASSWORD];
+    logger.child({ session: `s ${TOKEN}` }).warn(
+      {
+        note: `key ${API_KEY} in text`,
+        list: [{ deep: DB_PASSWORD }],
+        err: new Error(`redis refused ${REDIS_PASSWORD}`, { cause: new Error(`db ${DB_PASSWORD}`) }),
+        config,
+      },
+      'connecting with %s',
+      TOKEN,
+    );
+    logger.error(new Error(`login failed for ${TOKEN}`));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(2);
+    for (const line of lines) {
+      const parsed = JSON.parse(line) as Record<string, unknown>;
+      for (const secret of all) {
+        expect(line).not.toContain(secret);
+        expect(line).not.toContain(JSON.stringify(secret).slice(1, -1));
+        expect(JSON.stringify(parsed)).not.toContain(secret);
+      }
+      expect(line).toContain('[redacted]');
+    }
+    const first = JSON.parse(lines[0] ?? '{}');
+    expect(first.msg).toBe('connecting with [redacted]');
+    expect(first.err.message).toContain('redis refused [redacted]');
+    expect(first.err.stack).toContain('Error: redis refused [redacted]');
+    expect(first.config.DISCORD_TOKEN).toBe('[redacted]');
+    expect(first.config.DATABASE_URL).toBe('[redacted]');
+    expect(JSON.parse(lines[1] ?? '{}').err.message).toBe('login failed for [redacted]');
+  });
+
+  it('scrubSecrets replaces every occurrence and ignores short strings', () => {
+    expect(scrubSecrets('a SECRET b SECRET', ['SECRET'])).toBe('a [redacted] b [redacted]');
+    expect(scrubSecrets('nothing here', ['absent'])).toBe('nothing here');
+  });
+});

@@ -27,9 +27,9 @@ import { renderMemberReport, renderVerifyResult } from '../src/render/gatingMemb
 import type { MessagePayload, RenderContext } from '../src/render/types.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GuildSettings, LinkRecord, NonceRecord } from '../src/store/types.ts';
-import { startVerifyServer } from '../src/web/app.ts';
 import { type LinkedRolePage, renderLinkedRolePage } from '../src/web/pages/linkedRolePage.ts';
 import { renderVerifyPage, type VerifyPageState } from '../src/web/pages/verifyPage.ts';
+import { startWebServer } from '../src/web/server.ts';
 import type { CredentialSet } from '../src/web3bio/types.ts';
 import { startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 import { installEvmWallets } from '../test/gating/testWallets.ts';
@@ -488,7 +488,7 @@ const SHOT_OTHER_WALLET = privateKeyToAccount(`0x${'17'.repeat(32)}`);
 async function walletShots(browser: Browser): Promise<void> {
   const store = await openSqliteStore(':memory:');
   const siwe = { publicUrl: 'https://verify.example.org', now: () => GATING_NOW_MS };
-  const server = await startVerifyServer({
+  const server = await startWebServer({
     port: 0,
     host: '127.0.0.1',
     store,

@@ -22,8 +22,9 @@ import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
 import { gatingNoticeText } from '../render/gatingNotices.ts';
 import { openStore } from '../store/index.ts';
 import type { GatingStore } from '../store/types.ts';
-import { startVerifyServer, type VerifyServer } from '../web/app.ts';
-import { type OpsChecks, type OpsServers, type ReadinessCheck, startOpsServers } from '../web/ops.ts';
+import { type OpsChecks, type OpsServers, startOpsServers, startPagesServer } from '../web/listeners.ts';
+import type { ReadinessCheck } from '../web/ops.ts';
+import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
@@ -68,12 +69,15 @@ export type GatingConfig = Pick<
   | 'GATING_LEASE_SECONDS'
   | 'GATING_CONFIRM_MINUTES'
   | 'AUDIT_RETENTION_DAYS'
+  | 'REDIS_URL'
+  | 'REDIS_PREFIX'
+  | 'TRUST_PROXY'
 >;
 
 /** The parts of the gating module that `startBot` starts and stops together. */
 interface GatingParts extends BotGating {
   /** None in a shard process: the shard manager serves the pages and hands proofs over (signedProofs.ts). */
-  verifyServer: VerifyServer | null;
+  verifyServer: WebServer | null;
   ownsStore: boolean;
 }
 
@@ -158,16 +162,18 @@ async function startGating(input: {
     });
     const verifyServer = input.shards
       ? null
-      : await startVerifyServer({
-          port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
-          host: config.HTTP_HOST,
-          store,
-          siwe,
-          ...(oauth ? { oauth } : {}),
-          ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
-          onVerified: (result) => service.verification.completeSignature(result),
-          logger: logger.child({ module: 'verify-server' }),
-        });
+      : await startPagesServer(
+          config,
+          {
+            store,
+            siwe,
+            ...(oauth ? { oauth } : {}),
+            ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
+            onVerified: (result) => service.verification.completeSignature(result),
+            logger: logger.child({ module: 'web' }),
+          },
+          DEFAULT_HTTP_PORT,
+        );
     return {
       service,
       store,

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
 
@@ -104,6 +105,24 @@ export const ConfigSchema = z.object({
   ),
   HTTP_PORT: optionalPort,
   HTTP_HOST: withDefault(z.string(), '0.0.0.0'),
+  /**
+   * The reverse proxies in front of HTTP_PORT: a hop count (`1`), or their addresses or CIDR ranges,
+   * comma-separated. Unset: X-Forwarded-For is ignored and the TCP peer is the client.
+   */
+  TRUST_PROXY: optionalText.pipe(
+    z
+      .string()
+      .transform((value, ctx) => {
+        const parsed = parseTrustProxy(value);
+        if (parsed !== undefined) return parsed;
+        ctx.addIssue({
+          code: 'custom',
+          message: 'must be a hop count (1-10) or a comma-separated list of proxy addresses or CIDR ranges',
+        });
+        return z.NEVER;
+      })
+      .optional(),
+  ),
   PUBLIC_URL: optionalText.pipe(httpUrl.optional()),
   RPC_URL: optionalText.pipe(httpUrl.optional()),
   GATING_ENABLED: boolean(false),
@@ -231,8 +250,41 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'SHARD_COUNT with gating or Linked Roles needs DATABASE_URL (every shard process shares one PostgreSQL store)',
     );
   }
+  const metricsHost = env.METRICS_HOST?.trim() || '127.0.0.1';
+  if (env.METRICS_PORT?.trim() && !env.METRICS_TOKEN?.trim() && !isLoopbackHost(metricsHost)) {
+    problems.push(
+      `METRICS_HOST=${metricsHost} would serve /metrics and /readyz beyond this machine without a token: set METRICS_TOKEN, or METRICS_HOST=127.0.0.1`,
+    );
+  }
   if (!result.success || problems.length > 0) throw new ConfigError(problems);
   return result.data;
+}
+
+/** Whether `host` (a bind address) is reachable from this machine only. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
+}
+
+/** `2` (hops) or `10.0.0.2, 172.16.0.0/12` (proxies); undefined when it is neither. */
+function parseTrustProxy(value: string): number | string[] | undefined {
+  if (/^\d+$/.test(value)) {
+    const hops = Number(value);
+    return hops >= 1 && hops <= 10 ? hops : undefined;
+  }
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+  return entries.length > 0 && entries.every(isAddressOrRange) ? entries : undefined;
+}
+
+function isAddressOrRange(entry: string): boolean {
+  const [address = '', bits, extra] = entry.split('/');
+  if (extra !== undefined || isIP(address) === 0) return false;
+  if (bits === undefined) return true;
+  const max = isIP(address) === 4 ? 32 : 128;
+  return /^\d{1,3}$/.test(bits) && Number(bits) <= max;
 }
 
 /** Where the gating signing page listens when HTTP_PORT is unset. */

@@ -21,8 +21,8 @@ import { createLinkedRoles, linkedRoleRechecks } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import type { GatingStore } from '../store/types.ts';
-import { startVerifyServer, type VerifyServer } from '../web/app.ts';
-import { type OpsServers, startOpsServers } from '../web/ops.ts';
+import { type OpsServers, startOpsServers, startPagesServer } from '../web/listeners.ts';
+import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import {
   type Bot,
@@ -144,7 +144,7 @@ async function startManagerHttp(o: {
   web3bio: Web3BioClient;
   manager: ClusterManager;
   processes: number;
-}): Promise<{ verifyServer: VerifyServer | null; ops: OpsServers; close(): Promise<void> }> {
+}): Promise<{ verifyServer: WebServer | null; ops: OpsServers; close(): Promise<void> }> {
   const { config, logger, metrics, manager } = o;
   const gatingHttp =
     (config.GATING_ENABLED || config.LINKED_ROLES_ENABLED) && config.PUBLIC_URL !== undefined;
@@ -158,7 +158,7 @@ async function startManagerHttp(o: {
     }
   };
   try {
-    let verifyServer: VerifyServer | null = null;
+    let verifyServer: WebServer | null = null;
     if (store && config.PUBLIC_URL) {
       stops.push(() => store.close());
       const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
@@ -188,16 +188,18 @@ async function startManagerHttp(o: {
         const message: ShardMessage = { kind: 'signed-proof', guildId };
         manager.broadcast(message as never).catch(() => undefined);
       };
-      const server = await startVerifyServer({
-        port: config.HTTP_PORT ?? DEFAULT_HTTP_PORT,
-        host: config.HTTP_HOST,
-        store,
-        siwe,
-        ...(oauth ? { oauth } : {}),
-        ...(linked ? { linkedRoles: linked.pages } : {}),
-        onVerified: (proof) => handOffSignedProof(store, proof, { nudge }),
-        logger: logger.child({ module: 'verify-server' }),
-      });
+      const server = await startPagesServer(
+        config,
+        {
+          store,
+          siwe,
+          ...(oauth ? { oauth } : {}),
+          ...(linked ? { linkedRoles: linked.pages } : {}),
+          onVerified: (proof) => handOffSignedProof(store, proof, { nudge }),
+          logger: logger.child({ module: 'web' }),
+        },
+        DEFAULT_HTTP_PORT,
+      );
       verifyServer = server;
       stops.push(() => server.close());
     }

@@ -19,10 +19,9 @@ import {
 import type { DiscordOAuthConfig } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
 import type { GatingStore } from '../store/types.ts';
-import type { LinkedRolePagesSetup } from '../web/linkedRoles/routes.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { GuildGating } from './guildGating.ts';
-import { LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
+import { type LinkedRolePagesSetup, LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
 import { LinkBook } from './proofs/linkBook.ts';
 import { SignedProofInbox } from './proofs/signedProofs.ts';
 import type { SiweConfig } from './proofs/siwe.ts';

@@ -5,19 +5,20 @@
  * acknowledged and ignored.
  * @see https://discord.com/developers/docs/events/webhook-events
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+
 import { ed25519 } from '@noble/curves/ed25519';
 import { ApplicationWebhookEventType, ApplicationWebhookType } from 'discord-api-types/v10';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { LinkedRoleService } from '../gating/linkedRoles/linkedRoleService.ts';
-import { readBody, sendEmpty, sendJson } from './responses.ts';
-import { errorSummary, type PageLogger } from './signing/challengeRoutes.ts';
+import type { WebLimiters } from './limits.ts';
+import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
 
 export const WEBHOOK_EVENTS_PATH = '/discord/events';
 /** A signature made longer ago (or further ahead) than this is refused, so a captured event cannot be replayed later. */
 export const MAX_EVENT_AGE_MS = 5 * 60_000;
 /** Discord's events carry a user or an entitlement at most; a larger body is not Discord's. */
-const MAX_BODY_BYTES = 64 * 1024;
+export const MAX_EVENT_BODY_BYTES = 64 * 1024;
 /** Signatures remembered within MAX_EVENT_AGE_MS, so the same delivery acts once. */
 const MAX_REMEMBERED = 10_000;
 const SIGNATURE_SHAPE = /^[0-9a-fA-F]{128}$/;
@@ -68,7 +69,7 @@ export interface WebhookEventsOptions {
   /** DISCORD_APPLICATION_ID: events for another application are ignored. */
   applicationId: string;
   service: Pick<LinkedRoleService, 'forgetDeauthorized'>;
-  logger: PageLogger;
+  logger: WebLogger;
   now: () => number;
 }
 
@@ -82,47 +83,53 @@ export class WebhookEventReceiver {
     this.#o = options;
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    if (req.method !== 'POST') {
-      req.resume();
-      res.setHeader('allow', 'POST');
-      return sendJson(res, 405, { ok: false, message: 'Method not allowed.' });
-    }
-    const body = await readBody(req, MAX_BODY_BYTES);
-    if (body === undefined) {
-      res.setHeader('connection', 'close');
-      return sendJson(res, 413, { ok: false, message: 'Request body too large.' });
-    }
+  /** Mounts the endpoint on `app`: the raw body (any content type) reaches the signature check as sent. */
+  register(app: FastifyInstance, limit: WebLimiters['events']): void {
+    app.register(async (scope) => {
+      scope.removeAllContentTypeParsers();
+      scope.addContentTypeParser(
+        '*',
+        { parseAs: 'buffer', bodyLimit: MAX_EVENT_BODY_BYTES },
+        (_req, body, done) => done(null, body),
+      );
+      scope.post(WEBHOOK_EVENTS_PATH, { onRequest: limit }, (request, reply) => this.handle(request, reply));
+      refuseOtherMethods(scope, WEBHOOK_EVENTS_PATH, 'POST');
+    });
+  }
+
+  async handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const now = this.#o.now();
-    const signature = header(req, 'x-signature-ed25519');
+    const signature = header(request, 'x-signature-ed25519');
     const check = checkEventSignature({
       publicKey: this.#o.publicKey,
       signature,
-      timestamp: header(req, 'x-signature-timestamp'),
+      timestamp: header(request, 'x-signature-timestamp'),
       body,
       now,
     });
     if (check !== 'ok') {
       this.#o.logger.warn({ route: WEBHOOK_EVENTS_PATH, refusal: check }, 'webhook event refused');
-      return sendJson(res, 401, { ok: false, message: 'Invalid request signature.' });
+      return sendJson(reply, 401, { ok: false, message: 'Invalid request signature.' });
     }
     const parsed = RawWebhookEvent.safeParse(parseJson(body));
-    if (!parsed.success) return sendJson(res, 400, { ok: false, message: 'Malformed event.' });
+    if (!parsed.success) return sendJson(reply, 400, { ok: false, message: 'Malformed event.' });
     const { type, event } = parsed.data;
-    if (type === ApplicationWebhookType.Ping) return sendEmpty(res, 204);
+    if (type === ApplicationWebhookType.Ping) return reply.code(204).send();
     if (type !== ApplicationWebhookType.Event || !event)
-      return sendJson(res, 400, { ok: false, message: 'Malformed event.' });
+      return sendJson(reply, 400, { ok: false, message: 'Malformed event.' });
     // Discord wants the acknowledgement within 3 seconds; the work happens after it.
-    sendEmpty(res, 204);
-    if (!this.#firstSighting(signature ?? '', now)) return;
+    reply.code(204).send();
+    if (!this.#firstSighting(signature ?? '', now)) return reply;
     if (parsed.data.application_id !== this.#o.applicationId) {
       this.#o.logger.warn({ route: WEBHOOK_EVENTS_PATH }, 'webhook event for another application ignored');
-      return;
+      return reply;
     }
-    if (event.type !== ApplicationWebhookEventType.ApplicationDeauthorized) return;
+    if (event.type !== ApplicationWebhookEventType.ApplicationDeauthorized) return reply;
     await this.#deauthorized(event.data, occurredAt(event.timestamp, now)).catch((error: unknown) =>
       this.#o.logger.error({ err: errorSummary(error) }, 'webhook event: removing the connection failed'),
     );
+    return reply;
   }
 
   async #deauthorized(data: unknown, at: number): Promise<void> {
@@ -149,8 +156,8 @@ export class WebhookEventReceiver {
   }
 }
 
-function header(req: IncomingMessage, name: string): string | undefined {
-  const value = req.headers[name];
+function header(request: FastifyRequest, name: string): string | undefined {
+  const value = request.headers[name];
   return typeof value === 'string' ? value : undefined;
 }
 

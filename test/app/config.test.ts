@@ -168,6 +168,37 @@ describe('loadConfig', () => {
     expect(problemsOf({ ...REQUIRED, WEB3BIO_RATE_LIMIT: '5 per minute' })).toHaveLength(1);
   });
 
+  it('reads TRUST_PROXY as a hop count or a list of proxy addresses and ranges; unset trusts no one', () => {
+    expect(loadConfig(REQUIRED).TRUST_PROXY).toBeUndefined();
+    expect(loadConfig({ ...REQUIRED, TRUST_PROXY: ' ' }).TRUST_PROXY).toBeUndefined();
+    expect(loadConfig({ ...REQUIRED, TRUST_PROXY: '1' }).TRUST_PROXY).toBe(1);
+    expect(loadConfig({ ...REQUIRED, TRUST_PROXY: '10.0.0.2, 172.16.0.0/12,::1' }).TRUST_PROXY).toEqual([
+      '10.0.0.2',
+      '172.16.0.0/12',
+      '::1',
+    ]);
+    for (const bad of ['0', 'true', 'proxy.example', '10.0.0.0/33', '10.0.0.1/8/1', '*'])
+      expect(problemsOf({ ...REQUIRED, TRUST_PROXY: bad }), bad).toEqual([
+        expect.stringMatching(/^TRUST_PROXY must be a hop count/),
+      ]);
+  });
+
+  it('refuses METRICS_PORT beyond loopback without METRICS_TOKEN, saying how to fix it', () => {
+    expect(problemsOf({ ...REQUIRED, METRICS_PORT: '9100', METRICS_HOST: '0.0.0.0' })).toEqual([
+      'METRICS_HOST=0.0.0.0 would serve /metrics and /readyz beyond this machine without a token: set METRICS_TOKEN, or METRICS_HOST=127.0.0.1',
+    ]);
+    expect(problemsOf({ ...REQUIRED, METRICS_PORT: '9100' })).toEqual([]);
+    expect(problemsOf({ ...REQUIRED, METRICS_PORT: '9100', METRICS_HOST: '::1' })).toEqual([]);
+    expect(
+      problemsOf({
+        ...REQUIRED,
+        METRICS_PORT: '9100',
+        METRICS_HOST: '0.0.0.0',
+        METRICS_TOKEN: 'x'.repeat(20),
+      }),
+    ).toEqual([]);
+  });
+
   it('every key is documented in .env.example and the README', async () => {
     const example = await readFile(join(ROOT, '.env.example'), 'utf8');
     const readme = await readFile(join(ROOT, 'README.md'), 'utf8');

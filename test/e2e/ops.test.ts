@@ -12,11 +12,14 @@ const TOKEN = 'metrics-token-0123456789abcdef';
 const PREFIX = `web3bio-test:${randomUUID()}:`;
 const harnesses: Harness[] = [];
 
+/** A bot with METRICS_TOKEN set (`/readyz` and `/metrics` need it on HTTP_PORT) unless `env` says otherwise. */
 async function harness(env: Record<string, string> = {}): Promise<Harness> {
-  const started = await startHarness({ env });
+  const started = await startHarness({ env: { METRICS_TOKEN: TOKEN, ...env } });
   harnesses.push(started);
   return started;
 }
+
+const AUTH = { headers: { authorization: `Bearer ${TOKEN}` } };
 
 function httpUrl(h: Harness): string {
   if (h.bot.httpUrl === undefined) throw new Error('the bot serves no HTTP');
@@ -44,13 +47,13 @@ describe('GET /healthz, /readyz, /metrics', () => {
   it('says alive and ready, and counts interactions, upstream requests and cache reads', async () => {
     const h = await harness();
     expect(await (await fetch(`${httpUrl(h)}/healthz`)).text()).toBe('ok');
-    const ready = await fetch(`${httpUrl(h)}/readyz`);
+    const ready = await fetch(`${httpUrl(h)}/readyz`, AUTH);
     expect([ready.status, await ready.text()]).toEqual([200, 'ready\n']);
 
     await h.run('whois', { identity: 'vitalik.eth' });
     await h.run('whois', { identity: 'vitalik.eth' });
     await h.run('whois', { identity: 'not a name' });
-    const response = await fetch(`${httpUrl(h)}/metrics`);
+    const response = await fetch(`${httpUrl(h)}/metrics`, AUTH);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
     const text = await response.text();
     expect(sample(text, 'bot_interactions_total', 'command="whois",outcome="ok"')).toBe(2);
@@ -84,8 +87,16 @@ describe('GET /healthz, /readyz, /metrics', () => {
     expect(JSON.stringify(h.logs)).not.toContain(TOKEN);
   });
 
+  it('without METRICS_TOKEN, serves /readyz and /metrics on no public port, only on a loopback METRICS_PORT (config.test.ts: nothing else starts)', async () => {
+    const open = await harness({ METRICS_TOKEN: '' });
+    expect((await fetch(`${httpUrl(open)}/healthz`)).status).toBe(200);
+    expect((await fetch(`${httpUrl(open)}/metrics`)).status).toBe(404);
+    expect((await fetch(`${httpUrl(open)}/readyz`)).status).toBe(404);
+    expect(open.logs.some((line) => /\/metrics are off/.test(line.msg ?? ''))).toBe(true);
+  });
+
   it('moves /metrics off the public port to METRICS_HOST:METRICS_PORT', async () => {
-    const h = await harness({ METRICS_HOST: '127.0.0.1', METRICS_PORT: '0' });
+    const h = await harness({ METRICS_TOKEN: '', METRICS_HOST: '127.0.0.1', METRICS_PORT: '0' });
     expect((await fetch(`${httpUrl(h)}/metrics`)).status).toBe(404);
     expect((await fetch(`${httpUrl(h)}/healthz`)).status).toBe(200);
     const metricsUrl = h.bot.metricsUrl;
@@ -103,7 +114,7 @@ describe('GET /healthz, /readyz, /metrics', () => {
     expect(h.bot.httpUrl).toBeUndefined();
     expect(await (await fetch(`${h.bot.gating?.verifyUrl}/healthz`)).text()).toBe('ok');
     const metricsUrl = h.bot.metricsUrl;
-    const ready = await fetch(`${metricsUrl}/readyz`);
+    const ready = await fetch(`${metricsUrl}/readyz`, AUTH);
     expect([ready.status, await ready.text()]).toEqual([200, 'ready\n']);
     const text = await (
       await fetch(`${metricsUrl}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
@@ -135,7 +146,7 @@ describe('GET /healthz, /readyz, /metrics', () => {
     expect(queued).toMatch(/^gating_role_queue_depth 1$/m);
     expect(Number(/^gating_role_queue_oldest_seconds (\S+)$/m.exec(queued)?.[1])).toBeGreaterThanOrEqual(1);
     await h.bot.gating?.store.close();
-    const storeGone = await fetch(`${metricsUrl}/readyz`);
+    const storeGone = await fetch(`${metricsUrl}/readyz`, AUTH);
     expect([storeGone.status, await storeGone.text()]).toEqual([503, 'not ready: store\n']);
   });
 
@@ -162,7 +173,7 @@ describe('GET /healthz, /readyz, /metrics', () => {
       'proven earlier',
     );
     await new Promise((resolve) => setTimeout(resolve, 1_100));
-    const scrape = async () => (await fetch(`${h.bot.metricsUrl}/metrics`)).text();
+    const scrape = async () => (await fetch(`${h.bot.metricsUrl}/metrics`, AUTH)).text();
     const before = await scrape();
     expect(Number(/^gating_recheck_oldest_seconds (\S+)$/m.exec(before)?.[1])).toBeGreaterThanOrEqual(1);
     const result = await gating.service.guilds.recheckGuild(h.guild.id, { cause: 'ops-test' });
@@ -185,9 +196,11 @@ describe('GET /healthz, /readyz, /metrics', () => {
 describe('readiness with Redis', () => {
   it('is ready with the real Redis and reports the shared rate limiter', async () => {
     const h = await harness({ REDIS_URL, REDIS_PREFIX: PREFIX, WEB3BIO_RATE_LIMIT: '100/1s' });
-    await expect.poll(async () => (await fetch(`${httpUrl(h)}/readyz`)).status, { timeout: 5_000 }).toBe(200);
+    await expect
+      .poll(async () => (await fetch(`${httpUrl(h)}/readyz`, AUTH)).status, { timeout: 5_000 })
+      .toBe(200);
     await h.run('whois', { identity: `vitalik.eth` });
-    const text = await (await fetch(`${httpUrl(h)}/metrics`)).text();
+    const text = await (await fetch(`${httpUrl(h)}/metrics`, AUTH)).text();
     expect(text).toMatch(/^web3bio_rate_limiter_shared 1$/m);
     expect(text).toMatch(/^web3bio_rate_limiter_wait_seconds_count [1-9]/m);
   });
@@ -199,11 +212,11 @@ describe('readiness with Redis', () => {
       REDIS_URL: `redis://:${password}@127.0.0.1:${port}`,
       WEB3BIO_RATE_LIMIT: '100/1s',
     });
-    const ready = await fetch(`${httpUrl(h)}/readyz`);
+    const ready = await fetch(`${httpUrl(h)}/readyz`, AUTH);
     expect([ready.status, await ready.text()]).toEqual([503, 'not ready: redis\n']);
     const result = await h.run('whois', { identity: 'vitalik.eth' });
     expect(result.message?.embeds[0]?.title ?? '').toContain('vitalik.eth');
-    const text = await (await fetch(`${httpUrl(h)}/metrics`)).text();
+    const text = await (await fetch(`${httpUrl(h)}/metrics`, AUTH)).text();
     expect(text).toMatch(/^web3bio_rate_limiter_shared 0$/m);
     expect(h.logs.some((line) => /rate limit unreachable/.test(line.msg ?? ''))).toBe(true);
     expect(JSON.stringify(h.logs)).not.toContain(password);

@@ -15,7 +15,7 @@ import { createChallenge } from '../../src/gating/proofs/siwe.ts';
 import { Evaluator } from '../../src/gating/rules/evaluation.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
-import { startVerifyServer, type VerifyServer } from '../../src/web/app.ts';
+import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { Web3BioClient } from '../../src/web3bio/client.ts';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
@@ -31,7 +31,7 @@ let discord: FakeDiscord;
 let web3: FakeWeb3Bio;
 let web3bio: Web3BioClient;
 let store: GatingStore;
-let server: VerifyServer;
+let server: WebServer;
 let service: LinkedRoleService;
 let clock: { t: number };
 let logs: string[];
@@ -60,7 +60,7 @@ beforeEach(async () => {
   };
   const evaluator = new Evaluator({ web3bio, store, logger: pino({ level: 'silent' }), now });
   service = new LinkedRoleService({ store, oauth, key: KEY, evaluator, logger, now });
-  server = await startVerifyServer({
+  server = await startWebServer({
     port: 0,
     host: '127.0.0.1',
     store,
@@ -68,7 +68,7 @@ beforeEach(async () => {
     logger,
     onVerified: async () => ({ ok: true }),
     linkedRoles: { oauth, key: KEY, evaluator, service },
-    maxSignInsPerClient: 5,
+    limits: { signInsPerClient: 5 },
   });
   oauth.publicUrl = server.url;
   discord.oauth.allowRedirect(`${server.url}/linked-role/callback`);

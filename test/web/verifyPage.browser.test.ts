@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createChallenge, type NonceRecord, type SiweConfig } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
-import { startVerifyServer, type VerifyServer } from '../../src/web/app.ts';
+import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { launchChromium } from '../gating/chromium.ts';
 
 const GUILD = '111111111111111111';
@@ -14,7 +14,7 @@ const member = privateKeyToAccount(generatePrivateKey());
 const stranger = privateKeyToAccount(generatePrivateKey());
 
 let browser: Browser;
-let server: VerifyServer;
+let server: WebServer;
 let store: GatingStore;
 let clock: number;
 const siwe: SiweConfig = { publicUrl: 'https://bot.example.org', now: () => clock };
@@ -24,7 +24,7 @@ let signRequests: string[];
 
 beforeAll(async () => {
   store = await openSqliteStore(':memory:');
-  server = await startVerifyServer({
+  server = await startWebServer({
     port: 0,
     host: '127.0.0.1',
     store,

@@ -9,14 +9,15 @@ import {
 import type { SignatureLinkResult } from '../../src/gating/types.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
-import { startVerifyServer, type VerifyServer, type VerifyServerLogger } from '../../src/web/app.ts';
+import type { WebLogger } from '../../src/web/responses.ts';
+import { startWebServer, type WebServer } from '../../src/web/server.ts';
 
 const GUILD = '111111111111111111';
 const USER = '222222222222222222';
 const member = privateKeyToAccount(generatePrivateKey());
 
 let store: GatingStore;
-let server: VerifyServer;
+let server: WebServer;
 let clock: number;
 let siwe: SiweConfig;
 let verified: { record: NonceRecord; address: string }[];
@@ -33,8 +34,8 @@ beforeEach(async () => {
   linkOutcome = { ok: true };
   logs = [];
   const capture = (obj: object, msg?: string) => logs.push({ ...obj, msg });
-  const logger: VerifyServerLogger = { info: capture, warn: capture, error: capture };
-  server = await startVerifyServer({
+  const logger: WebLogger = { info: capture, warn: capture, error: capture };
+  server = await startWebServer({
     port: 0,
     host: '127.0.0.1',
     store,
@@ -225,12 +226,12 @@ describe('verify server', () => {
 
   it('turns a flooding client away before any signature work, across challenges', async () => {
     await server.close();
-    server = await startVerifyServer({
+    server = await startWebServer({
       port: 0,
       host: '127.0.0.1',
       store,
       siwe,
-      maxFailuresPerClient: 3,
+      limits: { refusedSignaturesPerClient: 3 },
       onVerified: async (result) => {
         verified.push(result);
         return linkOutcome;

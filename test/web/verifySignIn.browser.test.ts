@@ -9,7 +9,7 @@ import type { DiscordOAuthConfig } from '../../src/discord/oauth.ts';
 import { createChallenge, type NonceRecord, type SiweConfig } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
-import { startVerifyServer, type VerifyServer } from '../../src/web/app.ts';
+import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 import { launchChromium } from '../gating/chromium.ts';
 import { installEvmWallets } from '../gating/testWallets.ts';
@@ -22,7 +22,7 @@ const wallet = privateKeyToAccount(generatePrivateKey());
 
 let browser: Browser;
 let discord: FakeDiscord;
-let server: VerifyServer;
+let server: WebServer;
 let store: GatingStore;
 let context: BrowserContext;
 const siwe: SiweConfig = { publicUrl: 'http://placeholder.invalid' };
@@ -41,7 +41,7 @@ beforeAll(async () => {
     publicUrl: siwe.publicUrl,
   };
   const quiet = () => {};
-  server = await startVerifyServer({
+  server = await startWebServer({
     port: 0,
     host: '127.0.0.1',
     store,

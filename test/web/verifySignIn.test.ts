@@ -9,7 +9,7 @@ import {
 } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
-import { startVerifyServer, type VerifyServer } from '../../src/web/app.ts';
+import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 
@@ -21,7 +21,7 @@ const wallet = privateKeyToAccount(generatePrivateKey());
 
 let discord: FakeDiscord;
 let store: GatingStore;
-let server: VerifyServer;
+let server: WebServer;
 let siwe: SiweConfig;
 let oauth: DiscordOAuthConfig;
 let verified: { record: NonceRecord; address: string }[];
@@ -42,7 +42,7 @@ beforeEach(async () => {
   verified = [];
   logs = [];
   const capture = (obj: object, msg?: string) => logs.push(JSON.stringify({ ...obj, msg }));
-  server = await startVerifyServer({
+  server = await startWebServer({
     port: 0,
     host: '127.0.0.1',
     store,

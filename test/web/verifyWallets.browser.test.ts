@@ -9,12 +9,12 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { createChallenge, type NonceRecord, type SiweConfig } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
-import { startVerifyServer, type VerifyServer } from '../../src/web/app.ts';
+import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { launchChromium } from '../gating/chromium.ts';
 import { installEvmWallets, installSolanaWallet, type SolanaKey, solanaKey } from '../gating/testWallets.ts';
 
 let browser: Browser;
-let server: VerifyServer;
+let server: WebServer;
 let store: GatingStore;
 let context: BrowserContext;
 const siwe: SiweConfig = { publicUrl: 'https://bot.example.org' };
@@ -22,7 +22,7 @@ const verified: { record: NonceRecord; address: string }[] = [];
 
 beforeAll(async () => {
   store = await openSqliteStore(':memory:');
-  server = await startVerifyServer({
+  server = await startWebServer({
     port: 0,
     host: '127.0.0.1',
     store,

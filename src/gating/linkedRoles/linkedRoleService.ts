@@ -89,6 +89,15 @@ export interface LinkedRoleServiceOptions {
   confirmMs?: number;
 }
 
+/** What the web tier's Linked Roles pages need from the gating module. */
+export interface LinkedRolePagesSetup {
+  oauth: DiscordOAuthConfig;
+  /** TOKEN_ENCRYPTION_KEY as bytes: seals the session cookie and the stored tokens. */
+  key: Buffer;
+  evaluator: Pick<Evaluator, 'readRecord'>;
+  service: LinkedRoleService;
+}
+
 /** The proven identity behind a connection. */
 export interface ProvenIdentity {
   identity: string;

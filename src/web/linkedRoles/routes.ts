@@ -5,10 +5,9 @@
  * the same page (`linkedRoleSigning.ts`), then the metadata is written. The session between the steps is
  * the sealed cookie of `linkedRoleSession.ts`; nothing is stored before a proof.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   authorizeUrl,
-  type DiscordOAuthConfig,
   exchangeCode,
   fetchCurrentUser,
   hashOAuthState,
@@ -17,26 +16,23 @@ import {
   oauthErrorSummary,
   safeEqual,
 } from '../../discord/oauth.ts';
-import type { ConnectOutcome, LinkedRoleService } from '../../gating/linkedRoles/linkedRoleService.ts';
+import type { ConnectOutcome } from '../../gating/linkedRoles/linkedRoleService.ts';
 import { recordNamesDiscordUser } from '../../gating/proofs/recordProof.ts';
-import type { NonceStore, SiweConfig } from '../../gating/proofs/siwe.ts';
-import { type Evaluator, resolvedAddressOf } from '../../gating/rules/evaluation.ts';
-import type { GatingStore } from '../../store/types.ts';
+import { resolvedAddressOf } from '../../gating/rules/evaluation.ts';
 import { InvalidIdentityError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import { failed, type ProveProblem, sendLinkedRolePage } from '../pages/linkedRolePage.ts';
-import { readBody, readCookie, redirect, setCookie } from '../responses.ts';
-import type { FailureWindow, PageLogger } from '../signing/challengeRoutes.ts';
+import { cookieOptions, redirect, setCookie } from '../responses.ts';
+import type { LinkedRolePagesOptions } from './options.ts';
 import {
   clearSession,
-  cookieOptions,
   LINKED_ROLE_PATH,
   type LinkedRoleSession,
   readSession,
   SESSION_MS,
   writeSession,
 } from './session.ts';
-import { handleSigning, startSigning } from './signing.ts';
+import { registerLinkedRoleSigning, startSigning } from './signing.ts';
 
 export { LINKED_ROLE_PATH };
 export const LINKED_ROLE_CALLBACK_PATH = '/linked-role/callback';
@@ -46,51 +42,38 @@ const STATE_COOKIE = 'linked_role_state';
 const MAX_CODE_LENGTH = 512;
 const MAX_FORM_BYTES = 2_048;
 
-/** What the bot gives the pages when Linked Roles are on. */
-export interface LinkedRolePagesSetup {
-  oauth: DiscordOAuthConfig;
-  /** TOKEN_ENCRYPTION_KEY as bytes: seals the session cookie and the stored tokens. */
-  key: Buffer;
-  evaluator: Pick<Evaluator, 'readRecord'>;
-  service: LinkedRoleService;
+/** The Linked Roles routes: the start, Discord's return, the proof, the signature and the result. */
+export function registerLinkedRoleRoutes(app: FastifyInstance, o: LinkedRolePagesOptions): void {
+  app.get(LINKED_ROLE_PATH, async (request, reply) => {
+    // Each start stores an OAuth2 state: limited per client, like the signing page's sign-ins.
+    const wait = await o.limits.signIns(request);
+    if (wait === undefined) return start(o, reply);
+    reply.header('retry-after', String(wait));
+    return reply
+      .code(429)
+      .send({ ok: false, message: 'Too many sign-ins from this address. Wait a few minutes.' });
+  });
+  app.get(LINKED_ROLE_CALLBACK_PATH, (request, reply) => callback(o, request, reply));
+  app.post(PROVE_PATH, { bodyLimit: MAX_FORM_BYTES }, (request, reply) => prove(o, request, reply));
+  app.get(DONE_PATH, (request, reply) => done(o, request, reply));
+  registerLinkedRoleSigning(app, o);
 }
 
-export interface LinkedRolePagesOptions extends LinkedRolePagesSetup {
-  store: Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState'> & NonceStore;
-  siwe: SiweConfig;
-  logger: PageLogger;
-  now: () => number;
-  /** Refused signatures per client address (shared with the signing page). */
-  failures: FailureWindow;
-  maxFailuresPerChallenge: number;
-}
-
-/** Handles the Linked Roles routes; false for any other path. */
-export async function handleLinkedRole(
-  o: LinkedRolePagesOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
-  path: string,
-): Promise<boolean> {
-  const method = req.method ?? 'GET';
-  if (path === LINKED_ROLE_PATH && method === 'GET') await start(o, res);
-  else if (path === LINKED_ROLE_CALLBACK_PATH && method === 'GET') await callback(o, req, res);
-  else if (path === PROVE_PATH && method === 'POST') await prove(o, req, res);
-  else if (path === DONE_PATH && method === 'GET') await done(o, req, res);
-  else return handleSigning(o, req, res, path);
-  return true;
-}
-
-async function start(o: LinkedRolePagesOptions, res: ServerResponse): Promise<void> {
+async function start(o: LinkedRolePagesOptions, reply: FastifyReply): Promise<FastifyReply> {
   const { state, hash } = newOAuthState();
   const now = o.now();
   await o.store.createOAuthState(
     { stateHash: hash, purpose: 'linked-role', nonce: null, expiresAt: now + SESSION_MS },
     now,
   );
-  setCookie(res, STATE_COOKIE, state, cookieOptions(o, LINKED_ROLE_CALLBACK_PATH, SESSION_MS / 1_000));
-  redirect(
-    res,
+  setCookie(
+    reply,
+    STATE_COOKIE,
+    state,
+    cookieOptions(o.oauth.publicUrl, LINKED_ROLE_CALLBACK_PATH, SESSION_MS / 1_000),
+  );
+  return redirect(
+    reply,
     authorizeUrl(o.oauth, {
       scopes: ['identify', 'role_connections.write'],
       state,
@@ -99,33 +82,37 @@ async function start(o: LinkedRolePagesOptions, res: ServerResponse): Promise<vo
   );
 }
 
-async function callback(o: LinkedRolePagesOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const query = new URL(req.url ?? '/', 'http://callback.invalid').searchParams;
+async function callback(
+  o: LinkedRolePagesOptions,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const query = new URL(request.url, 'http://callback.invalid').searchParams;
   const state = query.get('state') ?? '';
-  const browserState = readCookie(req, STATE_COOKIE);
-  if (!isOAuthState(state) || browserState === undefined || !safeEqual(browserState, state)) {
+  const browserState = request.cookies[STATE_COOKIE];
+  if (!isOAuthState(state) || !browserState || !safeEqual(browserState, state)) {
     o.logger.warn(
       { route: LINKED_ROLE_CALLBACK_PATH },
       'linked role sign-in refused: state not from this browser',
     );
-    return failed(o.oauth.publicUrl, res, 400, 'bad_state');
+    return failed(o.oauth.publicUrl, reply, 400, 'bad_state');
   }
   const now = o.now();
   const issued = await o.store.consumeOAuthState(hashOAuthState(state), now);
-  setCookie(res, STATE_COOKIE, '', cookieOptions(o, LINKED_ROLE_CALLBACK_PATH, 0));
+  setCookie(reply, STATE_COOKIE, '', cookieOptions(o.oauth.publicUrl, LINKED_ROLE_CALLBACK_PATH, 0));
   if (issued?.purpose !== 'linked-role') {
     o.logger.warn(
       { route: LINKED_ROLE_CALLBACK_PATH },
       'linked role sign-in refused: unknown, used or expired state',
     );
-    return failed(o.oauth.publicUrl, res, 400, 'bad_state');
+    return failed(o.oauth.publicUrl, reply, 400, 'bad_state');
   }
   if (query.get('error') !== null) {
     const denied = query.get('error') === 'access_denied';
-    return failed(o.oauth.publicUrl, res, denied ? 200 : 502, denied ? 'denied' : 'failed');
+    return failed(o.oauth.publicUrl, reply, denied ? 200 : 502, denied ? 'denied' : 'failed');
   }
   const code = query.get('code') ?? '';
-  if (code === '' || code.length > MAX_CODE_LENGTH) return failed(o.oauth.publicUrl, res, 400, 'failed');
+  if (code === '' || code.length > MAX_CODE_LENGTH) return failed(o.oauth.publicUrl, reply, 400, 'failed');
   let session: LinkedRoleSession;
   try {
     const grant = await exchangeCode(o.oauth, {
@@ -137,32 +124,40 @@ async function callback(o: LinkedRolePagesOptions, req: IncomingMessage, res: Se
     session = { userId: user.id, username: user.username, grant, until: now + SESSION_MS };
   } catch (error) {
     o.logger.warn({ err: oauthErrorSummary(error) }, 'linked role sign-in failed');
-    return failed(o.oauth.publicUrl, res, 502, 'failed');
+    return failed(o.oauth.publicUrl, reply, 502, 'failed');
   }
-  writeSession(o, res, session);
-  await provePage(o, res, 200, session);
+  writeSession(o, reply, session);
+  return provePage(o, reply, 200, session);
 }
 
-async function prove(o: LinkedRolePagesOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const form = await readForm(req);
-  const session = readSession(o, req);
-  if (!session) return failed(o.oauth.publicUrl, res, 401, 'expired');
-  const input = form?.get('identity')?.trim() ?? '';
+async function prove(
+  o: LinkedRolePagesOptions,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const session = readSession(o, request);
+  if (!session) return failed(o.oauth.publicUrl, reply, 401, 'expired');
+  const wait = await o.limits.proves(request, session.userId);
+  if (wait !== undefined) {
+    reply.header('retry-after', String(wait));
+    return provePage(o, reply, 429, session, { problem: 'slow_down', identity: '', waitSeconds: wait });
+  }
+  const form = formOf(request.body);
+  const input = form.identity?.trim() ?? '';
   let parsed: ParsedIdentity;
   try {
     parsed = parseIdentity(input);
   } catch (error) {
     if (!(error instanceof InvalidIdentityError)) throw error;
-    return provePage(o, res, 400, session, { problem: 'invalid', identity: input.slice(0, 200) });
+    return provePage(o, reply, 400, session, { problem: 'invalid', identity: input.slice(0, 200) });
   }
-  if (form?.get('proof') === 'signature') {
-    const problem = await startSigning(o, res, session, parsed);
-    if (problem !== undefined)
-      await provePage(o, res, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
-    return;
+  if (form.proof === 'signature') {
+    const problem = await startSigning(o, reply, session, parsed);
+    if (problem === undefined) return reply;
+    return provePage(o, reply, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
   }
   const retry = (problem: ProveProblem) =>
-    provePage(o, res, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
+    provePage(o, reply, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
   const read = await o.evaluator.readRecord(parsed, true);
   if (read.failed) return retry('lookup_failed');
   if (!recordNamesDiscordUser(read, { username: session.username })) {
@@ -179,14 +174,14 @@ async function prove(o: LinkedRolePagesOptions, req: IncomingMessage, res: Serve
     });
   } catch (error) {
     o.logger.warn({ userId: session.userId, err: oauthErrorSummary(error) }, 'linked role write failed');
-    return failed(o.oauth.publicUrl, res, 502, 'failed');
+    return failed(o.oauth.publicUrl, reply, 502, 'failed');
   }
   if (outcome.kind === 'lookup_failed') return retry('lookup_failed');
   if (outcome.kind === 'refused') return retry(outcome.refusal.code);
   // With credentials that do not count, the session stays so the page's "sign with that wallet" works.
-  if (outcome.kind === 'pending' || outcome.uncounted.length === 0) clearSession(o, res);
-  if (outcome.kind === 'pending') return failed(o.oauth.publicUrl, res, 202, 'write_pending');
-  sendLinkedRolePage(res, 200, {
+  if (outcome.kind === 'pending' || outcome.uncounted.length === 0) clearSession(o, reply);
+  if (outcome.kind === 'pending') return failed(o.oauth.publicUrl, reply, 202, 'write_pending');
+  return sendLinkedRolePage(reply, 200, {
     kind: 'connected',
     identity: parsed.identity,
     proof: 'record',
@@ -196,13 +191,17 @@ async function prove(o: LinkedRolePagesOptions, req: IncomingMessage, res: Serve
 }
 
 /** After a signature: what Discord now holds for the member (once; the session ends here). */
-async function done(o: LinkedRolePagesOptions, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const session = readSession(o, req);
+async function done(
+  o: LinkedRolePagesOptions,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const session = readSession(o, request);
   const status = session?.connected ? await o.service.status(session.userId) : undefined;
   if (!session?.connected || !status || status.identity !== session.connected.identity)
-    return failed(o.oauth.publicUrl, res, 401, 'expired');
-  clearSession(o, res);
-  sendLinkedRolePage(res, 200, {
+    return failed(o.oauth.publicUrl, reply, 401, 'expired');
+  clearSession(o, reply);
+  return sendLinkedRolePage(reply, 200, {
     kind: 'connected',
     identity: status.identity,
     proof: session.connected.proof,
@@ -218,18 +217,19 @@ const PROBLEM_STATUS: Record<ProveProblem, number> = {
   no_address: 422,
   address_taken: 409,
   raced: 409,
+  slow_down: 429,
 };
 
 /** The page where the member chooses a proof, with their connection now (a stale one says so). */
 async function provePage(
   o: LinkedRolePagesOptions,
-  res: ServerResponse,
+  reply: FastifyReply,
   status: number,
   session: LinkedRoleSession,
-  retry: { problem: ProveProblem; identity: string } | Record<string, never> = {},
-): Promise<void> {
+  retry: { problem: ProveProblem; identity: string; waitSeconds?: number } | Record<string, never> = {},
+): Promise<FastifyReply> {
   const current = await o.service.status(session.userId);
-  sendLinkedRolePage(res, status, {
+  return sendLinkedRolePage(reply, status, {
     kind: 'prove',
     username: session.username,
     ...retry,
@@ -245,7 +245,12 @@ async function provePage(
   });
 }
 
-async function readForm(req: IncomingMessage): Promise<URLSearchParams | undefined> {
-  const body = await readBody(req, MAX_FORM_BYTES);
-  return body === undefined ? undefined : new URLSearchParams(body.toString('utf8'));
+/** The form's fields (`identity`, `proof`) as text; anything else the body holds is ignored. */
+function formOf(body: unknown): { identity?: string; proof?: string } {
+  if (typeof body !== 'object' || body === null) return {};
+  const { identity, proof } = body as Record<string, unknown>;
+  return {
+    ...(typeof identity === 'string' ? { identity } : {}),
+    ...(typeof proof === 'string' ? { proof } : {}),
+  };
 }

@@ -6,7 +6,7 @@
  * page's session: only the browser that asked for it, signed in as the account it names, can see or
  * sign it. A valid signature writes the metadata exactly as a record proof does.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   createChallenge,
   DEFAULT_CHALLENGE_TTL_MS,
@@ -26,11 +26,8 @@ import {
   type SignatureRoutesOptions,
   sendChallengeMessage,
 } from '../signing/challengeRoutes.ts';
-import type { LinkedRolePagesOptions } from './routes.ts';
+import type { LinkedRolePagesOptions } from './options.ts';
 import { type LinkedRoleSession, readSession, writeSession } from './session.ts';
-
-const SIGN_PAGE = /^\/linked-role\/sign\/([^/]+)$/;
-const SIGN_MESSAGE = /^\/linked-role\/sign\/([^/]+)\/message$/;
 
 const OTHER_ACCOUNT: JsonAnswer = {
   status: 403,
@@ -48,7 +45,7 @@ const OTHER_ACCOUNT: JsonAnswer = {
  */
 export async function startSigning(
   o: LinkedRolePagesOptions,
-  res: ServerResponse,
+  reply: FastifyReply,
   session: LinkedRoleSession,
   parsed: ParsedIdentity,
 ): Promise<ProveProblem | undefined> {
@@ -69,7 +66,7 @@ export async function startSigning(
     address,
   });
   // The session lasts at least as long as its challenge, so only another browser lacks it.
-  writeSession(o, res, {
+  writeSession(o, reply, {
     ...session,
     nonce: challenge.nonce,
     until: Math.max(session.until, challenge.expiresAt),
@@ -78,56 +75,59 @@ export async function startSigning(
     { userId: session.userId, nonce: challenge.nonce.slice(0, 8) },
     'linked role: signing link made',
   );
-  redirect(res, `${startPath(o.oauth.publicUrl)}/sign/${challenge.nonce}`);
+  redirect(reply, `${startPath(o.oauth.publicUrl)}/sign/${challenge.nonce}`);
   return undefined;
 }
 
-/** The signing routes below /linked-role/sign/; false for any other path. */
-export async function handleSigning(
-  o: LinkedRolePagesOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
-  path: string,
-): Promise<boolean> {
-  const method = req.method ?? 'GET';
-  const message = SIGN_MESSAGE.exec(path);
-  if (message && method === 'GET') {
-    await sendChallengeMessage(routes(o), req, res, message[1] ?? '');
-    return true;
-  }
-  const page = SIGN_PAGE.exec(path);
-  const nonce = page?.[1] ?? '';
-  if (page && method === 'GET') await signingPage(o, req, res, nonce);
-  else if (page && method === 'POST')
-    await receiveSignature(routes(o), req, res, nonce, (result) => complete(o, req, res, result));
-  else return false;
-  return true;
+interface NonceParams {
+  nonce: string;
+}
+
+/** The signing routes below /linked-role/sign/: the page, its message and the signature. */
+export function registerLinkedRoleSigning(app: FastifyInstance, o: LinkedRolePagesOptions): void {
+  const challengeRoutes = routes(o);
+  app.get<{ Params: NonceParams }>('/linked-role/sign/:nonce/message', (request, reply) =>
+    sendChallengeMessage(challengeRoutes, request, reply, request.params.nonce),
+  );
+  app.get<{ Params: NonceParams }>('/linked-role/sign/:nonce', (request, reply) =>
+    signingPage(o, request, reply, request.params.nonce),
+  );
+  app.post<{ Params: NonceParams }>(
+    '/linked-role/sign/:nonce',
+    { onRequest: o.limits.signatures, bodyLimit: o.limits.signatureBodyBytes },
+    (request, reply) =>
+      receiveSignature(challengeRoutes, request, reply, request.params.nonce, (result) =>
+        complete(o, request, reply, result),
+      ),
+  );
 }
 
 async function signingPage(
   o: LinkedRolePagesOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
+  request: FastifyRequest,
+  reply: FastifyReply,
   nonce: string,
-): Promise<void> {
+): Promise<FastifyReply> {
   const challenge = await openChallenge({ ...o, linkedRoles: true }, nonce);
   if ('refusal' in challenge) {
     const reason =
       challenge.refusal === 'unknown_nonce' ? 'link_unknown' : (`link_${challenge.refusal}` as const);
-    return failed(o.oauth.publicUrl, res, challenge.refusal === 'unknown_nonce' ? 404 : 410, reason);
+    return failed(o.oauth.publicUrl, reply, challenge.refusal === 'unknown_nonce' ? 404 : 410, reason);
   }
-  if (refusal(o, req, challenge.record)) {
+  if (refusal(o, request, challenge.record)) {
     o.logger.warn(
       {
         nonce: nonce.slice(0, 8),
         linkUserId: challenge.record.userId,
-        signedInUserId: readSession(o, req)?.userId ?? null,
+        signedInUserId: readSession(o, request)?.userId ?? null,
       },
       'linked role signing link opened by another browser or account: refused',
     );
-    return failed(o.oauth.publicUrl, res, 403, 'other_account');
+    return failed(o.oauth.publicUrl, reply, 403, 'other_account');
   }
-  sendHtml(res, 200, (cspNonce) => renderVerifyPage({ kind: 'ready', record: challenge.record }, cspNonce));
+  return sendHtml(reply, 200, (cspNonce) =>
+    renderVerifyPage({ kind: 'ready', record: challenge.record }, cspNonce),
+  );
 }
 
 function routes(o: LinkedRolePagesOptions): SignatureRoutesOptions {
@@ -135,31 +135,31 @@ function routes(o: LinkedRolePagesOptions): SignatureRoutesOptions {
     store: o.store,
     siwe: o.siwe,
     log: o.logger,
-    failures: o.failures,
+    limits: o.limits,
     maxFailuresPerChallenge: o.maxFailuresPerChallenge,
     linkedRoles: true,
-    refuse: (req, record) => refusal(o, req, record),
+    refuse: (request, record) => refusal(o, request, record),
   };
 }
 
 /** Only the session that made the challenge, signed in as the account it names, may use it. */
 function refusal(
   o: LinkedRolePagesOptions,
-  req: IncomingMessage,
+  request: FastifyRequest,
   record: NonceRecord,
 ): JsonAnswer | undefined {
-  const session = readSession(o, req);
+  const session = readSession(o, request);
   return session?.nonce === record.nonce && session.userId === record.userId ? undefined : OTHER_ACCOUNT;
 }
 
 /** A valid signature: write the metadata for the signed identity, then show it on the done page. */
 async function complete(
   o: LinkedRolePagesOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
+  request: FastifyRequest,
+  reply: FastifyReply,
   result: { record: NonceRecord; address: string },
 ): Promise<JsonAnswer> {
-  const session = readSession(o, req);
+  const session = readSession(o, request);
   if (!session || session.userId !== result.record.userId) return OTHER_ACCOUNT;
   const proven = { ...signedIdentity(result.record, result.address), proofMethod: 'signature' as const };
   // When the challenge was made: a holding another account signed for after that is not taken over.
@@ -202,7 +202,7 @@ async function complete(
     };
   }
   const { nonce: _spent, ...rest } = session;
-  writeSession(o, res, { ...rest, connected: { identity: proven.identity, proof: 'signature' } });
+  writeSession(o, reply, { ...rest, connected: { identity: proven.identity, proof: 'signature' } });
   return {
     status: 200,
     body: {

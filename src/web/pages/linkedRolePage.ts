@@ -3,8 +3,9 @@
  * connected (with the metadata written to Discord), and every refusal. Every dynamic value is escaped;
  * the wallet-signature step is the signing page itself (`renderVerifyPage`).
  */
-import type { ServerResponse } from 'node:http';
+
 import { ApplicationRoleConnectionMetadataType } from 'discord-api-types/v10';
+import type { FastifyReply } from 'fastify';
 import { ROLE_CONNECTION_METADATA } from '../../gating/linkedRoles/linkedRoles.ts';
 import { shortAddress, type UncountedCredential } from '../../gating/rules/credentialSubjects.ts';
 import { sendHtml } from '../responses.ts';
@@ -23,7 +24,9 @@ export type ProveProblem =
   /** The name resolves to a wallet another Discord account proved by signing: a record cannot take it. */
   | 'address_taken'
   /** Another Discord account proved it by signature after this proof started. */
-  | 'raced';
+  | 'raced'
+  /** Too many proofs in a short while from this account or address: the page says how long to wait. */
+  | 'slow_down';
 
 /** Why the page cannot go on (the member starts again). */
 export type LinkedRoleFailure =
@@ -45,6 +48,8 @@ export type LinkedRolePage =
       username: string;
       problem?: ProveProblem;
       identity?: string;
+      /** With `slow_down`: seconds until the next proof is taken. */
+      waitSeconds?: number;
       /**
        * The member's connection now, so a stale or released one can be seen and replaced, with the
        * credentials that do not count in it (each wallet gets a one-click signature).
@@ -79,7 +84,15 @@ const PROBLEMS: Record<ProveProblem, string> = {
     'That identity resolves to a wallet another Discord account proved by signing with it. A record proves the name, not the wallet: nothing was changed. If the wallet is yours, sign with it instead.',
   raced:
     'Another Discord account proved that identity or its wallet with a signature while you were proving it. Nothing was changed; if it is yours, start again and sign with the wallet.',
+  slow_down: 'Slow down: that was many proofs in a short while. Nothing was changed; try again in a minute.',
 };
+
+/** The problem's sentence; `slow_down` names the wait when it is known. */
+function problemText(problem: ProveProblem, waitSeconds: number | undefined): string {
+  if (problem !== 'slow_down' || waitSeconds === undefined) return PROBLEMS[problem];
+  const wait = waitSeconds === 1 ? '1 second' : `${waitSeconds} seconds`;
+  return `Slow down: that was many proofs in a short while. Nothing was changed; try again in ${wait}.`;
+}
 
 /** Why a connection no longer backs the member (its `releasedReason`), as the page and /whoami say it. */
 const RELEASED_TEXT: Record<string, string> = {
@@ -120,18 +133,18 @@ const FAILURE_TEXT: Record<LinkedRoleFailure, string> = {
 };
 
 /** Sends one state of the page (its forms post to this site only). */
-export function sendLinkedRolePage(res: ServerResponse, status: number, state: LinkedRolePage): void {
-  sendHtml(res, status, (cspNonce) => renderLinkedRolePage(state, cspNonce), { formAction: 'self' });
+export function sendLinkedRolePage(reply: FastifyReply, status: number, state: LinkedRolePage): FastifyReply {
+  return sendHtml(reply, status, (cspNonce) => renderLinkedRolePage(state, cspNonce), { formAction: 'self' });
 }
 
 /** A refusal page whose "Start again" leads to PUBLIC_URL/linked-role. */
 export function failed(
   publicUrl: string,
-  res: ServerResponse,
+  reply: FastifyReply,
   status: number,
   reason: LinkedRoleFailure,
-): void {
-  sendLinkedRolePage(res, status, { kind: 'failed', reason, startUrl: startPath(publicUrl) });
+): FastifyReply {
+  return sendLinkedRolePage(reply, status, { kind: 'failed', reason, startUrl: startPath(publicUrl) });
 }
 
 /** The path of PUBLIC_URL/linked-role (PUBLIC_URL may sit below a prefix on a reverse proxy). */
@@ -164,7 +177,9 @@ function proveBody(state: Extract<LinkedRolePage, { kind: 'prove' }>): string {
         ? `<p class="warn">Discord no longer accepts the connection to <strong>${escapeHtml(state.current.identity)}</strong> (the app was removed from your Authorized Apps, or its access was refused), so its roles stopped following the credentials. Prove an identity again to reconnect.</p>`
         : `<p>Connected now: <strong>${escapeHtml(state.current.identity)}</strong>. Proving another identity replaces it.</p>`
     : '';
-  const problem = state.problem ? `<p role="alert" class="error">${PROBLEMS[state.problem]}</p>` : '';
+  const problem = state.problem
+    ? `<p role="alert" class="error">${escapeHtml(problemText(state.problem, state.waitSeconds))}</p>`
+    : '';
   const uncounted = uncountedSection(
     state.current?.uncounted,
     'In your connection now, these credentials do not count:',

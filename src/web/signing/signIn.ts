@@ -7,7 +7,7 @@
  * callback, the browser holds a cookie (an HMAC over the nonce and the account) scoped to that one link.
  * The access token is used once, to read the account, and then dropped.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   authorizeUrl,
   type DiscordOAuthConfig,
@@ -23,9 +23,8 @@ import {
 } from '../../discord/oauth.ts';
 import { accountName } from '../../gating/proofs/siwe.ts';
 import type { GatingStore, NonceRecord } from '../../store/types.ts';
-import type { VerifyServerLogger } from '../app.ts';
 import { renderVerifyPage, type SignInFailure, type VerifyPageState } from '../pages/verifyPage.ts';
-import { readCookie, redirect, sendHtml, setCookie } from '../responses.ts';
+import { cookieOptions, publicPath, redirect, sendHtml, setCookie, type WebLogger } from '../responses.ts';
 
 export const SIGN_IN_CALLBACK_PATH = '/oauth/callback';
 const STATE_COOKIE = 'discord_oauth_state';
@@ -36,34 +35,40 @@ export interface VerifySignInOptions {
   oauth: DiscordOAuthConfig;
   store: Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState' | 'getNonce' | 'countFailedAttempt'>;
   now: () => number;
-  logger: VerifyServerLogger;
+  logger: WebLogger;
   maxFailuresPerChallenge: number;
 }
 
 /** True when this browser signed in with Discord as the account `record` was made for. */
-export function hasSignedIn(opts: VerifySignInOptions, req: IncomingMessage, record: NonceRecord): boolean {
-  return isSignInProof(opts.oauth, record.nonce, record.userId, readCookie(req, SESSION_COOKIE));
+export function hasSignedIn(
+  opts: VerifySignInOptions,
+  request: FastifyRequest,
+  record: NonceRecord,
+): boolean {
+  return isSignInProof(opts.oauth, record.nonce, record.userId, request.cookies[SESSION_COOKIE]);
 }
 
 /** Sends the browser to Discord's authorize page with a fresh state for this challenge. */
 export async function startSignIn(
   opts: VerifySignInOptions,
-  res: ServerResponse,
+  reply: FastifyReply,
   record: NonceRecord,
-): Promise<void> {
+): Promise<FastifyReply> {
   const { state, hash } = newOAuthState();
   const now = opts.now();
   await opts.store.createOAuthState(
     { stateHash: hash, purpose: 'verify', nonce: record.nonce, expiresAt: record.expiresAt },
     now,
   );
-  setCookie(res, STATE_COOKIE, state, {
-    path: publicPath(opts, SIGN_IN_CALLBACK_PATH),
-    maxAgeSeconds: (record.expiresAt - now) / 1000,
-    secure: isHttps(opts),
-  });
-  redirect(
-    res,
+  const publicUrl = opts.oauth.publicUrl;
+  setCookie(
+    reply,
+    STATE_COOKIE,
+    state,
+    cookieOptions(publicUrl, SIGN_IN_CALLBACK_PATH, (record.expiresAt - now) / 1000),
+  );
+  return redirect(
+    reply,
     authorizeUrl(opts.oauth, { scopes: ['identify'], state, redirectPath: SIGN_IN_CALLBACK_PATH }),
   );
 }
@@ -71,36 +76,33 @@ export async function startSignIn(
 /** `GET /oauth/callback`: checks the state, reads the account, and lets the right one through. */
 export async function finishSignIn(
   opts: VerifySignInOptions,
-  req: IncomingMessage,
-  res: ServerResponse,
-): Promise<void> {
-  const query = new URL(req.url ?? '/', 'http://callback.invalid').searchParams;
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<FastifyReply> {
+  const query = new URL(request.url, 'http://callback.invalid').searchParams;
   const state = query.get('state') ?? '';
   const log = opts.logger;
-  if (!isOAuthState(state)) return failed(res, 400, 'bad_state', null);
+  const publicUrl = opts.oauth.publicUrl;
+  if (!isOAuthState(state)) return failed(reply, 400, 'bad_state', null);
 
-  const browserState = readCookie(req, STATE_COOKIE);
+  const browserState = request.cookies[STATE_COOKIE];
   if (browserState === undefined || !safeEqual(browserState, state)) {
     log.warn(
       { route: SIGN_IN_CALLBACK_PATH },
       'discord sign-in refused: the state was not started in this browser',
     );
-    return failed(res, 400, 'other_browser', null);
+    return failed(reply, 400, 'other_browser', null);
   }
   const now = opts.now();
   const issued = await opts.store.consumeOAuthState(hashOAuthState(state), now);
   // The state is spent either way: clear its cookie.
-  setCookie(res, STATE_COOKIE, '', {
-    path: publicPath(opts, SIGN_IN_CALLBACK_PATH),
-    maxAgeSeconds: 0,
-    secure: isHttps(opts),
-  });
+  setCookie(reply, STATE_COOKIE, '', cookieOptions(publicUrl, SIGN_IN_CALLBACK_PATH, 0));
   if (issued?.purpose !== 'verify' || issued.nonce === null) {
     log.warn({ route: SIGN_IN_CALLBACK_PATH }, 'discord sign-in refused: unknown, used or expired state');
-    return failed(res, 400, 'bad_state', null);
+    return failed(reply, 400, 'bad_state', null);
   }
   const nonce = issued.nonce;
-  const linkUrl = publicPath(opts, `/verify/${nonce}`, true);
+  const linkUrl = publicPath(publicUrl, `/verify/${nonce}`, true);
   const logFields = { nonce: nonce.slice(0, 8) };
 
   const error = query.get('error');
@@ -110,10 +112,10 @@ export async function finishSignIn(
       { ...logFields, oauthError: error.replace(/[^\w.-]/g, '').slice(0, 40) },
       'discord sign-in not completed',
     );
-    return failed(res, denied ? 200 : 502, denied ? 'denied' : 'failed', linkUrl);
+    return failed(reply, denied ? 200 : 502, denied ? 'denied' : 'failed', linkUrl);
   }
   const code = query.get('code') ?? '';
-  if (code === '' || code.length > MAX_CODE_LENGTH) return failed(res, 400, 'failed', linkUrl);
+  if (code === '' || code.length > MAX_CODE_LENGTH) return failed(reply, 400, 'failed', linkUrl);
 
   let user: { id: string; username: string };
   try {
@@ -125,13 +127,13 @@ export async function finishSignIn(
     user = await fetchCurrentUser(opts.oauth, grant.accessToken);
   } catch (err) {
     log.warn({ ...logFields, err: oauthErrorSummary(err) }, 'discord sign-in failed');
-    return failed(res, 502, 'failed', linkUrl);
+    return failed(reply, 502, 'failed', linkUrl);
   }
 
   const record = await opts.store.getNonce(nonce);
   if (!record || record.usedAt !== null || record.expiresAt <= now) {
     const page: VerifyPageState = { kind: record?.usedAt != null ? 'used' : 'expired' };
-    return sendHtml(res, 410, (cspNonce) => renderVerifyPage(page, cspNonce));
+    return sendHtml(reply, 410, (cspNonce) => renderVerifyPage(page, cspNonce));
   }
   if (user.id !== record.userId) {
     log.warn(
@@ -144,33 +146,28 @@ export async function finishSignIn(
       expected: accountName(record),
       actual: accountName({ userId: user.id, userName: user.username || null }),
     };
-    return sendHtml(res, 403, (cspNonce) => renderVerifyPage(page, cspNonce));
+    return sendHtml(reply, 403, (cspNonce) => renderVerifyPage(page, cspNonce));
   }
   log.info(
     { ...logFields, guildId: record.guildId, userId: user.id },
     'discord sign-in matched the signing link',
   );
-  setCookie(res, SESSION_COOKIE, signInProof(opts.oauth, nonce, user.id), {
-    path: publicPath(opts, `/verify/${nonce}`),
-    maxAgeSeconds: (record.expiresAt - now) / 1000,
-    secure: isHttps(opts),
-  });
-  redirect(res, linkUrl);
+  setCookie(
+    reply,
+    SESSION_COOKIE,
+    signInProof(opts.oauth, nonce, user.id),
+    cookieOptions(publicUrl, `/verify/${nonce}`, (record.expiresAt - now) / 1000),
+  );
+  return redirect(reply, linkUrl);
 }
 
-function failed(res: ServerResponse, status: number, reason: SignInFailure, retryUrl: string | null): void {
-  sendHtml(res, status, (cspNonce) =>
+function failed(
+  reply: FastifyReply,
+  status: number,
+  reason: SignInFailure,
+  retryUrl: string | null,
+): FastifyReply {
+  return sendHtml(reply, status, (cspNonce) =>
     renderVerifyPage({ kind: 'sign_in_failed', reason, retryUrl }, cspNonce),
   );
-}
-
-/** A path below PUBLIC_URL (which may sit below a prefix on a reverse proxy); `absolute` adds the origin. */
-function publicPath(opts: VerifySignInOptions, path: string, absolute = false): string {
-  const base = new URL(opts.oauth.publicUrl);
-  const prefix = base.pathname.replace(/\/+$/, '');
-  return `${absolute ? base.origin : ''}${prefix}${path}`;
-}
-
-function isHttps(opts: VerifySignInOptions): boolean {
-  return new URL(opts.oauth.publicUrl).protocol === 'https:';
 }

@@ -1,0 +1,170 @@
+/**
+ * Who may ask how often, with @fastify/rate-limit (in memory, or on Redis with REDIS_URL so every
+ * process shares the counts). Limits key on the real client address (`request.ip`, which follows
+ * X-Forwarded-For only from TRUST_PROXY's proxies) and, where a Discord account is signed in, on the
+ * account too. Every refusal is a 429 with Retry-After and says how long to wait.
+ */
+import rateLimit, { normalizeIP } from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { Redis } from 'ioredis';
+import { sendJson } from './responses.ts';
+
+export interface WebLimitSettings {
+  /** Requests per client per minute on any route without a limit of its own. */
+  requestsPerClientPerMinute: number;
+  /** Refused signatures per client in `windowMs` before its signatures are turned away unread. */
+  refusedSignaturesPerClient: number;
+  /** Signature submissions per client in `windowMs`, refused or not. */
+  signaturesPerClient: number;
+  /** Discord sign-ins a client may start in `windowMs` (each stores a state). */
+  signInsPerClient: number;
+  windowMs: number;
+  /** Linked Roles proofs per signed-in Discord account per minute (each may read Web3.bio). */
+  provesPerAccountPerMinute: number;
+  /** Linked Roles proofs per client per minute, whoever is signed in. */
+  provesPerClientPerMinute: number;
+  /** Webhook event deliveries per client per minute. */
+  eventsPerClientPerMinute: number;
+}
+
+export const DEFAULT_LIMITS: WebLimitSettings = {
+  requestsPerClientPerMinute: 300,
+  refusedSignaturesPerClient: 30,
+  signaturesPerClient: 60,
+  signInsPerClient: 30,
+  windowMs: 10 * 60_000,
+  provesPerAccountPerMinute: 5,
+  provesPerClientPerMinute: 20,
+  eventsPerClientPerMinute: 120,
+};
+
+/** What the routes use: hooks for whole routes, and checks for the steps only some requests take. */
+export interface WebLimiters {
+  /** Signature submissions per client (a route hook). */
+  signatures: onRequestHookHandler;
+  /** Webhook deliveries per client (a route hook). */
+  events: onRequestHookHandler;
+  /** The largest signature body read. */
+  signatureBodyBytes: number;
+  /** Seconds to wait when this client has too many refused signatures; undefined when it may go on. */
+  refusedWait(request: FastifyRequest): Promise<number | undefined>;
+  /** Counts one refused signature against the client. */
+  countRefused(request: FastifyRequest): Promise<void>;
+  /** Counts a sign-in start; seconds to wait when over the limit. */
+  signIns(request: FastifyRequest): Promise<number | undefined>;
+  /** Counts a Linked Roles proof for the account and the client; seconds to wait when either is over. */
+  proves(request: FastifyRequest, accountId: string): Promise<number | undefined>;
+}
+
+/** The client a limit counts: the address (IPv6 by its /64, as one host usually holds the whole prefix). */
+export function clientKey(request: FastifyRequest): string {
+  return normalizeIP(request.ip);
+}
+
+/**
+ * Registers the plugin on `app` (every route gets the per-client floor) and returns the limiters the
+ * routes add. With `redis`, counts live under `${prefix}rate:`.
+ */
+export async function registerLimits(
+  app: FastifyInstance,
+  settings: WebLimitSettings,
+  redis: { client: Redis; prefix: string } | undefined,
+  signatureBodyBytes: number,
+): Promise<WebLimiters> {
+  await app.register(rateLimit, {
+    global: true,
+    max: settings.requestsPerClientPerMinute,
+    timeWindow: 60_000,
+    keyGenerator: (request) => `client:${clientKey(request)}`,
+    ...(redis ? { redis: redis.client, nameSpace: `${redis.prefix}rate:` } : {}),
+    // A Redis outage must not take the pages down: the limits then count nothing until it is back.
+    skipOnError: true,
+    errorResponseBuilder: (_request, context) => slowDown(context.ttl),
+  });
+  const windowMs = settings.windowMs;
+  const counter = (name: string, max: number, timeWindow: number, key = clientKey) =>
+    app.createRateLimit({ max, timeWindow, keyGenerator: (request) => `${name}:${key(request)}` });
+  const refused = counter('refused', settings.refusedSignaturesPerClient, windowMs);
+  const signIns = counter('sign-in', settings.signInsPerClient, windowMs);
+  const provesByClient = counter('prove-client', settings.provesPerClientPerMinute, 60_000);
+  const accountOf = new WeakMap<FastifyRequest, string>();
+  const provesByAccount = counter('prove-account', settings.provesPerAccountPerMinute, 60_000, (request) =>
+    String(accountOf.get(request)),
+  );
+  const over = (limit: { isAllowed: boolean; isExceeded?: boolean; ttl?: number }) =>
+    !limit.isAllowed && limit.isExceeded ? waitSeconds(limit.ttl ?? 0) : undefined;
+
+  return {
+    signatures: app.rateLimit({
+      max: settings.signaturesPerClient,
+      timeWindow: windowMs,
+      keyGenerator: (request) => `signature:${clientKey(request)}`,
+      errorResponseBuilder: (_request, context) => tooManySignatures(context.ttl),
+    }),
+    events: app.rateLimit({
+      max: settings.eventsPerClientPerMinute,
+      timeWindow: 60_000,
+      keyGenerator: (request) => `event:${clientKey(request)}`,
+    }),
+    signatureBodyBytes,
+    async refusedWait(request) {
+      const limit = await refused(request, { increment: false });
+      return !limit.isAllowed && limit.remaining === 0 ? waitSeconds(limit.ttl) : undefined;
+    },
+    async countRefused(request) {
+      await refused(request);
+    },
+    signIns: async (request) => over(await signIns(request)),
+    async proves(request, accountId) {
+      accountOf.set(request, accountId);
+      return over(await provesByAccount(request)) ?? over(await provesByClient(request));
+    },
+  };
+}
+
+/** The route hooks' refusal: a JSON 429 (the plugin adds Retry-After). */
+export class LimitError extends Error {
+  readonly statusCode = 429;
+  readonly body: { ok: false; reason: string; message: string };
+  constructor(body: { ok: false; reason: string; message: string }) {
+    super(body.message);
+    this.body = body;
+  }
+}
+
+function slowDown(ttlMs: number): LimitError {
+  const wait = waitSeconds(ttlMs);
+  return new LimitError({
+    ok: false,
+    reason: 'slow_down',
+    message: `Slow down: too many requests. Try again in ${wait} s.`,
+  });
+}
+
+function tooManySignatures(ttlMs: number): LimitError {
+  const wait = waitSeconds(ttlMs);
+  return new LimitError({
+    ok: false,
+    reason: 'too_many_attempts',
+    message: `Too many signatures from this address. Wait ${minutes(wait)}, then try again.`,
+  });
+}
+
+/** Answers a limit refusal met inside a handler, the way the route hooks do. */
+export function sendTooManyRefused(reply: FastifyReply, wait: number): FastifyReply {
+  reply.header('retry-after', String(wait));
+  return sendJson(reply, 429, {
+    ok: false,
+    reason: 'too_many_attempts',
+    message: `Too many refused signatures from this address. Wait ${minutes(wait)}, then try again.`,
+  });
+}
+
+function waitSeconds(ttlMs: number): number {
+  return Math.max(1, Math.ceil(ttlMs / 1_000));
+}
+
+function minutes(seconds: number): string {
+  const m = Math.ceil(seconds / 60);
+  return m <= 1 ? 'a minute' : `${m} minutes`;
+}

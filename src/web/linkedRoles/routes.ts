@@ -20,7 +20,7 @@ import {
 import type { ConnectOutcome, LinkedRoleService } from '../../gating/linkedRoles/linkedRoleService.ts';
 import { recordNamesDiscordUser } from '../../gating/proofs/recordProof.ts';
 import type { NonceStore, SiweConfig } from '../../gating/proofs/siwe.ts';
-import { type Evaluator, resolvedAddressOf } from '../../gating/rules/evaluation.ts';
+import { type Evaluator, PROVE_READ_MAX_AGE_MS, resolvedAddressOf } from '../../gating/rules/evaluation.ts';
 import type { GatingStore } from '../../store/types.ts';
 import { InvalidIdentityError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
@@ -163,7 +163,7 @@ async function prove(o: LinkedRolePagesOptions, req: IncomingMessage, res: Serve
   }
   const retry = (problem: ProveProblem) =>
     provePage(o, res, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
-  const read = await o.evaluator.readRecord(parsed, true);
+  const read = await o.evaluator.readRecord(parsed, { maxAgeMs: PROVE_READ_MAX_AGE_MS });
   if (read.failed) return retry('lookup_failed');
   if (!recordNamesDiscordUser(read, { username: session.username })) {
     o.logger.info({ userId: session.userId }, 'linked role: the record does not name the member');

@@ -193,7 +193,9 @@ export function createLookupCache(options: CacheOptions): LookupCache {
     ): Promise<CachedValue<T>> {
       const pending = inflight.get(key) as Promise<CachedValue<T>> | undefined;
       if (pending !== undefined) return pending;
-      if (lookupOptions?.bypass !== true) {
+      const bypass = lookupOptions?.bypass === true;
+      const maxAgeMs = lookupOptions?.maxAgeMs;
+      if (!bypass) {
         // Inlined rather than `read(key)`: the hit path allocates nothing but its result.
         let entry: StoredEntry | undefined;
         try {
@@ -201,7 +203,12 @@ export function createLookupCache(options: CacheOptions): LookupCache {
         } catch (error) {
           report(error, 'get', key);
         }
-        if (entry !== undefined && now() < entry.expiresAt) {
+        const checkedAt = now();
+        if (
+          entry !== undefined &&
+          checkedAt < entry.expiresAt &&
+          (maxAgeMs === undefined || checkedAt < entry.fetchedAt + maxAgeMs)
+        ) {
           note('hit');
           if (entry.negative) throw fromNegative(entry.value, key);
           return { value: entry.value as T, hit: true, stale: false, fetchedAt: entry.fetchedAt };
@@ -209,7 +216,8 @@ export function createLookupCache(options: CacheOptions): LookupCache {
       }
       // Another get may have started a flight while this one was reading the store.
       const joined = inflight.get(key) as Promise<CachedValue<T>> | undefined;
-      return joined ?? startFlight(key, loader, policy, lookupOptions?.bypass === true);
+      // A bounded-age get, like a bypass, takes another process's fill only when fetched after it asked.
+      return joined ?? startFlight(key, loader, policy, bypass || maxAgeMs !== undefined);
     },
 
     async set<T>(key: string, value: T, policy: CachePolicy): Promise<void> {

@@ -59,6 +59,11 @@ export interface CachedValue<T> {
 export interface LookupOptions {
   /** Skip a fresh entry and call the loader (still single-flight, still stale-if-error). */
   bypass?: boolean;
+  /**
+   * Accept a stored entry only when it was fetched within this many ms (and is still fresh); otherwise
+   * call the loader (still single-flight, still stale-if-error).
+   */
+  maxAgeMs?: number;
 }
 
 export interface LookupCache {

@@ -15,6 +15,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** Bypass a fresh cache entry. */
   fresh?: boolean;
+  /**
+   * Accept a cached answer only when it was fetched within this many ms (and is still fresh); otherwise
+   * fetch it (still shared with concurrent callers, still stale-if-error).
+   */
+  maxAgeMs?: number;
   /** Per attempt, overrides the client's. */
   timeoutMs?: number;
 }
@@ -50,7 +55,7 @@ export class CachedLookups {
       cacheKey(endpoint, platform, identity),
       () => load(o?.timeoutMs),
       this.#policy(endpoint),
-      { bypass: o?.fresh === true },
+      { bypass: o?.fresh === true, maxAgeMs: o?.maxAgeMs },
     );
     const result = await untilAborted(pending, o?.signal);
     return { data: result.value, stale: result.stale, fetchedAt: result.fetchedAt, cached: result.hit };
@@ -71,6 +76,7 @@ export class CachedLookups {
       const lookup = this.#cache
         .get(cacheKey(kind, platform, routeIdentity(platform, identity)), () => load(id), policy, {
           bypass: o?.fresh === true,
+          maxAgeMs: o?.maxAgeMs,
         })
         .then(
           (result) => result.value as NsProfile,

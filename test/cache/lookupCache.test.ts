@@ -324,6 +324,123 @@ describe.each([memoryHarness(), redisHarness()])('LookupCache over $name', (harn
     });
   });
 
+  it('serves an entry younger than maxAgeMs without the loader', async () => {
+    const { cache, clock } = setup();
+    const loader = scriptedLoader('v1', 'v2');
+    await cache.get('p:young', loader, POLICY);
+    clock.now = START + 10_000 - 1;
+    expect(await cache.get('p:young', loader, POLICY, { maxAgeMs: 10_000 })).toEqual({
+      value: 'v1',
+      hit: true,
+      stale: false,
+      fetchedAt: START,
+    });
+    expect(loader).toHaveBeenCalledTimes(1);
+  });
+
+  it('calls the loader once for an unexpired entry older than maxAgeMs, and serves its answer after', async () => {
+    const { cache, clock } = setup();
+    const loader = scriptedLoader('v1', 'v2', 'v3');
+    await cache.get('p:old', loader, POLICY);
+    clock.now = START + 10_000;
+    // Still fresh for a get without a bound.
+    expect(await cache.get('p:old', loader, POLICY)).toMatchObject({ value: 'v1', hit: true });
+    expect(await cache.get('p:old', loader, POLICY, { maxAgeMs: 10_000 })).toEqual({
+      value: 'v2',
+      hit: false,
+      stale: false,
+      fetchedAt: START + 10_000,
+    });
+    expect(await cache.get('p:old', loader, POLICY, { maxAgeMs: 10_000 })).toMatchObject({
+      value: 'v2',
+      hit: true,
+    });
+    expect(loader).toHaveBeenCalledTimes(2);
+  });
+
+  it('shares one loader call among concurrent maxAgeMs gets of an entry too old for them', async () => {
+    const { cache, clock } = setup();
+    await cache.set('p:burst', 'old', POLICY);
+    clock.now = START + 20_000;
+    let release = (_value: string) => {};
+    const loader = vi.fn(() => new Promise<string>((resolve) => (release = resolve)));
+
+    const gets = Array.from({ length: 20 }, () => cache.get('p:burst', loader, POLICY, { maxAgeMs: 10_000 }));
+    await vi.waitFor(() => expect(loader).toHaveBeenCalled());
+    release('new');
+    const results = await Promise.all(gets);
+
+    expect(loader).toHaveBeenCalledTimes(1);
+    expect(results.map((r) => r.value)).toEqual(Array(20).fill('new'));
+  });
+
+  it('calls the loader for a negative entry older than maxAgeMs, and not for a younger one', async () => {
+    const { cache, clock } = setup();
+    const loader = scriptedLoader<string>(new NotFoundError('edited.eth'), 'registered');
+    await expect(cache.get('p:neg-age', loader, POLICY)).rejects.toBeInstanceOf(NotFoundError);
+    clock.now = START + 999;
+    await expect(cache.get('p:neg-age', loader, POLICY, { maxAgeMs: 1_000 })).rejects.toBeInstanceOf(
+      NotFoundError,
+    );
+    expect(loader).toHaveBeenCalledTimes(1);
+
+    clock.now = START + 1_000;
+    expect(await cache.get('p:neg-age', loader, POLICY, { maxAgeMs: 1_000 })).toMatchObject({
+      value: 'registered',
+      hit: false,
+    });
+    expect(loader).toHaveBeenCalledTimes(2);
+  });
+
+  it('serves the cached value as stale when a maxAgeMs get fails', async () => {
+    const { cache, clock } = setup();
+    const loader = scriptedLoader<string>('kept', outage());
+    await cache.get('p:age-stale', loader, POLICY);
+    clock.now = START + 10_000;
+    expect(await cache.get('p:age-stale', loader, POLICY, { maxAgeMs: 1_000 })).toEqual({
+      value: 'kept',
+      hit: true,
+      stale: true,
+      fetchedAt: START,
+    });
+  });
+
+  it("takes another process's fill for a maxAgeMs get only when it was fetched after the get asked", async () => {
+    const inner = harness.create();
+    let filling = true;
+    const fillStates = vi.fn(async (key: string) => {
+      // Read before the entry, so a look that finds the claim gone also finds the entry written before.
+      const stillFilling = filling;
+      return { entry: await inner.get(key), filling: stillFilling };
+    });
+    const claimedElsewhere: CacheStore = {
+      get: (key) => inner.get(key),
+      set: (key, entry, retainMs) => inner.set(key, entry, retainMs),
+      delete: (key) => inner.delete(key),
+      claimFill: async () => ({ owner: false, release: async () => {} }),
+      fillState: fillStates,
+    };
+    const { cache, clock } = setup(claimedElsewhere);
+    await cache.set('p:fill', 'old', POLICY);
+    clock.now = START + 20_000;
+    const loader = scriptedLoader('mine');
+
+    const pending = cache.get('p:fill', loader, POLICY, { maxAgeMs: 10_000 });
+    // The old entry is still unexpired: a plain waiter would take it at the first look.
+    await vi.waitFor(() => expect(fillStates.mock.calls.length).toBeGreaterThanOrEqual(2));
+    const theirs: StoredEntry = {
+      value: 'theirs',
+      negative: false,
+      fetchedAt: clock.now,
+      expiresAt: clock.now + POLICY.ttlMs,
+    };
+    await inner.set('p:fill', theirs, POLICY.ttlMs);
+    filling = false;
+
+    expect(await pending).toEqual({ value: 'theirs', hit: true, stale: false, fetchedAt: START + 20_000 });
+    expect(loader).not.toHaveBeenCalled();
+  });
+
   it('fills entries with set and forgets them with delete', async () => {
     const { cache, clock } = setup();
     const loader = scriptedLoader('from loader');

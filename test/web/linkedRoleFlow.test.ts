@@ -8,15 +8,17 @@
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createLookupCache } from '../../src/cache/lookupCache.ts';
+import { MemoryStore } from '../../src/cache/memoryStore.ts';
 import type { DiscordOAuthConfig } from '../../src/discord/oauth.ts';
 import { LinkedRoleService, REFRESH_MARGIN_MS } from '../../src/gating/linkedRoles/linkedRoleService.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { createChallenge } from '../../src/gating/proofs/siwe.ts';
-import { Evaluator } from '../../src/gating/rules/evaluation.ts';
+import { Evaluator, PROVE_READ_MAX_AGE_MS } from '../../src/gating/rules/evaluation.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
-import { Web3BioClient } from '../../src/web3bio/client.ts';
+import { createClientCacheOptions, Web3BioClient } from '../../src/web3bio/client.ts';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
@@ -45,6 +47,9 @@ beforeEach(async () => {
     rateLimit: null,
     retry: { retries: 0, baseDelayMs: 5, maxDelayMs: 10 },
     timeoutMs: 2_000,
+    // On the test's clock, so that a cached answer ages as the test says.
+    cache: createLookupCache({ store: new MemoryStore(), ...createClientCacheOptions(), now: () => clock.t }),
+    closeCache: true,
   });
   clock = { t: Date.now() };
   const now = () => clock.t;
@@ -171,6 +176,40 @@ describe('PUBLIC_URL/linked-role', () => {
       statuses.push(started.status);
     }
     expect(statuses).toEqual([303, 303, 303, 303, 303, 429]);
+  });
+});
+
+describe('record proves on PUBLIC_URL/linked-role', () => {
+  it('read the record once for a burst of proves, and again once PROVE_READ_MAX_AGE_MS has passed', async () => {
+    const address = nextAddress();
+    const name = identity({ handle: 'mallory', human: true, address });
+    discord.oauth.signInAs(ALICE);
+    const browser = new TestBrowser();
+    await browser.open(`${server.url}/linked-role`);
+    const prove = () =>
+      browser.open(`${server.url}/linked-role/prove`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ identity: name }).toString(),
+      });
+    const recordReads = () =>
+      web3.requests
+        .map((r) => r.path)
+        .filter((path) => /^\/(profile|domain)\//.test(path) && path.endsWith(`/${name}`))
+        .sort();
+
+    for (let i = 0; i < 20; i += 1) expect((await prove()).status).toBe(403);
+    expect(recordReads()).toEqual([`/domain/${name}`, `/profile/ens/${name}`]);
+
+    // The member fixes the record: a proof within the bound still sees the answer read before.
+    web3.world.addProfile(ensProfile(name, address, 'alice'));
+    expect((await prove()).status).toBe(403);
+    clock.t += PROVE_READ_MAX_AGE_MS;
+    const proved = await prove();
+    expect(proved.status).toBe(200);
+    expect(proved.text).toContain('Connected');
+    expect(recordReads()).toHaveLength(4);
+    expect(discord.oauth.roleConnections.get(ALICE)?.platform_username).toBe(name);
   });
 });
 

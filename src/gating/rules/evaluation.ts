@@ -31,6 +31,12 @@ import {
 
 const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
 
+/**
+ * A record proof on a page reads an answer at most this old: a member who just edited their record
+ * waits at most this long, and a burst of proves costs one read.
+ */
+export const PROVE_READ_MAX_AGE_MS = 30_000;
+
 export interface MemberState {
   userId: string;
   /** null when the member is not in the guild (then records cannot be compared). */
@@ -110,13 +116,17 @@ export class Evaluator {
     this.#now = options.now;
   }
 
-  /** The identity's own profile (and ENS-style text records), as evidence for a record proof. */
-  async readRecord(parsed: ParsedIdentity, fresh: boolean): Promise<RecordRead> {
+  /**
+   * The identity's own profile (and ENS-style text records), as evidence for a record proof. `fresh`:
+   * true reads past the cache, false takes any fresh cached answer, `{ maxAgeMs }` only one that recent.
+   */
+  async readRecord(parsed: ParsedIdentity, fresh: boolean | { maxAgeMs: number }): Promise<RecordRead> {
     const segment = KIND_PROFILE_SEGMENT[parsed.kind];
+    const call = typeof fresh === 'boolean' ? { fresh } : { maxAgeMs: fresh.maxAgeMs };
     const [profile, domain] = await Promise.all([
-      segment ? lookupOutcome(this.#web3bio.getPlatformProfile(segment, parsed.identity, { fresh })) : null,
+      segment ? lookupOutcome(this.#web3bio.getPlatformProfile(segment, parsed.identity, call)) : null,
       TEXT_RECORD_KINDS.has(parsed.kind)
-        ? lookupOutcome(this.#web3bio.getDomain(parsed.identity, { fresh }))
+        ? lookupOutcome(this.#web3bio.getDomain(parsed.identity, call))
         : null,
     ]);
     return {

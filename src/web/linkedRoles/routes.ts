@@ -18,7 +18,7 @@ import {
 } from '../../discord/oauth.ts';
 import type { ConnectOutcome } from '../../gating/linkedRoles/linkedRoleService.ts';
 import { recordNamesDiscordUser } from '../../gating/proofs/recordProof.ts';
-import { resolvedAddressOf } from '../../gating/rules/evaluation.ts';
+import { PROVE_READ_MAX_AGE_MS, resolvedAddressOf } from '../../gating/rules/evaluation.ts';
 import { InvalidIdentityError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import { failed, type ProveProblem, sendLinkedRolePage } from '../pages/linkedRolePage.ts';
@@ -158,7 +158,7 @@ async function prove(
   }
   const retry = (problem: ProveProblem) =>
     provePage(o, reply, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
-  const read = await o.evaluator.readRecord(parsed, true);
+  const read = await o.evaluator.readRecord(parsed, { maxAgeMs: PROVE_READ_MAX_AGE_MS });
   if (read.failed) return retry('lookup_failed');
   if (!recordNamesDiscordUser(read, { username: session.username })) {
     o.logger.info({ userId: session.userId }, 'linked role: the record does not name the member');

@@ -14,7 +14,7 @@ import {
   type NonceRecord,
   signedIdentity,
 } from '../../gating/proofs/siwe.ts';
-import { signerAddressOf } from '../../gating/rules/evaluation.ts';
+import { PROVE_READ_MAX_AGE_MS, signerAddressOf } from '../../gating/rules/evaluation.ts';
 import type { ParsedIdentity } from '../../web3bio/identity.ts';
 import { failed, type ProveProblem, startPath } from '../pages/linkedRolePage.ts';
 import { renderVerifyPage } from '../pages/verifyPage.ts';
@@ -51,7 +51,7 @@ export async function startSigning(
 ): Promise<ProveProblem | undefined> {
   let address: string | null = parsed.identity;
   if (parsed.kind !== 'evm-address' && parsed.kind !== 'solana-address') {
-    const read = await o.evaluator.readRecord(parsed, true);
+    const read = await o.evaluator.readRecord(parsed, { maxAgeMs: PROVE_READ_MAX_AGE_MS });
     if (read.failed) return 'lookup_failed';
     if (read.profiles.length === 0 && read.domain === null) return 'not_found';
     address = signerAddressOf(read);

@@ -234,6 +234,13 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE role_connection_holds ADD COLUMN clear_seen_at ${t.bigint};
     `,
   },
+  {
+    version: 9,
+    name: "nonces: an index by account, for the cap on an account's open challenges",
+    sql: () => `
+      CREATE INDEX nonces_by_user ON nonces (user_id, expires_at);
+    `,
+  },
 ];
 
 /**

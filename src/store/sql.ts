@@ -20,8 +20,8 @@ export interface Dialect {
   /** Appended to the claim sub-select so concurrent workers skip each other's rows. */
   skipLocked: string;
   /**
-   * Locks one registry subject (`$1`, a text key) until the transaction ends; null where write
-   * transactions already run one at a time (SQLite).
+   * Locks one key (`$1`, text: a registry subject, an account's challenges) until the transaction ends;
+   * null where write transactions already run one at a time (SQLite).
    */
   subjectLock: string | null;
   /** Run first inside the migration transaction so concurrent starters wait for each other. */

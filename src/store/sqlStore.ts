@@ -443,21 +443,50 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       return rows.length;
     },
 
-    async createNonce(r) {
-      await driver.query(
-        `INSERT INTO nonces (nonce, guild_id, user_id, user_name, guild_name, identity, address, expires_at, used_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
-        [
-          r.nonce,
-          r.guildId,
-          r.userId,
-          r.userName,
-          r.guildName,
-          r.identity,
-          r.address.startsWith('0x') ? r.address.toLowerCase() : r.address,
-          r.expiresAt,
-        ],
-      );
+    async createNonce(r, options = {}) {
+      const { maxOpenPerUser } = options;
+      if (maxOpenPerUser !== undefined && !(Number.isSafeInteger(maxOpenPerUser) && maxOpenPerUser >= 1)) {
+        throw new RangeError('maxOpenPerUser must be a positive integer');
+      }
+      const insert = (tx: SqlExecutor) =>
+        tx.query(
+          `INSERT INTO nonces (nonce, guild_id, user_id, user_name, guild_name, identity, address, expires_at, used_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
+          [
+            r.nonce,
+            r.guildId,
+            r.userId,
+            r.userName,
+            r.guildName,
+            r.identity,
+            r.address.startsWith('0x') ? r.address.toLowerCase() : r.address,
+            r.expiresAt,
+          ],
+        );
+      if (maxOpenPerUser === undefined) {
+        await insert(driver);
+        return 0;
+      }
+      const at = options.now ?? now();
+      return driver.transaction(async (tx) => {
+        // PostgreSQL: one account's creations take turns, so each sees the others' rows and the cap holds
+        // under concurrency (SQLite write transactions already run one at a time).
+        if (driver.dialect.subjectLock)
+          await tx.query(driver.dialect.subjectLock, [`nonces\u0000${r.userId}`]);
+        await insert(tx);
+        // Keep the new challenge and the newest others up to the cap; the rest of the open ones go.
+        const retired = await tx.query(
+          `DELETE FROM nonces
+           WHERE user_id = $1 AND used_at IS NULL AND expires_at > $2 AND nonce <> $3
+             AND nonce NOT IN (
+               SELECT nonce FROM nonces
+               WHERE user_id = $1 AND used_at IS NULL AND expires_at > $2 AND nonce <> $3
+               ORDER BY expires_at DESC, nonce DESC LIMIT $4)
+           RETURNING nonce`,
+          [r.userId, at, r.nonce, maxOpenPerUser - 1],
+        );
+        return retired.length;
+      });
     },
 
     async countFailedAttempt(nonce, limit, at) {

@@ -180,6 +180,14 @@ export interface NonceRecord {
   failedAttempts: number;
 }
 
+/** How `createNonce` caps an account's open challenges. */
+export interface CreateNonceOptions {
+  /** At most this many open challenges per account (a positive integer), the new one included. */
+  maxOpenPerUser?: number;
+  /** What counts as open (expiring after this instant); default the store's clock. */
+  now?: number;
+}
+
 export type RoleOp = 'add' | 'remove';
 
 export interface RoleChangeInput {
@@ -437,7 +445,16 @@ export interface GatingStore extends RoleConnectionStore, SignedProofStore {
   /** Delete audit events created before `before`; returns how many. */
   deleteAuditEvents(before: number): Promise<number>;
 
-  createNonce(record: Omit<NonceRecord, 'usedAt' | 'failedAttempts'>): Promise<void>;
+  /**
+   * Store a new challenge. With `maxOpenPerUser`, in the same transaction the account's other open
+   * challenges (unused, expiring after `now`; default the store's clock) beyond the newest
+   * `maxOpenPerUser - 1` are deleted, oldest first (by expiry, then nonce): the new one always stays.
+   * Used and expired challenges are left to `deleteExpiredNonces`. Returns how many were deleted.
+   */
+  createNonce(
+    record: Omit<NonceRecord, 'usedAt' | 'failedAttempts'>,
+    options?: CreateNonceOptions,
+  ): Promise<number>;
   /** Atomically mark used and return it; undefined when missing, already used or expired (at `now`). */
   consumeNonce(nonce: string, now: number): Promise<NonceRecord | undefined>;
   getNonce(nonce: string): Promise<NonceRecord | undefined>;

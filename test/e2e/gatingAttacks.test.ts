@@ -23,6 +23,7 @@ import {
   seen,
   setup,
   signFromReply,
+  signingLinkOf,
   startGating,
   verifyByRecord,
   waitFor,
@@ -372,20 +373,32 @@ describe('permission block recovery', () => {
 });
 
 describe('link cap', () => {
-  it('seven challenges opened and all signed: only five links, the rest refused with the reason', async () => {
+  it('seven challenges opened before the cap and all signed: only five links, the rest refused with the reason', async () => {
     const g = await startGating();
     await setup(g);
-    const replies = [];
+    const replies: ReturnType<typeof visibleMessage>[] = [];
     const wallets = Array.from({ length: 7 }, () => privateKeyToAccount(generatePrivateKey()));
-    for (const wallet of wallets) {
-      replies.push(visibleMessage(await g.h.run('verify', { identity: wallet.address }, { userId: ALICE })));
-    }
-    const outcomes = [];
-    for (const [i, wallet] of wallets.entries()) {
-      const reply = replies[i];
-      if (!reply) throw new Error('no reply');
-      outcomes.push(await signFromReply(g, reply, wallet));
-    }
+    const open = async (from: number, to: number) => {
+      for (const wallet of wallets.slice(from, to)) {
+        replies.push(
+          visibleMessage(await g.h.run('verify', { identity: wallet.address }, { userId: ALICE })),
+        );
+      }
+    };
+    const outcomes: Awaited<ReturnType<typeof signFromReply>>[] = [];
+    const sign = async (from: number, to: number) => {
+      for (let i = from; i < to; i += 1) {
+        const [reply, wallet] = [replies[i], wallets[i]];
+        if (!reply || !wallet) throw new Error('no reply');
+        outcomes.push(await signFromReply(g, reply, wallet));
+      }
+    };
+    // An account holds at most five open challenges, so they are opened in two rounds, all before the
+    // fifth link: five, two of them signed, then the last two.
+    await open(0, 5);
+    await sign(0, 2);
+    await open(5, 7);
+    await sign(2, 7);
     await g.gating.service.idle(g.guildId);
     expect(outcomes.map((o) => o.status)).toEqual([200, 200, 200, 200, 200, 409, 409]);
     expect(outcomes[5]?.body.message).toContain('most verified identities allowed');
@@ -393,6 +406,31 @@ describe('link cap', () => {
     expect(embedOf(visibleMessage(await g.h.run('whoami', {}, { userId: ALICE }))).description).toContain(
       '5 proven identities',
     );
+  });
+});
+
+describe('challenge cap', () => {
+  it("an account's sixth open challenge replaces its first: that link is gone, the five others still work", async () => {
+    const g = await startGating();
+    await setup(g);
+    const wallets = Array.from({ length: 6 }, () => privateKeyToAccount(generatePrivateKey()));
+    const replies: ReturnType<typeof visibleMessage>[] = [];
+    for (const wallet of wallets) {
+      replies.push(visibleMessage(await g.h.run('verify', { identity: wallet.address }, { userId: ALICE })));
+    }
+    const [first, last, lastWallet] = [replies[0], replies[5], wallets[5]];
+    if (!first || !last || !lastWallet) throw new Error('no reply');
+    const gone = await fetch(`${signingLinkOf(g, first)}/message`);
+    expect(gone.status).toBe(404);
+    await expect(gone.json()).resolves.toMatchObject({ ok: false, reason: 'unknown_nonce' });
+    for (const reply of replies.slice(1)) {
+      expect((await fetch(`${signingLinkOf(g, reply)}/message`)).status).toBe(200);
+    }
+    expect(await signFromReply(g, last, lastWallet)).toMatchObject({ status: 200, body: { ok: true } });
+    await g.gating.service.idle(g.guildId);
+    expect(await g.gating.store.getUserLinks(g.guildId, ALICE)).toEqual([
+      expect.objectContaining({ address: lastWallet.address.toLowerCase() }),
+    ]);
   });
 });
 

@@ -193,6 +193,15 @@ export async function addMember(
 }
 let memberSeq = 0;
 
+/** The signing link in a /verify reply, pointed at where the bot's verify server listens. */
+export function signingLinkOf(g: GatingHarness, reply: FakeMessage): string {
+  const button = (reply.components?.[0] as { components: { url?: string }[] } | undefined)?.components[0];
+  const url = button?.url ?? '';
+  if (!url.startsWith(`${PUBLIC_URL}/verify/`))
+    throw new Error(`no signing link in the reply: ${seen(reply)}`);
+  return url.replace(PUBLIC_URL, g.gating.verifyUrl);
+}
+
 /**
  * Opens the signing link of a `/verify` reply, has `account` sign the message it serves, and POSTs the
  * signature to the bot's verify server (where it listens, not PUBLIC_URL). Returns the server's answer.
@@ -202,11 +211,7 @@ export async function signFromReply(
   reply: FakeMessage,
   account: { signMessage(args: { message: string }): Promise<`0x${string}`> },
 ): Promise<{ status: number; body: { ok: boolean; reason?: string; message?: string } }> {
-  const button = (reply.components?.[0] as { components: { url?: string }[] } | undefined)?.components[0];
-  const url = button?.url ?? '';
-  if (!url.startsWith(`${PUBLIC_URL}/verify/`))
-    throw new Error(`no signing link in the reply: ${seen(reply)}`);
-  const local = url.replace(PUBLIC_URL, g.gating.verifyUrl);
+  const local = signingLinkOf(g, reply);
   const { message } = (await (await fetch(`${local}/message`)).json()) as { message: string };
   const response = await fetch(local, {
     method: 'POST',

@@ -8,6 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   buildSiweMessage,
   createChallenge,
+  MAX_OPEN_CHALLENGES_PER_USER,
   type NonceRecord,
   type SiweConfig,
   verifyChallenge,
@@ -95,6 +96,37 @@ describe('createChallenge', () => {
     await expect(createChallenge(store, cfg, { ...base, identity: 'a.eth\u0000' })).rejects.toThrow(
       TypeError,
     );
+  });
+
+  it('caps an account at 5 open challenges: the 6th replaces the first, across servers and Linked Roles', async () => {
+    expect(MAX_OPEN_CHALLENGES_PER_USER).toBe(5);
+    const make = (guildId: string, userId = USER) =>
+      createChallenge(store, cfg, {
+        guildId,
+        userId,
+        userName: 'alice',
+        guildName: null,
+        identity: 'vitalik.eth',
+        address: signer.address,
+      });
+    const nonces: string[] = [];
+    // One a second: the same TTL, so the order of creation is the order of expiry.
+    for (const guildId of [GUILD, '333333333333333333', '0', GUILD, '444444444444444444', GUILD]) {
+      nonces.push((await make(guildId)).nonce);
+      clock += 1_000;
+    }
+    expect(await store.getNonce(nonces[0] ?? '')).toBeUndefined();
+    for (const nonce of nonces.slice(1)) expect((await store.getNonce(nonce))?.usedAt).toBeNull();
+
+    // Another account is not touched, nor does it count; a used challenge no longer counts either.
+    const otherAccount = await make(GUILD, '555555555555555555');
+    expect(await store.consumeNonce(nonces[1] ?? '', clock)).toBeDefined();
+    nonces.push((await make(GUILD)).nonce);
+    for (const nonce of nonces.slice(1)) expect(await store.getNonce(nonce)).toBeDefined();
+    expect(await store.getNonce(otherAccount.nonce)).toBeDefined();
+    nonces.push((await make(GUILD)).nonce);
+    expect(await store.getNonce(nonces[2] ?? '')).toBeUndefined();
+    expect((await store.getNonce(nonces[1] ?? ''))?.usedAt).not.toBeNull();
   });
 });
 

@@ -382,6 +382,100 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(await store.getNonce('live')).toBeDefined();
       expect(await store.deleteExpiredNonces(200)).toBe(0);
     });
+
+    describe('the cap on open challenges per account', () => {
+      const CAP = { maxOpenPerUser: 5, now: 1_000 };
+      const rec = (nonce: string, expiresAt: number, userId = 'u1') => ({
+        ...NONCE,
+        nonce,
+        userId,
+        expiresAt,
+      });
+
+      it('keeps the newest open ones and retires the oldest, oldest first', async () => {
+        const retired: number[] = [];
+        for (let i = 1; i <= 7; i += 1) retired.push(await store.createNonce(rec(`n-${i}`, 10_000 + i), CAP));
+        expect(retired).toEqual([0, 0, 0, 0, 0, 1, 1]);
+        expect(await store.getNonce('n-1')).toBeUndefined();
+        expect(await store.getNonce('n-2')).toBeUndefined();
+        for (let i = 3; i <= 7; i += 1) expect((await store.getNonce(`n-${i}`))?.usedAt).toBeNull();
+      });
+
+      it('breaks a tie in expiry by nonce, and always keeps the one just made', async () => {
+        for (const n of ['b', 'a', 'e', 'd', 'c']) await store.createNonce(rec(n, 10_000), CAP);
+        // Expires before the others (say a shorter TTL since): still kept, being the one asked for.
+        expect(await store.createNonce(rec('early', 5_000), CAP)).toBe(1);
+        expect(await store.getNonce('early')).toBeDefined();
+        expect(await store.getNonce('a')).toBeUndefined();
+        for (const n of ['b', 'c', 'd', 'e']) expect(await store.getNonce(n)).toBeDefined();
+        // Then it is the oldest, and the next one replaces it.
+        expect(await store.createNonce(rec('f', 10_000), CAP)).toBe(1);
+        expect(await store.getNonce('early')).toBeUndefined();
+        for (const n of ['b', 'c', 'd', 'e', 'f']) expect(await store.getNonce(n)).toBeDefined();
+      });
+
+      it("leaves other accounts' challenges and the account's used or expired ones alone", async () => {
+        for (let i = 1; i <= 3; i += 1) await store.createNonce(rec(`other-${i}`, 10_000 + i, 'u2'), CAP);
+        await store.createNonce(rec('used', 10_000), CAP);
+        expect(await store.consumeNonce('used', 500)).toBeDefined();
+        await store.createNonce(rec('burned', 10_000), CAP);
+        expect(await store.countFailedAttempt('burned', 1, 500)).toBe(1);
+        await store.createNonce(rec('expired', 900));
+        await store.createNonce(rec('edge', 1_000));
+        for (let i = 1; i <= 8; i += 1) await store.createNonce(rec(`n-${i}`, 10_000 + i), CAP);
+
+        for (let i = 1; i <= 3; i += 1) expect(await store.getNonce(`n-${i}`)).toBeUndefined();
+        for (let i = 4; i <= 8; i += 1) expect((await store.getNonce(`n-${i}`))?.usedAt).toBeNull();
+        for (let i = 1; i <= 3; i += 1) expect(await store.getNonce(`other-${i}`)).toBeDefined();
+        expect((await store.getNonce('used'))?.usedAt).toBe(500);
+        expect((await store.getNonce('burned'))?.usedAt).toBe(500);
+        expect(await store.getNonce('expired')).toBeDefined();
+        expect(await store.getNonce('edge')).toBeDefined();
+      });
+
+      it("counts open as of the store's clock when no instant is given", async () => {
+        time.t = 10_003;
+        for (let i = 1; i <= 3; i += 1) await store.createNonce(rec(`n-${i}`, 10_000 + i));
+        for (let i = 4; i <= 8; i += 1)
+          await store.createNonce(rec(`n-${i}`, 20_000 + i), { maxOpenPerUser: 5 });
+        // n-1..n-3 had expired by the clock: not counted, not deleted; n-4..n-8 are the five open ones.
+        for (let i = 1; i <= 8; i += 1) expect(await store.getNonce(`n-${i}`)).toBeDefined();
+        expect(await store.createNonce(rec('n-9', 20_009), { maxOpenPerUser: 5 })).toBe(1);
+        expect(await store.getNonce('n-4')).toBeUndefined();
+      });
+
+      it('creates nothing and deletes nothing when the new nonce is refused', async () => {
+        for (let i = 1; i <= 5; i += 1) await store.createNonce(rec(`n-${i}`, 10_000 + i), CAP);
+        await expect(store.createNonce(rec('n-5', 10_010), CAP)).rejects.toThrow();
+        for (let i = 1; i <= 5; i += 1) expect(await store.getNonce(`n-${i}`)).toBeDefined();
+        await expect(store.createNonce(rec('n-6', 10_010), { maxOpenPerUser: 0 })).rejects.toThrow(
+          RangeError,
+        );
+        expect(await store.getNonce('n-6')).toBeUndefined();
+      });
+
+      it('holds under concurrent creations for one account, from two stores', async () => {
+        // Stores of its own, closed at the end: their pools must not sit on PostgreSQL connections.
+        const stores = [await open(), await open()];
+        const id = (i: number) => `c-${String(i).padStart(2, '0')}`;
+        try {
+          // Connections opened first (PostgreSQL pools), so the creations below really overlap.
+          await Promise.all(Array.from({ length: 20 }, (_, i) => stores[i % 2]?.getNonce('none')));
+          const results = await Promise.all(
+            Array.from({ length: 20 }, (_, i) => stores[i % 2]?.createNonce(rec(id(i), 10_000 + i), CAP)),
+          );
+          expect(results.reduce((a = 0, b = 0) => a + b, 0)).toBe(15);
+          const left = [];
+          for (let i = 0; i < 20; i += 1) {
+            const found = await store.getNonce(id(i));
+            if (found) left.push(found);
+          }
+          expect(left).toHaveLength(5);
+        } finally {
+          await Promise.all(stores.map((s) => s.close()));
+        }
+      });
+    });
   });
 
   describe('role-change queue', () => {

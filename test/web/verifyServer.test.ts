@@ -159,6 +159,37 @@ describe('verify server', () => {
     expect((await store.getNonce(nonce))?.usedAt).toBeNull();
   });
 
+  it("a challenge replaced by the account's 6th answers like an unknown link, and the others still work", async () => {
+    const made = [];
+    for (let i = 0; i < 6; i += 1) {
+      made.push(await challenge());
+      clock += 1_000;
+    }
+    const [replaced, kept] = [made[0]?.nonce ?? '', made[1]?.nonce ?? ''];
+    const withoutCspNonce = async (res: Response) =>
+      [res.status, (await res.text()).replaceAll(/nonce="[^"]+"/g, '')] as const;
+    const unknownPage = await withoutCspNonce(await fetch(`${server.url}/verify/${'a'.repeat(32)}`));
+    expect(await withoutCspNonce(await fetch(`${server.url}/verify/${replaced}`))).toEqual(unknownPage);
+    const keptPage = await withoutCspNonce(await fetch(`${server.url}/verify/${kept}`));
+    expect(keptPage).not.toEqual(unknownPage);
+
+    const message = await fetch(`${server.url}/verify/${replaced}/message`);
+    expect(message.status).toBe(404);
+    await expect(message.json()).resolves.toMatchObject({ ok: false, reason: 'unknown_nonce' });
+    const signed = await post(replaced, {
+      signature: await member.signMessage({ message: made[0]?.message ?? '' }),
+    });
+    expect(signed.status).toBe(404);
+    await expect(signed.json()).resolves.toMatchObject({ ok: false, reason: 'unknown_nonce' });
+    expect(verified).toEqual([]);
+
+    const last = made[5];
+    if (!last) throw new Error('no sixth challenge');
+    const ok = await post(last.nonce, { signature: await member.signMessage({ message: last.message }) });
+    expect(ok.status).toBe(200);
+    expect(verified).toHaveLength(1);
+  });
+
   it('refuses an expired link', async () => {
     const { nonce, message } = await challenge();
     clock += 10 * 60_000 + 1;

@@ -49,6 +49,14 @@ export type VerifyOutcome =
 
 export const DEFAULT_CHALLENGE_TTL_MS = 10 * 60_000;
 /**
+ * How many unfinished (open: unused and unexpired) challenges one Discord account may hold at once,
+ * across every server and the Linked Roles page together, so an account cannot mint them without limit
+ * (each `/verify`, each "sign with its wallet" on the Linked Roles page makes one). A new challenge
+ * beyond it replaces the account's oldest open one: that challenge is deleted, so its link is no longer
+ * valid and its page answers as for any unknown or expired link.
+ */
+export const MAX_OPEN_CHALLENGES_PER_USER = 5;
+/**
  * The `guildId` of a challenge made on the Linked Roles page: a connection is for the Discord account in
  * every server, not for one (no real snowflake is 0). Such a challenge is only served and verified there.
  */
@@ -95,7 +103,8 @@ export async function createChallenge(
   if (CONTROL_CHARS.test(input.identity)) throw new TypeError('identity contains control characters');
   if (displayText(input.identity, IDENTITY_MAX_LENGTH) === '') throw new TypeError('identity is empty');
   const nonce = randomBytes(16).toString('hex');
-  const expiresAt = clock(cfg)() + ttl(cfg);
+  const now = clock(cfg)();
+  const expiresAt = now + ttl(cfg);
   const record = {
     nonce,
     guildId: input.guildId,
@@ -108,7 +117,7 @@ export async function createChallenge(
   };
   // Fail here rather than on the page if the configuration cannot produce a valid message.
   buildChallengeMessage(cfg, { ...record, usedAt: null, failedAttempts: 0 });
-  await store.createNonce(record);
+  await store.createNonce(record, { maxOpenPerUser: MAX_OPEN_CHALLENGES_PER_USER, now });
   return { nonce, url: `${baseUrl(cfg)}/verify/${nonce}`, expiresAt };
 }
 

@@ -44,6 +44,23 @@ export function createRedisClient(url: string | undefined): Redis {
   return client;
 }
 
+/**
+ * Resolves once `client` is connected, or after `timeoutMs` when Redis does not answer (callers then go
+ * on without it: every command fails fast until it is back).
+ */
+export async function untilRedisReady(client: Redis, timeoutMs = 2_000): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      client.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, timeoutMs);
+    client.once('ready', done);
+  });
+}
+
 /** Closes a client: QUIT when connected, else a hard disconnect. */
 export async function closeRedisClient(client: Redis): Promise<void> {
   if (client.status === 'ready') {

@@ -12,7 +12,8 @@ export async function listenHttp(
 ): Promise<{ url: string; port: number }> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(port, host, () => {
+    // A burst of connections waits in the kernel's queue rather than being dropped (capped by somaxconn).
+    server.listen({ port, host, backlog: 4_096 }, () => {
       server.off('error', reject);
       resolve();
     });

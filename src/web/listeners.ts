@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import { type Config, isLoopbackHost } from '../app/config.ts';
-import { closeRedisClient, createRedisClient } from '../cache/redisStore.ts';
+import { closeRedisClient, createRedisClient, untilRedisReady } from '../cache/redisStore.ts';
 import type { Logger } from '../ops/log.ts';
 import type { MetricsSource, ReadinessCheck } from './ops.ts';
 import { startWebServer, type WebServer, type WebServerOptions } from './server.ts';
@@ -133,6 +133,8 @@ export async function startPagesServer(
 ): Promise<WebServer> {
   const redis = config.REDIS_URL === undefined ? undefined : createRedisClient(config.REDIS_URL);
   try {
+    // Limits counted before Redis answers would count nothing: wait for it briefly.
+    if (redis) await untilRedisReady(redis);
     const server = await startWebServer({
       ...pages,
       ...webSettings(config, redis),

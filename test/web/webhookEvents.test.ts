@@ -118,7 +118,7 @@ describe('the Webhook Events endpoint', () => {
       now: () => clock.t,
     });
     app = Fastify();
-    // The endpoint alone, without the app's per-client limit (limits.ts has its own tests).
+    // The endpoint alone; its per-client cap is acted out in test/e2e/webHardening.test.ts.
     receiver.register(app, async () => {});
     url = `${await app.listen({ port: 0, host: '127.0.0.1' })}${WEBHOOK_EVENTS_PATH}`;
   });

@@ -6,12 +6,12 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_ENTRIES, MemoryStore } from '../src/cache/memoryStore.ts';
 import type { StoredEntry } from '../src/cache/types.ts';
 import { DEFAULT_TTL_MS, Web3BioClient } from '../src/web3bio/client.ts';
 import { parseResponse, RawProfileList, toProfile } from '../src/web3bio/schemas.ts';
 import type { Profile } from '../src/web3bio/types.ts';
-import { startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 import { benchIdentity, benchWireProfiles } from './profiles.ts';
 import {
   type BenchTable,

@@ -4,8 +4,8 @@
  * Web3.bio on 127.0.0.1.
  */
 import { Agent, request } from 'undici';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { DEFAULT_USER_AGENT, Web3BioClient } from '../src/web3bio/client.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 import { addBenchProfiles } from './profiles.ts';
 import {
   type BenchTable,

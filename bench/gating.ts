@@ -17,6 +17,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { pino } from 'pino';
+import { loginClient } from '../fakes/discord/client.ts';
+import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
+import { gatingCredentials } from '../fakes/web3bio/builders.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+import type { RawCredentials } from '../fakes/web3bio/world.ts';
 import { roleSubject } from '../src/gating/rechecks/losses.ts';
 import { GatingService } from '../src/gating/service.ts';
 import { gatingNoticeText } from '../src/render/gatingNotices.ts';
@@ -27,11 +32,6 @@ import { Web3BioClient } from '../src/web3bio/client.ts';
 import type { TransportLogger } from '../src/web3bio/http.ts';
 import { RawCredentialSet, toCredentialSet } from '../src/web3bio/schemas.ts';
 import type { CredentialSet } from '../src/web3bio/types.ts';
-import { loginClient } from '../test/fakes/discord/client.ts';
-import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../test/fakes/discord/server.ts';
-import { gatingCredentials } from '../test/fakes/web3bio/builders.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
-import type { RawCredentials } from '../test/fakes/web3bio/world.ts';
 import { type BenchTable, formatNumber, formatRatio, machineLine, renderTable, verdict } from './stats.ts';
 
 export interface GatingBenchOptions {

@@ -5,10 +5,10 @@
  * credential (the members already hold the human role, so a re-check changes nothing).
  * Told what to build over IPC; answers with where the stand-ins listen and what was built.
  */
-import { addScaleGuilds, type GuildShape, REALISTIC_GUILD } from '../test/fakes/discord/scale.ts';
-import { startFakeDiscord } from '../test/fakes/discord/server.ts';
-import { gatingCredentials } from '../test/fakes/web3bio/builders.ts';
-import { startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
+import { addScaleGuilds, type GuildShape, REALISTIC_GUILD } from '../fakes/discord/scale.ts';
+import { startFakeDiscord } from '../fakes/discord/server.ts';
+import { gatingCredentials } from '../fakes/web3bio/builders.ts';
+import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 export const WORLD_API_KEY = 'bench-guild-scale-key';
 

@@ -8,6 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { commandsFor } from '../commands/index.ts';
+import { type FakeDiscord, type InteractionResult, startFakeDiscord } from '../fakes/discord/server.ts';
+import { deleteKeys, REDIS_URL } from '../fakes/localRedis.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { type Bot, startBot } from '../src/app/bot.ts';
 import { configSecrets, loadConfig } from '../src/app/config.ts';
 import { createWeb3BioFromConfig } from '../src/app/wiring.ts';
@@ -18,9 +21,6 @@ import { createLogger } from '../src/ops/log.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 import { renderWhois } from '../src/render/whois.ts';
 import type { Web3BioClient } from '../src/web3bio/client.ts';
-import { deleteKeys, REDIS_URL } from '../test/cache/storeHarness.ts';
-import { type FakeDiscord, type InteractionResult, startFakeDiscord } from '../test/fakes/discord/server.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 import { addBenchProfiles } from './profiles.ts';
 import {
   type BenchTable,

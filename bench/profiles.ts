@@ -2,8 +2,8 @@
  * Synthetic identities for the benchmarks, shaped like vitalik.eth's universal answer (an ENS,
  * a Farcaster and a Lens profile on one address), each with its own names and address.
  */
-import { readFixture } from '../test/fakes/web3bio/seed.ts';
-import type { FakeWorld, RawObject } from '../test/fakes/web3bio/world.ts';
+import { readFixture } from '../fakes/web3bio/seed.ts';
+import type { FakeWorld, RawObject } from '../fakes/web3bio/world.ts';
 
 const TEMPLATE = JSON.stringify(readFixture('profile-universal-vitalik.json'));
 const TEMPLATE_NAME = 'vitalik';

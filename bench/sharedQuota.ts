@@ -7,9 +7,9 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { deleteKeys, REDIS_URL } from '../fakes/localRedis.ts';
+import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { closeRedisClient, createRedisClient } from '../src/cache/redisStore.ts';
-import { deleteKeys, REDIS_URL } from '../test/cache/storeHarness.ts';
-import { startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 import { nextMessage } from './childProcess.ts';
 import { addBenchProfiles } from './profiles.ts';
 import type { WorkerReport, WorkerStart } from './sharedQuotaWorker.ts';

@@ -14,6 +14,7 @@ import { parseArgs } from 'node:util';
 import { MessageFlags } from 'discord-api-types/v10';
 import { type Browser, type BrowserContext, chromium, type Page } from 'playwright-core';
 import { privateKeyToAccount } from 'viem/accounts';
+import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { runPreview } from '../src/cli/preview.ts';
 import { type PreviewMessage, previewPage } from '../src/cli/previewHtml.ts';
 import { roleConnectionFor } from '../src/gating/linkedRoles/linkedRoles.ts';
@@ -31,7 +32,6 @@ import { type LinkedRolePage, renderLinkedRolePage } from '../src/web/pages/link
 import { renderVerifyPage, type VerifyPageState } from '../src/web/pages/verifyPage.ts';
 import { startWebServer } from '../src/web/server.ts';
 import type { CredentialSet } from '../src/web3bio/types.ts';
-import { startFakeWeb3Bio } from '../test/fakes/web3bio/server.ts';
 import { installEvmWallets } from '../test/gating/testWallets.ts';
 
 /** Each README image: its file name and the preview command line that makes it. */

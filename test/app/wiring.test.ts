@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { REDIS_URL } from '../cache/storeHarness.ts';
+import { REDIS_URL } from '../../fakes/localRedis.ts';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 

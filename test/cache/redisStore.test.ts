@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { createDefaultCache } from '../../src/cache/index.ts';
 import { createLookupCache } from '../../src/cache/lookupCache.ts';
 import { MalformedEntryError, parseEntry, RedisStore } from '../../src/cache/redisStore.ts';
-import { closedPort, deleteKeys, REDIS_URL } from './storeHarness.ts';
+import { closedPort } from './storeHarness.ts';
 
 const POLICY = { ttlMs: 60_000, negativeTtlMs: 0, staleIfErrorMs: 0 };
 const ENTRY = { value: { name: 'tony.base.eth' }, negative: false, fetchedAt: 1, expiresAt: 2 };

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { createConnection, createServer, type Server, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { MemoryStore } from '../../src/cache/memoryStore.ts';
 import { RedisStore } from '../../src/cache/redisStore.ts';
 import type { CacheStore } from '../../src/cache/types.ts';
-
-export const REDIS_URL = 'redis://127.0.0.1:6379';
 
 /** Makes fresh, isolated stores of one kind and removes whatever they left behind. */
 export interface StoreHarness {
@@ -36,15 +35,6 @@ export function redisHarness(): StoreHarness & { client: Redis; root: string } {
       await client.quit();
     },
   };
-}
-
-export async function deleteKeys(client: Redis, pattern: string): Promise<void> {
-  let cursor = '0';
-  do {
-    const [next, keys] = await client.scan(cursor, 'MATCH', pattern, 'COUNT', 500);
-    if (keys.length > 0) await client.del(...keys);
-    cursor = next;
-  } while (cursor !== '0');
 }
 
 /** A loopback port with nothing listening on it. */

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { createDefaultCache } from '../../src/cache/index.ts';
 import { createLookupCache } from '../../src/cache/lookupCache.ts';
 import { closeRedisClient, createRedisClient, RedisStore } from '../../src/cache/redisStore.ts';
@@ -8,8 +10,7 @@ import { type CacheTier, TieredStore } from '../../src/cache/tieredStore.ts';
 import type { CachePolicy, LookupCache } from '../../src/cache/types.ts';
 import { createClientCacheOptions, Web3BioClient } from '../../src/web3bio/client.ts';
 import { NotFoundError } from '../../src/web3bio/errors.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
-import { deleteKeys, REDIS_URL, startRedisProxy } from './storeHarness.ts';
+import { startRedisProxy } from './storeHarness.ts';
 
 const POLICY: CachePolicy = { ttlMs: 60_000, negativeTtlMs: 10_000, staleIfErrorMs: 30_000 };
 const ROOT = `web3bio-test:${randomUUID()}:`;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { EXIT_CODES, formatReadable } from '../../src/cli/lookup.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { runCli } from './runCli.ts';
 
 const API_KEY = 'cli-test-key-0123456789';

@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { ButtonStyle, ComponentType } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import whois from '../../commands/whois.ts';
+import { rawProfile } from '../../fakes/web3bio/builders.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
 import {
@@ -33,8 +35,6 @@ import { type CommandContext, coerceOptions } from '../../src/discord/command.ts
 import { createLogger } from '../../src/ops/log.ts';
 import { renderError } from '../../src/render/errors.ts';
 import type { Web3BioClient } from '../../src/web3bio/client.ts';
-import { rawProfile } from '../fakes/web3bio/builders.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { runCli } from './runCli.ts';
 
 const API_KEY = 'preview-test-key-0123456789';

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import whois, { WHOIS_MESSAGES_MAX, whoisMessageCount } from '../../commands/whois.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createLookupCache } from '../../src/cache/lookupCache.ts';
 import type { CacheStore, StoredEntry } from '../../src/cache/types.ts';
 import type { CommandContext } from '../../src/discord/command.ts';
 import { createLogger } from '../../src/ops/log.ts';
 import { createClientCacheOptions, Web3BioClient } from '../../src/web3bio/client.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 let fake: FakeWeb3Bio;
 let client: Web3BioClient;

@@ -5,14 +5,14 @@
 import { type Client, GatewayDispatchEvents, type GuildMember } from 'discord.js';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loginClient } from '../../fakes/discord/client.ts';
+import { addScaleGuilds, type ScaleGuild } from '../../fakes/discord/scale.ts';
+import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
 import {
   botCanManageRoles,
   loadMembers,
   REST_LIST_MAX_MEMBERS,
 } from '../../src/gating/roles/discordReads.ts';
-import { loginClient } from '../fakes/discord/client.ts';
-import { addScaleGuilds, type ScaleGuild } from '../fakes/discord/scale.ts';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 
 const silent = pino({ level: 'silent' });
 const SHAPE = { members: 30, roles: 5, channels: 4, emojis: 3, stickers: 2, linked: 7 };

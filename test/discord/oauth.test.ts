@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
 import {
   authorizeUrl,
   type DiscordOAuthConfig,
@@ -9,7 +10,6 @@ import {
   newOAuthState,
   signInProof,
 } from '../../src/discord/oauth.ts';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 
 const USER = '444444444444444444';
 const SECRET = 'oauth-client-secret-abcdef';

@@ -9,9 +9,9 @@ import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeMessage } from '../../fakes/discord/server.ts';
+import { ensProfile, nextAddress, walletCredentials } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import type { FakeMessage } from '../fakes/discord/server.ts';
-import { ensProfile, nextAddress, walletCredentials } from '../fakes/web3bio/builders.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 import {
   addIdentity,

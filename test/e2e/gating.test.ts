@@ -19,6 +19,9 @@ import { afterEach, onTestFinished as afterThis, describe, expect, it } from 'vi
 import checkCredentials from '../../commands/checkCredentials.ts';
 import gatingCommand from '../../commands/gating.ts';
 import { commandsFor } from '../../commands/index.ts';
+import { startFakeDiscord } from '../../fakes/discord/server.ts';
+import { gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
+import { startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { startBot } from '../../src/app/bot.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
@@ -26,9 +29,6 @@ import { buildSiweMessage, createChallenge } from '../../src/gating/proofs/siwe.
 import { createLogger } from '../../src/ops/log.ts';
 import { openPostgresStore, openStore } from '../../src/store/index.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
-import { startFakeDiscord } from '../fakes/discord/server.ts';
-import { gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
-import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import {
   addIdentity,
   closeGating,

@@ -7,7 +7,7 @@
 import { ApplicationCommandOptionType, PermissionFlagsBits } from 'discord-api-types/v10';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gatingCredentials } from '../fakes/web3bio/builders.ts';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import {
   addIdentity,
   addMember,

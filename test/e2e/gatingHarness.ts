@@ -9,10 +9,10 @@ import type {
   APIGuildMember,
 } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { memberJoined } from '../../fakes/discord/client.ts';
+import type { FakeMessage, InteractionResult } from '../../fakes/discord/server.ts';
+import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
 import type { BotGating } from '../../src/app/bot.ts';
-import { memberJoined } from '../fakes/discord/client.ts';
-import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
-import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
 import { ALICE, type Harness, type HarnessOptions, startHarness, visibleMessage } from './harness.ts';
 

@@ -8,7 +8,7 @@ import { ed25519 } from '@noble/curves/ed25519';
 import { base58 } from '@scure/base';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gatingCredentials } from '../fakes/web3bio/builders.ts';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 import {
   closeGating,

@@ -9,14 +9,6 @@ import { join } from 'node:path';
 import type { APIApplicationCommandInteractionDataOption, Locale } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { commandsFor } from '../../commands/index.ts';
-import { type Bot, startBot } from '../../src/app/bot.ts';
-import { type Config, configSecrets, loadConfig } from '../../src/app/config.ts';
-import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
-import type { Command } from '../../src/discord/command.ts';
-import { createLogger } from '../../src/ops/log.ts';
-import { createMetrics } from '../../src/ops/metrics.ts';
-import type { GuildSettingsInput } from '../../src/store/types.ts';
-import type { Web3BioClient } from '../../src/web3bio/client.ts';
 import {
   type FakeDiscord,
   type FakeDiscordOptions,
@@ -25,8 +17,16 @@ import {
   type InteractionResult,
   startFakeDiscord,
   type WaitUntil,
-} from '../fakes/discord/server.ts';
-import { type FakeWeb3Bio, type FakeWeb3BioOptions, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+} from '../../fakes/discord/server.ts';
+import { type FakeWeb3Bio, type FakeWeb3BioOptions, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { type Bot, startBot } from '../../src/app/bot.ts';
+import { type Config, configSecrets, loadConfig } from '../../src/app/config.ts';
+import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
+import type { Command } from '../../src/discord/command.ts';
+import { createLogger } from '../../src/ops/log.ts';
+import { createMetrics } from '../../src/ops/metrics.ts';
+import type { GuildSettingsInput } from '../../src/store/types.ts';
+import type { Web3BioClient } from '../../src/web3bio/client.ts';
 
 /** Discord's ephemeral message flag. */
 export const EPHEMERAL = 64;

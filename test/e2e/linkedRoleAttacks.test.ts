@@ -8,8 +8,8 @@
 import pg from 'pg';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 import {
   addIdentity,

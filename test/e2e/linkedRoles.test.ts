@@ -7,9 +7,9 @@
 import { ed25519 } from '@noble/curves/ed25519';
 import { ApplicationWebhookEventType } from 'discord-api-types/v10';
 import { afterEach, describe, expect, it } from 'vitest';
+import { postEvent, signedHeaders } from '../../fakes/discord/webhookEvents.ts';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { postEvent, signedHeaders } from '../fakes/discord/webhookEvents.ts';
-import { gatingCredentials } from '../fakes/web3bio/builders.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 import {
   addIdentity,

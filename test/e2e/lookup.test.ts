@@ -5,13 +5,13 @@
 import type { APIEmbed } from 'discord-api-types/v10';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
+import type { FakeMessage, InteractionResult } from '../../fakes/discord/server.ts';
+import { rawProfile } from '../../fakes/web3bio/builders.ts';
+import { EDGE } from '../../fakes/web3bio/edgeCases.ts';
+import { readFixture } from '../../fakes/web3bio/seed.ts';
 import type { Command } from '../../src/discord/command.ts';
 import type { MessagePayload } from '../../src/render/types.ts';
 import { MAX_IDENTITY_LENGTH, parseIdentity } from '../../src/web3bio/identity.ts';
-import type { FakeMessage, InteractionResult } from '../fakes/discord/server.ts';
-import { rawProfile } from '../fakes/web3bio/builders.ts';
-import { EDGE } from '../fakes/web3bio/edgeCases.ts';
-import { readFixture } from '../fakes/web3bio/seed.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
 import {
   ALICE,

@@ -4,8 +4,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { closeRedisClient, createRedisClient } from '../../src/cache/redisStore.ts';
-import { closedPort, deleteKeys, REDIS_URL } from '../cache/storeHarness.ts';
+import { closedPort } from '../cache/storeHarness.ts';
 import { ALICE, type Harness, humanRoleSettings, startHarness } from './harness.ts';
 
 const TOKEN = 'metrics-token-0123456789abcdef';

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
+import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { ALICE, callbackTypes, toCommandOptions, visibleMessage } from './harness.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 

@@ -13,8 +13,8 @@ import { getAddress } from 'viem';
 import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 'viem/accounts';
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { FakeMessage } from '../fakes/discord/server.ts';
-import { gatingCredentials } from '../fakes/web3bio/builders.ts';
+import type { FakeMessage } from '../../fakes/discord/server.ts';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { solanaKey } from '../gating/testWallets.ts';
 import {
   addMember,

@@ -11,9 +11,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { FakeMessage } from '../../fakes/discord/server.ts';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { openPostgresStore } from '../../src/store/postgresStore.ts';
-import type { FakeMessage } from '../fakes/discord/server.ts';
-import { gatingCredentials } from '../fakes/web3bio/builders.ts';
 import {
   addMember,
   closeGating,

@@ -10,12 +10,12 @@ import { connect, type Socket } from 'node:net';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
 import { buildSiweMessage, createChallenge, type SiweConfig } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { startWebServer, type WebServer, type WebServerOptions } from '../../src/web/server.ts';
-import { deleteKeys, REDIS_URL } from '../cache/storeHarness.ts';
 
 const GUILD = '111111111111111111';
 const USER = '222222222222222222';

@@ -16,8 +16,8 @@ import {
 import type { RESTPostAPIApplicationCommandsJSONBody } from 'discord-api-types/v10';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
-import { type FakeDiscord, type FakeGuild, startFakeDiscord } from './discord/server.ts';
-import { shardOf, snowflakeOnShard } from './discord/snowflake.ts';
+import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { shardOf, snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
 
 type Handler = (interaction: Interaction) => Promise<unknown>;
 

@@ -5,12 +5,12 @@
  */
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ensProfile, nextAddress, walletCredentials } from '../../fakes/web3bio/builders.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { roleConnectionFor } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { type EvaluateOptions, Evaluator } from '../../src/gating/rules/evaluation.ts';
 import type { GuildSettings, LinkCheck, LinkKey, LinkRecord } from '../../src/store/types.ts';
 import { Web3BioClient } from '../../src/web3bio/client.ts';
-import { ensProfile, nextAddress, walletCredentials } from '../fakes/web3bio/builders.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 const GUILD = '100000000000000001';
 const USER = '200000000000000001';

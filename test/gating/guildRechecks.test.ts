@@ -1,9 +1,9 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { FakeGuild } from '../../fakes/discord/server.ts';
 import { dueAfter, RECHECK_SPREAD } from '../../src/gating/rechecks/guildRechecks.ts';
 import { PassLosses } from '../../src/gating/roles/roleSync.ts';
 import { type GatingService, schedulerTickMs } from '../../src/gating/service.ts';
 import type { GatingStore, PendingLoss } from '../../src/store/types.ts';
-import type { FakeGuild } from '../fakes/discord/server.ts';
 import {
   addGuild,
   addMember,

@@ -1,5 +1,6 @@
 import { REST, Routes } from 'discord.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
 import {
   authorizeUrl,
   type DiscordOAuthConfig,
@@ -16,7 +17,6 @@ import {
   sealToken,
 } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import type { Credential, CredentialCategory } from '../../src/web3bio/types.ts';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 
 const NOW_SEC = 1_800_000_000;
 const USER = '444444444444444444';

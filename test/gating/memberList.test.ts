@@ -4,13 +4,13 @@
  * loaded, and a rename is noticed without the old user in the cache.
  */
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { FakeGuild } from '../../fakes/discord/server.ts';
+import { nextSnowflake } from '../../fakes/discord/snowflake.ts';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { roleSubject } from '../../src/gating/rechecks/losses.ts';
 import type { GatingService } from '../../src/gating/service.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { RawCredentialSet, toCredentialSet } from '../../src/web3bio/schemas.ts';
-import type { FakeGuild } from '../fakes/discord/server.ts';
-import { nextSnowflake } from '../fakes/discord/snowflake.ts';
-import { gatingCredentials } from '../fakes/web3bio/builders.ts';
 import {
   addEnsIdentity,
   addGuild,

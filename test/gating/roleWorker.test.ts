@@ -1,11 +1,11 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { FakeGuild } from '../../fakes/discord/server.ts';
 import { LogChannel, packLines } from '../../src/gating/roles/logChannel.ts';
 import { MAX_CLAIMS } from '../../src/gating/roles/roleChangeApplier.ts';
 import { RoleWorker } from '../../src/gating/roles/roleWorker.ts';
 import type { GatingNotice } from '../../src/gating/types.ts';
 import { gatingNoticeText } from '../../src/render/gatingNotices.ts';
 import type { GatingStore, RoleOp } from '../../src/store/types.ts';
-import type { FakeGuild } from '../fakes/discord/server.ts';
 import {
   addGuild,
   addMember,

@@ -5,16 +5,16 @@
  */
 import type { Client } from 'discord.js';
 import { pino } from 'pino';
+import { loginClient, memberJoined } from '../../fakes/discord/client.ts';
+import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { nextSnowflake } from '../../fakes/discord/snowflake.ts';
+import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { GatingService, type GatingServiceOptions } from '../../src/gating/service.ts';
 import { gatingNoticeText } from '../../src/render/gatingNotices.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore, StoreOptions } from '../../src/store/types.ts';
 import { Web3BioClient } from '../../src/web3bio/client.ts';
-import { loginClient, memberJoined } from '../fakes/discord/client.ts';
-import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../fakes/discord/server.ts';
-import { nextSnowflake } from '../fakes/discord/snowflake.ts';
-import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 export const PUBLIC_URL = 'https://bot.example.org';
 export const silentLogger = pino({ level: 'silent' });

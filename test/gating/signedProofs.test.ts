@@ -1,5 +1,6 @@
 import { Client, GatewayIntentBits } from 'discord.js';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { shardOf, snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
 import { shardsPerProcess } from '../../src/app/sharding.ts';
 import {
   handOffSignedProof,
@@ -9,7 +10,6 @@ import {
 import { servesGuild } from '../../src/gating/roles/discordReads.ts';
 import type { SignatureLinkResult } from '../../src/gating/types.ts';
 import type { GatingStore, NonceRecord } from '../../src/store/types.ts';
-import { shardOf, snowflakeOnShard } from '../fakes/discord/snowflake.ts';
 import { sqliteHarness } from '../store/harness.ts';
 import { silentLogger } from './serviceHarness.ts';
 

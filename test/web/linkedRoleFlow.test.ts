@@ -8,6 +8,9 @@
 import { pino } from 'pino';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { createLookupCache } from '../../src/cache/lookupCache.ts';
 import { MemoryStore } from '../../src/cache/memoryStore.ts';
 import type { DiscordOAuthConfig } from '../../src/discord/oauth.ts';
@@ -19,9 +22,6 @@ import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { createClientCacheOptions, Web3BioClient } from '../../src/web3bio/client.ts';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
-import { ensProfile, gatingCredentials, nextAddress } from '../fakes/web3bio/builders.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 
 const ALICE = '222222222222222222';
@@ -73,7 +73,8 @@ beforeEach(async () => {
     logger,
     onVerified: async () => ({ ok: true }),
     linkedRoles: { oauth, key: KEY, evaluator, service },
-    limits: { signInsPerClient: 5 },
+    // Proofs are not limited here, so the cache's effect is measured alone (the limit: e2e/proveFlood.test.ts).
+    limits: { signInsPerClient: 5, provesPerAccountPerMinute: 1_000, provesPerClientPerMinute: 1_000 },
   });
   oauth.publicUrl = server.url;
   discord.oauth.allowRedirect(`${server.url}/linked-role/callback`);

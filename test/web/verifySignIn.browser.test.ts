@@ -5,12 +5,12 @@
 import type { Browser, BrowserContext } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
 import type { DiscordOAuthConfig } from '../../src/discord/oauth.ts';
 import { createChallenge, type NonceRecord, type SiweConfig } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 import { launchChromium } from '../gating/chromium.ts';
 import { installEvmWallets } from '../gating/testWallets.ts';
 

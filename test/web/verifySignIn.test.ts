@@ -1,5 +1,6 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
 import type { DiscordOAuthConfig } from '../../src/discord/oauth.ts';
 import {
   buildSiweMessage,
@@ -10,7 +11,6 @@ import {
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
-import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 
 const GUILD = '111111111111111111';

@@ -6,13 +6,13 @@
 import { ed25519 } from '@noble/curves/ed25519';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { postEvent, signedHeaders } from '../../fakes/discord/webhookEvents.ts';
 import {
   checkEventSignature,
   MAX_EVENT_AGE_MS,
   WEBHOOK_EVENTS_PATH,
   WebhookEventReceiver,
 } from '../../src/web/webhookEvents.ts';
-import { postEvent, signedHeaders } from '../fakes/discord/webhookEvents.ts';
 
 const APP_ID = '111111111111111111';
 const ALICE = '222222222222222222';

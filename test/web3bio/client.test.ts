@@ -1,4 +1,5 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { createLookupCache } from '../../src/cache/lookupCache.ts';
 import { MemoryStore } from '../../src/cache/memoryStore.ts';
 import { renderError } from '../../src/render/errors.ts';
@@ -21,7 +22,6 @@ import {
   UpstreamError,
   type Web3BioError,
 } from '../../src/web3bio/errors.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 const RENDER_CTX = { locale: 'en-US', nowSec: 1_780_000_000, ipfsGateway: 'https://ipfs.io' };
 

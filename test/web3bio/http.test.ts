@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { renderError } from '../../src/render/errors.ts';
 import {
   InvalidIdentityError,
@@ -20,7 +21,6 @@ import {
   type TransportOptions,
   Web3BioTransport,
 } from '../../src/web3bio/http.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 
 const RENDER_CTX = { locale: 'en-US', nowSec: 1_780_000_000, ipfsGateway: 'https://ipfs.io' };
 

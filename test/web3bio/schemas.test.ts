@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { rawProfile } from '../../fakes/web3bio/builders.ts';
 import { SchemaError } from '../../src/web3bio/errors.ts';
 import {
   errorReason,
@@ -20,7 +21,6 @@ import {
   toUnixSeconds,
   toWalletBundle,
 } from '../../src/web3bio/schemas.ts';
-import { rawProfile } from '../fakes/web3bio/builders.ts';
 
 const FIXTURES = join(import.meta.dirname, '../fixtures/web3bio');
 const URL = 'http://127.0.0.1/test';

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { closeRedisClient, createRedisClient } from '../../src/cache/redisStore.ts';
 import { quotaKey, SharedRateLimiter } from '../../src/web3bio/sharedRateLimiter.ts';
-import { closedPort, deleteKeys, REDIS_URL, startRedisProxy } from '../cache/storeHarness.ts';
+import { closedPort, startRedisProxy } from '../cache/storeHarness.ts';
 
 const ROOT = `web3bio-test:${randomUUID()}:`;
 const clients: Redis[] = [];

@@ -1,9 +1,9 @@
 import { GatewayIntentBits, PermissionFlagsBits } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
-import { intentAllows } from './gateway.ts';
-import { computeMentions, type MessageTarget } from './messages.ts';
-import { RoleEditLimiter, tooManyRequests } from './rateLimit.ts';
-import { compareSnowflakes, nextSnowflake } from './snowflake.ts';
+import { intentAllows } from '../../../fakes/discord/gateway.ts';
+import { computeMentions, type MessageTarget } from '../../../fakes/discord/messages.ts';
+import { RoleEditLimiter, tooManyRequests } from '../../../fakes/discord/rateLimit.ts';
+import { compareSnowflakes, nextSnowflake } from '../../../fakes/discord/snowflake.ts';
 import {
   ALL_PERMISSIONS,
   createGuild,
@@ -13,8 +13,8 @@ import {
   makeRole,
   makeUser,
   memberPermissions,
-} from './state.ts';
-import { validateMessagePayload } from './validate.ts';
+} from '../../../fakes/discord/state.ts';
+import { validateMessagePayload } from '../../../fakes/discord/validate.ts';
 
 function world() {
   const state = createState(makeUser({ id: '100', username: 'bot', bot: true }));

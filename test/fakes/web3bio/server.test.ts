@@ -2,9 +2,13 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { EDGE } from './edgeCases.ts';
-import { readFixture } from './seed.ts';
-import { type FakeWeb3Bio, type FakeWeb3BioOptions, startFakeWeb3Bio } from './server.ts';
+import { EDGE } from '../../../fakes/web3bio/edgeCases.ts';
+import { readFixture } from '../../../fakes/web3bio/seed.ts';
+import {
+  type FakeWeb3Bio,
+  type FakeWeb3BioOptions,
+  startFakeWeb3Bio,
+} from '../../../fakes/web3bio/server.ts';
 
 const FULL_KEY = 'full-key-123';
 const BASIC_KEY = 'basic-key-456';
@@ -561,7 +565,7 @@ describe('unseeded world', () => {
 
 describe('runner', () => {
   it('prints its URL and a hint, serves, and stops cleanly on SIGTERM', async () => {
-    const main = fileURLToPath(new URL('./main.ts', import.meta.url));
+    const main = fileURLToPath(new URL('../../../fakes/web3bio/main.ts', import.meta.url));
     const child = spawn(process.execPath, [main, '--mode', 'spec', '--latency', '0'], {
       env: { ...process.env, FAKE_WEB3BIO_PORT: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ensProfile, gatingCredentials, walletCredentials } from './builders.ts';
-import { EDGE } from './edgeCases.ts';
+import { ensProfile, gatingCredentials, walletCredentials } from '../../../fakes/web3bio/builders.ts';
+import { EDGE } from '../../../fakes/web3bio/edgeCases.ts';
 import {
   farcasterBaseName,
   farcasterFid,
@@ -10,9 +10,9 @@ import {
   normalizeIdentity,
   platformForName,
   shortAddress,
-} from './identity.ts';
-import { seedDefaultWorld } from './seed.ts';
-import { FakeWorld, parseBatchIds, projectProfile, type RawObject } from './world.ts';
+} from '../../../fakes/web3bio/identity.ts';
+import { seedDefaultWorld } from '../../../fakes/web3bio/seed.ts';
+import { FakeWorld, parseBatchIds, projectProfile, type RawObject } from '../../../fakes/web3bio/world.ts';
 
 const VITALIK = '0xd8da6bf26964af9d7eed9e03e53415d37aa96045';
 const DAY_MS = 86_400_000;

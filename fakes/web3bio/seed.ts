@@ -9,7 +9,7 @@ import { rawProfile } from './builders.ts';
 import { seedEdgeCases } from './edgeCases.ts';
 import type { FakeWorld, RawCredentials, RawObject } from './world.ts';
 
-const FIXTURES_DIR = fileURLToPath(new URL('../../fixtures/web3bio/', import.meta.url));
+const FIXTURES_DIR = fileURLToPath(new URL('../../test/fixtures/web3bio/', import.meta.url));
 const parsed = new Map<string, unknown>();
 
 /** A fresh copy of a sample in test/fixtures/web3bio/: JSON parsed, other files as trimmed text. */

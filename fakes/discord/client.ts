@@ -1,5 +1,5 @@
 import { Client, Events, GatewayIntentBits, type GuildMember } from 'discord.js';
-import { type CachePolicy, clientCacheOptions } from '../../../src/discord/clientCaches.ts';
+import { type CachePolicy, clientCacheOptions } from '../../src/discord/clientCaches.ts';
 import type { FakeDiscord } from './server.ts';
 
 /**

@@ -1,6 +1,7 @@
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildSiweMessage, verifyChallenge } from '../../src/gating/proofs/siwe.ts';
+import { buildSiweMessage } from '../../src/gating/proofs/challengeMessage.ts';
+import { verifyChallenge } from '../../src/gating/proofs/siwe.ts';
 import type { GatingService } from '../../src/gating/service.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { memberJoined } from '../fakes/discord/client.ts';

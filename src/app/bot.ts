@@ -13,7 +13,7 @@ import { Cooldown } from '../discord/cooldown.ts';
 import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oauth.ts';
 import { createRouter, type InteractionRouter } from '../discord/router.ts';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
-import type { SiweConfig } from '../gating/proofs/siwe.ts';
+import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
 import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
 import { MEMBER_LIST_PAGES_PER_SECOND } from '../gating/roles/discordReads.ts';
 import { GatingService } from '../gating/service.ts';

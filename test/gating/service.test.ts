@@ -4,7 +4,8 @@ import { memberJoined } from '../../fakes/discord/client.ts';
 import type { FakeGuild } from '../../fakes/discord/server.ts';
 import { nextSnowflake } from '../../fakes/discord/snowflake.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
-import { buildSiweMessage, verifyChallenge } from '../../src/gating/proofs/siwe.ts';
+import { buildSiweMessage } from '../../src/gating/proofs/challengeMessage.ts';
+import { verifyChallenge } from '../../src/gating/proofs/siwe.ts';
 import type { GatingService } from '../../src/gating/service.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import {

@@ -5,12 +5,11 @@ import { getAddress } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { parseSiweMessage, validateSiweMessage } from 'viem/siwe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildSiweMessage, type SiweConfig } from '../../src/gating/proofs/challengeMessage.ts';
 import {
-  buildSiweMessage,
   createChallenge,
   MAX_OPEN_CHALLENGES_PER_USER,
   type NonceRecord,
-  type SiweConfig,
   verifyChallenge,
 } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';

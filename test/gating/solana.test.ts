@@ -5,11 +5,10 @@ import { parseSiweMessage } from 'viem/siwe';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   buildChallengeMessage,
-  createChallenge,
   type SiweConfig,
   siwsFields,
-  verifyChallenge,
-} from '../../src/gating/proofs/siwe.ts';
+} from '../../src/gating/proofs/challengeMessage.ts';
+import { createChallenge, verifyChallenge } from '../../src/gating/proofs/siwe.ts';
 import { buildSiwsMessage, isSolanaAddress, verifySolanaSignature } from '../../src/gating/proofs/solana.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';

@@ -1,7 +1,8 @@
 import type { Browser, BrowserContext } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createChallenge, type NonceRecord, type SiweConfig } from '../../src/gating/proofs/siwe.ts';
+import type { SiweConfig } from '../../src/gating/proofs/challengeMessage.ts';
+import { createChallenge, type NonceRecord } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';

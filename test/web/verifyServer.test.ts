@@ -1,11 +1,7 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  buildSiweMessage,
-  createChallenge,
-  type NonceRecord,
-  type SiweConfig,
-} from '../../src/gating/proofs/siwe.ts';
+import { buildSiweMessage, type SiweConfig } from '../../src/gating/proofs/challengeMessage.ts';
+import { createChallenge, type NonceRecord } from '../../src/gating/proofs/siwe.ts';
 import type { SignatureLinkResult } from '../../src/gating/types.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';

@@ -2,12 +2,8 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
 import type { DiscordOAuthConfig } from '../../src/discord/oauth.ts';
-import {
-  buildSiweMessage,
-  createChallenge,
-  type NonceRecord,
-  type SiweConfig,
-} from '../../src/gating/proofs/siwe.ts';
+import { buildSiweMessage, type SiweConfig } from '../../src/gating/proofs/challengeMessage.ts';
+import { createChallenge, type NonceRecord } from '../../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';

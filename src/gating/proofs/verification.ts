@@ -11,12 +11,14 @@ import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import { guildOf } from '../roles/discordReads.ts';
 import { EMPTY_DIFF, type MemberGating } from '../roles/memberGating.ts';
 import type { RoleWorker } from '../roles/roleWorker.ts';
-import { type Evaluator, resolvedAddressOf, signerAddressOf } from '../rules/evaluation.ts';
+import type { Evaluator } from '../rules/evaluation.ts';
+import { resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
 import type { RoleDiff } from '../rules/rules.ts';
 import type { SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
+import { DEFAULT_CHALLENGE_TTL_MS, type SiweConfig } from './challengeMessage.ts';
 import type { LinkBook } from './linkBook.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
-import { createChallenge, DEFAULT_CHALLENGE_TTL_MS, type SiweConfig, signedIdentity } from './siwe.ts';
+import { createChallenge, signedIdentity } from './siwe.ts';
 
 export interface VerificationOptions {
   store: GatingStore;

@@ -7,18 +7,17 @@ import type { Logger } from '../../ops/log.ts';
 import type { GatingStore, GuildSettings, LinkKey, LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
 import { NotFoundError } from '../../web3bio/errors.ts';
-import {
-  EVM_ADDRESS,
-  KIND_PROFILE_SEGMENT,
-  type ParsedIdentity,
-  parseBatchId,
-  parseIdentity,
-  SOLANA_ADDRESS,
-  TEXT_RECORD_KINDS,
-} from '../../web3bio/identity.ts';
-import type { CredentialSet, DomainInfo, Fetched, Profile } from '../../web3bio/types.ts';
+import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
+import type { CredentialSet } from '../../web3bio/types.ts';
 import { recordNamesDiscordUser } from '../proofs/recordProof.ts';
 import { ownersCount, type ProofBehind, weighCredentials } from './credentialSubjects.ts';
+import {
+  type BatchedRecord,
+  batchRecords,
+  lookupOutcome,
+  type RecordRead,
+  readRecord,
+} from './recordReads.ts';
 import {
   carriesFlag,
   diffRoles,
@@ -31,21 +30,12 @@ import {
 
 const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
 
-/**
- * A record proof on a page reads an answer at most this old: a member who just edited their record
- * waits at most this long, and a burst of proves costs one read.
- */
-export const PROVE_READ_MAX_AGE_MS = 30_000;
-
 export interface MemberState {
   userId: string;
   /** null when the member is not in the guild (then records cannot be compared). */
   username: string | null;
   roleIds: ReadonlySet<string>;
 }
-
-/** What a batch said about a record link's identity. */
-export type BatchedRecord = { kind: 'profile'; profile: Profile } | { kind: 'dropped' } | { kind: 'failed' };
 
 export interface EvaluateOptions {
   settings: GuildSettings;
@@ -85,13 +75,6 @@ export interface Evaluation {
   confirmable: boolean;
 }
 
-export interface RecordRead {
-  profiles: Profile[];
-  domain: DomainInfo | null;
-  /** A lookup failed (other than "not found"): absence proves nothing. */
-  failed: boolean;
-}
-
 /** How a credential lookup ended: a real answer, "not found", or a failure. */
 export type Seen = 'answer' | 'not_found' | 'failed';
 
@@ -121,19 +104,7 @@ export class Evaluator {
    * true reads past the cache, false takes any fresh cached answer, `{ maxAgeMs }` only one that recent.
    */
   async readRecord(parsed: ParsedIdentity, fresh: boolean | { maxAgeMs: number }): Promise<RecordRead> {
-    const segment = KIND_PROFILE_SEGMENT[parsed.kind];
-    const call = typeof fresh === 'boolean' ? { fresh } : { maxAgeMs: fresh.maxAgeMs };
-    const [profile, domain] = await Promise.all([
-      segment ? lookupOutcome(this.#web3bio.getPlatformProfile(segment, parsed.identity, call)) : null,
-      TEXT_RECORD_KINDS.has(parsed.kind)
-        ? lookupOutcome(this.#web3bio.getDomain(parsed.identity, call))
-        : null,
-    ]);
-    return {
-      profiles: profile?.kind === 'ok' ? [profile.data] : [],
-      domain: domain?.kind === 'ok' ? domain.data : null,
-      failed: profile?.kind === 'failed' || domain?.kind === 'failed',
-    };
+    return readRecord(this.#web3bio, parsed, fresh);
   }
 
   async evaluate(member: MemberState, links: LinkRecord[], o: EvaluateOptions): Promise<Evaluation> {
@@ -297,28 +268,7 @@ export class Evaluator {
    * names the member needs no lookup of its own.
    */
   async batchRecords(links: LinkRecord[], fresh: boolean): Promise<Map<string, BatchedRecord>> {
-    const identityById = new Map<string, string>();
-    for (const link of links) {
-      if (link.proofMethod !== 'record' || link.releasedAt !== null) continue;
-      try {
-        identityById.set(parseBatchId(link.identity).id, link.identity);
-      } catch {
-        // Platforms the batch route does not take are checked one by one.
-      }
-    }
-    const result = new Map<string, BatchedRecord>();
-    if (identityById.size === 0) return result;
-    try {
-      for (const entry of await this.#web3bio.getProfilesBatch([...identityById.keys()], { fresh })) {
-        const identity = identityById.get(entry.input);
-        if (identity === undefined) continue;
-        result.set(identity, entry.result ? { kind: 'profile', profile: entry.result } : { kind: 'dropped' });
-      }
-    } catch (error) {
-      this.#logger.warn({ err: error, identities: identityById.size }, 'batched record check failed');
-      for (const identity of identityById.values()) result.set(identity, { kind: 'failed' });
-    }
-    return result;
+    return batchRecords(this.#web3bio, this.#logger, links, fresh);
   }
 
   /** Whether the record still names the member, nothing can be told, or why it does not. */
@@ -415,44 +365,6 @@ function keepFlags(decisions: RoleDecision[], rules: GatingRules): RoleDecision[
   );
 }
 
-/** The address an identity resolves to: EVM lower-cased, Solana base58 as is; null when none. */
-export function resolvedAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
-  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
-  for (const address of candidates) {
-    if (typeof address !== 'string') continue;
-    if (EVM_ADDRESS.test(address)) return address.toLowerCase();
-    if (SOLANA_ADDRESS.test(address)) return address;
-  }
-  return null;
-}
-
-/** The address to sign with: an EVM one when the identity resolves to one, else a Solana one. */
-export function signerAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
-  const evm = evmAddressOf(read);
-  if (evm) return evm;
-  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
-  return candidates.find((a): a is string => typeof a === 'string' && SOLANA_ADDRESS.test(a)) ?? null;
-}
-
-/** The EVM address to sign with, when the identity resolves to one. */
-export function evmAddressOf(read: Pick<RecordRead, 'profiles' | 'domain'>): string | null {
-  const candidates = [...read.profiles.map((p) => p.address), read.domain?.resolvedAddress ?? null];
-  const address = candidates.find((a): a is string => typeof a === 'string' && EVM_ADDRESS.test(a));
-  return address ? address.toLowerCase() : null;
-}
-
 function hasAny(set: CredentialSet): boolean {
   return set.isHuman.length + set.isRisky.length + set.isSpam.length > 0;
-}
-
-type Outcome<T> = { kind: 'ok'; data: T } | { kind: 'missing' } | { kind: 'failed' };
-
-/** A lookup's outcome: a stale answer (the upstream just failed) counts as a failure. */
-async function lookupOutcome<T>(lookup: Promise<Fetched<T>>): Promise<Outcome<T>> {
-  try {
-    const answer = await lookup;
-    return answer.stale ? { kind: 'failed' } : { kind: 'ok', data: answer.data };
-  } catch (error) {
-    return error instanceof NotFoundError ? { kind: 'missing' } : { kind: 'failed' };
-  }
 }

@@ -18,7 +18,7 @@ import {
 } from '../../discord/oauth.ts';
 import type { ConnectOutcome } from '../../gating/linkedRoles/linkedRoleService.ts';
 import { recordNamesDiscordUser } from '../../gating/proofs/recordProof.ts';
-import { PROVE_READ_MAX_AGE_MS, resolvedAddressOf } from '../../gating/rules/evaluation.ts';
+import { PROVE_READ_MAX_AGE_MS, resolvedAddressOf } from '../../gating/rules/recordReads.ts';
 import { InvalidIdentityError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import { failed, type ProveProblem, sendLinkedRolePage } from '../pages/linkedRolePage.ts';

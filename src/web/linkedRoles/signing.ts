@@ -7,14 +7,9 @@
  * sign it. A valid signature writes the metadata exactly as a record proof does.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import {
-  createChallenge,
-  DEFAULT_CHALLENGE_TTL_MS,
-  LINKED_ROLES_SCOPE,
-  type NonceRecord,
-  signedIdentity,
-} from '../../gating/proofs/siwe.ts';
-import { PROVE_READ_MAX_AGE_MS, signerAddressOf } from '../../gating/rules/evaluation.ts';
+import { DEFAULT_CHALLENGE_TTL_MS, LINKED_ROLES_SCOPE } from '../../gating/proofs/challengeMessage.ts';
+import { createChallenge, type NonceRecord, signedIdentity } from '../../gating/proofs/siwe.ts';
+import { PROVE_READ_MAX_AGE_MS, signerAddressOf } from '../../gating/rules/recordReads.ts';
 import type { ParsedIdentity } from '../../web3bio/identity.ts';
 import { failed, type ProveProblem, startPath } from '../pages/linkedRolePage.ts';
 import { renderVerifyPage } from '../pages/verifyPage.ts';

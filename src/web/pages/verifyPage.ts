@@ -2,7 +2,8 @@
  * The wallet-signature page: one small self-contained HTML document (inline style and script, both
  * allowed by a per-response CSP nonce), readable without JavaScript.
  */
-import { accountName, isSolanaChallenge, type NonceRecord, serverName } from '../../gating/proofs/siwe.ts';
+import { accountName, isSolanaChallenge, serverName } from '../../gating/proofs/challengeMessage.ts';
+import type { NonceRecord } from '../../gating/proofs/siwe.ts';
 
 /** Why the Discord sign-in in front of the signing page did not let the browser through. */
 export type SignInFailure =

@@ -6,14 +6,16 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   buildChallengeMessage,
-  isChallengeNonce,
   isLinkedRoleChallenge,
   isSolanaChallenge,
+  type SiweConfig,
+  siwsFields,
+} from '../../gating/proofs/challengeMessage.ts';
+import {
+  isChallengeNonce,
   type NonceRecord,
   type NonceStore,
   restartHint,
-  type SiweConfig,
-  siwsFields,
   type VerifyFailureReason,
   verifyChallenge,
   verifyFailureMessage,

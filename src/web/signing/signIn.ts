@@ -21,7 +21,7 @@ import {
   safeEqual,
   signInProof,
 } from '../../discord/oauth.ts';
-import { accountName } from '../../gating/proofs/siwe.ts';
+import { accountName } from '../../gating/proofs/challengeMessage.ts';
 import type { GatingStore, NonceRecord } from '../../store/types.ts';
 import { renderVerifyPage, type SignInFailure, type VerifyPageState } from '../pages/verifyPage.ts';
 import { cookieOptions, publicPath, redirect, sendHtml, setCookie, type WebLogger } from '../responses.ts';

@@ -4,7 +4,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { DiscordOAuthConfig } from '../../discord/oauth.ts';
-import type { NonceRecord, NonceStore, SiweConfig } from '../../gating/proofs/siwe.ts';
+import type { SiweConfig } from '../../gating/proofs/challengeMessage.ts';
+import type { NonceRecord, NonceStore } from '../../gating/proofs/siwe.ts';
 import type { SignatureLinkResult, VerifyRefusal } from '../../gating/types.ts';
 import type { GatingStore } from '../../store/types.ts';
 import type { WebLimiters } from '../limits.ts';

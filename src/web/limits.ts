@@ -7,6 +7,7 @@
 import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
+import { PROVE_READ_MAX_AGE_MS } from '../gating/rules/recordReads.ts';
 import { sendJson } from './responses.ts';
 
 export interface WebLimitSettings {
@@ -38,6 +39,12 @@ export const DEFAULT_LIMITS: WebLimitSettings = {
   eventsPerClientPerMinute: 120,
 };
 
+/**
+ * Fresh record reads per account per PROVE_READ_MAX_AGE_MS: a member who is refused, fixes their record
+ * and tries again is read afresh; a burst reads the cache.
+ */
+export const FRESH_PROOF_READS = 2;
+
 /** What the routes use: hooks for whole routes, and checks for the steps only some requests take. */
 export interface WebLimiters {
   /** Signature submissions per client (a route hook). */
@@ -54,6 +61,8 @@ export interface WebLimiters {
   signIns(request: FastifyRequest): Promise<number | undefined>;
   /** Counts a Linked Roles proof for the account and the client; seconds to wait when either is over. */
   proves(request: FastifyRequest, accountId: string): Promise<number | undefined>;
+  /** Whether this account's proof may read Web3.bio fresh (FRESH_PROOF_READS per PROVE_READ_MAX_AGE_MS), else from the cache. */
+  freshRead(request: FastifyRequest, accountId: string): Promise<boolean>;
 }
 
 /** The client a limit counts: the address (IPv6 by its /64, as one host usually holds the whole prefix). */
@@ -91,6 +100,9 @@ export async function registerLimits(
   const provesByAccount = counter('prove-account', settings.provesPerAccountPerMinute, 60_000, (request) =>
     String(accountOf.get(request)),
   );
+  const freshReads = counter('fresh-read', FRESH_PROOF_READS, PROVE_READ_MAX_AGE_MS, (request) =>
+    String(accountOf.get(request)),
+  );
   const over = (limit: { isAllowed: boolean; isExceeded?: boolean; ttl?: number }) =>
     !limit.isAllowed && limit.isExceeded ? waitSeconds(limit.ttl ?? 0) : undefined;
 
@@ -118,6 +130,10 @@ export async function registerLimits(
     async proves(request, accountId) {
       accountOf.set(request, accountId);
       return over(await provesByAccount(request)) ?? over(await provesByClient(request));
+    },
+    async freshRead(request, accountId) {
+      accountOf.set(request, accountId);
+      return over(await freshReads(request)) === undefined;
     },
   };
 }

@@ -1,7 +1,7 @@
 /**
  * One account flooding the Linked Roles proof (the real bot, its web app at PUBLIC_URL, the stand-in
  * Discord and Web3.bio, and the bot's own Web3.bio rate limit): the proofs are limited per account and
- * read Web3.bio through the cache, so the flood costs a couple of upstream calls, says "slow down" with
+ * read Web3.bio through the cache, so the flood costs a read or two of the record, says "slow down" with
  * the wait, and another member's /whois sent meanwhile answers inside Discord's 3-second window.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,7 +13,7 @@ import { ALICE, BOB } from './harness.ts';
 afterEach(closeGating);
 
 describe('a burst of 30 Linked Roles proofs by one account', () => {
-  it('costs at most 2 upstream reads, turns 25 away with the wait, and leaves another member’s /whois within 3 s', async () => {
+  it('costs at most 2 reads of the record, turns 25 away with the wait, and leaves another member’s /whois within 3 s', async () => {
     // Reverting the per-account limit answers all 30 (no 429); reading fresh (bypassing the cache) costs
     // 2 reads per proof, which the bot's 4/s Web3.bio budget queues ahead of Bob's /whois.
     const g = await startGating({
@@ -57,8 +57,9 @@ describe('a burst of 30 Linked Roles proofs by one account', () => {
     expect(slowed?.text).toMatch(
       /Slow down: that was many proofs in a short while\. Nothing was changed; try again in \d+ seconds\./,
     );
+    // A read is a profile and a domain request; the account's first two proofs may read fresh.
     const reads = g.h.upstream.requests.slice(before).filter((r) => r.path.includes('notalice.eth'));
-    expect(reads.length).toBeLessThanOrEqual(2);
+    expect(reads.length).toBeLessThanOrEqual(4);
     expect(bob.result.message?.embeds[0]?.title ?? '').toContain('bobsname.eth');
     expect(bob.ms).toBeLessThan(3_000);
   });

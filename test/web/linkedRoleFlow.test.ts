@@ -21,6 +21,7 @@ import { Evaluator } from '../../src/gating/rules/evaluation.ts';
 import { PROVE_READ_MAX_AGE_MS } from '../../src/gating/rules/recordReads.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
+import { FRESH_PROOF_READS } from '../../src/web/limits.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { createClientCacheOptions, Web3BioClient } from '../../src/web3bio/client.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
@@ -182,7 +183,7 @@ describe('PUBLIC_URL/linked-role', () => {
 });
 
 describe('record proves on PUBLIC_URL/linked-role', () => {
-  it('read the record once for a burst of proves, and again once PROVE_READ_MAX_AGE_MS has passed', async () => {
+  it('read the record fresh for the account’s first FRESH_PROOF_READS proves, then from the cache until PROVE_READ_MAX_AGE_MS has passed', async () => {
     const address = nextAddress();
     const name = identity({ handle: 'mallory', human: true, address });
     discord.oauth.signInAs(ALICE);
@@ -201,7 +202,8 @@ describe('record proves on PUBLIC_URL/linked-role', () => {
         .sort();
 
     for (let i = 0; i < 20; i += 1) expect((await prove()).status).toBe(403);
-    expect(recordReads()).toEqual([`/domain/${name}`, `/profile/ens/${name}`]);
+    const read = [`/domain/${name}`, `/profile/ens/${name}`];
+    expect(recordReads()).toEqual(read.flatMap((path) => Array<string>(FRESH_PROOF_READS).fill(path)));
 
     // The member fixes the record: a proof within the bound still sees the answer read before.
     web3.world.addProfile(ensProfile(name, address, 'alice'));
@@ -210,7 +212,7 @@ describe('record proves on PUBLIC_URL/linked-role', () => {
     const proved = await prove();
     expect(proved.status).toBe(200);
     expect(proved.text).toContain('Connected');
-    expect(recordReads()).toHaveLength(4);
+    expect(recordReads()).toHaveLength(2 * FRESH_PROOF_READS + 2);
     expect(discord.oauth.roleConnections.get(ALICE)?.platform_username).toBe(name);
   });
 });

@@ -17,8 +17,9 @@ import {
 import type { DomainInfo, Fetched, Profile } from '../../web3bio/types.ts';
 
 /**
- * A record proof on a page reads an answer at most this old: a member who just edited their record
- * waits at most this long, and a burst of proves costs one read.
+ * A record proof on a page reads an answer at most this old, once the account's few fresh reads in this
+ * window are spent (the web tier's FRESH_PROOF_READS): a member who just edited their record is read
+ * afresh, and a burst of proofs by one account costs a read or two.
  */
 export const PROVE_READ_MAX_AGE_MS = 30_000;
 

@@ -18,12 +18,12 @@ import {
 } from '../../discord/oauth.ts';
 import type { ConnectOutcome } from '../../gating/linkedRoles/linkedRoleService.ts';
 import { recordNamesDiscordUser } from '../../gating/proofs/recordProof.ts';
-import { PROVE_READ_MAX_AGE_MS, resolvedAddressOf } from '../../gating/rules/recordReads.ts';
+import { resolvedAddressOf } from '../../gating/rules/recordReads.ts';
 import { InvalidIdentityError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import { failed, type ProveProblem, sendLinkedRolePage } from '../pages/linkedRolePage.ts';
 import { cookieOptions, redirect, setCookie } from '../responses.ts';
-import type { LinkedRolePagesOptions } from './options.ts';
+import { type LinkedRolePagesOptions, proofFreshness } from './options.ts';
 import {
   clearSession,
   LINKED_ROLE_PATH,
@@ -152,13 +152,13 @@ async function prove(
     return provePage(o, reply, 400, session, { problem: 'invalid', identity: input.slice(0, 200) });
   }
   if (form.proof === 'signature') {
-    const problem = await startSigning(o, reply, session, parsed);
+    const problem = await startSigning(o, request, reply, session, parsed);
     if (problem === undefined) return reply;
     return provePage(o, reply, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
   }
   const retry = (problem: ProveProblem) =>
     provePage(o, reply, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
-  const read = await o.evaluator.readRecord(parsed, { maxAgeMs: PROVE_READ_MAX_AGE_MS });
+  const read = await o.evaluator.readRecord(parsed, await proofFreshness(o, request, session.userId));
   if (read.failed) return retry('lookup_failed');
   if (!recordNamesDiscordUser(read, { username: session.username })) {
     o.logger.info({ userId: session.userId }, 'linked role: the record does not name the member');

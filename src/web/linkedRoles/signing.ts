@@ -9,7 +9,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_CHALLENGE_TTL_MS, LINKED_ROLES_SCOPE } from '../../gating/proofs/challengeMessage.ts';
 import { createChallenge, type NonceRecord, signedIdentity } from '../../gating/proofs/siwe.ts';
-import { PROVE_READ_MAX_AGE_MS, signerAddressOf } from '../../gating/rules/recordReads.ts';
+import { signerAddressOf } from '../../gating/rules/recordReads.ts';
 import type { ParsedIdentity } from '../../web3bio/identity.ts';
 import { failed, type ProveProblem, startPath } from '../pages/linkedRolePage.ts';
 import { renderVerifyPage } from '../pages/verifyPage.ts';
@@ -21,7 +21,7 @@ import {
   type SignatureRoutesOptions,
   sendChallengeMessage,
 } from '../signing/challengeRoutes.ts';
-import type { LinkedRolePagesOptions } from './options.ts';
+import { type LinkedRolePagesOptions, proofFreshness } from './options.ts';
 import { type LinkedRoleSession, readSession, writeSession } from './session.ts';
 
 const OTHER_ACCOUNT: JsonAnswer = {
@@ -40,13 +40,14 @@ const OTHER_ACCOUNT: JsonAnswer = {
  */
 export async function startSigning(
   o: LinkedRolePagesOptions,
+  request: FastifyRequest,
   reply: FastifyReply,
   session: LinkedRoleSession,
   parsed: ParsedIdentity,
 ): Promise<ProveProblem | undefined> {
   let address: string | null = parsed.identity;
   if (parsed.kind !== 'evm-address' && parsed.kind !== 'solana-address') {
-    const read = await o.evaluator.readRecord(parsed, { maxAgeMs: PROVE_READ_MAX_AGE_MS });
+    const read = await o.evaluator.readRecord(parsed, await proofFreshness(o, request, session.userId));
     if (read.failed) return 'lookup_failed';
     if (read.profiles.length === 0 && read.domain === null) return 'not_found';
     address = signerAddressOf(read);

@@ -130,7 +130,10 @@ describe('behind a reverse proxy', () => {
     // Trusting the header by default (trustProxy: true) would give each forged address a fresh limit.
     const server = await serve({ limits: LIMITS });
     let seq = 0;
-    await refuseTen(server, () => `198.18.0.${(seq += 1)}`);
+    await refuseTen(server, () => {
+      seq += 1;
+      return `198.18.0.${seq}`;
+    });
     const { nonce, message } = await challenge();
     const res = await postSignature(server, nonce, await member.signMessage({ message }), '198.18.1.1');
     expect(res.status).toBe(429);

@@ -1,6 +1,7 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale] [--quick] [--skip-gating]`: runs every
- * benchmark suite against the stand-ins on 127.0.0.1 and prints each table as markdown.
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web] [--quick]
+ * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
+ * as markdown.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -10,8 +11,17 @@ import { runGuildScaleBench } from './guildScale.ts';
 import { runInteractionBench } from './interaction.ts';
 import { runSharedQuotaBench } from './sharedQuota.ts';
 import { type BenchTable, machineLine, renderTable, tableFromRecords } from './stats.ts';
+import { runWebBench } from './web.ts';
 
-export const SUITES = ['client', 'cache', 'interaction', 'shared-quota', 'gating', 'guild-scale'] as const;
+export const SUITES = [
+  'client',
+  'cache',
+  'interaction',
+  'shared-quota',
+  'gating',
+  'guild-scale',
+  'web',
+] as const;
 export type SuiteName = (typeof SUITES)[number];
 
 export interface RunArgs {
@@ -117,6 +127,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runGating(quick, progress);
     case 'guild-scale':
       return runGuildScaleBench({ quick, progress });
+    case 'web':
+      return runWebBench({ quick, progress });
   }
 }
 

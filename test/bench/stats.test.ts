@@ -180,7 +180,7 @@ describe('tableFromRecords', () => {
 describe('parseRunArgs', () => {
   it('runs every suite by default', () => {
     expect(parseRunArgs([])).toEqual({
-      suites: ['client', 'cache', 'interaction', 'shared-quota', 'gating', 'guild-scale'],
+      suites: ['client', 'cache', 'interaction', 'shared-quota', 'gating', 'guild-scale', 'web'],
       quick: false,
       help: false,
     });
@@ -198,7 +198,9 @@ describe('parseRunArgs', () => {
       'interaction',
       'shared-quota',
       'guild-scale',
+      'web',
     ]);
+    expect(parseRunArgs(['--only', 'web']).suites).toEqual(['web']);
     expect(parseRunArgs(['--only', 'guild-scale']).suites).toEqual(['guild-scale']);
     expect(parseRunArgs(['--only', 'shared-quota']).suites).toEqual(['shared-quota']);
     expect(parseRunArgs(['--only', 'gating', '--skip-gating']).suites).toEqual([]);

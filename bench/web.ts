@@ -261,7 +261,7 @@ export async function runWebBench(options: WebBenchOptions = {}): Promise<BenchT
           `${rounds} round(s) of ${formatNumber(roundMs)} ms per server, alternating Fastify / node:http (ABAB) after ${formatNumber(warmupMs)} ms of warm-up each`,
           `${concurrency} requests in flight on a keep-alive undici Pool (${concurrency} connections, no pipelining) per server, from the bench process; both servers in one child process on 127.0.0.1, one in-memory SQLite store, one open challenge, a ${formatNumber(bytes)}-byte page`,
           `Fastify = startWebServer with its defaults (helmet headers, cookie plugin, in-memory per-client rate limit) except limits.requestsPerClientPerMinute raised to 1e9, so the limiter still counts every request but none is answered 429`,
-          `node:http = the same connection timeouts, openChallenge (store.getNonce plus the used/expired check the route makes), renderVerifyPage with a fresh randomBytes(16) CSP nonce, and the ${servers.baselineHeaderNames.length} headers of one Fastify response (x-ratelimit-* as fixed values) plus content-length and the per-response CSP`,
+          `node:http = the same connection timeouts, openChallenge (store.getNonce plus the used/expired check the route makes), renderVerifyPage with a fresh randomBytes(16) CSP nonce, and the ${servers.baselineHeaderNames.length} headers of one Fastify response plus content-length and the per-response CSP`,
           `latency from sending a request to the end of its body; p50, p99 and requests/s are medians of rounds, the ratios medians of the per-round ratios of ABAB pairs; server CPU = the child's user + system time per request`,
         ].join('; '),
         targets: [`Fastify p50 ≤ ${P50_RATIO_TARGET}× node:http p50, no non-200 answers`],

@@ -10,7 +10,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
 import { request } from 'undici';
-import { createChallenge, type SiweConfig } from '../src/gating/proofs/siwe.ts';
+import type { SiweConfig } from '../src/gating/proofs/challengeMessage.ts';
+import { createChallenge } from '../src/gating/proofs/siwe.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GatingStore } from '../src/store/types.ts';
 import { listenHttp } from '../src/web/listen.ts';

@@ -67,7 +67,8 @@ export interface WebLimiters {
 
 /** The client a limit counts: the address (IPv6 by its /64, as one host usually holds the whole prefix). */
 export function clientKey(request: FastifyRequest): string {
-  return normalizeIP(request.ip);
+  const ip = request.ip;
+  return ip.includes(':') ? normalizeIP(ip) : ip;
 }
 
 /**
@@ -88,6 +89,12 @@ export async function registerLimits(
     ...(redis ? { redis: redis.client, nameSpace: `${redis.prefix}rate:` } : {}),
     // A Redis outage must not take the pages down: the limits then count nothing until it is back.
     skipOnError: true,
+    // The limit is said when it is reached (429 with Retry-After), not on every answer.
+    addHeadersOnExceeding: {
+      'x-ratelimit-limit': false,
+      'x-ratelimit-remaining': false,
+      'x-ratelimit-reset': false,
+    },
     errorResponseBuilder: (_request, context) => slowDown(context.ttl),
   });
   const windowMs = settings.windowMs;

@@ -3,6 +3,7 @@ import {
   identityOption,
   PRIVATE_OPTION,
   stringOption,
+  USER_INSTALLABLE,
   withFreshness,
 } from '../src/discord/command.ts';
 import { renderAvatar } from '../src/render/avatar.ts';
@@ -10,6 +11,7 @@ import { renderAvatar } from '../src/render/avatar.ts';
 export default {
   data: {
     name: 'avatar',
+    ...USER_INSTALLABLE,
     description: 'Show the avatar of a web3 name or address',
     options: [
       identityOption('ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an address'),

@@ -1,6 +1,7 @@
 import { ApplicationCommandType } from 'discord-api-types/v10';
 import type { Command } from '../src/discord/command.ts';
 import {
+  GUILD_INSTALL_ONLY,
   GUILD_ONLY_CONTEXTS,
   gatingAccess,
   guildNames,
@@ -14,6 +15,7 @@ export default {
     name: 'Check web3 credentials',
     type: ApplicationCommandType.User,
     default_member_permissions: MANAGE_ROLES_PERMISSION,
+    integration_types: GUILD_INSTALL_ONLY,
     contexts: GUILD_ONLY_CONTEXTS,
   },
   ephemeral: true,

@@ -3,6 +3,7 @@ import {
   identityOption,
   PRIVATE_OPTION,
   stringOption,
+  USER_INSTALLABLE,
   withFreshness,
 } from '../src/discord/command.ts';
 import { renderCredentials } from '../src/render/credentials.ts';
@@ -10,6 +11,7 @@ import { renderCredentials } from '../src/render/credentials.ts';
 export default {
   data: {
     name: 'creds',
+    ...USER_INSTALLABLE,
     description: 'Show trust and risk signals (human, spam, risky) for a web3 identity',
     options: [identityOption('A name or address, or platform,identity'), PRIVATE_OPTION],
   },

@@ -3,6 +3,7 @@ import {
   identityOption,
   PRIVATE_OPTION,
   stringOption,
+  USER_INSTALLABLE,
   withFreshness,
 } from '../src/discord/command.ts';
 import { renderDomain } from '../src/render/domain.ts';
@@ -10,6 +11,7 @@ import { renderDomain } from '../src/render/domain.ts';
 export default {
   data: {
     name: 'domain',
+    ...USER_INSTALLABLE,
     description: 'Show owner, resolver, records and expiry of an ENS, Basenames, Linea or Solana name',
     options: [
       identityOption('e.g. vitalik.eth, tony.base.eth, bonfida.sol', { name: 'name' }),

@@ -8,6 +8,7 @@ import {
 } from 'discord-api-types/v10';
 import type { Command, CommandContext, CommandOptions } from '../src/discord/command.ts';
 import {
+  GUILD_INSTALL_ONLY,
   GUILD_ONLY_CONTEXTS,
   gatingAccess,
   guildNames,
@@ -131,6 +132,7 @@ export default {
     name: 'gating',
     description: 'Role gating on web3 credentials (moderators)',
     default_member_permissions: MANAGE_ROLES_PERMISSION,
+    integration_types: GUILD_INSTALL_ONLY,
     contexts: GUILD_ONLY_CONTEXTS,
     options: [
       subcommand('setup', 'Turn role gating on, or change its rules', [

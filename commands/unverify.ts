@@ -1,11 +1,12 @@
 import { type Command, identityOption } from '../src/discord/command.ts';
-import { GUILD_ONLY_CONTEXTS, gatingAccess } from '../src/discord/gatingContext.ts';
+import { GUILD_INSTALL_ONLY, GUILD_ONLY_CONTEXTS, gatingAccess } from '../src/discord/gatingContext.ts';
 import { renderUnverified } from '../src/render/gatingMember.ts';
 
 export default {
   data: {
     name: 'unverify',
     description: 'Unlink your web3 identities (or one of them) in this server',
+    integration_types: GUILD_INSTALL_ONLY,
     contexts: GUILD_ONLY_CONTEXTS,
     options: [identityOption('Only this identity (default: all of them)', { required: false })],
   },

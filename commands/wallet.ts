@@ -4,6 +4,7 @@ import {
   identityOption,
   PRIVATE_OPTION,
   stringOption,
+  USER_INSTALLABLE,
   withFreshness,
 } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
@@ -19,6 +20,7 @@ async function walletPayload(identity: string, page: number, ctx: CommandContext
 export default {
   data: {
     name: 'wallet',
+    ...USER_INSTALLABLE,
     description: 'Show the identities, domains and credentials linked to a wallet (needs an API key)',
     options: [identityOption('An EVM or Solana address, or a name'), PRIVATE_OPTION],
   },

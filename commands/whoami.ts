@@ -1,6 +1,11 @@
 import type { Command, CommandContext } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
-import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
+import {
+  GUILD_INSTALL_ONLY,
+  GUILD_ONLY_CONTEXTS,
+  gatingAccess,
+  guildNames,
+} from '../src/discord/gatingContext.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
 import { renderLinkedRoleStatus, renderVerifyResult, renderWhoami } from '../src/render/gatingMember.ts';
 import type { MessagePayload } from '../src/render/types.ts';
@@ -25,6 +30,7 @@ export default {
   data: {
     name: 'whoami',
     description: 'Your proven web3 identities here, and the credential behind each gated role',
+    integration_types: GUILD_INSTALL_ONLY,
     contexts: GUILD_ONLY_CONTEXTS,
   },
   cooldown: true,

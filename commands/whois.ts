@@ -6,6 +6,7 @@ import {
   identityOption,
   PRIVATE_OPTION,
   stringOption,
+  USER_INSTALLABLE,
   withFreshness,
 } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
@@ -59,6 +60,7 @@ async function whoisPayload(
 export default {
   data: {
     name: 'whois',
+    ...USER_INSTALLABLE,
     description: 'Show the web3 profile of a name or address',
     options: [
       identityOption('ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an EVM or Solana address'),

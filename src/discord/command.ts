@@ -1,11 +1,14 @@
 import type {
   ChatInputCommandInteraction,
   MessageComponentInteraction,
+  MessageContextMenuCommandInteraction,
   UserContextMenuCommandInteraction,
 } from 'discord.js';
 import {
   type APIApplicationCommandStringOption,
   ApplicationCommandOptionType,
+  ApplicationIntegrationType,
+  InteractionContextType,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
   type RESTPutAPIApplicationGuildCommandsJSONBody,
@@ -29,14 +32,33 @@ export interface BotDeps {
   gating?: GatingService;
 }
 
+export type CommandInteraction =
+  | ChatInputCommandInteraction
+  | UserContextMenuCommandInteraction
+  | MessageContextMenuCommandInteraction;
+
 export interface CommandContext {
   deps: BotDeps;
   render: RenderContext;
   userId: string;
+  /**
+   * The server that installed the bot, where this ran; null in DMs and in a server that reaches the
+   * app only through a user's install (the bot has no member there: answer through the interaction only).
+   */
   guildId: string | null;
   /** The discord.js interaction, when there is one (absent in `npm run preview`). */
-  interaction?: ChatInputCommandInteraction | UserContextMenuCommandInteraction | MessageComponentInteraction;
+  interaction?: CommandInteraction | MessageComponentInteraction;
 }
+
+/** Lookups: installable to a server or to a user's account, and usable in servers, the bot's DM and other DMs. */
+export const USER_INSTALLABLE = {
+  integration_types: [ApplicationIntegrationType.GuildInstall, ApplicationIntegrationType.UserInstall],
+  contexts: [
+    InteractionContextType.Guild,
+    InteractionContextType.BotDM,
+    InteractionContextType.PrivateChannel,
+  ],
+};
 
 /** A component handler receives the parts of its custom id after the command and handler names. */
 export type ComponentHandler = (

@@ -4,15 +4,21 @@
  */
 
 import { GuildMember } from 'discord.js';
-import { PermissionFlagsBits } from 'discord-api-types/v10';
+import {
+  ApplicationIntegrationType,
+  InteractionContextType,
+  PermissionFlagsBits,
+} from 'discord-api-types/v10';
 import type { GatingService } from '../gating/service.ts';
 import { renderGatingUnavailable, renderGuildOnly, renderNeedsManageRoles } from '../render/gatingGuild.ts';
 import type { GuildNames } from '../render/gatingLabels.ts';
 import type { MessagePayload } from '../render/types.ts';
 import type { CommandContext } from './command.ts';
 
-/** Guild only, as `contexts` on the command data (InteractionContextType.Guild). */
-export const GUILD_ONLY_CONTEXTS = [0];
+/** Guild only, as `contexts` on the command data. */
+export const GUILD_ONLY_CONTEXTS = [InteractionContextType.Guild];
+/** Gating edits roles in the server: only a server install gives the bot a member to do it with. */
+export const GUILD_INSTALL_ONLY = [ApplicationIntegrationType.GuildInstall];
 /** `default_member_permissions` for moderator commands: Manage Roles, as Discord's string bitfield. */
 export const MANAGE_ROLES_PERMISSION = PermissionFlagsBits.ManageRoles.toString();
 

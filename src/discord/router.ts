@@ -1,14 +1,13 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   ApplicationCommandOptionType,
-  type ChatInputCommandInteraction,
+  ApplicationIntegrationType,
   type CommandInteractionOption,
   type Interaction,
   type InteractionEditReplyOptions,
   type InteractionReplyOptions,
   type MessageComponentInteraction,
   MessageFlags,
-  type UserContextMenuCommandInteraction,
 } from 'discord.js';
 import {
   renderCooldown,
@@ -18,11 +17,10 @@ import {
 } from '../render/errors.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
-import type { BotDeps, Command, CommandContext, CommandOptions } from './command.ts';
+import type { BotDeps, Command, CommandContext, CommandInteraction, CommandOptions } from './command.ts';
 import type { Cooldown } from './cooldown.ts';
 import { decodeCustomId } from './customId.ts';
 
-type CommandInteraction = ChatInputCommandInteraction | UserContextMenuCommandInteraction;
 type Outcome = { ok: true; payload: MessagePayload } | { ok: false; error: unknown };
 
 export interface InteractionRouter {
@@ -70,6 +68,19 @@ export function readOptions(
   return out;
 }
 
+/**
+ * The server whose install of the app this interaction came through, or null: in DMs, and in a server that
+ * did not install the app (a user's install reaches it, and the bot has no member there).
+ * @see https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-object-authorizing-integration-owners-object
+ */
+export function installedGuildId(
+  interaction: Pick<Interaction, 'guildId' | 'authorizingIntegrationOwners'>,
+): string | null {
+  const { guildId } = interaction;
+  const guildOwner = interaction.authorizingIntegrationOwners[ApplicationIntegrationType.GuildInstall];
+  return guildId !== null && guildOwner === guildId ? guildId : null;
+}
+
 export function createRouter(options: {
   commands: readonly Command[];
   deps: BotDeps;
@@ -95,7 +106,7 @@ export function createRouter(options: {
     deps,
     render,
     userId: interaction.user.id,
-    guildId: interaction.guildId,
+    guildId: installedGuildId(interaction),
     interaction,
   });
 
@@ -232,13 +243,18 @@ export function createRouter(options: {
       interactionId: interaction.id,
       userId: interaction.user.id,
       guildId: interaction.guildId,
+      context: interaction.context,
       // The gateway shard it came through (DMs come through shard 0).
       shard: interaction.guild?.shardId ?? 0,
       command: interaction.isCommand() ? interaction.commandName : undefined,
       customId: interaction.isMessageComponent() ? interaction.customId : undefined,
     };
     try {
-      if (interaction.isChatInputCommand() || interaction.isUserContextMenuCommand())
+      if (
+        interaction.isChatInputCommand() ||
+        interaction.isUserContextMenuCommand() ||
+        interaction.isMessageContextMenuCommand()
+      )
         await handleCommand(interaction, base);
       else if (interaction.isMessageComponent()) await handleComponent(interaction, base);
       else if (interaction.isAutocomplete()) await interaction.respond([]);

@@ -278,7 +278,10 @@ export function renderNeedsManageRoles(ctx: RenderContext): MessagePayload {
 
 /** A gating command outside a server. */
 export function renderGuildOnly(ctx: RenderContext): MessagePayload {
-  return plain(embed('Server only', 'Run this command in a server.', COLORS.neutral), ctx);
+  return plain(
+    embed('Server only', 'Run this command in a server that has added the bot.', COLORS.neutral),
+    ctx,
+  );
 }
 
 /** The deployment runs without the gating module. */

@@ -4,10 +4,14 @@ import type {
   APIChatInputApplicationCommandInteraction,
   APIChatInputApplicationCommandInteractionData,
   APIDMChannel,
+  APIGroupDMChannel,
   APIInteractionDataResolved,
   APIInteractionDataResolvedChannel,
   APIInteractionDataResolvedGuildMember,
   APIInteractionGuildMember,
+  APIMessage,
+  APIMessageApplicationCommandInteraction,
+  APIMessageApplicationCommandInteractionData,
   APIMessageComponentInteraction,
   APIMessageComponentInteractionData,
   APIModalSubmissionComponent,
@@ -28,6 +32,7 @@ import {
   ComponentType,
   InteractionContextType,
   Locale,
+  MessageType,
 } from 'discord-api-types/v10';
 import { asRecord } from './messages.ts';
 import { nextSnowflake } from './snowflake.ts';
@@ -43,9 +48,13 @@ export interface CommandInput {
   userId: string;
   /** The user's client locale, e.g. 'en-US' or 'de' (default 'en-US'); any string is passed through. */
   locale?: string;
-  /** 'user' plays a user context-menu command on `targetId`. */
-  type?: 'chat' | 'user';
+  /** 'user' plays a user context-menu command on `targetId`; 'message' a message one on `targetMessage`. */
+  type?: 'chat' | 'user' | 'message';
   targetId?: string;
+  /** The message a message command runs on, in the invocation's channel; its author defaults to the invoker. */
+  targetMessage?: { content: string; authorId?: string };
+  /** With `guildId: null`: play in a group DM with these users (the bot is not in it), not the bot's DM. */
+  groupDmWith?: readonly string[];
   /** Overrides the member's computed permissions in the payload. */
   memberPermissions?: bigint;
 }
@@ -107,13 +116,22 @@ interface Invocation {
 
 const ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024;
 
-/** Builds the INTERACTION_CREATE payload for a slash command or user context-menu command. */
+const COMMAND_TYPES = {
+  chat: ApplicationCommandType.ChatInput,
+  user: ApplicationCommandType.User,
+  message: ApplicationCommandType.Message,
+} as const;
+
+/** Builds the INTERACTION_CREATE payload for a slash command or a user or message context-menu command. */
 export function buildCommandInteraction(
   ctx: PayloadContext,
   input: CommandInput,
   id: string,
   token: string,
-): APIChatInputApplicationCommandInteraction | APIUserApplicationCommandInteraction {
+):
+  | APIChatInputApplicationCommandInteraction
+  | APIUserApplicationCommandInteraction
+  | APIMessageApplicationCommandInteraction {
   const invocation = invoke(
     ctx,
     input.guildId,
@@ -121,9 +139,10 @@ export function buildCommandInteraction(
     input.channelId,
     input.locale,
     input.memberPermissions,
+    input.groupDmWith,
   );
   const guildId = invocation.guild?.id;
-  const commandType = input.type === 'user' ? ApplicationCommandType.User : ApplicationCommandType.ChatInput;
+  const commandType = COMMAND_TYPES[input.type ?? 'chat'];
   const command = findCommand(ctx.state, input.name, commandType, guildId);
   const commandId = command?.id ?? syntheticCommandId(input.name);
   const scope = command?.guild_id ? { guild_id: command.guild_id } : {};
@@ -141,6 +160,19 @@ export function buildCommandInteraction(
       ...scope,
     };
     const payload: APIUserApplicationCommandInteraction = { ...base, data };
+    return payload;
+  }
+  if (commandType === ApplicationCommandType.Message) {
+    const message = targetMessage(ctx.state, invocation, input);
+    const data: APIMessageApplicationCommandInteractionData = {
+      id: commandId,
+      name: input.name,
+      type: ApplicationCommandType.Message,
+      target_id: message.id,
+      resolved: { messages: { [message.id]: message } },
+      ...scope,
+    };
+    const payload: APIMessageApplicationCommandInteraction = { ...base, data };
     return payload;
   }
   resolveOptions(ctx.state, invocation.guild, input.options ?? [], resolved);
@@ -284,6 +316,30 @@ function submittedInput(
   return { type: ComponentType.TextInput, custom_id: customId, value };
 }
 
+/** The message a message command targets, as `resolved.messages` carries it (any user's text, verbatim). */
+function targetMessage(state: FakeDiscordState, invocation: Invocation, input: CommandInput): APIMessage {
+  const given = input.targetMessage;
+  if (!given) throw new Error('runCommand: a message command needs `targetMessage`');
+  const author = state.users.get(given.authorId ?? input.userId);
+  if (!author) throw new Error(`unknown author ${given.authorId}: add them with addMember or addUser first`);
+  return {
+    id: nextSnowflake(),
+    channel_id: invocation.channelId,
+    author,
+    content: given.content,
+    timestamp: new Date().toISOString(),
+    edited_timestamp: null,
+    tts: false,
+    mention_everyone: false,
+    mentions: [],
+    mention_roles: [],
+    attachments: [],
+    embeds: [],
+    pinned: false,
+    type: MessageType.Default,
+  };
+}
+
 function invoke(
   ctx: PayloadContext,
   guildIdInput: string | null | undefined,
@@ -291,6 +347,7 @@ function invoke(
   channelIdInput: string | undefined,
   locale: string | undefined,
   permissionsOverride?: bigint,
+  groupDmWith?: readonly string[],
 ): Invocation {
   const { state } = ctx;
   const user = state.users.get(userId);
@@ -303,7 +360,7 @@ function invoke(
     attachment_size_limit: ATTACHMENT_SIZE_LIMIT,
   };
   if (guildId === null || guildId === undefined) {
-    const dm = openDmChannel(state, user);
+    const dm = groupDmWith ? groupDmChannel(state, user, groupDmWith) : openDmChannel(state, user);
     return {
       guild: null,
       user,
@@ -314,7 +371,7 @@ function invoke(
         channel: dm,
         channel_id: dm.id,
         app_permissions: '0',
-        context: InteractionContextType.BotDM,
+        context: groupDmWith ? InteractionContextType.PrivateChannel : InteractionContextType.BotDM,
         authorizing_integration_owners: { [ApplicationIntegrationType.UserInstall]: user.id },
       },
     };
@@ -343,7 +400,10 @@ function invoke(
       guild_locale: guild.preferredLocale,
       app_permissions: appPermissions.toString(),
       context: InteractionContextType.Guild,
-      authorizing_integration_owners: { [ApplicationIntegrationType.GuildInstall]: guild.id },
+      // Without a bot member the server never installed the app: only the user's install reaches it.
+      authorizing_integration_owners: botMember
+        ? { [ApplicationIntegrationType.GuildInstall]: guild.id }
+        : { [ApplicationIntegrationType.UserInstall]: user.id },
     },
   };
 }
@@ -363,6 +423,29 @@ export function openDmChannel(state: FakeDiscordState, user: APIUser): APIDMChan
   };
   state.dmChannels.set(channel.id, channel);
   return channel;
+}
+
+/** A group DM of `user` and `others`, as an interaction in it carries it; the bot is not a recipient. */
+function groupDmChannel(
+  state: FakeDiscordState,
+  user: APIUser,
+  others: readonly string[],
+): APIGroupDMChannel {
+  const recipients = others.map((id) => {
+    const other = state.users.get(id);
+    if (!other) throw new Error(`unknown user ${id}: add them with addUser first`);
+    return other;
+  });
+  return {
+    id: nextSnowflake(),
+    type: ChannelType.GroupDM,
+    name: null,
+    icon: null,
+    owner_id: user.id,
+    last_message_id: null,
+    recipients: [user, ...recipients],
+    flags: 0 as ChannelFlags,
+  };
 }
 
 function findCommand(

@@ -404,7 +404,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     state,
     addGuild(input = {}) {
       const guild = createGuild(state, input);
-      gateway.dispatch(GatewayDispatchEvents.GuildCreate, toGuildCreate(guild, botUser.id, false));
+      if (input.botInstalled !== false)
+        gateway.dispatch(GatewayDispatchEvents.GuildCreate, toGuildCreate(guild, botUser.id, false));
       return guild;
     },
     addRole,
@@ -462,7 +463,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
             openedBy: null,
             commandName: input.name,
             messageType:
-              input.type === 'user' ? MessageType.ContextMenuCommand : MessageType.ChatInputCommand,
+              input.type === 'user' || input.type === 'message'
+                ? MessageType.ContextMenuCommand
+                : MessageType.ChatInputCommand,
           },
         };
       });

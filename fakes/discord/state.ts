@@ -91,6 +91,8 @@ export interface AddGuildInput {
   botRolePosition: number;
   everyonePermissions: bigint;
   channelNames: string[];
+  /** false: a server that never installed the app (no bot member, never sent to the gateway). */
+  botInstalled: boolean;
 }
 
 export const ALL_PERMISSIONS = Object.values(PermissionFlagsBits).reduce((all, bit) => all | bit, 0n);
@@ -232,7 +234,9 @@ export function createGuild(state: FakeDiscordState, input: Partial<AddGuildInpu
     ]),
     members: new Map([
       [owner.id, makeMember(owner, [], joinedAt)],
-      [botUser.id, makeMember(botUser, [botRole.id], joinedAt)],
+      ...(input.botInstalled === false
+        ? []
+        : [[botUser.id, makeMember(botUser, [botRole.id], joinedAt)] as const]),
     ]),
     channels: new Map(channels.map((channel) => [channel.id, channel])),
     emojis: [],

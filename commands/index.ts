@@ -5,6 +5,7 @@ import checkCredentials from './checkCredentials.ts';
 import creds from './creds.ts';
 import domain from './domain.ts';
 import gating from './gating.ts';
+import messageIdentities from './messageIdentities.ts';
 import unverify from './unverify.ts';
 import verify from './verify.ts';
 import wallet from './wallet.ts';
@@ -12,7 +13,7 @@ import whoami from './whoami.ts';
 import whois from './whois.ts';
 
 /** The lookup commands every deployment has. */
-export const LOOKUP_COMMANDS: readonly Command[] = [whois, avatar, creds, domain, wallet];
+export const LOOKUP_COMMANDS: readonly Command[] = [whois, avatar, creds, domain, wallet, messageIdentities];
 
 /** The role-gating commands, registered only when GATING_ENABLED. */
 export const GATING_COMMANDS: readonly Command[] = [verify, unverify, whoami, gating, checkCredentials];

@@ -57,6 +57,9 @@ async function whoisPayload(
   return payload;
 }
 
+/** The custom id of a menu whose options' values are identities: choosing one opens its /whois card. */
+export const WHOIS_OPEN_ID = encodeCustomId('whois', 'open');
+
 export default {
   data: {
     name: 'whois',
@@ -84,6 +87,10 @@ export default {
     select([platform, identity], values, ctx) {
       const selected = Number.parseInt(values[0] ?? '0', 10);
       return whoisPayload(identity ?? '', isPlatform(platform) ? platform : undefined, selected, ctx);
+    },
+    /** A menu whose chosen value is the identity (the message menu's list): its full card. */
+    open(_args, values, ctx) {
+      return whoisPayload(values[0] ?? '', undefined, 0, ctx);
     },
   },
 } satisfies Command;

@@ -82,7 +82,10 @@ describe('npm start (node src/app/main.ts)', () => {
       expect(typeof line.level).toBe('number');
       expect(typeof line.time).toBe('number');
     }
-    expect(lines.find((l) => l.msg === 'bot ready')).toMatchObject({ level: 30, commands: 5 });
+    expect(lines.find((l) => l.msg === 'bot ready')).toMatchObject({
+      level: 30,
+      commands: commandsFor({ GATING_ENABLED: false }).length,
+    });
     expect(upstream.requests.at(-1)?.headers['x-api-key']).toBe(`Bearer ${API_KEY}`);
   });
 
@@ -144,7 +147,7 @@ describe('npm run deploy-commands (node src/app/deploy.ts)', () => {
   let guild: FakeGuild;
   const expected = commandsFor({ GATING_ENABLED: false })
     .map((command) => command.data.name)
-    .sort();
+    .sort((a, b) => a.localeCompare(b));
 
   beforeAll(async () => {
     discord = await startFakeDiscord({ token: TOKEN });

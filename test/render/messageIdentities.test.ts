@@ -96,7 +96,7 @@ describe('renderMessageIdentities', () => {
     // Menu labels are plain text that Discord never parses; the embed is where markup would act.
     const description = payload.embeds[0]?.description ?? '';
     expect(description).not.toMatch(/<@|<#|@everyone|\[click\]\(|\*\*@/);
-    expect(visibleText(payload)).not.toMatch(/[\u0000\u0007\u202e]/);
+    for (const hidden of ['\u0000', '\u0007', '\u202e']) expect(visibleText(payload)).not.toContain(hidden);
     for (const option of menu(payload).options) {
       expect(option.label.length).toBeLessThanOrEqual(100);
       expect(option.description?.length ?? 0).toBeLessThanOrEqual(100);

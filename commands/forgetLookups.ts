@@ -1,0 +1,21 @@
+import { ApplicationIntegrationType, InteractionContextType } from 'discord-api-types/v10';
+import type { Command } from '../src/discord/command.ts';
+import { renderForgottenLookups } from '../src/render/recentLookups.ts';
+
+export default {
+  data: {
+    name: 'forget-lookups',
+    description: 'Forget the identities you looked up, so identity options stop suggesting them',
+    integration_types: [ApplicationIntegrationType.GuildInstall, ApplicationIntegrationType.UserInstall],
+    contexts: [
+      InteractionContextType.Guild,
+      InteractionContextType.BotDM,
+      InteractionContextType.PrivateChannel,
+    ],
+  },
+  ephemeral: true,
+  async answer(_options, ctx) {
+    const forgotten = (await ctx.deps.recentLookups?.forgetUser(ctx.userId)) ?? { lookups: 0, servers: 0 };
+    return renderForgottenLookups(forgotten);
+  },
+} satisfies Command;

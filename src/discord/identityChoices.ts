@@ -1,6 +1,6 @@
 import type { APIApplicationCommandOptionChoice } from 'discord-api-types/v10';
-import { MAX_IDENTITY_LENGTH, parseIdentity } from '../web3bio/identity.ts';
-import { completeIdentity } from '../web3bio/identityCompletions.ts';
+import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';
+import { completeIdentity, stableIdentity } from '../web3bio/identityCompletions.ts';
 
 /** Discord shows at most 25 autocomplete choices. */
 export const MAX_AUTOCOMPLETE_CHOICES = 25;
@@ -41,13 +41,9 @@ export function identityChoices(
   return [...values].map((value) => ({ name: value, value }));
 }
 
-/** The normalised identity, when `value` parses and fits in a choice; undefined otherwise. */
+/** The normalised identity, when `value` parses (stably) and fits in a choice; undefined otherwise. */
 function offerable(value: string): string | undefined {
   if (typeof value !== 'string' || value.length > MAX_IDENTITY_LENGTH) return undefined;
-  try {
-    const { identity } = parseIdentity(value);
-    return identity.length <= MAX_CHOICE_LENGTH ? identity : undefined;
-  } catch {
-    return undefined;
-  }
+  const identity = stableIdentity(value)?.identity;
+  return identity !== undefined && identity.length <= MAX_CHOICE_LENGTH ? identity : undefined;
 }

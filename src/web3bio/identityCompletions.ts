@@ -1,4 +1,4 @@
-import { MAX_IDENTITY_LENGTH, parseIdentity } from './identity.ts';
+import { type IdentityKind, MAX_IDENTITY_LENGTH, type ParsedIdentity, parseIdentity } from './identity.ts';
 
 /**
  * The endings a name is completed with, in the order they are offered: ENS, Basenames, Linea, Farcaster,
@@ -9,24 +9,41 @@ export const NAME_ENDINGS: readonly string[] = ['.eth', '.base.eth', '.linea.eth
 /** Hex after 0x: an address being typed, which no ending turns into a name anyone means. */
 const PARTIAL_EVM_ADDRESS = /^0x[0-9a-f]*$/i;
 
+/** Identities that stand for themselves: nothing is appended to them. */
+const WHOLE_KINDS: ReadonlySet<IdentityKind> = new Set(['evm-address', 'solana-address', 'farcaster-fid']);
+
 /**
- * The identities `typed` may be heading for, normalised by `parseIdentity` (ENSIP-15), in the order of
- * NAME_ENDINGS after the typed text itself when it already names something else (an address, a
- * `.sol` name, a FID). Only forms that parse are returned; never throws.
+ * The identities `typed` may be heading for, normalised by `parseIdentity` (ENSIP-15): an address or a
+ * FID as it is; else its completions in the order of NAME_ENDINGS (`vitalik` → `vitalik.eth` …
+ * `vitalik.lens`, `vitalik.ba` → `vitalik.base.eth`); else, when no ending fits, the typed name itself
+ * (`bonfida.sol`). Only forms that parse back to themselves are returned; never throws.
  */
 export function completeIdentity(typed: string): string[] {
   const text = typeof typed === 'string' ? typed.trim() : '';
   if (text === '' || text.length > MAX_IDENTITY_LENGTH) return [];
-  const completions = PARTIAL_EVM_ADDRESS.test(text) ? [] : endingsFor(text);
-  const out = new Set<string>();
-  const itself = parsedOrUndefined(text);
-  // A bare word parses as a Farcaster username: it is offered among the endings, in its place.
-  if (itself !== undefined && !(itself.kind === 'farcaster' && !text.includes('.'))) out.add(itself.identity);
-  for (const candidate of completions) {
-    const parsed = parsedOrUndefined(candidate);
-    if (parsed) out.add(parsed.identity);
+  const itself = stableIdentity(text);
+  if (itself && WHOLE_KINDS.has(itself.kind)) return [itself.identity];
+  if (PARTIAL_EVM_ADDRESS.test(text)) return [];
+  const completions = new Set<string>();
+  for (const candidate of endingsFor(text)) {
+    const parsed = stableIdentity(candidate);
+    if (parsed) completions.add(parsed.identity);
   }
-  return [...out];
+  if (completions.size > 0) return [...completions];
+  return itself ? [itself.identity] : [];
+}
+
+/**
+ * `text` parsed, when its normalised identity parses to itself again (so it can be offered as a value:
+ * `ab--cd` parses as a Farcaster username, but `ab--cd.farcaster` is no valid name); undefined otherwise.
+ */
+export function stableIdentity(text: string): ParsedIdentity | undefined {
+  try {
+    const parsed = parseIdentity(text);
+    return parseIdentity(parsed.identity).identity === parsed.identity ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** `text` completed with each ending it is on its way to (`vitalik.ba` → `vitalik.base.eth`). */
@@ -48,12 +65,4 @@ function startedEnding(lower: string, ending: string): number | undefined {
     if (lower.endsWith(ending.slice(0, length))) return length;
   }
   return lower.includes('.') ? undefined : 0;
-}
-
-function parsedOrUndefined(text: string) {
-  try {
-    return parseIdentity(text);
-  } catch {
-    return undefined;
-  }
 }

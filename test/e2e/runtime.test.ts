@@ -82,7 +82,7 @@ describe('npm start (node src/app/main.ts)', () => {
       expect(typeof line.level).toBe('number');
       expect(typeof line.time).toBe('number');
     }
-    expect(lines.find((l) => l.msg === 'bot ready')).toMatchObject({ level: 30, commands: 5 });
+    expect(lines.find((l) => l.msg === 'bot ready')).toMatchObject({ level: 30, commands: 6 });
     expect(upstream.requests.at(-1)?.headers['x-api-key']).toBe(`Bearer ${API_KEY}`);
   });
 

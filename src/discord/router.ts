@@ -181,9 +181,10 @@ export function createRouter(options: {
     );
     logOutcome(base, outcome, started);
     if (outcome.ok) {
-      rememberLookup(deps, command, options, { userId: interaction.user.id, guildId: interaction.guildId });
       if (deferred) await interaction.editReply(toEditOptions(outcome.payload));
       else await interaction.reply(toReplyOptions(outcome.payload, ephemeral));
+      // After the answer, so the write (a Redis round trip with REDIS_URL) never delays it.
+      rememberLookup(deps, command, options, { userId: interaction.user.id, guildId: interaction.guildId });
       return;
     }
     const errorPayload = renderError(outcome.error, render);

@@ -19,6 +19,7 @@ export default {
     ],
   },
   cooldown: true,
+  remembersLookup: true,
   async answer(options, ctx) {
     const fetched = await ctx.deps.web3bio.getAvatar(stringOption(options, 'identity'));
     return renderAvatar(fetched.data, withFreshness(ctx.render, fetched));

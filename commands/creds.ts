@@ -16,6 +16,7 @@ export default {
     options: [identityOption('A name or address, or platform,identity'), PRIVATE_OPTION],
   },
   cooldown: true,
+  remembersLookup: true,
   async answer(options, ctx) {
     const identity = stringOption(options, 'identity');
     const fetched = await ctx.deps.web3bio.getCredentials(identity);

@@ -19,6 +19,7 @@ export default {
     ],
   },
   cooldown: true,
+  remembersLookup: true,
   async answer(options, ctx) {
     const fetched = await ctx.deps.web3bio.getDomain(stringOption(options, 'name'));
     return renderDomain(fetched.data, withFreshness(ctx.render, fetched));

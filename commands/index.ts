@@ -4,6 +4,7 @@ import avatar from './avatar.ts';
 import checkCredentials from './checkCredentials.ts';
 import creds from './creds.ts';
 import domain from './domain.ts';
+import forgetLookups from './forgetLookups.ts';
 import gating from './gating.ts';
 import messageIdentities from './messageIdentities.ts';
 import unverify from './unverify.ts';
@@ -12,8 +13,16 @@ import wallet from './wallet.ts';
 import whoami from './whoami.ts';
 import whois from './whois.ts';
 
-/** The lookup commands every deployment has. */
-export const LOOKUP_COMMANDS: readonly Command[] = [whois, avatar, creds, domain, wallet, messageIdentities];
+/** The lookup commands every deployment has (and /forget-lookups, which clears what they remember). */
+export const LOOKUP_COMMANDS: readonly Command[] = [
+  whois,
+  avatar,
+  creds,
+  domain,
+  wallet,
+  messageIdentities,
+  forgetLookups,
+];
 
 /** The role-gating commands, registered only when GATING_ENABLED. */
 export const GATING_COMMANDS: readonly Command[] = [verify, unverify, whoami, gating, checkCredentials];

@@ -25,6 +25,7 @@ export default {
     options: [identityOption('An EVM or Solana address, or a name'), PRIVATE_OPTION],
   },
   cooldown: true,
+  remembersLookup: true,
   componentsOwnerOnly: true,
   answer(options, ctx) {
     return walletPayload(stringOption(options, 'identity'), 0, ctx);

@@ -78,6 +78,7 @@ export default {
     ],
   },
   cooldown: true,
+  remembersLookup: true,
   componentsOwnerOnly: true,
   answer(options, ctx) {
     const platform = isPlatform(options.platform) ? options.platform : undefined;

@@ -1,4 +1,5 @@
 import type {
+  APIApplicationCommandAutocompleteInteraction,
   APIApplicationCommandInteractionDataOption,
   APIBaseInteraction,
   APIChatInputApplicationCommandInteraction,
@@ -186,6 +187,36 @@ export function buildCommandInteraction(
   };
   const payload: APIChatInputApplicationCommandInteraction = { ...base, data };
   return payload;
+}
+
+/** What a user has typed so far into an option with `autocomplete: true`. */
+export interface AutocompleteInput extends Omit<CommandInput, 'type' | 'targetId'> {
+  /** The option being typed in: sent with `focused: true` and `value` as its partial text. */
+  focused: string;
+  value: string;
+}
+
+/** Builds the INTERACTION_CREATE payload (type 4) Discord sends while a user types in an autocomplete option. */
+export function buildAutocompleteInteraction(
+  ctx: PayloadContext,
+  input: AutocompleteInput,
+  id: string,
+  token: string,
+): APIApplicationCommandAutocompleteInteraction {
+  const others = (input.options ?? []).filter((option) => option.name !== input.focused);
+  const focused = {
+    name: input.focused,
+    type: ApplicationCommandOptionType.String as const,
+    value: input.value,
+    focused: true,
+  };
+  const command = buildCommandInteraction(ctx, { ...input, options: [...others, focused] }, id, token);
+  const { resolved: _resolved, ...data } = command.data as APIChatInputApplicationCommandInteractionData;
+  return {
+    ...command,
+    type: 4 as InteractionType.ApplicationCommandAutocomplete,
+    data,
+  } as APIApplicationCommandAutocompleteInteraction;
 }
 
 /** Builds the INTERACTION_CREATE payload for a click on a button or a choice in a select menu. */

@@ -41,7 +41,7 @@ export type WaitUntil = 'ack' | 'done';
 export interface TrackInput {
   readonly id: string;
   readonly token: string;
-  readonly kind: 'command' | 'component' | 'modal';
+  readonly kind: 'command' | 'component' | 'modal' | 'autocomplete';
   /** For a modal submit: the interaction that opened the modal. */
   readonly openedBy: string | null;
   readonly user: APIUser;
@@ -55,7 +55,14 @@ export interface TrackInput {
   readonly timeoutMs: number;
 }
 
-type Stage = 'waiting' | 'replied' | 'deferred-reply' | 'deferred-update' | 'updated' | 'modal';
+type Stage =
+  | 'waiting'
+  | 'replied'
+  | 'deferred-reply'
+  | 'deferred-update'
+  | 'updated'
+  | 'modal'
+  | 'autocompleted';
 
 interface Tracked {
   readonly input: TrackInput;
@@ -81,7 +88,13 @@ const INTERACTION_TYPES = {
   command: InteractionType.ApplicationCommand,
   component: InteractionType.MessageComponent,
   modal: InteractionType.ModalSubmit,
+  autocomplete: InteractionType.ApplicationCommandAutocomplete,
 } as const;
+
+/** Discord's limits on autocomplete choices. */
+export const MAX_AUTOCOMPLETE_CHOICES = 25;
+const MAX_CHOICE_NAME = 100;
+const MAX_CHOICE_STRING_VALUE = 100;
 
 const UNKNOWN_INTERACTION = apiError(404, 10_062, 'Unknown interaction');
 const UNKNOWN_WEBHOOK = apiError(404, 10_015, 'Unknown Webhook');
@@ -164,7 +177,9 @@ export class InteractionTracker {
     tracked.stage = stage;
     tracked.result.callbacks.push(request.data === undefined ? { type } : { type, data: request.data });
     tracked.result.ackMs = performance.now() - tracked.dispatchedAt;
-    if (tracked.input.until === 'ack' || stage === 'replied' || stage === 'updated' || stage === 'modal') {
+    const complete =
+      stage === 'replied' || stage === 'updated' || stage === 'modal' || stage === 'autocompleted';
+    if (tracked.input.until === 'ack' || complete) {
       this.#settle(tracked);
     }
     if (query.get('with_response') !== 'true') return noContent;
@@ -269,7 +284,15 @@ export class InteractionTracker {
   #acknowledge(tracked: Tracked, type: number, data: Payload, files: UploadedFile[]): Stage | Answer {
     // Components, and modals opened from one, may update the message the component sits on.
     const onMessage = tracked.input.sourceMessageId !== null;
+    // An autocomplete interaction takes choices and nothing else; nothing else takes choices.
+    if (
+      (tracked.input.kind === 'autocomplete') !==
+      (type === InteractionResponseType.ApplicationCommandAutocompleteResult)
+    )
+      return invalidCallbackType(type);
     switch (type) {
+      case InteractionResponseType.ApplicationCommandAutocompleteResult:
+        return invalidChoices(data) ?? 'autocompleted';
       case InteractionResponseType.ChannelMessageWithSource: {
         const invalid = validateMessagePayload(data, { isCreate: true, hasFiles: files.length > 0 });
         if (invalid) return invalid;
@@ -394,6 +417,27 @@ export class InteractionTracker {
     clearTimeout(tracked.timer);
     tracked.reject(error);
   }
+}
+
+/** A 400 like Discord's when the choices break its limits, or null when they are fine. */
+function invalidChoices(data: Payload): Answer | null {
+  const choices = data.choices;
+  if (!Array.isArray(choices)) return apiError(400, 50_035, 'Invalid Form Body: data.choices is required');
+  if (choices.length > MAX_AUTOCOMPLETE_CHOICES)
+    return apiError(400, 50_035, `Invalid Form Body: at most ${MAX_AUTOCOMPLETE_CHOICES} choices`);
+  for (const choice of choices) {
+    const { name, value } = (asRecord(choice) ?? {}) as { name?: unknown; value?: unknown };
+    const nameOk = typeof name === 'string' && name.length >= 1 && name.length <= MAX_CHOICE_NAME;
+    const valueOk =
+      typeof value === 'number' || (typeof value === 'string' && value.length <= MAX_CHOICE_STRING_VALUE);
+    if (!nameOk || !valueOk)
+      return apiError(
+        400,
+        50_035,
+        'Invalid Form Body: a choice name is 1-100 characters, a value at most 100',
+      );
+  }
+  return null;
 }
 
 function invalidCallbackType(type: number): Answer {

@@ -11,6 +11,8 @@ import {
 import { FakeGateway } from './gateway.ts';
 import { type Answer, apiError, type ParsedRequest, readBody, writeAnswer } from './http.ts';
 import {
+  type AutocompleteInput,
+  buildAutocompleteInteraction,
   buildCommandInteraction,
   buildComponentInteraction,
   buildModalSubmitInteraction,
@@ -106,6 +108,11 @@ export interface RunCommandInput extends CommandInput {
   until?: WaitUntil;
 }
 
+export interface TypeInOptionInput extends AutocompleteInput {
+  /** Default 5000 ms. */
+  timeoutMs?: number;
+}
+
 export interface ClickComponentInput extends ComponentInput {
   timeoutMs?: number;
   until?: WaitUntil;
@@ -160,6 +167,11 @@ export interface FakeDiscord {
    * a type-4 reply, a type-5 deferral then an edit of @original (or a first follow-up), or a modal.
    */
   runCommand(input: RunCommandInput): Promise<InteractionResult>;
+  /**
+   * Plays a user typing `value` into the autocomplete option `focused` of a slash command (an interaction
+   * of type 4); resolves at the bot's type-8 answer, whose `data.choices` is checked against Discord's limits.
+   */
+  typeInOption(input: TypeInOptionInput): Promise<InteractionResult>;
   /** Plays a click on a component of a message the bot sent (select menu values or button). */
   clickComponent(input: ClickComponentInput): Promise<InteractionResult>;
   /** Plays the same user submitting the modal the bot showed; inputs are checked against the modal. */
@@ -466,6 +478,24 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
               input.type === 'user' || input.type === 'message'
                 ? MessageType.ContextMenuCommand
                 : MessageType.ChatInputCommand,
+          },
+        };
+      });
+    },
+    typeInOption(input) {
+      return play(input, (id, interactionToken) => {
+        const payload = buildAutocompleteInteraction({ state, applicationId }, input, id, interactionToken);
+        return {
+          payload,
+          track: {
+            kind: 'autocomplete',
+            user: payload.member?.user ?? payload.user ?? botUser,
+            channelId: payload.channel_id ?? '0',
+            guildId: payload.guild_id ?? null,
+            sourceMessageId: null,
+            openedBy: null,
+            commandName: input.name,
+            messageType: MessageType.ChatInputCommand,
           },
         };
       });

@@ -7,6 +7,7 @@ import {
   RESTEvents,
 } from 'discord.js';
 import { commandsFor } from '../../commands/index.ts';
+import { createRecentLookups } from '../cache/index.ts';
 import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
 import { Cooldown } from '../discord/cooldown.ts';
@@ -247,7 +248,14 @@ export async function startBot(options: {
           metrics,
         })
       : undefined;
-  const deps: BotDeps = { config, logger, web3bio, ...(gating ? { gating: gating.service } : {}) };
+  const recentLookups = createRecentLookups({ redisUrl: config.REDIS_URL, redisPrefix: config.REDIS_PREFIX });
+  const deps: BotDeps = {
+    config,
+    logger,
+    web3bio,
+    recentLookups,
+    ...(gating ? { gating: gating.service } : {}),
+  };
   const router = createRouter({
     commands,
     deps,
@@ -262,6 +270,7 @@ export async function startBot(options: {
   try {
     if (!sharded) http = await startOpsServers({ config, logger, ...botOpsChecks(client, gating, metrics) });
   } catch (error) {
+    await recentLookups.close();
     if (gating) await stopGating(gating, logger);
     throw error;
   }
@@ -299,6 +308,7 @@ export async function startBot(options: {
   } catch (error) {
     await client.destroy();
     await http.close();
+    await recentLookups.close();
     if (gating) await stopGating(gating, logger);
     throw error;
   }
@@ -339,6 +349,7 @@ export async function startBot(options: {
       // Role edits in progress finish (bounded) while the client can still reach Discord.
       if (gating) await stopGating(gating, logger);
       await http.close();
+      await recentLookups.close();
       await client.destroy();
     },
   };

@@ -1,5 +1,7 @@
 import { createLookupCache } from './lookupCache.ts';
 import { MemoryStore } from './memoryStore.ts';
+import { MemoryRecentLookups, type RecentLookups } from './recentLookups.ts';
+import { RedisRecentLookups } from './redisRecentLookups.ts';
 import { RedisStore } from './redisStore.ts';
 import { type CacheTier, TieredStore } from './tieredStore.ts';
 import type { CacheOptions, CacheStore, LookupCache } from './types.ts';
@@ -12,6 +14,15 @@ export {
   MemoryStore,
   type MemoryStoreOptions,
 } from './memoryStore.ts';
+export {
+  DEFAULT_RECENT_LOOKUPS_LIMITS,
+  type ForgottenLookups,
+  type LookupToRemember,
+  MemoryRecentLookups,
+  type RecentLookups,
+  type RecentLookupsLimits,
+} from './recentLookups.ts';
+export { RedisRecentLookups } from './redisRecentLookups.ts';
 export {
   closeRedisClient,
   createRedisClient,
@@ -66,4 +77,12 @@ function createDefaultStore(opts: DefaultCacheOptions): CacheStore {
   const l2 = new RedisStore({ url: opts.redisUrl, prefix: opts.redisPrefix, fillLockMs: opts.fillLockMs });
   if (opts.l1TtlMs === 0) return l2;
   return new TieredStore({ ...bounds, l2, l1TtlMs: opts.l1TtlMs, onRead: opts.onRead });
+}
+
+/** Recent lookups for autocomplete: in Redis (shared by every process) when `redisUrl` is set, else in memory. */
+export function createRecentLookups(
+  opts: Pick<DefaultCacheOptions, 'redisUrl' | 'redisPrefix'>,
+): RecentLookups {
+  if (opts.redisUrl === undefined || opts.redisUrl === '') return new MemoryRecentLookups();
+  return new RedisRecentLookups({ url: opts.redisUrl, prefix: opts.redisPrefix });
 }

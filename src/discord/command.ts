@@ -14,6 +14,7 @@ import {
   type RESTPutAPIApplicationGuildCommandsJSONBody,
 } from 'discord-api-types/v10';
 import type { Config } from '../app/config.ts';
+import type { RecentLookups } from '../cache/recentLookups.ts';
 import type { GatingService } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
@@ -30,6 +31,8 @@ export interface BotDeps {
   web3bio: Web3BioClient;
   /** Present only when GATING_ENABLED: the role-gating commands answer through it. */
   gating?: GatingService;
+  /** The recent lookups identity options suggest (autocomplete); none are remembered without it. */
+  recentLookups?: RecentLookups;
 }
 
 export type CommandInteraction =
@@ -71,6 +74,11 @@ export interface Command {
   data: RESTPostAPIChatInputApplicationCommandsJSONBody | RESTPostAPIContextMenuApplicationCommandsJSONBody;
   /** The command and clicks on its components count against the per-user cooldown (lookups that may reach the upstream). */
   cooldown?: boolean;
+  /**
+   * A lookup: a successful answer puts its identity option's value in the member's recent lookups, and,
+   * unless asked with `private:true`, in the server's (autocomplete suggests them).
+   */
+  remembersLookup?: boolean;
   /** Always answer privately (otherwise only when the `private` option is true). */
   ephemeral?: boolean;
   answer(options: CommandOptions, ctx: CommandContext): Promise<MessagePayload>;
@@ -94,7 +102,10 @@ export const PRIVATE_OPTION = {
   required: false,
 } as const;
 
-/** The string option a lookup takes its identity from: at most MAX_IDENTITY_LENGTH characters. */
+/**
+ * The string option a lookup takes its identity from: at most MAX_IDENTITY_LENGTH characters, with
+ * suggestions while it is typed (the router answers them: identitySuggestions.ts).
+ */
 export function identityOption(
   description: string,
   options: { name?: string; required?: boolean } = {},
@@ -105,7 +116,16 @@ export function identityOption(
     description,
     required: options.required ?? true,
     max_length: MAX_IDENTITY_LENGTH,
+    autocomplete: true,
   };
+}
+
+/** The names of a command's identity options (the string options with suggestions). */
+export function identityOptionNames(command: Command): string[] {
+  const defs = 'options' in command.data ? (command.data.options ?? []) : [];
+  return defs
+    .filter((d) => d.type === ApplicationCommandOptionType.String && d.autocomplete === true)
+    .map((d) => d.name);
 }
 
 /** Read a required string option; the router guarantees required options are present. */

@@ -2,6 +2,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import {
   ApplicationCommandOptionType,
   ApplicationIntegrationType,
+  type AutocompleteInteraction,
   type CommandInteractionOption,
   type Interaction,
   type InteractionEditReplyOptions,
@@ -17,9 +18,17 @@ import {
 } from '../render/errors.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
-import type { BotDeps, Command, CommandContext, CommandInteraction, CommandOptions } from './command.ts';
+import {
+  type BotDeps,
+  type Command,
+  type CommandContext,
+  type CommandInteraction,
+  type CommandOptions,
+  identityOptionNames,
+} from './command.ts';
 import type { Cooldown } from './cooldown.ts';
 import { decodeCustomId } from './customId.ts';
+import { rememberLookup, suggestIdentities } from './identitySuggestions.ts';
 
 type Outcome = { ok: true; payload: MessagePayload } | { ok: false; error: unknown };
 
@@ -186,6 +195,8 @@ export function createRouter(options: {
     if (outcome.ok) {
       if (deferred) await interaction.editReply(toEditOptions(outcome.payload));
       else await interaction.reply(toReplyOptions(outcome.payload, ephemeral));
+      // After the answer, so the write (a Redis round trip with REDIS_URL) never delays it.
+      rememberLookup(deps, command, options, { userId: interaction.user.id, guildId: interaction.guildId });
       return;
     }
     const errorPayload = renderError(outcome.error, render);
@@ -238,6 +249,24 @@ export function createRouter(options: {
     else await interaction.reply(errorPayload);
   }
 
+  /** Suggestions for the identity option being typed: answered at once (autocomplete cannot be deferred). */
+  async function handleAutocomplete(interaction: AutocompleteInteraction): Promise<void> {
+    const started = performance.now();
+    const command = byName.get(interaction.commandName);
+    const focused = interaction.options.getFocused(true);
+    const choices =
+      command && identityOptionNames(command).includes(focused.name) && typeof focused.value === 'string'
+        ? await suggestIdentities(
+            deps,
+            { userId: interaction.user.id, guildId: interaction.guildId },
+            focused.value,
+          )
+        : [];
+    await interaction.respond(choices);
+    const name = `${interaction.commandName}:autocomplete`;
+    options.onAnswered?.({ name, outcome: 'ok', ms: performance.now() - started });
+  }
+
   async function handle(interaction: Interaction): Promise<void> {
     const base = {
       interactionId: interaction.id,
@@ -257,7 +286,7 @@ export function createRouter(options: {
       )
         await handleCommand(interaction, base);
       else if (interaction.isMessageComponent()) await handleComponent(interaction, base);
-      else if (interaction.isAutocomplete()) await interaction.respond([]);
+      else if (interaction.isAutocomplete()) await handleAutocomplete(interaction);
     } catch (error) {
       deps.logger.error({ ...base, err: error }, 'interaction boundary caught an error');
       await lastResortReply(interaction);

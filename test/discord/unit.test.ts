@@ -102,6 +102,7 @@ describe('options', () => {
       description: 'd',
       required: false,
       max_length: MAX_IDENTITY_LENGTH,
+      autocomplete: true,
     });
     const config = loadConfig({
       DISCORD_TOKEN: 't',
@@ -115,7 +116,8 @@ describe('options', () => {
       ),
     );
     expect(identityOptions).toHaveLength(7);
-    for (const option of identityOptions) expect(option).toMatchObject({ max_length: MAX_IDENTITY_LENGTH });
+    for (const option of identityOptions)
+      expect(option).toMatchObject({ max_length: MAX_IDENTITY_LENGTH, autocomplete: true });
   });
 
   it('helpers read strings and the private flag', () => {

@@ -72,6 +72,16 @@ export interface Harness {
   readonly env: Record<string, string>;
   /** Plays `/name option=value…` by `userId` (default ALICE) and resolves with the complete response. */
   run(name: string, options?: OptionInput, more?: RunOptions): Promise<InteractionResult>;
+  /**
+   * Plays typing `value` into the autocomplete option `focused` of `/name` (other `options` already
+   * filled) and resolves at the bot's type-8 answer.
+   */
+  typeIn(
+    name: string,
+    focused: string,
+    value: string,
+    more?: RunOptions & { options?: OptionInput },
+  ): Promise<InteractionResult>;
   /** Plays a click on a component of `message` (select `values`, or a button when none). */
   click(
     message: FakeMessage,
@@ -219,6 +229,17 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
         options: toCommandOptions(commandOptions),
         ...(more.locale ? { locale: more.locale } : {}),
         ...(more.until ? { until: more.until } : {}),
+        ...(more.timeoutMs ? { timeoutMs: more.timeoutMs } : {}),
+      });
+    },
+    typeIn(name, focused, value, more = {}) {
+      return discord.typeInOption({
+        name,
+        focused,
+        value,
+        userId: more.userId ?? ALICE,
+        options: toCommandOptions(more.options ?? {}),
+        ...(more.locale ? { locale: more.locale } : {}),
         ...(more.timeoutMs ? { timeoutMs: more.timeoutMs } : {}),
       });
     },

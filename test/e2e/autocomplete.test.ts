@@ -1,0 +1,124 @@
+/**
+ * Autocomplete on identity options end to end: the stand-in Discord plays a user typing (an interaction
+ * of type 4) and reads the bot's type-8 answer; Web3.bio is never asked while typing.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
+import {
+  ALICE,
+  BOB,
+  callbackTypes,
+  type Harness,
+  isEphemeral,
+  startHarness,
+  visibleMessage,
+} from './harness.ts';
+
+/** The values Discord would show for what `userId` typed into `/name`'s `option`. */
+async function suggestions(h: Harness, name: string, option: string, typed: string, userId = ALICE) {
+  const upstreamBefore = h.upstreamCount();
+  const result = await h.typeIn(name, option, typed, { userId });
+  expect(callbackTypes(result)).toEqual([8]);
+  expect(result.ackMs).toBeLessThan(3_000);
+  expect(h.upstreamCount()).toBe(upstreamBefore);
+  const choices = result.callbacks[0]?.data?.choices as { name: string; value: string }[];
+  expect(choices.length).toBeLessThanOrEqual(25);
+  return choices.map((choice) => choice.value);
+}
+
+describe('autocomplete on identity options', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ env: { USER_COOLDOWN_COMMANDS: '0' } });
+  });
+  afterAll(() => h.close());
+
+  it('before any lookup, offers the completions of what was typed, for every identity option', async () => {
+    expect(await suggestions(h, 'whois', 'identity', 'vitalik')).toEqual([
+      'vitalik.eth',
+      'vitalik.base.eth',
+      'vitalik.linea.eth',
+      'vitalik.farcaster',
+      'vitalik.lens',
+    ]);
+    expect(await suggestions(h, 'domain', 'name', 'vitalik.e')).toEqual(['vitalik.eth']);
+    for (const command of ['avatar', 'creds', 'wallet']) {
+      expect(await suggestions(h, command, 'identity', 'dwr.')).toContain('dwr.farcaster');
+    }
+    expect(await suggestions(h, 'whois', 'identity', '<@123> **x**')).toEqual([]);
+  });
+
+  it('after Alice looks vitalik.eth up, typing "vit" offers it first, to her and to Bob in the server', async () => {
+    const lookup = await h.run('whois', { identity: 'Vitalik.eth' });
+    expect(callbackTypes(lookup)).toEqual([4]);
+    const upstreamBefore = h.upstreamCount();
+    const alice = await suggestions(h, 'avatar', 'identity', 'vit');
+    expect(alice[0]).toBe('vitalik.eth');
+    expect(alice).toEqual([...new Set(alice)]);
+    expect((await suggestions(h, 'whois', 'identity', 'vit', BOB))[0]).toBe('vitalik.eth');
+    expect(h.upstream.requests.length).toBe(upstreamBefore);
+  });
+
+  it('a private lookup is suggested to the one who made it, never to others', async () => {
+    const lookup = await h.run('avatar', { identity: 'sujiyan.eth', private: true });
+    expect(isEphemeral(visibleMessage(lookup))).toBe(true);
+    expect((await suggestions(h, 'whois', 'identity', 'su'))[0]).toBe('sujiyan.eth');
+    const bob = await suggestions(h, 'whois', 'identity', 'su', BOB);
+    expect(bob).not.toContain('sujiyan.eth');
+  });
+
+  it('a failed lookup is not remembered', async () => {
+    await h.run('whois', { identity: 'no-such-name-at-all.eth' });
+    expect(await suggestions(h, 'whois', 'identity', 'no-such', BOB)).not.toContain(
+      'no-such-name-at-all.eth',
+    );
+    expect(await suggestions(h, 'whois', 'identity', '')).not.toContain('no-such-name-at-all.eth');
+  });
+
+  it('/forget-lookups clears Alice’s list and her public lookups in the server, privately', async () => {
+    const result = await h.run('forget-lookups');
+    const message = visibleMessage(result);
+    expect(isEphemeral(message)).toBe(true);
+    expect(message.content).toMatch(/Forgot your 2 recent lookups/);
+    expect(await suggestions(h, 'whois', 'identity', '')).toEqual([]);
+    expect(await suggestions(h, 'whois', 'identity', 'vit', BOB)).not.toContain('vitalik.eth');
+    const again = visibleMessage(await h.run('forget-lookups'));
+    expect(again.content).toMatch(/no recent lookups/);
+  });
+});
+
+describe('autocomplete with REDIS_URL: the recent lookups live in Redis', () => {
+  const prefix = `web3bio-test:${randomUUID()}:`;
+  const client = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({
+      env: { USER_COOLDOWN_COMMANDS: '0', REDIS_URL, REDIS_PREFIX: prefix },
+    });
+  });
+  afterAll(async () => {
+    await h.close();
+    await deleteKeys(client, `${prefix}*`);
+    await client.quit();
+  });
+
+  it('a lookup is written to the member’s and the server’s lists in Redis and suggested from there', async () => {
+    await h.run('whois', { identity: 'vitalik.eth' });
+    await h.run('avatar', { identity: 'sujiyan.eth', private: true });
+    await expect
+      .poll(() => client.lrange(`${prefix}recent:guild:${h.guild.id}`, 0, -1))
+      .toEqual([JSON.stringify(['vitalik.eth', ALICE])]);
+    expect(await client.lrange(`${prefix}recent:user:${ALICE}`, 0, -1)).toEqual([
+      JSON.stringify(['sujiyan.eth', '']),
+      JSON.stringify(['vitalik.eth', h.guild.id]),
+    ]);
+    expect((await suggestions(h, 'whois', 'identity', 'vit', BOB))[0]).toBe('vitalik.eth');
+    expect(await suggestions(h, 'whois', 'identity', 's', BOB)).not.toContain('sujiyan.eth');
+    expect(await suggestions(h, 'whois', 'identity', '')).toEqual(['sujiyan.eth', 'vitalik.eth']);
+    await h.run('forget-lookups');
+    expect(await client.exists(`${prefix}recent:user:${ALICE}`)).toBe(0);
+    expect(await client.lrange(`${prefix}recent:guild:${h.guild.id}`, 0, -1)).toEqual([]);
+  });
+});

@@ -1,13 +1,14 @@
 import { type Command, identityOption, stringOption } from '../src/discord/command.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderVerifyResult } from '../src/render/gatingMember.ts';
 
 export default {
   data: {
     name: 'verify',
-    description: 'Prove you own a web3 identity, so your roles follow its credentials',
+    ...described('commands.verify.description'),
     contexts: GUILD_ONLY_CONTEXTS,
-    options: [identityOption('Your ENS, Farcaster, Lens or Basenames name, or your wallet address')],
+    options: [identityOption('commands.verify.options.identity')],
   },
   cooldown: true,
   ephemeral: true,

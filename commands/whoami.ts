@@ -1,6 +1,7 @@
 import type { Command, CommandContext } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
 import { GUILD_ONLY_CONTEXTS, gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
 import { renderLinkedRoleStatus, renderVerifyResult, renderWhoami } from '../src/render/gatingMember.ts';
 import type { MessagePayload } from '../src/render/types.ts';
@@ -24,7 +25,7 @@ async function signWith(address: string, ctx: CommandContext): Promise<MessagePa
 export default {
   data: {
     name: 'whoami',
-    description: 'Your proven web3 identities here, and the credential behind each gated role',
+    ...described('commands.whoami.description'),
     contexts: GUILD_ONLY_CONTEXTS,
   },
   cooldown: true,

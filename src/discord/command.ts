@@ -12,6 +12,7 @@ import {
 } from 'discord-api-types/v10';
 import type { Config } from '../app/config.ts';
 import type { GatingService } from '../gating/service.ts';
+import { described, type MessageKey } from '../i18n/index.ts';
 import type { Logger } from '../ops/log.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
@@ -68,19 +69,19 @@ export function guildCommandData(data: Command['data']): RESTPutAPIApplicationGu
 export const PRIVATE_OPTION = {
   type: ApplicationCommandOptionType.Boolean,
   name: 'private',
-  description: 'Only you see the answer',
+  ...described('commands.common.options.private'),
   required: false,
 } as const;
 
 /** The string option a lookup takes its identity from: at most MAX_IDENTITY_LENGTH characters. */
 export function identityOption(
-  description: string,
+  descriptionKey: MessageKey,
   options: { name?: string; required?: boolean } = {},
 ): APIApplicationCommandStringOption {
   return {
     type: ApplicationCommandOptionType.String,
     name: options.name ?? 'identity',
-    description,
+    ...described(descriptionKey),
     required: options.required ?? true,
     max_length: MAX_IDENTITY_LENGTH,
   };

@@ -40,7 +40,10 @@ function invalidIdentityDescription(error: InvalidIdentityError, locale: string)
   const sentence = reason
     ? t(locale, 'errors.invalid_identity.because', { reason })
     : t(locale, 'errors.invalid_identity.description');
-  const forms = t(locale, 'errors.invalid_identity.forms');
+  const forms = t(locale, 'errors.invalid_identity.forms')
+    .split('\n')
+    .map((form) => `• ${escapeLine(form)}`)
+    .join('\n');
   return `${sentence}\n\n${t(locale, 'errors.invalid_identity.tryThese')}\n${forms}`;
 }
 

@@ -6,17 +6,15 @@ import {
   USER_INSTALLABLE,
   withFreshness,
 } from '../src/discord/command.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderAvatar } from '../src/render/avatar.ts';
 
 export default {
   data: {
     name: 'avatar',
     ...USER_INSTALLABLE,
-    description: 'Show the avatar of a web3 name or address',
-    options: [
-      identityOption('ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an address'),
-      PRIVATE_OPTION,
-    ],
+    ...described('commands.avatar.description'),
+    options: [identityOption('commands.avatar.options.identity'), PRIVATE_OPTION],
   },
   cooldown: true,
   remembersLookup: true,

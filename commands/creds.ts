@@ -6,14 +6,15 @@ import {
   USER_INSTALLABLE,
   withFreshness,
 } from '../src/discord/command.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderCredentials } from '../src/render/credentials.ts';
 
 export default {
   data: {
     name: 'creds',
     ...USER_INSTALLABLE,
-    description: 'Show trust and risk signals (human, spam, risky) for a web3 identity',
-    options: [identityOption('A name or address, or platform,identity'), PRIVATE_OPTION],
+    ...described('commands.creds.description'),
+    options: [identityOption('commands.creds.options.identity'), PRIVATE_OPTION],
   },
   cooldown: true,
   remembersLookup: true,

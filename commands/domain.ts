@@ -6,17 +6,15 @@ import {
   USER_INSTALLABLE,
   withFreshness,
 } from '../src/discord/command.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderDomain } from '../src/render/domain.ts';
 
 export default {
   data: {
     name: 'domain',
     ...USER_INSTALLABLE,
-    description: 'Show owner, resolver, records and expiry of an ENS, Basenames, Linea or Solana name',
-    options: [
-      identityOption('e.g. vitalik.eth, tony.base.eth, bonfida.sol', { name: 'name' }),
-      PRIVATE_OPTION,
-    ],
+    ...described('commands.domain.description'),
+    options: [identityOption('commands.domain.options.name', { name: 'name' }), PRIVATE_OPTION],
   },
   cooldown: true,
   remembersLookup: true,

@@ -1,15 +1,16 @@
 import { type Command, USER_INSTALLABLE } from '../src/discord/command.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderForgottenLookups } from '../src/render/recentLookups.ts';
 
 export default {
   data: {
     name: 'forget-lookups',
-    description: 'Forget the identities you looked up, so identity options stop suggesting them',
+    ...described('commands.forget-lookups.description'),
     ...USER_INSTALLABLE,
   },
   ephemeral: true,
   async answer(_options, ctx) {
     const forgotten = (await ctx.deps.recentLookups?.forgetUser(ctx.userId)) ?? { lookups: 0, servers: 0 };
-    return renderForgottenLookups(forgotten);
+    return renderForgottenLookups(forgotten, ctx.render.locale);
   },
 } satisfies Command;

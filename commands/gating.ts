@@ -15,6 +15,7 @@ import {
   MANAGE_ROLES_PERMISSION,
 } from '../src/discord/gatingContext.ts';
 import type { GatingService } from '../src/gating/service.ts';
+import { described } from '../src/i18n/index.ts';
 import {
   type GuildRecheckOutcome,
   renderDisabled,
@@ -31,26 +32,30 @@ import type { MessagePayload } from '../src/render/types.ts';
 /** How long `/gating recheck` waits for a whole-server re-check before it answers "still running". */
 export const GUILD_RECHECK_WAIT_MS = 10_000;
 
-const role = (name: string, description: string, required: boolean): APIApplicationCommandRoleOption => ({
+type Subcommand = 'setup' | 'rules' | 'disable' | 'recheck' | 'check' | 'preview' | 'status';
+
+const role = (
+  name: 'human-role' | 'spam-role' | 'risky-role',
+  required: boolean,
+): APIApplicationCommandRoleOption => ({
   type: ApplicationCommandOptionType.Role,
   name,
-  description,
+  ...described(`commands.gating.setup.options.${name}`),
   required,
 });
-const member = (required: boolean, description: string): APIApplicationCommandUserOption => ({
+const member = (of: 'recheck' | 'check', required: boolean): APIApplicationCommandUserOption => ({
   type: ApplicationCommandOptionType.User,
   name: 'member',
-  description,
+  ...described(`commands.gating.${of}.options.member`),
   required,
 });
 const subcommand = (
-  name: string,
-  description: string,
+  name: Subcommand,
   options: APIApplicationCommandBasicOption[] = [],
 ): APIApplicationCommandSubcommandOption => ({
   type: ApplicationCommandOptionType.Subcommand,
   name,
-  description,
+  ...described(`commands.gating.${name}.description`),
   options,
 });
 
@@ -130,19 +135,19 @@ const NEEDS_SETTINGS = new Set(['rules', 'recheck', 'check', 'preview']);
 export default {
   data: {
     name: 'gating',
-    description: 'Role gating on web3 credentials (moderators)',
+    ...described('commands.gating.description'),
     default_member_permissions: MANAGE_ROLES_PERMISSION,
     integration_types: GUILD_INSTALL_ONLY,
     contexts: GUILD_ONLY_CONTEXTS,
     options: [
-      subcommand('setup', 'Turn role gating on, or change its rules', [
-        role('human-role', 'Given to members with a valid isHuman credential', true),
-        role('spam-role', 'Given to members flagged as spam', false),
-        role('risky-role', 'Given to members flagged as risky', false),
+      subcommand('setup', [
+        role('human-role', true),
+        role('spam-role', false),
+        role('risky-role', false),
         {
           type: ApplicationCommandOptionType.Number,
           name: 'min-score',
-          description: 'A humanity score at or above this also earns the human role',
+          ...described('commands.gating.setup.options.min-score'),
           required: false,
           min_value: 0,
           max_value: 1_000_000,
@@ -150,33 +155,31 @@ export default {
         {
           type: ApplicationCommandOptionType.Channel,
           name: 'log-channel',
-          description: 'Where every role change is posted',
+          ...described('commands.gating.setup.options.log-channel'),
           required: false,
           channel_types: [ChannelType.GuildText, ChannelType.GuildAnnouncement],
         },
         {
           type: ApplicationCommandOptionType.Boolean,
           name: 'spam-removes-human',
-          description: 'A spam flag takes the human role away (default: yes)',
+          ...described('commands.gating.setup.options.spam-removes-human'),
           required: false,
         },
       ]),
-      subcommand('rules', 'Show the rules'),
-      subcommand('disable', 'Turn role gating off (links and roles stay)'),
-      subcommand('recheck', 'Re-check with fresh credentials now', [
-        member(false, 'Only this member (default: everyone linked)'),
+      subcommand('rules'),
+      subcommand('disable'),
+      subcommand('recheck', [
+        member('recheck', false),
         {
           type: ApplicationCommandOptionType.Boolean,
           name: 'confirm-removals',
-          description: 'Also apply removals held back as a mass removal (after an alert)',
+          ...described('commands.gating.recheck.options.confirm-removals'),
           required: false,
         },
       ]),
-      subcommand('check', 'A member’s proven identities, credentials and roles', [
-        member(true, 'The member to check'),
-      ]),
-      subcommand('preview', 'Dry run: what a full re-check would add and remove'),
-      subcommand('status', 'Permissions, role problems, intents, last sync and queue'),
+      subcommand('check', [member('check', true)]),
+      subcommand('preview'),
+      subcommand('status'),
     ],
   },
   ephemeral: true,

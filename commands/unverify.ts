@@ -1,14 +1,15 @@
 import { type Command, identityOption } from '../src/discord/command.ts';
 import { GUILD_INSTALL_ONLY, GUILD_ONLY_CONTEXTS, gatingAccess } from '../src/discord/gatingContext.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderUnverified } from '../src/render/gatingMember.ts';
 
 export default {
   data: {
     name: 'unverify',
-    description: 'Unlink your web3 identities (or one of them) in this server',
     integration_types: GUILD_INSTALL_ONLY,
+    ...described('commands.unverify.description'),
     contexts: GUILD_ONLY_CONTEXTS,
-    options: [identityOption('Only this identity (default: all of them)', { required: false })],
+    options: [identityOption('commands.unverify.options.identity', { required: false })],
   },
   ephemeral: true,
   async answer(options, ctx) {

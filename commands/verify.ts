@@ -5,15 +5,16 @@ import {
   gatingAccess,
   guildNames,
 } from '../src/discord/gatingContext.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderVerifyResult } from '../src/render/gatingMember.ts';
 
 export default {
   data: {
     name: 'verify',
-    description: 'Prove you own a web3 identity, so your roles follow its credentials',
     integration_types: GUILD_INSTALL_ONLY,
+    ...described('commands.verify.description'),
     contexts: GUILD_ONLY_CONTEXTS,
-    options: [identityOption('Your ENS, Farcaster, Lens or Basenames name, or your wallet address')],
+    options: [identityOption('commands.verify.options.identity')],
   },
   cooldown: true,
   ephemeral: true,

@@ -8,6 +8,7 @@ import {
   withFreshness,
 } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
+import { described } from '../src/i18n/index.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 import { renderWallet } from '../src/render/wallet.ts';
 
@@ -21,8 +22,8 @@ export default {
   data: {
     name: 'wallet',
     ...USER_INSTALLABLE,
-    description: 'Show the identities, domains and credentials linked to a wallet (needs an API key)',
-    options: [identityOption('An EVM or Solana address, or a name'), PRIVATE_OPTION],
+    ...described('commands.wallet.description'),
+    options: [identityOption('commands.wallet.options.identity'), PRIVATE_OPTION],
   },
   cooldown: true,
   remembersLookup: true,

@@ -6,6 +6,7 @@ import {
   gatingAccess,
   guildNames,
 } from '../src/discord/gatingContext.ts';
+import { described } from '../src/i18n/index.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
 import { renderLinkedRoleStatus, renderVerifyResult, renderWhoami } from '../src/render/gatingMember.ts';
 import type { MessagePayload } from '../src/render/types.ts';
@@ -29,8 +30,8 @@ async function signWith(address: string, ctx: CommandContext): Promise<MessagePa
 export default {
   data: {
     name: 'whoami',
-    description: 'Your proven web3 identities here, and the credential behind each gated role',
     integration_types: GUILD_INSTALL_ONLY,
+    ...described('commands.whoami.description'),
     contexts: GUILD_ONLY_CONTEXTS,
   },
   cooldown: true,

@@ -10,6 +10,7 @@ import {
   withFreshness,
 } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
+import { described } from '../src/i18n/index.ts';
 import { deepFreeze } from '../src/render/payload.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 import { renderWhois } from '../src/render/whois.ts';
@@ -64,13 +65,13 @@ export default {
   data: {
     name: 'whois',
     ...USER_INSTALLABLE,
-    description: 'Show the web3 profile of a name or address',
+    ...described('commands.whois.description'),
     options: [
-      identityOption('ENS, Farcaster, Lens, Basenames, Linea or Solana name, or an EVM or Solana address'),
+      identityOption('commands.whois.options.identity'),
       {
         type: ApplicationCommandOptionType.String,
         name: 'platform',
-        description: 'Only this platform',
+        ...described('commands.whois.options.platform'),
         required: false,
         choices: PLATFORM_SEGMENTS.map((p) => ({ name: p, value: p })),
       },

@@ -3,7 +3,12 @@ import type {
   APIApplicationCommandOption,
   APIGuildMember,
 } from 'discord-api-types/v10';
-import { ApplicationCommandType, GatewayDispatchEvents, PermissionFlagsBits } from 'discord-api-types/v10';
+import {
+  ApplicationCommandType,
+  GatewayDispatchEvents,
+  Locale,
+  PermissionFlagsBits,
+} from 'discord-api-types/v10';
 import { type Answer, apiError, noContent, type ParsedRequest } from './http.ts';
 import { openDmChannel } from './interactionPayloads.ts';
 import type { InteractionTracker } from './interactions.ts';
@@ -316,6 +321,17 @@ function commandProblems(body: Record<string, unknown>, path: (string | number)[
       code: 'BASE_TYPE_BAD_LENGTH',
       message: 'Must be between 1 and 100 in length.',
     });
+  }
+  // Discord refuses a localization under an unknown locale code or outside 1 to 100 characters.
+  for (const [locale, text] of Object.entries(asRecord(body.description_localizations) ?? {})) {
+    const known = (Object.values(Locale) as string[]).includes(locale);
+    if (!known || typeof text !== 'string' || text.length < 1 || text.length > 100) {
+      problems.push({
+        path: [...path, 'description_localizations', locale],
+        code: known ? 'BASE_TYPE_BAD_LENGTH' : 'LOCALE_INVALID',
+        message: known ? 'Must be between 1 and 100 in length.' : 'Invalid locale.',
+      });
+    }
   }
   const options = Array.isArray(body.options) ? body.options : [];
   if (options.length > 25)

@@ -16,6 +16,7 @@ import {
 import type { Config } from '../app/config.ts';
 import type { RecentLookups } from '../cache/recentLookups.ts';
 import type { GatingService } from '../gating/service.ts';
+import { described, type MessageKey } from '../i18n/index.ts';
 import type { Logger } from '../ops/log.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
@@ -98,7 +99,7 @@ export function guildCommandData(data: Command['data']): RESTPutAPIApplicationGu
 export const PRIVATE_OPTION = {
   type: ApplicationCommandOptionType.Boolean,
   name: 'private',
-  description: 'Only you see the answer',
+  ...described('commands.common.options.private'),
   required: false,
 } as const;
 
@@ -107,13 +108,13 @@ export const PRIVATE_OPTION = {
  * suggestions while it is typed (the router answers them: identitySuggestions.ts).
  */
 export function identityOption(
-  description: string,
+  descriptionKey: MessageKey,
   options: { name?: string; required?: boolean } = {},
 ): APIApplicationCommandStringOption {
   return {
     type: ApplicationCommandOptionType.String,
     name: options.name ?? 'identity',
-    description,
+    ...described(descriptionKey),
     required: options.required ?? true,
     max_length: MAX_IDENTITY_LENGTH,
     autocomplete: true,

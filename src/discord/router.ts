@@ -224,12 +224,12 @@ export function createRouter(options: {
     if (await refusedByCooldown(command, interaction, base, render)) return;
     const ownerId = interaction.message.interactionMetadata?.user.id;
     if (command.componentsOwnerOnly && ownerId && ownerId !== interaction.user.id) {
-      await interaction.reply(toReplyOptions(renderNotYourControls(command.data.name), true));
+      await interaction.reply(toReplyOptions(renderNotYourControls(command.data.name, render.locale), true));
       return;
     }
     if (parsed.expired) {
       deps.logger.info(base, 'component state expired');
-      await interaction.reply(toReplyOptions(renderExpiredControls(command.data.name), true));
+      await interaction.reply(toReplyOptions(renderExpiredControls(command.data.name, render.locale), true));
       return;
     }
     const values = interaction.isStringSelectMenu() ? interaction.values : [];

@@ -1,4 +1,5 @@
 import type { APIEmbed } from 'discord-api-types/v10';
+import { t } from '../i18n/index.ts';
 import { escapeLine, maskedLink, safeUrl } from '../text/safety.ts';
 import type { AvatarResult } from '../web3bio/types.ts';
 import { finishPayload } from './payload.ts';
@@ -7,20 +8,23 @@ import type { MessagePayload, RenderContext } from './types.ts';
 
 /** The avatar message: the image at full size with its link, or a clear line when there is none. */
 export function renderAvatar(result: AvatarResult, ctx: RenderContext): MessagePayload {
-  const identity = escapeLine(result.identity) || 'this identity';
+  const identity = escapeLine(result.identity);
   const url = safeUrl(result.url, ctx.ipfsGateway);
+  const title = identity ? t(ctx.locale, 'avatar.title', { identity }) : t(ctx.locale, 'avatar.titleUnknown');
   const embed: APIEmbed = url
     ? {
-        title: `Avatar of ${identity}`,
+        title,
         url,
-        description: maskedLink('Open the image at full size', url),
+        description: maskedLink(t(ctx.locale, 'avatar.openFullSize'), url),
         image: { url },
         color: COLORS.info,
         footer: { text: 'Web3.bio' },
       }
     : {
-        title: `Avatar of ${identity}`,
-        description: `${identity} has no avatar set.`,
+        title,
+        description: identity
+          ? t(ctx.locale, 'avatar.none', { identity })
+          : t(ctx.locale, 'avatar.noneUnknown'),
         color: COLORS.neutral,
         footer: { text: 'Web3.bio' },
       };

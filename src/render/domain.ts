@@ -1,4 +1,5 @@
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
+import { type MessageKey, t } from '../i18n/index.ts';
 import {
   cleanLine,
   DISCORD_LIMITS,
@@ -40,26 +41,23 @@ export function domainExpiryState(
   return hasGracePeriod(domain) && nowSec < expiredAt + GRACE_PERIOD_SEC ? 'grace' : 'expired';
 }
 
-const STATE_STYLE: Record<DomainExpiryState, { label: string; color: number | null }> = {
-  active: { label: '🟢 **Active**', color: COLORS.success },
-  expiring: { label: '🟡 **Expiring soon**', color: COLORS.warning },
-  grace: { label: '🟠 **In grace period**', color: COLORS.caution },
-  expired: { label: '🔴 **Expired**', color: COLORS.danger },
-  unknown: { label: '⚪ **No expiry known**', color: null },
+const STATE_COLORS: Record<DomainExpiryState, number | null> = {
+  active: COLORS.success,
+  expiring: COLORS.warning,
+  grace: COLORS.caution,
+  expired: COLORS.danger,
+  unknown: null,
 };
 
 function both(unixSec: number): string {
   return `${discordTime(unixSec, 'F')} (${discordTime(unixSec, 'R')})`;
 }
 
-function expiryLine(domain: DomainInfo, state: DomainExpiryState): string {
-  const { label } = STATE_STYLE[state];
+function expiryLine(domain: DomainInfo, state: DomainExpiryState, locale: string): string {
   const { expiredAt } = domain;
-  if (expiredAt === null || state === 'unknown') return label;
-  if (state === 'grace') {
-    return `${label}: expired ${both(expiredAt)}; the owner can renew until ${discordTime(expiredAt + GRACE_PERIOD_SEC, 'F')}`;
-  }
-  return `${label}: ${state === 'expired' ? 'expired' : 'expires'} ${both(expiredAt)}`;
+  if (expiredAt === null || state === 'unknown') return t(locale, 'domain.expiry.unknown');
+  const until = discordTime(expiredAt + GRACE_PERIOD_SEC, 'F');
+  return t(locale, `domain.expiry.${state}`, { when: both(expiredAt), until });
 }
 
 function addressField(name: string, address: string | null): APIEmbedField[] {
@@ -87,14 +85,15 @@ function firstText(texts: Record<string, string>, keys: string[]): string | unde
   return undefined;
 }
 
-function recordLines(texts: Record<string, string>, ipfsGateway: string): string[] {
+function recordLines(texts: Record<string, string>, ctx: RenderContext): string[] {
+  const { ipfsGateway, locale } = ctx;
   const linkOrText = (value: string) => {
     const url = safeUrl(value, ipfsGateway);
     return url ? maskedLink(truncate(value, 80), url) : inlineCode(value);
   };
   const records: [string, string | undefined, (value: string) => string][] = [
-    ['Website', firstText(texts, ['url']), linkOrText],
-    ['Email', firstText(texts, ['email']), (v) => escapeLine(truncate(v, 200))],
+    [t(locale, 'domain.record.website'), firstText(texts, ['url']), linkOrText],
+    [t(locale, 'domain.record.email'), firstText(texts, ['email']), (v) => escapeLine(truncate(v, 200))],
     [
       'X',
       firstText(texts, ['com.twitter', 'vnd.twitter']),
@@ -106,8 +105,12 @@ function recordLines(texts: Record<string, string>, ipfsGateway: string): string
       (v) => handleLink(v, GITHUB_HANDLE_RE, 'https://github.com/'),
     ],
     ['Discord', firstText(texts, ['com.discord']), (v) => escapeLine(truncate(v, 100))],
-    ['Description', firstText(texts, ['description']), (v) => escapeLine(truncate(v, 300))],
-    ['Avatar', firstText(texts, ['avatar']), linkOrText],
+    [
+      t(locale, 'domain.record.description'),
+      firstText(texts, ['description']),
+      (v) => escapeLine(truncate(v, 300)),
+    ],
+    [t(locale, 'domain.record.avatar'), firstText(texts, ['avatar']), linkOrText],
   ];
   return records.flatMap(([name, value, show]) => {
     const shown = value === undefined ? '' : show(value);
@@ -115,9 +118,9 @@ function recordLines(texts: Record<string, string>, ipfsGateway: string): string
   });
 }
 
-function listField(name: string, lines: string[]): APIEmbedField[] {
+function listField(name: string, lines: string[], locale: string): APIEmbedField[] {
   return lines.length > 0
-    ? [{ name, value: joinLinesWithin(lines, DISCORD_LIMITS.fieldValue), inline: false }]
+    ? [{ name, value: joinLinesWithin(lines, DISCORD_LIMITS.fieldValue, locale), inline: false }]
     : [];
 }
 
@@ -131,35 +134,41 @@ function domainEmbed(domain: DomainInfo, ctx: RenderContext): APIEmbed {
   const contenthash = cleanLine(domain.contenthash ?? '');
   const contentUrl = safeUrl(contenthash, ctx.ipfsGateway);
   const avatar = safeUrl(domain.texts.avatar, ctx.ipfsGateway);
+  const { locale } = ctx;
+  const label = (key: MessageKey) => t(locale, key);
   const fields: APIEmbedField[] = [
-    ...addressField('Owner', domain.ownerAddress),
-    ...addressField('Manager', domain.managerAddress),
-    ...addressField('Resolver', domain.resolverAddress),
-    ...addressField('Resolves to', domain.resolvedAddress),
-    { name: 'Primary name', value: domain.isPrimary ? 'Yes' : 'No', inline: true },
-    ...timeField('Registered', domain.createdAt),
-    ...timeField('First seen', domain.firstTxAt),
-    ...listField('Records', recordLines(domain.texts, ctx.ipfsGateway)),
-    ...listField('Addresses', addressLines),
+    ...addressField(label('domain.field.owner'), domain.ownerAddress),
+    ...addressField(label('domain.field.manager'), domain.managerAddress),
+    ...addressField(label('domain.field.resolver'), domain.resolverAddress),
+    ...addressField(label('domain.field.resolvesTo'), domain.resolvedAddress),
+    {
+      name: label('domain.field.primaryName'),
+      value: label(domain.isPrimary ? 'domain.yes' : 'domain.no'),
+      inline: true,
+    },
+    ...timeField(label('domain.field.registered'), domain.createdAt),
+    ...timeField(label('domain.field.firstSeen'), domain.firstTxAt),
+    ...listField(label('domain.field.records'), recordLines(domain.texts, ctx), locale),
+    ...listField(label('domain.field.addresses'), addressLines, locale),
     ...(contenthash
       ? [
           {
-            name: 'Content',
+            name: label('domain.field.content'),
             value: contentUrl ? maskedLink(truncate(contenthash, 60), contentUrl) : inlineCode(contenthash),
             inline: false,
           },
         ]
       : []),
-    ...listField('Related domains', relatedLines),
+    ...listField(label('domain.field.related'), relatedLines, locale),
   ];
   return {
     author: { name: platformName(domain.platform) },
-    title: escapeLine(domain.identity) || 'Unnamed domain',
-    description: expiryLine(domain, state),
-    color: STATE_STYLE[state].color ?? platformColor(domain.platform),
+    title: escapeLine(domain.identity) || label('domain.unnamed'),
+    description: expiryLine(domain, state, locale),
+    color: STATE_COLORS[state] ?? platformColor(domain.platform),
     ...(avatar ? { thumbnail: { url: avatar } } : {}),
     fields,
-    footer: { text: 'Web3.bio domain data' },
+    footer: { text: label('domain.footer') },
   };
 }
 

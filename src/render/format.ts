@@ -1,4 +1,5 @@
 import type { APIEmbedField } from 'discord-api-types/v10';
+import { DEFAULT_LOCALE, t } from '../i18n/index.ts';
 
 // Building an Intl.NumberFormat costs about 0.1 ms; a message formats many numbers in a few locales.
 const FORMATTER_CACHE_MAX = 64;
@@ -25,18 +26,18 @@ export function formatNumber(n: number, locale: string, options?: Intl.NumberFor
 }
 
 /** The "…and N more" line that ends a list cut short. */
-export function moreLine(count: number): string {
-  return `…and ${count} more`;
+export function moreLine(count: number, locale: string = DEFAULT_LOCALE): string {
+  return t(locale, 'common.more', { count });
 }
 
 /**
  * Join lines with newlines into at most `max` characters. Whole lines are kept (only a lone first line
  * is cut), and a last line says how many were left out.
  */
-export function joinLinesWithin(lines: string[], max: number): string {
+export function joinLinesWithin(lines: string[], max: number, locale: string = DEFAULT_LOCALE): string {
   const all = lines.join('\n');
   if (all.length <= max) return all;
-  const budget = max - moreLine(lines.length).length - 1;
+  const budget = max - moreLine(lines.length, locale).length - 1;
   const kept: string[] = [];
   let length = 0;
   for (const line of lines) {
@@ -48,7 +49,7 @@ export function joinLinesWithin(lines: string[], max: number): string {
   if (kept.length === 0 && lines[0] !== undefined && budget > 1) {
     kept.push(`${lines[0].slice(0, budget - 1)}…`);
   }
-  return [...kept, moreLine(lines.length - kept.length)].join('\n');
+  return [...kept, moreLine(lines.length - kept.length, locale)].join('\n');
 }
 
 function fieldLength(field: APIEmbedField): number {
@@ -59,10 +60,15 @@ function fieldLength(field: APIEmbedField): number {
  * Keep whole fields while they fit in `maxCount` fields and `budget` characters; when some are left out,
  * the last field says how many.
  */
-export function fieldsWithin(fields: APIEmbedField[], maxCount: number, budget: number): APIEmbedField[] {
+export function fieldsWithin(
+  fields: APIEmbedField[],
+  maxCount: number,
+  budget: number,
+  locale: string = DEFAULT_LOCALE,
+): APIEmbedField[] {
   const total = fields.reduce((sum, field) => sum + fieldLength(field), 0);
   if (fields.length <= maxCount && total <= budget) return fields;
-  const reserve = { name: '\u200b', value: moreLine(fields.length) };
+  const reserve = { name: '\u200b', value: moreLine(fields.length, locale) };
   const kept: APIEmbedField[] = [];
   let length = fieldLength(reserve);
   for (const field of fields) {
@@ -70,5 +76,5 @@ export function fieldsWithin(fields: APIEmbedField[], maxCount: number, budget: 
     kept.push(field);
     length += fieldLength(field);
   }
-  return [...kept, { name: '\u200b', value: moreLine(fields.length - kept.length) }];
+  return [...kept, { name: '\u200b', value: moreLine(fields.length - kept.length, locale) }];
 }

@@ -12,6 +12,7 @@ import type {
   VerifyRefusal,
   VerifyResult,
 } from '../gating/types.ts';
+import { DEFAULT_LOCALE } from '../i18n/index.ts';
 import type { LinkRecord } from '../store/types.ts';
 import { DISCORD_LIMITS, discordTime, escapeLine, inlineCode, safeUrl, truncate } from '../text/safety.ts';
 import { releasedText } from '../web/pages/linkedRolePage.ts';
@@ -222,9 +223,10 @@ function linkField(
   const lines = [proofText(link)];
   if (credentials) {
     const verdict = credentialVerdict(credentials, ctx.nowSec);
+    // Gating replies are not translated yet: their credential lines stay English with the rest.
     lines.push(
-      verdict === 'none' && uncounted.length > 0 ? NONE_COUNTING : verdictLine(verdict),
-      credentialCounts(credentials, ctx.nowSec),
+      verdict === 'none' && uncounted.length > 0 ? NONE_COUNTING : verdictLine(verdict, DEFAULT_LOCALE),
+      credentialCounts(credentials, ctx.nowSec, DEFAULT_LOCALE),
     );
   } else if (evidence) {
     lines.push('⚠️ The credential lookup failed: the last known result stands and nothing is removed.');

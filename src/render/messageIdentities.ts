@@ -4,6 +4,7 @@ import {
   type APIStringSelectComponent,
   ComponentType,
 } from 'discord-api-types/v10';
+import { t } from '../i18n/index.ts';
 import { cleanLine, DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
 import type { IdentityKind } from '../web3bio/identity.ts';
 import type { Profile } from '../web3bio/types.ts';
@@ -11,9 +12,6 @@ import { joinLinesWithin } from './format.ts';
 import { finishPayload } from './payload.ts';
 import { COLORS, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
-
-export const MESSAGE_IDENTITIES_TITLE = 'Web3 identities in this message';
-export const NO_IDENTITIES_TEXT = 'No web3 identities found in this message.';
 
 const NAME_MAX = 64;
 const IDENTITY_CODE_MAX = 60;
@@ -28,8 +26,11 @@ export interface IdentityAnswer {
 }
 
 /** What a kind is called where no profile names its platform. */
-function kindName(kind: IdentityKind): string {
-  return kind === 'solana-address' ? 'Solana address' : 'not looked up here';
+function kindName(kind: IdentityKind, locale: string): string {
+  return t(
+    locale,
+    kind === 'solana-address' ? 'messageIdentities.solanaAddress' : 'messageIdentities.notLookedUp',
+  );
 }
 
 function shortAddress(address: string): string {
@@ -43,12 +44,12 @@ function detail(profile: Profile): string {
   return bio === '' ? '' : escapeLine(truncate(bio, BIO_MAX));
 }
 
-function line(answer: IdentityAnswer, index: number): string {
+function line(answer: IdentityAnswer, index: number, locale: string): string {
   const written = inlineCode(answer.identity, IDENTITY_CODE_MAX);
   const { profile } = answer;
-  if (profile === null) return `${index}. ${written} · not found on Web3.bio`;
+  if (profile === null) return `${index}. ${written} · ${t(locale, 'messageIdentities.notFound')}`;
   if (profile === undefined)
-    return `${index}. ${written} · ${kindName(answer.kind)} · pick it below for the profile`;
+    return `${index}. ${written} · ${kindName(answer.kind, locale)} · ${t(locale, 'messageIdentities.pickBelow')}`;
   const name = cleanLine(profile.displayName ?? '') || cleanLine(profile.identity) || answer.identity;
   const parts = [`**${escapeLine(truncate(name, NAME_MAX))}**`, escapeLine(platformName(profile.platform))];
   if (name !== answer.identity) parts.push(written);
@@ -57,11 +58,11 @@ function line(answer: IdentityAnswer, index: number): string {
   return `${index}. ${parts.join(' · ')}`;
 }
 
-function option(answer: IdentityAnswer): APISelectMenuOption | null {
+function option(answer: IdentityAnswer, locale: string): APISelectMenuOption | null {
   // A value carries the identity itself (at most 100 characters): longer ones stay in the list only.
   if (answer.profile === null || answer.identity.length > DISCORD_LIMITS.selectOptionValue) return null;
   const name = cleanLine(answer.profile?.displayName ?? '') || answer.identity;
-  const platform = answer.profile ? platformName(answer.profile.platform) : kindName(answer.kind);
+  const platform = answer.profile ? platformName(answer.profile.platform) : kindName(answer.kind, locale);
   return {
     label: truncate(name, DISCORD_LIMITS.selectOptionLabel),
     value: answer.identity,
@@ -78,16 +79,17 @@ export function renderMessageIdentities(
   ctx: RenderContext,
   openId: string,
 ): MessagePayload {
+  const title = t(ctx.locale, 'messageIdentities.title');
   if (answers.length === 0) {
     return finishPayload(
-      [{ title: MESSAGE_IDENTITIES_TITLE, description: NO_IDENTITIES_TEXT, color: COLORS.neutral }],
+      [{ title, description: t(ctx.locale, 'messageIdentities.none'), color: COLORS.neutral }],
       [],
       ctx,
     );
   }
-  const lines = answers.map((answer, i) => line(answer, i + 1));
+  const lines = answers.map((answer, i) => line(answer, i + 1, ctx.locale));
   const options = answers
-    .map(option)
+    .map((answer) => option(answer, ctx.locale))
     .filter((o): o is APISelectMenuOption => o !== null)
     .slice(0, DISCORD_LIMITS.selectOptions);
   const menu: APIActionRowComponent<APIStringSelectComponent> = {
@@ -96,7 +98,7 @@ export function renderMessageIdentities(
       {
         type: ComponentType.StringSelect,
         custom_id: openId,
-        placeholder: 'Open the full /whois card',
+        placeholder: t(ctx.locale, 'messageIdentities.placeholder'),
         options,
       },
     ],
@@ -104,7 +106,7 @@ export function renderMessageIdentities(
   return finishPayload(
     [
       {
-        title: MESSAGE_IDENTITIES_TITLE,
+        title,
         description: joinLinesWithin(lines, DISCORD_LIMITS.description),
         color: COLORS.info,
       },

@@ -1,4 +1,5 @@
 import type { APIEmbed } from 'discord-api-types/v10';
+import { t } from '../i18n/index.ts';
 import { discordTime } from '../text/safety.ts';
 import { clampMessage } from './clamp.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
@@ -7,8 +8,9 @@ import type { MessagePayload, RenderContext } from './types.ts';
 export function staleNote(ctx: RenderContext): string | undefined {
   if (!ctx.stale) return undefined;
   const fetchedSec = Math.floor(ctx.stale.fetchedAt / 1000);
-  const when = Number.isFinite(fetchedSec) ? discordTime(fetchedSec, 'R') : 'earlier';
-  return `⚠️ Web3.bio is unreachable: showing data from ${when}.`;
+  return Number.isFinite(fetchedSec)
+    ? t(ctx.locale, 'common.stale', { when: discordTime(fetchedSec, 'R') })
+    : t(ctx.locale, 'common.staleUnknownTime');
 }
 
 /** Assemble a payload: stale note, no mentions, every Discord limit enforced. */

@@ -6,6 +6,7 @@ import {
   ButtonStyle,
   ComponentType,
 } from 'discord-api-types/v10';
+import { t } from '../i18n/index.ts';
 import {
   cleanLine,
   DISCORD_LIMITS,
@@ -18,7 +19,7 @@ import {
 import { credentialVerdict } from '../web3bio/credentials.ts';
 import type { WalletBundle, WalletEntry, WalletGraphEntry } from '../web3bio/types.ts';
 import { credentialCounts, verdictColor, verdictLine } from './credentials.ts';
-import { fieldsWithin, formatNumber, joinLinesWithin } from './format.ts';
+import { fieldsWithin, joinLinesWithin } from './format.ts';
 import { finishPayload } from './payload.ts';
 import { platformColor, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
@@ -34,11 +35,13 @@ function entryTitle(entry: WalletEntry): string {
   return `**${escapeLine(platformName(entry.platform))}** ${escapeLine(truncate(entry.identity, 120))}`;
 }
 
-function domainLine(domain: WalletEntry): string {
-  return `${entryTitle(domain)}${domain.isPrimary ? ' ⭐ primary' : ''}`;
+function domainLine(domain: WalletEntry, locale: string): string {
+  return domain.isPrimary
+    ? t(locale, 'wallet.primaryDomain', { domain: entryTitle(domain) })
+    : entryTitle(domain);
 }
 
-function graphField(entry: WalletGraphEntry): APIEmbedField {
+function graphField(entry: WalletGraphEntry, locale: string): APIEmbedField {
   const displayName = cleanLine(entry.displayName ?? '');
   const address =
     entry.address && entry.address !== entry.identity ? inlineCode(truncate(entry.address, 120)) : '';
@@ -46,7 +49,7 @@ function graphField(entry: WalletGraphEntry): APIEmbedField {
   const lines = [
     displayName && displayName !== cleanLine(entry.identity) ? escapeLine(truncate(displayName, 100)) : '',
     address,
-    sources.length > 0 ? `via ${sources.slice(0, 5).join(', ')}` : '',
+    sources.length > 0 ? t(locale, 'wallet.via', { sources: sources.slice(0, 5).join(', ') }) : '',
   ];
   return {
     name: `${escapeLine(platformName(entry.platform))} · ${escapeLine(truncate(entry.identity, 150))}${entry.isPrimary ? ' ⭐' : ''}`,
@@ -69,26 +72,29 @@ function walletEmbed(bundle: WalletBundle, ctx: RenderContext): APIEmbed {
   const verdict = credentialVerdict(bundle.credential, ctx.nowSec);
   const avatar = safeUrl(bundle.avatar, ctx.ipfsGateway);
   const description = truncate(escapeText(bundle.description ?? '').trim(), DESCRIPTION_MAX);
+  const { locale } = ctx;
+  const domainLines = bundle.domains.map((domain) => domainLine(domain, locale));
   const fields: APIEmbedField[] = [
-    ...(address ? [{ name: 'Address', value: address, inline: false }] : []),
-    ...(bundle.domains.length > 0
+    ...(address ? [{ name: t(locale, 'wallet.field.address'), value: address, inline: false }] : []),
+    ...(domainLines.length > 0
       ? [
           {
-            name: 'Domains',
-            value: joinLinesWithin(bundle.domains.map(domainLine), DISCORD_LIMITS.fieldValue),
+            name: t(locale, 'wallet.field.domains'),
+            value: joinLinesWithin(domainLines, DISCORD_LIMITS.fieldValue, locale),
             inline: false,
           },
         ]
       : []),
     {
-      name: 'Credentials',
-      value: `${verdictLine(verdict)}\n${credentialCounts(bundle.credential, ctx.nowSec)}`,
+      name: t(locale, 'wallet.field.credentials'),
+      value: `${verdictLine(verdict, locale)}\n${credentialCounts(bundle.credential, ctx.nowSec, locale)}`,
       inline: false,
     },
   ];
   return {
     author: { name: `${platformName(bundle.platform)} · ${cleanLine(bundle.identity)}` },
-    title: escapeLine(bundle.displayName ?? '') || escapeLine(bundle.identity) || 'Wallet',
+    title:
+      escapeLine(bundle.displayName ?? '') || escapeLine(bundle.identity) || t(locale, 'wallet.untitled'),
     ...(description ? { description } : {}),
     color: verdict === 'none' ? platformColor(bundle.platform) : verdictColor(verdict),
     ...(avatar ? { thumbnail: { url: avatar } } : {}),
@@ -100,16 +106,21 @@ function graphEmbed(bundle: WalletBundle, page: number, pages: number, ctx: Rend
   const total = bundle.identityGraph.length;
   const start = page * WALLET_GRAPH_PAGE_SIZE;
   const entries = bundle.identityGraph.slice(start, start + WALLET_GRAPH_PAGE_SIZE);
-  const count = formatNumber(total, ctx.locale);
+  const { locale } = ctx;
   return {
-    title: 'Identity graph',
+    title: t(locale, 'wallet.graph.title'),
     description:
       total === 0
-        ? 'No linked identities.'
-        : `${count} linked ${total === 1 ? 'identity' : 'identities'} · page ${page + 1} of ${pages}`,
+        ? t(locale, 'wallet.graph.empty')
+        : t(locale, 'wallet.graph.summary', { count: total, page: page + 1, pages }),
     color: platformColor(bundle.platform),
-    fields: fieldsWithin(entries.map(graphField), DISCORD_LIMITS.fields, GRAPH_FIELDS_BUDGET),
-    footer: { text: 'Web3.bio wallet data' },
+    fields: fieldsWithin(
+      entries.map((entry) => graphField(entry, locale)),
+      DISCORD_LIMITS.fields,
+      GRAPH_FIELDS_BUDGET,
+      locale,
+    ),
+    footer: { text: t(locale, 'wallet.graph.footer') },
   };
 }
 
@@ -117,6 +128,7 @@ function pageButtons(
   page: number,
   pages: number,
   pageCustomId: (page: number) => string,
+  locale: string,
 ): APIActionRowComponent<APIButtonComponentWithCustomId> {
   return {
     type: ComponentType.ActionRow,
@@ -124,14 +136,14 @@ function pageButtons(
       {
         type: ComponentType.Button,
         style: ButtonStyle.Secondary,
-        label: '◀ Previous',
+        label: t(locale, 'wallet.previous'),
         custom_id: pageCustomId(page - 1),
         disabled: page <= 0,
       },
       {
         type: ComponentType.Button,
         style: ButtonStyle.Secondary,
-        label: 'Next ▶',
+        label: t(locale, 'wallet.next'),
         custom_id: pageCustomId(page + 1),
         disabled: page >= pages - 1,
       },
@@ -148,6 +160,6 @@ export function renderWallet(
 ): MessagePayload {
   const pages = pageCount(bundle.identityGraph.length);
   const current = clampPage(page, pages);
-  const components = pages > 1 ? [pageButtons(current, pages, pageCustomId)] : [];
+  const components = pages > 1 ? [pageButtons(current, pages, pageCustomId, ctx.locale)] : [];
   return finishPayload([walletEmbed(bundle, ctx), graphEmbed(bundle, current, pages, ctx)], components, ctx);
 }

@@ -6,6 +6,7 @@ import {
   type APIStringSelectComponent,
   ComponentType,
 } from 'discord-api-types/v10';
+import { t } from '../i18n/index.ts';
 import {
   cleanLine,
   DISCORD_LIMITS,
@@ -26,9 +27,8 @@ import type { MessagePayload, RenderContext } from './types.ts';
 const WEB3BIO_PROFILE_BASE = 'https://web3.bio/';
 const DESCRIPTION_MAX = 2048;
 
+/** Brand names stay as they are; `website` and `url` are translated. */
 const LINK_NAMES: Record<string, string> = {
-  website: 'Website',
-  url: 'Website',
   github: 'GitHub',
   twitter: 'X',
   instagram: 'Instagram',
@@ -53,28 +53,38 @@ export function profilePageUrl(profile: Pick<Profile, 'identity' | 'platform'>):
   return safeUrl(`${WEB3BIO_PROFILE_BASE}${encodeURIComponent(name)}`, '');
 }
 
-function linkName(key: string): string {
+function linkName(key: string, locale: string): string {
+  if (key === 'website' || key === 'url') return t(locale, 'whois.link.website');
   if (Object.hasOwn(LINK_NAMES, key)) return LINK_NAMES[key] ?? key;
   const name = cleanLine(key);
-  return escapeLine(name.charAt(0).toUpperCase() + name.slice(1)) || 'Link';
+  return escapeLine(name.charAt(0).toUpperCase() + name.slice(1)) || t(locale, 'whois.link.other');
 }
 
-function linkLine(link: ProfileLink, ipfsGateway: string): string | null {
+function linkLine(link: ProfileLink, ctx: RenderContext): string | null {
+  const { ipfsGateway } = ctx;
   const url = safeUrl(link.link, ipfsGateway);
   const handle = cleanLine(link.handle ?? '');
   if (url === null && handle === '') return null;
   const text = handle || (url ? new URL(url).host : '');
-  return `**${linkName(link.key)}**: ${maskedLink(text, url)}`;
+  return `**${linkName(link.key, ctx.locale)}**: ${maskedLink(text, url)}`;
 }
 
 function socialFields(profile: Profile, locale: string): APIEmbedField[] {
   const fields: APIEmbedField[] = [];
   const { follower, following } = profile.social ?? {};
   if (typeof follower === 'number' && Number.isFinite(follower)) {
-    fields.push({ name: 'Followers', value: formatNumber(follower, locale), inline: true });
+    fields.push({
+      name: t(locale, 'whois.field.followers'),
+      value: formatNumber(follower, locale),
+      inline: true,
+    });
   }
   if (typeof following === 'number' && Number.isFinite(following)) {
-    fields.push({ name: 'Following', value: formatNumber(following, locale), inline: true });
+    fields.push({
+      name: t(locale, 'whois.field.following'),
+      value: formatNumber(following, locale),
+      inline: true,
+    });
   }
   return fields;
 }
@@ -84,32 +94,40 @@ function textField(name: string, value: string | null, inline = true): APIEmbedF
   return text ? [{ name, value: truncate(text, DISCORD_LIMITS.fieldValue), inline }] : [];
 }
 
-function contenthashField(contenthash: string | null, ipfsGateway: string): APIEmbedField[] {
+function contenthashField(contenthash: string | null, ctx: RenderContext): APIEmbedField[] {
+  const { ipfsGateway } = ctx;
   const hash = cleanLine(contenthash ?? '');
   if (hash === '') return [];
   const url = safeUrl(hash, ipfsGateway);
   const value = url ? maskedLink(truncate(hash, 60), url) : inlineCode(truncate(hash, 200));
-  return value ? [{ name: 'Content', value, inline: false }] : [];
+  return value ? [{ name: t(ctx.locale, 'whois.field.content'), value, inline: false }] : [];
 }
 
 function profileEmbed(profile: Profile, ctx: RenderContext, index: number, count: number): APIEmbed {
+  const { locale } = ctx;
   const platform = platformName(profile.platform);
   const address = inlineCode(profile.address ?? '');
   const links = profile.links
-    .map((link) => linkLine(link, ctx.ipfsGateway))
+    .map((link) => linkLine(link, ctx))
     .filter((line): line is string => line !== null);
   const fields: APIEmbedField[] = [
-    ...(address ? [{ name: 'Address', value: address, inline: false }] : []),
-    ...textField('Status', profile.status),
-    ...textField('Location', profile.location),
-    ...textField('Email', profile.email),
-    ...socialFields(profile, ctx.locale),
+    ...(address ? [{ name: t(locale, 'whois.field.address'), value: address, inline: false }] : []),
+    ...textField(t(locale, 'whois.field.status'), profile.status),
+    ...textField(t(locale, 'whois.field.location'), profile.location),
+    ...textField(t(locale, 'whois.field.email'), profile.email),
+    ...socialFields(profile, locale),
     ...(profile.createdAt !== null
-      ? [{ name: 'Created', value: discordTime(profile.createdAt, 'R'), inline: true }]
+      ? [{ name: t(locale, 'whois.field.created'), value: discordTime(profile.createdAt, 'R'), inline: true }]
       : []),
-    ...contenthashField(profile.contenthash, ctx.ipfsGateway),
+    ...contenthashField(profile.contenthash, ctx),
     ...(links.length > 0
-      ? [{ name: 'Links', value: joinLinesWithin(links, DISCORD_LIMITS.fieldValue), inline: false }]
+      ? [
+          {
+            name: t(locale, 'whois.field.links'),
+            value: joinLinesWithin(links, DISCORD_LIMITS.fieldValue, locale),
+            inline: false,
+          },
+        ]
       : []),
   ];
   const avatar = safeUrl(profile.avatar, ctx.ipfsGateway);
@@ -118,14 +136,15 @@ function profileEmbed(profile: Profile, ctx: RenderContext, index: number, count
   const description = truncate(escapeText(profile.description ?? '').trim(), DESCRIPTION_MAX);
   return {
     author: { name: `${platform} · ${cleanLine(profile.identity)}` },
-    title: escapeLine(profile.displayName ?? '') || escapeLine(profile.identity) || 'Unnamed profile',
+    title:
+      escapeLine(profile.displayName ?? '') || escapeLine(profile.identity) || t(locale, 'whois.unnamed'),
     ...(page ? { url: page } : {}),
     ...(description ? { description } : {}),
     color: platformColor(profile.platform),
     ...(avatar ? { thumbnail: { url: avatar } } : {}),
     ...(header ? { image: { url: header } } : {}),
     fields,
-    footer: { text: count > 1 ? `Web3.bio · profile ${index + 1} of ${count}` : 'Web3.bio' },
+    footer: { text: count > 1 ? t(locale, 'whois.footer.paged', { index: index + 1, count }) : 'Web3.bio' },
   };
 }
 
@@ -140,6 +159,7 @@ function platformSelect(
   profiles: readonly Profile[],
   selected: number,
   customId: string,
+  locale: string,
 ): APIActionRowComponent<APIStringSelectComponent> {
   const options: APISelectMenuOption[] = optionIndices(profiles.length, selected).map((i) => {
     const profile = profiles[i];
@@ -161,7 +181,7 @@ function platformSelect(
       {
         type: ComponentType.StringSelect,
         custom_id: customId,
-        placeholder: 'Show another platform',
+        placeholder: t(locale, 'whois.select.placeholder'),
         options,
       },
     ],
@@ -184,12 +204,12 @@ export function renderWhois(
   const profile = profiles[index];
   if (!profile) {
     const embed = {
-      title: 'No profiles',
-      description: 'Nothing was found for that identity.',
+      title: t(ctx.locale, 'whois.empty.title'),
+      description: t(ctx.locale, 'whois.empty.description'),
       color: COLORS.neutral,
     };
     return finishPayload([embed], [], ctx);
   }
-  const components = profiles.length > 1 ? [platformSelect(profiles, index, selectCustomId)] : [];
+  const components = profiles.length > 1 ? [platformSelect(profiles, index, selectCustomId, ctx.locale)] : [];
   return finishPayload([profileEmbed(profile, ctx, index, profiles.length)], components, ctx);
 }

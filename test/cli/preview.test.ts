@@ -115,6 +115,21 @@ describe('npm run preview', () => {
     expect(message).toEqual({ ...direct, flags: 64 });
   });
 
+  it('shows the reply in the --locale given: German fields, a Japanese error', async () => {
+    const german = await preview(['whois', 'identity=vitalik.eth', '--locale', 'de', '--json']);
+    expect(german.code).toBe(PREVIEW_EXIT.ok);
+    const message = JSON.parse(german.stdout) as PreviewMessage;
+    expect(message.embeds[0]?.fields?.map((f) => f.name)).toEqual(
+      expect.arrayContaining(['Adresse', 'Follower', 'Folgt']),
+    );
+    expect(message.embeds[0]?.footer?.text).toBe('Web3.bio · Profil 1 von 3');
+    const japanese = await preview(['whois', 'identity=../../x', '--locale', 'ja', '--json']);
+    expect((JSON.parse(japanese.stdout) as PreviewMessage).embeds[0]?.title).toBe(
+      '❓ web3のIDではありません',
+    );
+    expect((await preview(['--help'])).stdout).toContain('--locale L');
+  });
+
   it('answers an invalid identity with the private error message, exit 0, and the kind on stderr', async () => {
     const { code, stdout, stderr } = await preview(['whois', 'identity=../../x', '--json']);
     expect(code).toBe(PREVIEW_EXIT.ok);

@@ -60,7 +60,7 @@ describe('/whois on cache hits', () => {
       { identity: 'vitalik.eth' },
       { ...ctx, render: { ...ctx.render, locale: 'de' } },
     );
-    expect(german.embeds[0]?.fields?.find((f) => f.name === 'Followers')?.value).toBe('5.360');
+    expect(german.embeds[0]?.fields?.find((f) => f.name === 'Follower')?.value).toBe('5.360');
   });
 
   it('reuses by value: entries read back as new objects (as from Redis) hit; a refetch renders anew', async () => {

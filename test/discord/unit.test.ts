@@ -96,10 +96,11 @@ describe('options', () => {
   });
 
   it('every identity or name option is identityOption(): a string of at most MAX_IDENTITY_LENGTH', () => {
-    expect(identityOption('d', { name: 'name', required: false })).toEqual({
+    expect(identityOption('commands.domain.options.name', { name: 'name', required: false })).toEqual({
       type: ApplicationCommandOptionType.String,
       name: 'name',
-      description: 'd',
+      description: 'e.g. vitalik.eth, tony.base.eth, bonfida.sol',
+      description_localizations: expect.any(Object),
       required: false,
       max_length: MAX_IDENTITY_LENGTH,
       autocomplete: true,

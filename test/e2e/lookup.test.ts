@@ -143,7 +143,7 @@ describe('lookup commands', () => {
       visibleMessage(await h.run('whois', { identity: 'vitalik.eth' }, { locale: 'de' })),
     );
     expect(fieldValue(english, 'Followers')).toBe('5,360');
-    expect(fieldValue(german, 'Followers')).toBe('5.360');
+    expect(fieldValue(german, 'Follower')).toBe('5.360');
   });
 
   it('picking another platform in the select updates the message in place (type 7)', async () => {

@@ -627,6 +627,11 @@ describe('REST', () => {
     await expect(
       client.application?.commands.set([{ name: 'Bad Name', description: 'x' }]),
     ).rejects.toMatchObject({ code: 50_035 });
+    const localized = (description_localizations: Record<string, string>) =>
+      client.application?.commands.set([{ name: 'loc', description: 'x', description_localizations }]);
+    await expect(localized({ de: 'ja', ja: 'はい' })).resolves.toBeDefined();
+    await expect(localized({ 'xx-YY': 'x' })).rejects.toMatchObject({ code: 50_035 });
+    await expect(localized({ de: 'x'.repeat(101) })).rejects.toMatchObject({ code: 50_035 });
   });
 
   it('answers 401 without the bot token and records unknown routes as 404', async () => {

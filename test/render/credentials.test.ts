@@ -97,7 +97,7 @@ describe('renderCredentials', () => {
 
   it('formats scores by locale', () => {
     const set = { ...emptyCredentialSet(), isHuman: [credential({ type: 'score', value: '1234.5678' })] };
-    expect(render('x', set, ctx({ locale: 'de' })).fields?.[0]?.value).toContain('Score: **1.234,57**');
+    expect(render('x', set, ctx({ locale: 'de' })).fields?.[0]?.value).toContain('Punktzahl: **1.234,57**');
     expect(render('x', set, ctx({ locale: 'en-US' })).fields?.[0]?.value).toContain('Score: **1,234.57**');
   });
 

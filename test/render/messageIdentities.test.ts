@@ -1,10 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  type IdentityAnswer,
-  MESSAGE_IDENTITIES_TITLE,
-  NO_IDENTITIES_TEXT,
-  renderMessageIdentities,
-} from '../../src/render/messageIdentities.ts';
+import { type IdentityAnswer, renderMessageIdentities } from '../../src/render/messageIdentities.ts';
 import { ctx, emptyProfile, HOSTILE } from './fixtures.ts';
 import { assertWithinDiscordLimits, visibleText } from './limits.ts';
 
@@ -33,8 +28,8 @@ describe('renderMessageIdentities', () => {
     const payload = renderMessageIdentities([], ctx(), OPEN_ID);
     assertWithinDiscordLimits(payload);
     expect(payload.embeds[0]).toMatchObject({
-      title: MESSAGE_IDENTITIES_TITLE,
-      description: NO_IDENTITIES_TEXT,
+      title: 'Web3 identities in this message',
+      description: 'No web3 identities found in this message.',
     });
     expect(payload.components).toEqual([]);
   });

@@ -108,7 +108,7 @@ describe('renderWallet', () => {
 
   it('formats the identity count by locale', () => {
     expect(render(withGraph(5360), 0, ctx({ locale: 'de' })).embeds[1]?.description).toContain(
-      '5.360 linked identities',
+      '5.360 verknüpfte Identitäten',
     );
   });
 

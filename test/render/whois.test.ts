@@ -72,8 +72,8 @@ describe('renderWhois with the vitalik fixture', () => {
   });
 
   it('formats follower counts by locale', () => {
-    expect(field(whois(profiles, 0, ctx({ locale: 'de' })), 'Followers')).toBe('5.360');
-    expect(field(whois(profiles, 1, ctx({ locale: 'de' })), 'Followers')).toBe('517.005');
+    expect(field(whois(profiles, 0, ctx({ locale: 'de' })), 'Follower')).toBe('5.360');
+    expect(field(whois(profiles, 1, ctx({ locale: 'de' })), 'Follower')).toBe('517.005');
     expect(field(whois(profiles, 0, ctx({ locale: 'not a locale!!' })), 'Followers')).toBe('5,360');
     expect(field(whois(profiles, 0, ctx({ locale: '' })), 'Followers')).toBe('5,360');
   });
@@ -321,7 +321,7 @@ describe('renderWhois is pure', () => {
       rendered.set(what, payload);
     }
     expect(field(base, 'Followers')).toBe('5,360');
-    expect(field(rendered.get('locale') as MessagePayload, 'Followers')).toBe('5.360');
+    expect(field(rendered.get('locale') as MessagePayload, 'Follower')).toBe('5.360');
     expect(field(rendered.get('gateway') as MessagePayload, 'Content')).toContain('https://dweb.link/ipfs/');
     expect(rendered.get('stale')?.content).toContain('<t:1700000000:R>');
     expect(selectOptions(rendered.get('custom id') as MessagePayload).custom_id).toBe(

@@ -1,0 +1,144 @@
+/**
+ * The catalogs agree with en-US: the same keys, the same ICU arguments, every message compiles; and every
+ * command description fits Discord's 100 characters in every locale.
+ */
+import { readFileSync } from 'node:fs';
+import { type MessageFormatElement, TYPE } from '@formatjs/icu-messageformat-parser';
+import type { APIApplicationCommandOption } from 'discord-api-types/v10';
+import { IntlMessageFormat } from 'intl-messageformat';
+import { describe, expect, it } from 'vitest';
+import { commandsFor } from '../../commands/index.ts';
+import { localizations, SHIPPED_LOCALES, t } from '../../src/i18n/index.ts';
+import { ACCEPTED_FORMS } from '../../src/web3bio/identity.ts';
+
+const DESCRIPTION_MAX = 100;
+
+function catalog(locale: string): Record<string, string> {
+  const url = new URL(`../../src/i18n/locales/${locale}.json`, import.meta.url);
+  return JSON.parse(readFileSync(url, 'utf8')) as Record<string, string>;
+}
+
+/** Every argument a message reads, with its kind (`plain`, `number`, `plural`…), nested ones too. */
+function argumentsOf(elements: MessageFormatElement[], out = new Set<string>()): Set<string> {
+  for (const element of elements) {
+    if (element.type === TYPE.literal || element.type === TYPE.pound) continue;
+    if (element.type === TYPE.tag) {
+      argumentsOf(element.children, out);
+      continue;
+    }
+    out.add(element.value);
+    if (element.type === TYPE.plural || element.type === TYPE.select) {
+      for (const option of Object.values(element.options)) argumentsOf(option.value, out);
+    }
+  }
+  return out;
+}
+
+function parse(message: string, locale: string): MessageFormatElement[] {
+  return new IntlMessageFormat(message, locale, undefined, { ignoreTag: true }).getAst();
+}
+
+const english = catalog('en-US');
+
+describe('catalogs', () => {
+  it.each(SHIPPED_LOCALES)('%s has exactly the en-US keys', (locale) => {
+    expect(Object.keys(catalog(locale)).sort()).toEqual(Object.keys(english).sort());
+  });
+
+  it.each(SHIPPED_LOCALES)('%s: every message compiles and reads the en-US arguments', (locale) => {
+    for (const [key, message] of Object.entries(catalog(locale))) {
+      const source = english[key] ?? '';
+      const expected = [...argumentsOf(parse(source, 'en-US'))].sort();
+      expect([...argumentsOf(parse(message, locale))].sort(), `${locale} ${key}`).toEqual(expected);
+    }
+  });
+
+  it.each(SHIPPED_LOCALES)('%s: plurals have an `other` case and no straight apostrophes', (locale) => {
+    for (const [key, message] of Object.entries(catalog(locale))) {
+      // ICU reads a straight apostrophe before `{` as an escape: the catalogs use ’ instead.
+      expect(message, `${locale} ${key}`).not.toContain("'");
+      const plurals = parse(message, locale).filter((e) => e.type === TYPE.plural);
+      for (const plural of plurals)
+        expect(Object.keys(plural.options), `${locale} ${key}`).toContain('other');
+    }
+  });
+
+  it('lists the same accepted identity forms as the identity parser (en-US)', () => {
+    for (const locale of SHIPPED_LOCALES) {
+      const forms = t(locale, 'errors.invalid_identity.forms').split('\n');
+      expect(forms, locale).toHaveLength(ACCEPTED_FORMS.length);
+    }
+    expect(t('en-US', 'errors.invalid_identity.forms').split('\n')).toEqual(ACCEPTED_FORMS);
+  });
+});
+
+describe('t', () => {
+  it('falls back along the chain to en-US', () => {
+    const title = (locale: string) => t(locale, 'whois.empty.title');
+    expect(title('en-GB')).toBe('No profiles');
+    expect(title('es-419')).toBe(title('es-ES'));
+    expect(title('de-AT')).toBe(title('de'));
+    expect(title('zh-TW')).toBe('No profiles');
+    expect(title('')).toBe('No profiles');
+    expect(title('not a locale!!')).toBe('No profiles');
+  });
+
+  it('formats plurals and numbers for the locale', () => {
+    const summary = (locale: string, count: number) =>
+      t(locale, 'wallet.graph.summary', { count, page: 1, pages: 2 });
+    expect(summary('en-US', 1)).toBe('1 linked identity · page 1 of 2');
+    expect(summary('en-US', 1234)).toBe('1,234 linked identities · page 1 of 2');
+    expect(summary('de', 1234)).toBe('1.234 verknüpfte Identitäten · Seite 1 von 2');
+    expect(summary('ru', 3)).toBe('3 связанные личности · страница 1 из 2');
+    expect(summary('ru', 5)).toBe('5 связанных личностей · страница 1 из 2');
+    expect(t('fr', 'creds.score', { score: 47.825 })).toBe('Score : **47,83**');
+  });
+});
+
+interface Described {
+  path: string;
+  option: { description?: string; description_localizations?: Record<string, string | null> | null };
+}
+
+function* descriptions(
+  options: readonly APIApplicationCommandOption[] | undefined,
+  path: string,
+): Generator<Described> {
+  for (const option of options ?? []) {
+    yield { path: `${path} ${option.name}`, option };
+    if ('options' in option) yield* descriptions(option.options, `${path} ${option.name}`);
+  }
+}
+
+describe('command descriptions', () => {
+  const commands = commandsFor({ GATING_ENABLED: true, LINKED_ROLES_ENABLED: true });
+  const described = commands.flatMap((command) => {
+    const data = command.data;
+    const top: Described[] =
+      'description' in data && data.description ? [{ path: `/${data.name}`, option: data }] : [];
+    return [...top, ...descriptions('options' in data ? data.options : [], `/${data.name}`)];
+  });
+
+  it('are translated into every shipped locale', () => {
+    const others = SHIPPED_LOCALES.filter((l) => l !== 'en-US').sort();
+    expect(described.length).toBeGreaterThan(20);
+    for (const { path, option } of described) {
+      expect(Object.keys(option.description_localizations ?? {}).sort(), path).toEqual(others);
+    }
+  });
+
+  it('fit Discord’s 100 characters in every locale', () => {
+    for (const { path, option } of described) {
+      const texts = [option.description, ...Object.values(option.description_localizations ?? {})];
+      for (const text of texts) {
+        expect(text?.length, `${path}: ${text}`).toBeLessThanOrEqual(DESCRIPTION_MAX);
+        expect(text?.length, path).toBeGreaterThan(0);
+      }
+    }
+  });
+
+  it('localizations() leaves en-US to `description`', () => {
+    expect(localizations('commands.whois.description')).not.toHaveProperty('en-US');
+    expect(localizations('commands.whois.description').de).toBe(t('de', 'commands.whois.description'));
+  });
+});

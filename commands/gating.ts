@@ -26,7 +26,7 @@ import {
   renderSetupResult,
   renderStatus,
 } from '../src/render/gatingGuild.ts';
-import { renderMemberRecheck, renderMemberReport } from '../src/render/gatingMember.ts';
+import { renderMemberRecheck, renderMemberReport } from '../src/render/gatingReport.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 
 /** How long `/gating recheck` waits for a whole-server re-check before it answers "still running". */

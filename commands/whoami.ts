@@ -8,7 +8,8 @@ import {
 } from '../src/discord/gatingContext.ts';
 import { described } from '../src/i18n/index.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
-import { renderLinkedRoleStatus, renderVerifyResult, renderWhoami } from '../src/render/gatingMember.ts';
+import { renderLinkedRoleStatus, renderVerifyResult } from '../src/render/gatingMember.ts';
+import { renderWhoami } from '../src/render/gatingReport.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 
 /** A button on /whoami that starts /verify of a wallet for whoever clicks it. */

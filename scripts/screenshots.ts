@@ -25,7 +25,8 @@ import { diffRoles, evaluateRules, type GatingRules } from '../src/gating/rules/
 import type { GuildStatus, MemberReport } from '../src/gating/types.ts';
 import { renderStatus } from '../src/render/gatingGuild.ts';
 import type { GuildNames } from '../src/render/gatingLabels.ts';
-import { renderMemberReport, renderVerifyResult } from '../src/render/gatingMember.ts';
+import { renderVerifyResult } from '../src/render/gatingMember.ts';
+import { renderMemberReport } from '../src/render/gatingReport.ts';
 import type { MessagePayload, RenderContext } from '../src/render/types.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GuildSettings, LinkRecord, NonceRecord } from '../src/store/types.ts';

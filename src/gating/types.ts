@@ -130,5 +130,5 @@ export type GatingNotice =
   | { kind: 'role_given_up'; change: NoticeChange; claims: number }
   | { kind: 'mass_removal_held'; roleId: string; count: number; holders: number; incident: boolean };
 
-/** Turns a notice into the one line a person reads. */
-export type NoticeText = (notice: GatingNotice) => string;
+/** Turns a notice into the one line a person reads, in `locale` (a Discord locale; en-US when unknown). */
+export type NoticeText = (notice: GatingNotice, locale?: string) => string;

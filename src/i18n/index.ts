@@ -9,6 +9,16 @@ import de from './locales/de.json' with { type: 'json' };
 import enUS from './locales/en-US.json' with { type: 'json' };
 import esES from './locales/es-ES.json' with { type: 'json' };
 import fr from './locales/fr.json' with { type: 'json' };
+import gatingDe from './locales/gating/de.json' with { type: 'json' };
+import gatingEnUS from './locales/gating/en-US.json' with { type: 'json' };
+import gatingEsES from './locales/gating/es-ES.json' with { type: 'json' };
+import gatingFr from './locales/gating/fr.json' with { type: 'json' };
+import gatingJa from './locales/gating/ja.json' with { type: 'json' };
+import gatingKo from './locales/gating/ko.json' with { type: 'json' };
+import gatingPtBR from './locales/gating/pt-BR.json' with { type: 'json' };
+import gatingRu from './locales/gating/ru.json' with { type: 'json' };
+import gatingTr from './locales/gating/tr.json' with { type: 'json' };
+import gatingZhCN from './locales/gating/zh-CN.json' with { type: 'json' };
 import ja from './locales/ja.json' with { type: 'json' };
 import ko from './locales/ko.json' with { type: 'json' };
 import ptBR from './locales/pt-BR.json' with { type: 'json' };
@@ -16,7 +26,7 @@ import ru from './locales/ru.json' with { type: 'json' };
 import tr from './locales/tr.json' with { type: 'json' };
 import zhCN from './locales/zh-CN.json' with { type: 'json' };
 
-export type MessageKey = keyof typeof enUS;
+export type MessageKey = keyof typeof enUS | keyof typeof gatingEnUS;
 export type MessageValues = Readonly<Record<string, string | number>>;
 /** A locale's messages; a missing key falls back to the next locale in the chain, finally en-US. */
 export type Catalog = Readonly<Partial<Record<MessageKey, string>>>;
@@ -25,16 +35,16 @@ export const DEFAULT_LOCALE = 'en-US';
 
 /** The shipped catalogs by Discord locale code. */
 const SHIPPED: Readonly<Record<string, Catalog>> = {
-  'en-US': enUS,
-  de,
-  fr,
-  'es-ES': esES,
-  'pt-BR': ptBR,
-  ja,
-  ko,
-  'zh-CN': zhCN,
-  ru,
-  tr,
+  'en-US': { ...enUS, ...gatingEnUS },
+  de: { ...de, ...gatingDe },
+  fr: { ...fr, ...gatingFr },
+  'es-ES': { ...esES, ...gatingEsES },
+  'pt-BR': { ...ptBR, ...gatingPtBR },
+  ja: { ...ja, ...gatingJa },
+  ko: { ...ko, ...gatingKo },
+  'zh-CN': { ...zhCN, ...gatingZhCN },
+  ru: { ...ru, ...gatingRu },
+  tr: { ...tr, ...gatingTr },
 };
 
 /** Discord locales served by a catalog of another code. */

@@ -5,6 +5,7 @@
 import type { APIEmbedField } from 'discord-api-types/v10';
 import type { RoleProblem } from '../gating/roles/hierarchy.ts';
 import type { GuildPreview, GuildStatus, RecheckResult } from '../gating/types.ts';
+import { type MessageKey, t } from '../i18n/index.ts';
 import type { GuildSettings } from '../store/types.ts';
 import { DISCORD_LIMITS, discordTime, escapeLine, escapeText, truncate } from '../text/safety.ts';
 import { formatNumber, joinLinesWithin } from './format.ts';
@@ -18,38 +19,56 @@ import {
   REASON_MAX,
   reasonText,
   roleLabel,
+  roleList,
 } from './gatingLabels.ts';
 import { roleProblemText } from './gatingNotices.ts';
 import { unboundLinksField } from './signing.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
-function problemLines(problems: RoleProblem[]): string[] {
+function problemLines(problems: RoleProblem[], locale: string): string[] {
   return problems.map(
-    (p) => `⚠️ ${escapeText(truncate(roleProblemText(p), REASON_MAX)).replace(/\n+/g, ' ')}`,
+    (p) => `⚠️ ${escapeText(truncate(roleProblemText(p, locale), REASON_MAX)).replace(/\n+/g, ' ')}`,
   );
 }
 
+function lastSync(at: number | null, locale: string): string {
+  return at === null ? t(locale, 'gating.rules.never') : discordTime(at / 1000, 'R');
+}
+
 function rulesFields(settings: GuildSettings, names: GuildNames, ctx: RenderContext): APIEmbedField[] {
+  const { locale } = ctx;
+  const role = roleLabel(settings.humanRoleId, names, locale);
   const human =
     settings.minScore === null
-      ? `${roleLabel(settings.humanRoleId, names)}: any unexpired isHuman credential that is true`
-      : `${roleLabel(settings.humanRoleId, names)}: any unexpired isHuman credential that is true, or a score ≥ ${formatNumber(settings.minScore, ctx.locale)}`;
+      ? t(locale, 'gating.rules.human', { role })
+      : t(locale, 'gating.rules.humanOrScore', { role, score: settings.minScore });
   const flags = [
-    settings.spamRoleId ? `Spam: ${roleLabel(settings.spamRoleId, names)}` : 'Spam: no role',
-    settings.riskyRoleId ? `Risky: ${roleLabel(settings.riskyRoleId, names)}` : 'Risky: no role',
-    settings.spamRemovesHuman
-      ? 'A spam flag takes the human role away.'
-      : 'A spam flag does not affect the human role.',
+    settings.spamRoleId
+      ? t(locale, 'gating.rules.spam', { role: roleLabel(settings.spamRoleId, names, locale) })
+      : t(locale, 'gating.rules.spamNone'),
+    settings.riskyRoleId
+      ? t(locale, 'gating.rules.risky', { role: roleLabel(settings.riskyRoleId, names, locale) })
+      : t(locale, 'gating.rules.riskyNone'),
+    t(locale, settings.spamRemovesHuman ? 'gating.rules.spamRemovesHuman' : 'gating.rules.spamKeepsHuman'),
   ];
-  const log = settings.logChannelId ? channelLabel(settings.logChannelId, names) : 'none';
-  const sync = settings.lastFullSyncAt === null ? 'never' : discordTime(settings.lastFullSyncAt / 1000, 'R');
+  const log = settings.logChannelId
+    ? channelLabel(settings.logChannelId, names, locale)
+    : t(locale, 'gating.rules.noLogChannel');
   return [
-    { name: 'Human role', value: human },
-    { name: 'Flags', value: flags.join('\n') },
-    { name: 'Log channel', value: log, inline: true },
-    { name: 'Status', value: settings.enabled ? '🟢 on' : '⚪ off', inline: true },
-    { name: 'Last full re-check', value: sync, inline: true },
+    { name: t(locale, 'gating.rules.humanRole'), value: human },
+    { name: t(locale, 'gating.rules.flags'), value: flags.join('\n') },
+    { name: t(locale, 'gating.rules.logChannel'), value: log, inline: true },
+    {
+      name: t(locale, 'gating.rules.status'),
+      value: t(locale, settings.enabled ? 'gating.rules.on' : 'gating.rules.off'),
+      inline: true,
+    },
+    {
+      name: t(locale, 'gating.rules.lastSync'),
+      value: lastSync(settings.lastFullSyncAt, locale),
+      inline: true,
+    },
   ];
 }
 
@@ -59,18 +78,24 @@ export function renderSetupResult(
   names: GuildNames,
   ctx: RenderContext,
 ): MessagePayload {
+  const { locale } = ctx;
   if (!result.settings) {
-    const lines = problemLines(result.problems);
-    const description = `Nothing was saved. Fix these and run \`/gating setup\` again:\n${joinLinesWithin(lines, LIST_MAX * 3)}`;
-    return plain(embed('❌ Role gating not set up', description, COLORS.danger), ctx);
+    const lines = problemLines(result.problems, locale);
+    const description = `${t(locale, 'gating.setup.nothingSaved')}\n${joinLinesWithin(lines, LIST_MAX * 3)}`;
+    return plain(embed(t(locale, 'gating.setup.refusedTitle'), description, COLORS.danger), ctx);
   }
-  const warnings = problemLines(result.problems);
+  const warnings = problemLines(result.problems, locale);
   const description = [
-    'Role gating is on. Members link an identity with `/verify`; a full re-check of linked members has been queued.',
+    t(locale, 'gating.setup.on'),
     warnings.length > 0 ? `\n${joinLinesWithin(warnings, LIST_MAX)}` : '',
   ].join('');
   return plain(
-    embed('✅ Role gating set up', description, COLORS.success, rulesFields(result.settings, names, ctx)),
+    embed(
+      t(locale, 'gating.setup.title'),
+      description,
+      COLORS.success,
+      rulesFields(result.settings, names, ctx),
+    ),
     ctx,
   );
 }
@@ -82,12 +107,10 @@ export function renderRules(
   ctx: RenderContext,
 ): MessagePayload {
   if (!settings) return renderNotSetUp(ctx);
-  const description = settings.enabled
-    ? 'Roles follow the credentials of each member’s proven web3 identities.'
-    : 'Role gating is off in this server. Run `/gating setup` to turn it on again.';
+  const description = t(ctx.locale, settings.enabled ? 'gating.rules.enabled' : 'gating.rules.disabled');
   return plain(
     embed(
-      'Role gating rules',
+      t(ctx.locale, 'gating.rules.title'),
       description,
       settings.enabled ? COLORS.info : COLORS.neutral,
       rulesFields(settings, names, ctx),
@@ -101,13 +124,20 @@ export function renderDisabled(changed: boolean, ctx: RenderContext): MessagePay
   return changed
     ? plain(
         embed(
-          'Role gating turned off',
-          'Roles are no longer added or removed, and links are kept. Roles already given stay as they are. Run `/gating setup` to turn it on again.',
+          t(ctx.locale, 'gating.disable.title'),
+          t(ctx.locale, 'gating.disable.description'),
           COLORS.neutral,
         ),
         ctx,
       )
-    : plain(embed('Role gating was already off', 'Nothing changed.', COLORS.neutral), ctx);
+    : plain(
+        embed(
+          t(ctx.locale, 'gating.disable.alreadyTitle'),
+          t(ctx.locale, 'gating.disable.nothing'),
+          COLORS.neutral,
+        ),
+        ctx,
+      );
 }
 
 export type GuildRecheckOutcome =
@@ -116,12 +146,12 @@ export type GuildRecheckOutcome =
 
 /** `/gating recheck` for the whole server: the counts, or a note that it goes on in the background. */
 export function renderGuildRecheck(outcome: GuildRecheckOutcome, ctx: RenderContext): MessagePayload {
-  const n = (value: number) => formatNumber(value, ctx.locale);
+  const { locale } = ctx;
   if (outcome.kind === 'running') {
     return plain(
       embed(
-        'Re-check started',
-        `Reading fresh credentials for ${n(outcome.linkedMembers)} linked members. This goes on in the background; role changes appear in the log channel, and \`/gating status\` shows the queue.`,
+        t(locale, 'gating.recheck.startedTitle'),
+        t(locale, 'gating.recheck.started', { count: outcome.linkedMembers }),
         COLORS.info,
       ),
       ctx,
@@ -129,31 +159,22 @@ export function renderGuildRecheck(outcome: GuildRecheckOutcome, ctx: RenderCont
   }
   if (outcome.elsewhere) {
     return plain(
-      embed(
-        'Re-check already running',
-        'Another process of this bot is re-checking this server right now. Its changes appear in the log channel; run `/gating status` to follow the queue.',
-        COLORS.info,
-      ),
+      embed(t(locale, 'gating.recheck.elsewhereTitle'), t(locale, 'gating.recheck.elsewhere'), COLORS.info),
       ctx,
     );
   }
+  const count = (key: MessageKey, value: number) => (value > 0 ? t(locale, key, { count: value }) : '');
   const lines = [
-    `Checked ${n(outcome.members)} linked members with fresh credentials.`,
-    `Role changes queued: ${n(outcome.changes)}`,
-    outcome.unlinked > 0 ? `Links removed (record no longer names the member): ${n(outcome.unlinked)}` : '',
-    outcome.failures > 0
-      ? `Lookups failed for ${n(outcome.failures)} members: their roles were left as they are.`
-      : '',
-    outcome.pendingRemovals > 0
-      ? `Removals waiting for a confirming answer (at least GATING_CONFIRM_MINUTES later): ${n(outcome.pendingRemovals)}`
-      : '',
-    outcome.heldRemovals > 0
-      ? `🛑 Held back as a mass removal: ${n(outcome.heldRemovals)}. A later re-check that agrees applies them, or run \`/gating recheck confirm-removals:true\`.`
-      : '',
+    t(locale, 'gating.recheck.checked', { count: outcome.members }),
+    t(locale, 'gating.recheck.changes', { count: outcome.changes }),
+    count('gating.recheck.unlinked', outcome.unlinked),
+    count('gating.recheck.failures', outcome.failures),
+    count('gating.recheck.pendingRemovals', outcome.pendingRemovals),
+    count('gating.recheck.heldRemovals', outcome.heldRemovals),
   ];
   return plain(
     embed(
-      'Re-check done',
+      t(locale, 'gating.recheck.title'),
       lines.filter(Boolean).join('\n'),
       outcome.failures > 0 ? COLORS.warning : COLORS.success,
     ),
@@ -163,29 +184,31 @@ export function renderGuildRecheck(outcome: GuildRecheckOutcome, ctx: RenderCont
 
 /** `/gating preview`: a dry run for the whole server. */
 export function renderPreview(preview: GuildPreview, names: GuildNames, ctx: RenderContext): MessagePayload {
-  const n = (value: number) => formatNumber(value, ctx.locale);
+  const { locale } = ctx;
   const lines = [
-    `Linked members: ${n(preview.members)}`,
-    `Would add: ${n(preview.addCount)} · would remove: ${n(preview.removeCount)}`,
-    preview.unknownCount > 0
-      ? `Lookups failed for ${n(preview.unknownCount)}: their roles would stay as they are.`
-      : '',
-    'Nothing was changed.',
+    t(locale, 'gating.preview.members', { count: preview.members }),
+    t(locale, 'gating.preview.changes', { add: preview.addCount, remove: preview.removeCount }),
+    preview.unknownCount > 0 ? t(locale, 'gating.preview.failures', { count: preview.unknownCount }) : '',
+    t(locale, 'gating.preview.nothingChanged'),
   ];
   const fields = preview.sample.slice(0, 10).map((entry): APIEmbedField => {
     const changes = [
-      ...entry.add.map((roleId) => `➕ ${roleLabel(roleId, names)}`),
-      ...entry.remove.map((roleId) => `➖ ${roleLabel(roleId, names)}`),
+      ...entry.add.map((roleId) => `➕ ${roleLabel(roleId, names, locale)}`),
+      ...entry.remove.map((roleId) => `➖ ${roleLabel(roleId, names, locale)}`),
     ];
     const because = entry.because.slice(0, 3).map((b) => `↳ ${reasonText(b)}`);
     return {
       name:
-        cleanName(names.users.get(entry.userId) ?? entry.username ?? undefined) ?? `Member ${entry.userId}`,
+        cleanName(names.users.get(entry.userId) ?? entry.username ?? undefined) ??
+        t(locale, 'gating.preview.member', { id: entry.userId }),
       value: joinLinesWithin([...changes, ...because], DISCORD_LIMITS.fieldValue),
     };
   });
   const color = preview.addCount + preview.removeCount > 0 ? COLORS.warning : COLORS.neutral;
-  return plain(embed('Preview (dry run)', lines.filter(Boolean).join('\n'), color, fields), ctx);
+  return plain(
+    embed(t(locale, 'gating.preview.title'), lines.filter(Boolean).join('\n'), color, fields),
+    ctx,
+  );
 }
 
 function cleanName(name: string | undefined): string | undefined {
@@ -195,56 +218,53 @@ function cleanName(name: string | undefined): string | undefined {
 
 /** `/gating status`: permissions, role problems, intents, last sync and the queue. */
 export function renderStatus(status: GuildStatus, names: GuildNames, ctx: RenderContext): MessagePayload {
-  const n = (value: number) => formatNumber(value, ctx.locale);
-  const ok = (good: boolean, yes: string, no: string) => (good ? `✅ ${yes}` : `❌ ${no}`);
-  const problems = problemLines(status.problems);
-  const gatingState = !status.settings
-    ? '⚪ not set up: run `/gating setup`'
-    : status.enabled
-      ? '🟢 on'
-      : '⚪ off: run `/gating setup` to turn it on';
+  const { locale } = ctx;
+  const n = (value: number) => formatNumber(value, locale);
+  const ok = (good: boolean, yes: MessageKey, no: MessageKey) =>
+    good ? `✅ ${t(locale, yes)}` : `❌ ${t(locale, no)}`;
+  const problems = problemLines(status.problems, locale);
+  const gatingState = t(
+    locale,
+    !status.settings ? 'gating.status.notSetUp' : status.enabled ? 'gating.rules.on' : 'gating.status.off',
+  );
   const fields: APIEmbedField[] = [
-    { name: 'Role gating', value: gatingState },
+    { name: t(locale, 'gating.status.gating'), value: gatingState },
     {
-      name: 'Bot permissions',
-      value: ok(status.manageRoles, 'Manage Roles', 'Manage Roles is missing: grant it to the bot’s role'),
+      name: t(locale, 'gating.status.permissions'),
+      value: ok(status.manageRoles, 'gating.status.manageRoles', 'gating.status.manageRolesMissing'),
     },
     {
-      name: 'Gateway intents',
-      value: ok(
-        status.guildMembersIntent,
-        'Server Members (roles follow members who join)',
-        'Server Members intent is off: enable it in the Developer Portal',
-      ),
+      name: t(locale, 'gating.status.intents'),
+      value: ok(status.guildMembersIntent, 'gating.status.membersIntent', 'gating.status.membersIntentOff'),
     },
     {
-      name: 'Role hierarchy',
+      name: t(locale, 'gating.status.hierarchy'),
       value:
         problems.length > 0
           ? joinLinesWithin(problems, DISCORD_LIMITS.fieldValue)
-          : '✅ every gated role can be managed',
+          : t(locale, 'gating.status.hierarchyOk'),
     },
     {
-      name: 'Last full re-check',
-      value: status.lastFullSyncAt === null ? 'never' : discordTime(status.lastFullSyncAt / 1000, 'R'),
+      name: t(locale, 'gating.rules.lastSync'),
+      value: lastSync(status.lastFullSyncAt, locale),
       inline: true,
     },
-    { name: 'Role changes queued', value: n(status.queueLength), inline: true },
-    { name: 'Linked members', value: n(status.linkedMembers), inline: true },
+    { name: t(locale, 'gating.status.queue'), value: n(status.queueLength), inline: true },
+    { name: t(locale, 'gating.status.linkedMembers'), value: n(status.linkedMembers), inline: true },
   ];
   if (status.blockedRoleIds.length > 0) {
     fields.push({
-      name: 'Waiting on permissions',
-      value: `⏳ Changes of ${status.blockedRoleIds.map((id) => roleLabel(id, names)).join(', ')} wait: Discord refused the bot. They go out by themselves once the role or the bot's permissions change.`,
+      name: t(locale, 'gating.status.blockedTitle'),
+      value: t(locale, 'gating.status.blocked', { roles: roleList(status.blockedRoleIds, names, locale) }),
     });
   }
   if (status.heldRemovals > 0) {
     fields.push({
-      name: 'Held removals',
-      value: `🛑 ${n(status.heldRemovals)} removals held back by the mass-removal breaker. Run \`/gating recheck confirm-removals:true\` if they are right.`,
+      name: t(locale, 'gating.status.heldTitle'),
+      value: t(locale, 'gating.status.held', { count: status.heldRemovals }),
     });
   }
-  if (!status.signingLinksBound) fields.push(unboundLinksField());
+  if (!status.signingLinksBound) fields.push(unboundLinksField(locale));
   if (status.settings) fields.push(...rulesFields(status.settings, names, ctx).slice(0, 2));
   const healthy =
     status.signingLinksBound &&
@@ -255,8 +275,8 @@ export function renderStatus(status: GuildStatus, names: GuildNames, ctx: Render
     status.heldRemovals === 0;
   return plain(
     embed(
-      'Role gating status',
-      healthy ? 'Everything the bot needs is in place.' : 'Some things need attention.',
+      t(locale, 'gating.status.title'),
+      t(locale, healthy ? 'gating.status.healthy' : 'gating.status.attention'),
       healthy ? COLORS.success : COLORS.warning,
       fields,
     ),
@@ -264,46 +284,31 @@ export function renderStatus(status: GuildStatus, names: GuildNames, ctx: Render
   );
 }
 
+function notice(
+  ctx: RenderContext,
+  title: MessageKey,
+  description: MessageKey,
+  color: number,
+): MessagePayload {
+  return plain(embed(t(ctx.locale, title), t(ctx.locale, description), color), ctx);
+}
+
 /** A member without Manage Roles ran a moderator command. */
 export function renderNeedsManageRoles(ctx: RenderContext): MessagePayload {
-  return plain(
-    embed(
-      '🔒 Manage Roles needed',
-      'Only members with the **Manage Roles** permission can use this. Nothing was changed.',
-      COLORS.warning,
-    ),
-    ctx,
-  );
+  return notice(ctx, 'gating.needsManageRoles.title', 'gating.needsManageRoles.description', COLORS.warning);
 }
 
 /** A gating command outside a server. */
 export function renderGuildOnly(ctx: RenderContext): MessagePayload {
-  return plain(
-    embed('Server only', 'Run this command in a server that has added the bot.', COLORS.neutral),
-    ctx,
-  );
+  return notice(ctx, 'gating.guildOnly.title', 'gating.guildOnly.description', COLORS.neutral);
 }
 
 /** The deployment runs without the gating module. */
 export function renderGatingUnavailable(ctx: RenderContext): MessagePayload {
-  return plain(
-    embed(
-      'Role gating is not available',
-      'This bot runs without role gating (GATING_ENABLED is off). Ask the bot’s operator.',
-      COLORS.neutral,
-    ),
-    ctx,
-  );
+  return notice(ctx, 'gating.unavailable.title', 'gating.unavailable.description', COLORS.neutral);
 }
 
 /** The server has not run `/gating setup`, or turned gating off. */
 export function renderNotSetUp(ctx: RenderContext): MessagePayload {
-  return plain(
-    embed(
-      'Role gating is off in this server',
-      'A moderator with Manage Roles can turn it on with `/gating setup human-role:<role>`.',
-      COLORS.neutral,
-    ),
-    ctx,
-  );
+  return notice(ctx, 'gating.notSetUp.title', 'gating.notSetUp.description', COLORS.neutral);
 }

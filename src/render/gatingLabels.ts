@@ -4,6 +4,8 @@
  * sensibly), and the plain embed the messages use. Every user-controlled string goes through text/safety.ts.
  */
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
+import type { RoleDiff } from '../gating/rules/rules.ts';
+import { t } from '../i18n/index.ts';
 import { DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
 import { fieldsWithin } from './format.ts';
 import { finishPayload } from './payload.ts';
@@ -26,28 +28,54 @@ const FIELDS_BUDGET = 5000;
 
 export const LIST_MAX = 1000;
 
+const IDENTITY_MAX = 100;
+
 export function reasonText(reason: string): string {
   return escapeLine(truncate(reason, REASON_MAX));
 }
 
-/** A role by name in bold, or its id when the guild no longer has it. */
-export function roleLabel(roleId: string, names: GuildNames): string {
-  const name = names.roles.get(roleId);
-  const shown = name === undefined ? '' : escapeLine(truncate(name.replace(/^@+/, ''), NAME_MAX));
-  return shown ? `**${shown}**` : `a missing role ${inlineCode(roleId)}`;
+/** An identity as members typed it: one escaped line, bounded. */
+export function identityText(identity: string, locale: string): string {
+  return escapeLine(truncate(identity, IDENTITY_MAX)) || t(locale, 'gating.label.anIdentity');
 }
 
-export function channelLabel(channelId: string, names: GuildNames): string {
+/** A role by name in bold, or its id when the guild no longer has it. */
+export function roleLabel(roleId: string, names: GuildNames, locale: string): string {
+  const name = names.roles.get(roleId);
+  const shown = name === undefined ? '' : escapeLine(truncate(name.replace(/^@+/, ''), NAME_MAX));
+  return shown ? `**${shown}**` : t(locale, 'gating.label.missingRole', { id: inlineCode(roleId) });
+}
+
+/** Roles by name, in one list. */
+export function roleList(roleIds: readonly string[], names: GuildNames, locale: string): string {
+  return roleIds.map((id) => roleLabel(id, names, locale)).join(t(locale, 'gating.list.separator'));
+}
+
+export function channelLabel(channelId: string, names: GuildNames, locale: string): string {
   const name = names.channels.get(channelId);
   const shown = name === undefined ? '' : escapeLine(truncate(name, NAME_MAX));
-  return shown ? `**#${shown}**` : `a missing channel ${inlineCode(channelId)}`;
+  return shown ? `**#${shown}**` : t(locale, 'gating.label.missingChannel', { id: inlineCode(channelId) });
 }
 
 /** A member by name, or by id when the name is not known. */
-export function userLabel(userId: string, names: GuildNames): string {
+export function userLabel(userId: string, names: GuildNames, locale: string): string {
   const name = names.users.get(userId);
   const shown = name === undefined ? '' : escapeLine(truncate(name, NAME_MAX));
-  return shown ? `**${shown}**` : `member ${inlineCode(userId)}`;
+  return shown ? `**${shown}**` : t(locale, 'gating.label.member', { id: inlineCode(userId) });
+}
+
+/** One line per role change, with the rule's reason. */
+export function diffLines(diff: RoleDiff, names: GuildNames, locale: string): string[] {
+  return [
+    ...diff.add.map((d) => `➕ ${roleLabel(d.roleId, names, locale)}: ${reasonText(d.because)}`),
+    ...diff.remove.map((d) => `➖ ${roleLabel(d.roleId, names, locale)}: ${reasonText(d.because)}`),
+  ];
+}
+
+/** The note for role changes that wait on a permission problem; empty when none do. */
+export function blockedNote(roleIds: readonly string[], names: GuildNames, locale: string): string {
+  if (roleIds.length === 0) return '';
+  return `\n${t(locale, 'gating.blockedNote', { roles: roleList(roleIds, names, locale) })}`;
 }
 
 export function embed(

@@ -5,7 +5,8 @@
  * escaped, and never ping (the log channel sends with no allowed mentions).
  */
 import type { RoleProblem } from '../gating/roles/hierarchy.ts';
-import type { GatingNotice, NoticeChange, RoleRefusal } from '../gating/types.ts';
+import type { GatingNotice, RoleRefusal } from '../gating/types.ts';
+import { DEFAULT_LOCALE, t } from '../i18n/index.ts';
 import { escapeLine, truncate } from '../text/safety.ts';
 
 /** Prefix of every audit-log reason gating writes; log lines leave it out. */
@@ -14,75 +15,101 @@ const MAX_NAME = 100;
 const MAX_LINE = 300;
 
 /** Role names are admin-chosen text: one line, bounded, in quotes. */
-function quoted(name: string): string {
+function quoted(name: string, locale: string): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
   const flat = name.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
   const cut = flat.length > MAX_NAME ? `${flat.slice(0, MAX_NAME - 1)}…` : flat;
-  return `“${cut || 'unnamed role'}”`;
+  return t(locale, 'gating.notice.roleName', { name: cut || t(locale, 'gating.notice.unnamedRole') });
 }
 
 /** One sentence naming the role, what is wrong and the fix. */
-export function roleProblemText(p: RoleProblem): string {
-  const name = quoted(p.roleName);
+export function roleProblemText(p: RoleProblem, locale: string = DEFAULT_LOCALE): string {
+  const name = quoted(p.roleName, locale);
   switch (p.problem) {
     case 'everyone':
-      return 'Every member already has @everyone, so it cannot be a gated role: pick or create a dedicated role.';
+      return t(locale, 'gating.problem.everyone');
     case 'missing':
-      return `The role ${p.roleId} no longer exists in this server: pick an existing role in /gating setup.`;
+      return t(locale, 'gating.problem.missing', { roleId: p.roleId });
     case 'managed':
-      return `${name} is managed by an integration (a bot, a booster or a linked role), so no one can assign it: pick or create a regular role.`;
+      return t(locale, 'gating.problem.managed', { name });
     case 'elevated':
-      return `${name} carries the ${p.permission ?? 'an elevated'} permission, and the bot never hands out a role with moderator powers: pick a role without it, or remove ${p.permission ?? 'it'} from ${name}.`;
+      return p.permission
+        ? t(locale, 'gating.problem.elevated', { name, permission: p.permission })
+        : t(locale, 'gating.problem.elevatedUnknown', { name });
     case 'above_invoker':
-      return `${name} is at or above your highest role, so you could not give it by hand and cannot make the bot give it: pick a role below your own, or ask the server owner or an administrator.`;
+      return t(locale, 'gating.problem.aboveInvoker', { name });
     case 'above_bot':
-      return `Move the bot’s role above ${name} in Server Settings → Roles.`;
+      return t(locale, 'gating.problem.aboveBot', { name });
     case 'no_permission':
-      return `Give the bot’s role the Manage Roles permission in Server Settings → Roles, so it can assign ${name}.`;
+      return t(locale, 'gating.problem.noPermission', { name });
   }
 }
 
-function refusalText(r: RoleRefusal): string {
+function refusalText(r: RoleRefusal, locale: string): string {
   if (r.problem === 'missing_permissions') {
-    const role = r.roleName === null ? 'the gated role' : quoted(r.roleName);
-    return `Discord answered Missing Permissions. Give the bot’s role Manage Roles and move it above ${role} in Server Settings → Roles; waiting changes then go out by themselves.`;
+    return r.roleName === null
+      ? t(locale, 'gating.notice.missingPermissionsUnknownRole')
+      : t(locale, 'gating.notice.missingPermissions', { role: quoted(r.roleName, locale) });
   }
-  if (r.problem === 'unknown_role') return 'The role no longer exists: pick another one with /gating setup.';
-  return roleProblemText(r);
+  if (r.problem === 'unknown_role') return t(locale, 'gating.notice.unknownRole');
+  return roleProblemText(r, locale);
 }
 
-function changeText(change: NoticeChange): string {
-  return change.op === 'add'
-    ? `add <@&${change.roleId}> to <@${change.userId}>`
-    : `remove <@&${change.roleId}> from <@${change.userId}>`;
-}
-
-/** The line (or direct message) a person reads for a gating notice. */
-export function gatingNoticeText(n: GatingNotice): string {
+/** The line (or direct message) a person reads for a gating notice, in `locale`. */
+export function gatingNoticeText(n: GatingNotice, locale: string = DEFAULT_LOCALE): string {
   switch (n.kind) {
     case 'verified':
-      return `Verified <@${n.userId}> as ${escapeLine(n.identity)} (${n.proof === 'record' ? 'record' : 'wallet signature'}).`;
-    case 'unlinked':
-      return `Unlinked ${escapeLine(n.identity)} from <@${n.userId}>: ${escapeLine(n.reason)}.${n.flagKept ? ' Any spam or risky flag it carries stays until its own credentials clear.' : ''}`;
-    case 'link_moved':
-      return escapeLine(
-        `Your link of ${n.identity} in ${n.guildName ?? 'a server'} moved to another Discord account: ${n.reason}. Run /whoami there to see your roles.`,
+      return t(
+        locale,
+        n.proof === 'record' ? 'gating.notice.verifiedRecord' : 'gating.notice.verifiedSignature',
+        {
+          userId: n.userId,
+          identity: escapeLine(n.identity),
+        },
       );
+    case 'unlinked':
+      return t(locale, n.flagKept ? 'gating.notice.unlinkedFlagKept' : 'gating.notice.unlinked', {
+        userId: n.userId,
+        identity: escapeLine(n.identity),
+        reason: escapeLine(n.reason),
+      });
+    case 'link_moved': {
+      const values = { identity: escapeLine(n.identity), reason: escapeLine(n.reason) };
+      return n.guildName === null
+        ? t(locale, 'gating.notice.linkMovedUnknownServer', values)
+        : t(locale, 'gating.notice.linkMoved', { ...values, server: escapeLine(n.guildName) });
+    }
     case 'role_changed': {
       const why = escapeLine(truncate(n.change.reason.replace(REASON_PREFIX, ''), MAX_LINE));
-      return n.change.op === 'add'
-        ? `Added <@&${n.change.roleId}> to <@${n.change.userId}>: ${why}`
-        : `Removed <@&${n.change.roleId}> from <@${n.change.userId}>: ${why}`;
+      const { roleId, userId } = n.change;
+      return t(locale, n.change.op === 'add' ? 'gating.notice.roleAdded' : 'gating.notice.roleRemoved', {
+        roleId,
+        userId,
+        why,
+      });
     }
-    case 'role_refused':
-      return `⚠️ Could not ${changeText(n.change)}. ${escapeLine(refusalText(n.refusal))}`;
-    case 'role_given_up':
-      return `⚠️ ${changeText(n.change)} was given up on after ${n.claims} tries that never finished. Run /gating recheck to try again.`;
+    case 'role_refused': {
+      const { roleId, userId } = n.change;
+      const why = escapeLine(refusalText(n.refusal, locale));
+      return t(locale, n.change.op === 'add' ? 'gating.notice.addRefused' : 'gating.notice.removeRefused', {
+        roleId,
+        userId,
+        why,
+      });
+    }
+    case 'role_given_up': {
+      const { roleId, userId } = n.change;
+      return t(locale, n.change.op === 'add' ? 'gating.notice.addGivenUp' : 'gating.notice.removeGivenUp', {
+        roleId,
+        userId,
+        claims: n.claims,
+      });
+    }
     case 'mass_removal_held':
-      return (
-        `🛑 Held back: this re-check would take <@&${n.roleId}> from ${n.count} of its ${n.holders} holders at once, ` +
-        `${n.incident ? 'likely a Web3.bio incident or a rule change' : 'likely a rule change'}. ` +
-        'Nothing was removed: a later re-check that agrees applies it, or /gating recheck confirm-removals:true.'
-      );
+      return t(locale, n.incident ? 'gating.notice.massHeldIncident' : 'gating.notice.massHeld', {
+        roleId: n.roleId,
+        count: n.count,
+        holders: n.holders,
+      });
   }
 }

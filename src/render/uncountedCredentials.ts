@@ -10,6 +10,7 @@ import {
   ComponentType,
 } from 'discord-api-types/v10';
 import { shortAddress, type UncountedCredential } from '../gating/rules/credentialSubjects.ts';
+import { DEFAULT_LOCALE, type MessageKey, t } from '../i18n/index.ts';
 import { DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
 
 /** Whose view: the member's own (`/whoami`) or a moderator's (`/gating check`, the context menu). */
@@ -22,27 +23,32 @@ const LABEL_MAX = 60;
 const LABELS_LISTED = 3;
 const IDENTITY_MAX = 100;
 
-function labelList(entries: UncountedCredential[]): { text: string; plural: boolean } {
+function labelList(entries: UncountedCredential[], locale: string): { text: string; count: number } {
+  const fallback = t(locale, 'gating.uncounted.aCredential');
   const labels = [
-    ...new Set(entries.map((e) => escapeLine(truncate(e.label || e.source, LABEL_MAX)) || 'A credential')),
+    ...new Set(entries.map((e) => escapeLine(truncate(e.label || e.source, LABEL_MAX)) || fallback)),
   ];
   const shown = labels.slice(0, LABELS_LISTED);
   const more = labels.length - shown.length;
+  const separator = t(locale, 'gating.list.separator');
   const text =
     more > 0
-      ? `${shown.join(', ')} and ${more} more`
+      ? t(locale, 'gating.uncounted.andMore', { list: shown.join(separator), count: more })
       : shown.length > 1
-        ? `${shown.slice(0, -1).join(', ')} and ${shown.at(-1)}`
-        : (shown[0] ?? 'A credential');
-  return { text, plural: labels.length > 1 };
+        ? t(locale, 'gating.uncounted.and', {
+            list: shown.slice(0, -1).join(separator),
+            last: shown.at(-1) ?? '',
+          })
+        : (shown[0] ?? fallback);
+  return { text, count: labels.length };
 }
 
-function nameText(identity: string): string {
-  return `**${escapeLine(truncate(identity, IDENTITY_MAX)) || 'an identity'}**`;
+function nameText(identity: string, locale: string): string {
+  return `**${escapeLine(truncate(identity, IDENTITY_MAX)) || t(locale, 'gating.label.anIdentity')}**`;
 }
 
-function walletText(address: string): string {
-  return `wallet ${inlineCode(shortAddress(address))}`;
+function walletText(address: string, locale: string): string {
+  return t(locale, 'gating.uncounted.wallet', { address: inlineCode(shortAddress(address)) });
 }
 
 function verifyHint(identity: string): string {
@@ -50,32 +56,46 @@ function verifyHint(identity: string): string {
 }
 
 /** One sentence for the entries of one subject. `hasButton`: the member sees a button for this wallet. */
-function sentence(entries: UncountedCredential[], audience: Audience, hasButton: boolean): string {
+function sentence(
+  entries: UncountedCredential[],
+  audience: Audience,
+  hasButton: boolean,
+  locale: string,
+): string {
   const first = entries[0];
   if (!first) return '';
-  const { text, plural } = labelList(entries);
-  const belongs = plural ? 'belong' : 'belongs';
-  const it = plural ? 'them' : 'it';
-  const wallet = first.signWith;
-  const signAdvice = (address: string) =>
-    audience === 'member'
-      ? `sign with that wallet to count ${it}${hasButton ? '' : ` (${verifyHint(address)})`}.`
-      : `${plural ? 'they count' : 'it counts'} once the member signs with that wallet (${verifyHint(address)}).`;
-  const notProven = audience === 'member' ? 'which you have not proven' : 'which the member has not proven';
+  const { text, count } = labelList(entries, locale);
+  const signKey = (key: 'address' | 'unknown'): MessageKey =>
+    audience === 'moderator'
+      ? `gating.uncounted.${key}.moderator`
+      : hasButton
+        ? `gating.uncounted.${key}.memberButton`
+        : `gating.uncounted.${key}.member`;
   switch (first.reason) {
     case 'address_not_proven':
-      return `${text} ${belongs} to ${walletText(first.subject)}, ${notProven}: ${signAdvice(first.subject)}`;
-    case 'identity_not_proven': {
-      const advice =
-        audience === 'member'
-          ? `run ${verifyHint(first.subject)} to count ${it}.`
-          : `${plural ? 'they count' : 'it counts'} once the member proves it (${verifyHint(first.subject)}).`;
-      return `${text} ${belongs} to ${nameText(first.subject)}, ${notProven} here: ${advice}`;
-    }
+      return t(locale, signKey('address'), {
+        labels: text,
+        count,
+        wallet: walletText(first.subject, locale),
+        command: verifyHint(first.subject),
+      });
+    case 'identity_not_proven':
+      return t(locale, `gating.uncounted.identity.${audience}`, {
+        labels: text,
+        count,
+        name: nameText(first.subject, locale),
+        command: verifyHint(first.subject),
+      });
     case 'unknown_subject':
-      return wallet === null
-        ? `Web3.bio does not say whose ${text} ${plural ? 'are' : 'is'}, so ${plural ? 'they do' : 'it does'} not count.`
-        : `Web3.bio does not say whose ${text} ${plural ? 'are' : 'is'}, and ${nameText(first.lookedUp)} points at ${walletText(wallet)}, ${notProven}: ${signAdvice(wallet)}`;
+      return first.signWith === null
+        ? t(locale, 'gating.uncounted.unknown.none', { labels: text, count })
+        : t(locale, signKey('unknown'), {
+            labels: text,
+            count,
+            name: nameText(first.lookedUp, locale),
+            wallet: walletText(first.signWith, locale),
+            command: verifyHint(first.signWith),
+          });
   }
 }
 
@@ -92,6 +112,7 @@ export function uncountedLines(
   entries: readonly UncountedCredential[],
   audience: Audience,
   buttons: ReadonlySet<string> = new Set(),
+  locale: string = DEFAULT_LOCALE,
 ): string[] {
   const groups = new Map<string, UncountedCredential[]>();
   for (const e of entries) {
@@ -100,7 +121,7 @@ export function uncountedLines(
   }
   return [...groups.values()].map((group) => {
     const wallet = group[0]?.signWith ?? null;
-    return `⚠️ ${sentence(group, audience, wallet !== null && buttons.has(wallet))}`;
+    return `⚠️ ${sentence(group, audience, wallet !== null && buttons.has(wallet), locale)}`;
   });
 }
 
@@ -108,12 +129,16 @@ export function uncountedLines(
 export function signButtonRows(
   wallets: readonly string[],
   signButtonId: SignButtonId,
+  locale: string = DEFAULT_LOCALE,
 ): APIActionRowComponent<APIButtonComponent>[] {
   const buttons = wallets.slice(0, DISCORD_LIMITS.buttonsPerRow).map(
     (address): APIButtonComponent => ({
       type: ComponentType.Button,
       style: ButtonStyle.Primary,
-      label: truncate(`Sign with ${shortAddress(address)}`, DISCORD_LIMITS.buttonLabel),
+      label: truncate(
+        t(locale, 'gating.uncounted.signButton', { address: shortAddress(address) }),
+        DISCORD_LIMITS.buttonLabel,
+      ),
       custom_id: signButtonId(address),
     }),
   );

@@ -18,6 +18,7 @@ import {
   startFakeDiscord,
   type WaitUntil,
 } from '../../fakes/discord/server.ts';
+import type { AddGuildInput } from '../../fakes/discord/state.ts';
 import { type FakeWeb3Bio, type FakeWeb3BioOptions, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { type Bot, startBot } from '../../src/app/bot.ts';
 import { type Config, configSecrets, loadConfig } from '../../src/app/config.ts';
@@ -47,6 +48,8 @@ export interface HarnessOptions {
   upstream?: FakeWeb3BioOptions;
   /** Options of the stand-in Discord. */
   discord?: FakeDiscordOptions;
+  /** The test guild's fields (e.g. `preferredLocale`). */
+  guild?: Partial<AddGuildInput>;
   /** The commands the bot serves, given the config (default: the registry, `commandsFor`). */
   commands?: (config: Config) => readonly Command[];
 }
@@ -181,7 +184,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const discord = await startFakeDiscord(options.discord);
   const upstream = await startFakeWeb3Bio(options.upstream);
   const dataDir = await mkdtemp(join(tmpdir(), 'e2e-bot-'));
-  const guild = discord.addGuild({ name: 'E2E Guild' });
+  const guild = discord.addGuild({ name: 'E2E Guild', ...options.guild });
   discord.addMember(guild.id, { id: ALICE, username: 'alice' });
   discord.addMember(guild.id, { id: BOB, username: 'bob' });
 

@@ -12,14 +12,8 @@ import {
   renderStatus,
 } from '../../src/render/gatingGuild.ts';
 import type { GuildNames } from '../../src/render/gatingLabels.ts';
-import {
-  renderMemberRecheck,
-  renderMemberReport,
-  renderUnverified,
-  renderVerifyResult,
-  renderWhoami,
-  SIGNING_PROMISE,
-} from '../../src/render/gatingMember.ts';
+import { renderUnverified, renderVerifyResult, SIGNING_PROMISE } from '../../src/render/gatingMember.ts';
+import { renderMemberRecheck, renderMemberReport, renderWhoami } from '../../src/render/gatingReport.ts';
 import type { MessagePayload } from '../../src/render/types.ts';
 import type { GuildSettings, LinkRecord } from '../../src/store/types.ts';
 import type { CredentialSet } from '../../src/web3bio/types.ts';

@@ -91,8 +91,8 @@ export class LinkBook {
       identity: input.identity,
       proof: input.proofMethod,
     });
-    const guildName =
-      proved.displaced.length > 0 ? ((await guildOf(this.#discord, guildId))?.name ?? null) : null;
+    const guild = proved.displaced.length > 0 ? await guildOf(this.#discord, guildId) : null;
+    const guildName = guild?.name ?? null;
     const losers = new Set<string>();
     for (const other of proved.displaced) {
       const why =
@@ -110,7 +110,12 @@ export class LinkBook {
         flagKept,
       });
       losers.add(other.userId);
-      this.#tell(other.userId, { kind: 'link_moved', identity: other.identity, guildName, reason: why });
+      // Their interaction locale is not known here: the message follows the server's preferred locale.
+      this.#tell(
+        other.userId,
+        { kind: 'link_moved', identity: other.identity, guildName, reason: why },
+        guild?.preferredLocale,
+      );
     }
     for (const loser of losers) this.#tasks.run(guildId, () => this.#afterLoss(guildId, loser));
     return { link: proved.link, moved: losers.size > 0 };
@@ -135,10 +140,10 @@ export class LinkBook {
   }
 
   /** A best-effort direct message (members may have DMs closed). */
-  #tell(userId: string, notice: GatingNotice): void {
+  #tell(userId: string, notice: GatingNotice, locale: string | undefined): void {
     this.#tasks.run('', async () => {
       try {
-        const content = this.#noticeText(notice);
+        const content = this.#noticeText(notice, locale);
         await this.#discord.users.send(userId, { content, allowedMentions: { parse: [] } });
       } catch (error) {
         this.#logger.info({ err: error, userId }, 'could not send a direct message');

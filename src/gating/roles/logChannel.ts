@@ -19,7 +19,7 @@ export interface GuildNotices {
 export interface LogChannelOptions {
   discord: Client;
   logger: Logger;
-  /** The sentence for each notice (render's `gatingNoticeText`). */
+  /** The sentence for each notice in the guild's preferred locale (render's `gatingNoticeText`). */
   text: NoticeText;
   /** The guild's log channel id, or null for none. */
   channelOf: (guildId: string) => Promise<string | null>;
@@ -38,7 +38,7 @@ export class LogChannel implements GuildNotices {
   readonly #channelOf: (guildId: string) => Promise<string | null>;
   readonly #flushMs: number;
   readonly #text: NoticeText;
-  readonly #pending = new Map<string, string[]>();
+  readonly #pending = new Map<string, GatingNotice[]>();
   #timer: NodeJS.Timeout | null = null;
   #flushing: Promise<void> | null = null;
   #closed = false;
@@ -53,9 +53,9 @@ export class LogChannel implements GuildNotices {
 
   post(guildId: string, notice: GatingNotice): void {
     if (this.#closed) return;
-    const lines = this.#pending.get(guildId) ?? [];
-    lines.push(truncate(this.#text(notice).replace(/\s+/g, ' ').trim(), MAX_LINE));
-    this.#pending.set(guildId, lines);
+    const notices = this.#pending.get(guildId) ?? [];
+    notices.push(notice);
+    this.#pending.set(guildId, notices);
     this.#schedule();
   }
 
@@ -91,19 +91,26 @@ export class LogChannel implements GuildNotices {
   async #flush(): Promise<void> {
     const batches = [...this.#pending.entries()];
     this.#pending.clear();
-    for (const [guildId, text] of batches) {
+    for (const [guildId, notices] of batches) {
       try {
         const channelId = await this.#channelOf(guildId);
         if (!channelId) continue;
         const channel =
           this.#discord.channels.cache.get(channelId) ?? (await this.#discord.channels.fetch(channelId));
         if (!channel?.isSendable()) continue;
-        for (const content of packLines(text)) {
+        // Moderators read the log in the server's language (Community servers set it; else en-US).
+        const locale =
+          ('guild' in channel ? channel.guild.preferredLocale : undefined) ??
+          this.#discord.guilds.cache.get(guildId)?.preferredLocale;
+        const lines = notices.map((n) =>
+          truncate(this.#text(n, locale).replace(/\s+/g, ' ').trim(), MAX_LINE),
+        );
+        for (const content of packLines(lines)) {
           await channel.send({ content, allowedMentions: { parse: [] } });
         }
       } catch (error) {
         this.#logger.warn(
-          { err: error, guildId, lines: text.length },
+          { err: error, guildId, lines: notices.length },
           'could not post to the gating log channel',
         );
       }

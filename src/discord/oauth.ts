@@ -45,6 +45,8 @@ export interface DiscordOAuthUser {
   id: string;
   username: string;
   globalName: string | null;
+  /** The account's chosen language (a Discord locale code such as `de` or `pt-BR`), when Discord says. */
+  locale?: string;
 }
 
 export type DiscordOAuthErrorKind =
@@ -92,6 +94,7 @@ const RawUser = z.object({
   id: z.string().regex(/^\d{1,20}$/),
   username: z.string(),
   global_name: z.string().nullish(),
+  locale: z.string().max(35).optional().catch(undefined),
 });
 
 const RawOAuthError = z.object({ error: z.string() });
@@ -158,7 +161,8 @@ export async function fetchCurrentUser(
   if (!response.ok) throw httpError('/users/@me', response.status, body);
   const user = RawUser.safeParse(body);
   if (!user.success) throw new DiscordOAuthError('schema', 'GET /users/@me answered an unexpected shape');
-  return { id: user.data.id, username: user.data.username, globalName: user.data.global_name ?? null };
+  const { id, username, global_name, locale } = user.data;
+  return { id, username, globalName: global_name ?? null, ...(locale ? { locale } : {}) };
 }
 
 /** A JSON call as the member (bearer token) below `/v10`; throws DiscordOAuthError on a non-2xx answer. */

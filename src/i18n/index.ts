@@ -24,9 +24,19 @@ import ko from './locales/ko.json' with { type: 'json' };
 import ptBR from './locales/pt-BR.json' with { type: 'json' };
 import ru from './locales/ru.json' with { type: 'json' };
 import tr from './locales/tr.json' with { type: 'json' };
+import webDe from './locales/web/de.json' with { type: 'json' };
+import webEnUS from './locales/web/en-US.json' with { type: 'json' };
+import webEsES from './locales/web/es-ES.json' with { type: 'json' };
+import webFr from './locales/web/fr.json' with { type: 'json' };
+import webJa from './locales/web/ja.json' with { type: 'json' };
+import webKo from './locales/web/ko.json' with { type: 'json' };
+import webPtBR from './locales/web/pt-BR.json' with { type: 'json' };
+import webRu from './locales/web/ru.json' with { type: 'json' };
+import webTr from './locales/web/tr.json' with { type: 'json' };
+import webZhCN from './locales/web/zh-CN.json' with { type: 'json' };
 import zhCN from './locales/zh-CN.json' with { type: 'json' };
 
-export type MessageKey = keyof typeof enUS | keyof typeof gatingEnUS;
+export type MessageKey = keyof typeof enUS | keyof typeof gatingEnUS | keyof typeof webEnUS;
 export type MessageValues = Readonly<Record<string, string | number>>;
 /** A locale's messages; a missing key falls back to the next locale in the chain, finally en-US. */
 export type Catalog = Readonly<Partial<Record<MessageKey, string>>>;
@@ -35,16 +45,16 @@ export const DEFAULT_LOCALE = 'en-US';
 
 /** The shipped catalogs by Discord locale code. */
 const SHIPPED: Readonly<Record<string, Catalog>> = {
-  'en-US': { ...enUS, ...gatingEnUS },
-  de: { ...de, ...gatingDe },
-  fr: { ...fr, ...gatingFr },
-  'es-ES': { ...esES, ...gatingEsES },
-  'pt-BR': { ...ptBR, ...gatingPtBR },
-  ja: { ...ja, ...gatingJa },
-  ko: { ...ko, ...gatingKo },
-  'zh-CN': { ...zhCN, ...gatingZhCN },
-  ru: { ...ru, ...gatingRu },
-  tr: { ...tr, ...gatingTr },
+  'en-US': { ...enUS, ...gatingEnUS, ...webEnUS },
+  de: { ...de, ...gatingDe, ...webDe },
+  fr: { ...fr, ...gatingFr, ...webFr },
+  'es-ES': { ...esES, ...gatingEsES, ...webEsES },
+  'pt-BR': { ...ptBR, ...gatingPtBR, ...webPtBR },
+  ja: { ...ja, ...gatingJa, ...webJa },
+  ko: { ...ko, ...gatingKo, ...webKo },
+  'zh-CN': { ...zhCN, ...gatingZhCN, ...webZhCN },
+  ru: { ...ru, ...gatingRu, ...webRu },
+  tr: { ...tr, ...gatingTr, ...webTr },
 };
 
 /** Discord locales served by a catalog of another code. */

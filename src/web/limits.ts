@@ -8,6 +8,8 @@ import rateLimit, { normalizeIP } from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import type { Redis } from 'ioredis';
 import { PROVE_READ_MAX_AGE_MS } from '../gating/rules/recordReads.ts';
+import { t } from '../i18n/index.ts';
+import { requestLocale } from './locale.ts';
 import { sendJson } from './responses.ts';
 
 export interface WebLimitSettings {
@@ -95,7 +97,7 @@ export async function registerLimits(
       'x-ratelimit-remaining': false,
       'x-ratelimit-reset': false,
     },
-    errorResponseBuilder: (_request, context) => slowDown(context.ttl),
+    errorResponseBuilder: (request, context) => slowDown(context.ttl, requestLocale(request)),
   });
   const windowMs = settings.windowMs;
   const counter = (name: string, max: number, timeWindow: number, key = clientKey) =>
@@ -118,7 +120,7 @@ export async function registerLimits(
       max: settings.signaturesPerClient,
       timeWindow: windowMs,
       keyGenerator: (request) => `signature:${clientKey(request)}`,
-      errorResponseBuilder: (_request, context) => tooManySignatures(context.ttl),
+      errorResponseBuilder: (request, context) => tooManySignatures(context.ttl, requestLocale(request)),
     }),
     events: app.rateLimit({
       max: settings.eventsPerClientPerMinute,
@@ -155,31 +157,29 @@ export class LimitError extends Error {
   }
 }
 
-function slowDown(ttlMs: number): LimitError {
-  const wait = waitSeconds(ttlMs);
+function slowDown(ttlMs: number, locale: string): LimitError {
   return new LimitError({
     ok: false,
     reason: 'slow_down',
-    message: `Slow down: too many requests. Try again in ${wait} s.`,
+    message: t(locale, 'web.limit.slowDown', { seconds: waitSeconds(ttlMs) }),
   });
 }
 
-function tooManySignatures(ttlMs: number): LimitError {
-  const wait = waitSeconds(ttlMs);
+function tooManySignatures(ttlMs: number, locale: string): LimitError {
   return new LimitError({
     ok: false,
     reason: 'too_many_attempts',
-    message: `Too many signatures from this address. Wait ${minutes(wait)}, then try again.`,
+    message: t(locale, 'web.limit.tooManySignatures', { minutes: minutes(waitSeconds(ttlMs)) }),
   });
 }
 
-/** Answers a limit refusal met inside a handler, the way the route hooks do. */
-export function sendTooManyRefused(reply: FastifyReply, wait: number): FastifyReply {
+/** Answers a limit refusal met inside a handler, the way the route hooks do, in `locale`. */
+export function sendTooManyRefused(reply: FastifyReply, wait: number, locale: string): FastifyReply {
   reply.header('retry-after', String(wait));
   return sendJson(reply, 429, {
     ok: false,
     reason: 'too_many_attempts',
-    message: `Too many refused signatures from this address. Wait ${minutes(wait)}, then try again.`,
+    message: t(locale, 'web.limit.tooManyRefused', { minutes: minutes(wait) }),
   });
 }
 
@@ -187,7 +187,7 @@ function waitSeconds(ttlMs: number): number {
   return Math.max(1, Math.ceil(ttlMs / 1_000));
 }
 
-function minutes(seconds: number): string {
-  const m = Math.ceil(seconds / 60);
-  return m <= 1 ? 'a minute' : `${m} minutes`;
+/** Whole minutes to wait, at least one. */
+function minutes(seconds: number): number {
+  return Math.max(1, Math.ceil(seconds / 60));
 }

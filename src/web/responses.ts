@@ -14,12 +14,15 @@ export function sendText(reply: FastifyReply, status: number, body: string): Fas
   return reply.code(status).type('text/plain; charset=utf-8').send(body);
 }
 
-/** An HTML page rendered with a fresh CSP nonce that allows its inline style and script only. */
+/**
+ * An HTML page rendered with a fresh CSP nonce that allows its inline style and script only; `locale`
+ * (the page's `<html lang>`) is sent as Content-Language.
+ */
 export function sendHtml(
   reply: FastifyReply,
   status: number,
   render: (cspNonce: string) => string,
-  options: { formAction?: 'self' } = {},
+  options: { formAction?: 'self'; locale?: string } = {},
 ): FastifyReply {
   const cspNonce = randomBytes(16).toString('base64');
   const csp = [
@@ -31,6 +34,7 @@ export function sendHtml(
     options.formAction === 'self' ? "form-action 'self'" : "form-action 'none'",
     "frame-ancestors 'none'",
   ].join('; ');
+  if (options.locale) reply.header('content-language', options.locale);
   return reply
     .code(status)
     .header('content-security-policy', csp)

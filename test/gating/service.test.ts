@@ -225,7 +225,7 @@ describe('verify by wallet signature', () => {
     const siwe = { publicUrl: PUBLIC_URL };
     const signature = await signer.signMessage({ message: buildSiweMessage(siwe, record) });
     const outcome = await verifyChallenge(store, siwe, { nonce, signature });
-    if (!outcome.ok) throw new Error(outcome.message);
+    if (!outcome.ok) throw new Error(outcome.reason);
 
     await service.verification.completeSignature({ record: outcome.record, address: outcome.address });
     await service.idle(guild.id);

@@ -44,7 +44,14 @@ export type VerifyFailureReason =
 export type VerifyOutcome =
   /** `address` is checksummed for EVM, as written (base58) for Solana. */
   | { ok: true; record: NonceRecord; address: string }
-  | { ok: false; reason: VerifyFailureReason; message: string };
+  | { ok: false; reason: VerifyFailureReason; detail?: VerifyFailureDetail };
+
+/** What a refusal can say beyond its reason (the web tier words it in the member's language). */
+export type VerifyFailureDetail =
+  /** The contract-wallet check could not run: the chain node did not answer. */
+  | { kind: 'chain_unavailable' }
+  /** A valid signature by another account than the link's (`expected`, checksummed). */
+  | { kind: 'signed_by'; signer: string; expected: string };
 
 /**
  * How many unfinished (open: unused and unexpired) challenges one Discord account may hold at once,
@@ -127,7 +134,6 @@ export async function verifyChallenge(
   },
 ): Promise<VerifyOutcome> {
   const linked = input.linkedRoles === true;
-  const fail = (reason: VerifyFailureReason, message?: string) => failure(reason, linked, message);
   if (!isChallengeNonce(input.nonce)) return fail('unknown_nonce');
   const submitted = input.message;
   if (submitted !== undefined && (typeof submitted !== 'string' || submitted.length > MESSAGE_MAX_LENGTH)) {
@@ -200,19 +206,13 @@ async function checkSignature(
     });
     if (verdict === true) return undefined;
     if (verdict === 'unavailable') {
-      return fail(
-        'bad_signature',
-        'The wallet signature could not be checked right now (the chain node did not answer). Try again in a minute.',
-      );
+      return fail('bad_signature', { kind: 'chain_unavailable' });
     }
   }
 
   const recovered = await recoverMessageAddress({ message, signature }).catch(() => undefined);
   if (recovered) {
-    return fail(
-      'wrong_address',
-      `The message was signed by ${recovered}, but this link is for ${expectedSigner}. Switch to that account in your wallet and sign again.`,
-    );
+    return fail('wrong_address', { kind: 'signed_by', signer: recovered, expected: expectedSigner });
   }
   return fail('bad_signature');
 }
@@ -263,34 +263,9 @@ function explainMismatch(cfg: SiweConfig, record: NonceRecord, message: string):
   return fail('tampered');
 }
 
-const FAILURE_MESSAGES: Record<VerifyFailureReason, string> = {
-  unknown_nonce: 'This link is not valid. {again} to get a new one.',
-  expired: 'This link has expired (links last 10 minutes). {again} to get a new one.',
-  used: 'This link was already used. {again} if you need a new one.',
-  tampered: 'The signed message is not the one this link asked for. Reload the page and sign again.',
-  wrong_domain: 'The signed message is for a different site. Reload this page and sign the message it shows.',
-  wrong_address: 'The message names a different wallet than this link. Reload the page and sign again.',
-  bad_signature: 'The signature is not valid for this wallet. Sign again with the wallet this link is for.',
-  malformed: 'The request was not understood. Reload the page and try again.',
-};
-
-/** Where a member gets a new challenge: `/verify` in a server, or the Linked Roles page again. */
-export function restartHint(linkedRoles: boolean): string {
-  return linkedRoles ? 'Start again from the Linked Roles page' : 'Run /verify in Discord';
-}
-
-/** What a member is told for a refusal, when there is nothing more specific to say. */
-export function verifyFailureMessage(reason: VerifyFailureReason, linkedRoles = false): string {
-  return FAILURE_MESSAGES[reason].replace('{again}', restartHint(linkedRoles));
-}
-
-function failure(reason: VerifyFailureReason, linkedRoles: boolean, message?: string): VerifyOutcome {
-  return { ok: false, reason, message: message ?? verifyFailureMessage(reason, linkedRoles) };
-}
-
-/** A refusal about the signature itself (its text is the same wherever the challenge came from). */
-function fail(reason: VerifyFailureReason, message?: string): VerifyOutcome {
-  return failure(reason, false, message);
+/** A refusal, with what more it can say. */
+function fail(reason: VerifyFailureReason, detail?: VerifyFailureDetail): VerifyOutcome {
+  return detail ? { ok: false, reason, detail } : { ok: false, reason };
 }
 
 /** What a valid signature proved: the challenge's identity, its platform, and the signer (EVM lower-cased). */

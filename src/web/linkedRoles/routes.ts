@@ -19,9 +19,16 @@ import {
 import type { ConnectOutcome } from '../../gating/linkedRoles/linkedRoleService.ts';
 import { recordNamesDiscordUser } from '../../gating/proofs/recordProof.ts';
 import { resolvedAddressOf } from '../../gating/rules/recordReads.ts';
+import { t } from '../../i18n/index.ts';
 import { InvalidIdentityError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
-import { failed, type ProveProblem, sendLinkedRolePage } from '../pages/linkedRolePage.ts';
+import { requestLocale } from '../locale.ts';
+import {
+  failed,
+  type LinkedRolePage,
+  type ProveProblem,
+  sendLinkedRolePage,
+} from '../pages/linkedRolePage.ts';
 import { cookieOptions, redirect, setCookie } from '../responses.ts';
 import { type LinkedRolePagesOptions, proofFreshness } from './options.ts';
 import {
@@ -30,6 +37,7 @@ import {
   type LinkedRoleSession,
   readSession,
   SESSION_MS,
+  sessionLocale,
   writeSession,
 } from './session.ts';
 import { registerLinkedRoleSigning, startSigning } from './signing.ts';
@@ -51,7 +59,7 @@ export function registerLinkedRoleRoutes(app: FastifyInstance, o: LinkedRolePage
     reply.header('retry-after', String(wait));
     return reply
       .code(429)
-      .send({ ok: false, message: 'Too many sign-ins from this address. Wait a few minutes.' });
+      .send({ ok: false, message: t(requestLocale(request), 'web.linkedRole.tooManySignIns') });
   });
   app.get(LINKED_ROLE_CALLBACK_PATH, (request, reply) => callback(o, request, reply));
   app.post(PROVE_PATH, { bodyLimit: MAX_FORM_BYTES }, (request, reply) => prove(o, request, reply));
@@ -90,12 +98,13 @@ async function callback(
   const query = new URL(request.url, 'http://callback.invalid').searchParams;
   const state = query.get('state') ?? '';
   const browserState = request.cookies[STATE_COOKIE];
+  const locale = requestLocale(request);
   if (!isOAuthState(state) || !browserState || !safeEqual(browserState, state)) {
     o.logger.warn(
       { route: LINKED_ROLE_CALLBACK_PATH },
       'linked role sign-in refused: state not from this browser',
     );
-    return failed(o.oauth.publicUrl, reply, 400, 'bad_state');
+    return failed(o.oauth.publicUrl, reply, 400, 'bad_state', locale);
   }
   const now = o.now();
   const issued = await o.store.consumeOAuthState(hashOAuthState(state), now);
@@ -105,14 +114,15 @@ async function callback(
       { route: LINKED_ROLE_CALLBACK_PATH },
       'linked role sign-in refused: unknown, used or expired state',
     );
-    return failed(o.oauth.publicUrl, reply, 400, 'bad_state');
+    return failed(o.oauth.publicUrl, reply, 400, 'bad_state', locale);
   }
   if (query.get('error') !== null) {
     const denied = query.get('error') === 'access_denied';
-    return failed(o.oauth.publicUrl, reply, denied ? 200 : 502, denied ? 'denied' : 'failed');
+    return failed(o.oauth.publicUrl, reply, denied ? 200 : 502, denied ? 'denied' : 'failed', locale);
   }
   const code = query.get('code') ?? '';
-  if (code === '' || code.length > MAX_CODE_LENGTH) return failed(o.oauth.publicUrl, reply, 400, 'failed');
+  if (code === '' || code.length > MAX_CODE_LENGTH)
+    return failed(o.oauth.publicUrl, reply, 400, 'failed', locale);
   let session: LinkedRoleSession;
   try {
     const grant = await exchangeCode(o.oauth, {
@@ -121,13 +131,19 @@ async function callback(
       needs: ['identify', 'role_connections.write'],
     });
     const user = await fetchCurrentUser(o.oauth, grant.accessToken);
-    session = { userId: user.id, username: user.username, grant, until: now + SESSION_MS };
+    session = {
+      userId: user.id,
+      username: user.username,
+      ...(user.locale ? { locale: user.locale } : {}),
+      grant,
+      until: now + SESSION_MS,
+    };
   } catch (error) {
     o.logger.warn({ err: oauthErrorSummary(error) }, 'linked role sign-in failed');
-    return failed(o.oauth.publicUrl, reply, 502, 'failed');
+    return failed(o.oauth.publicUrl, reply, 502, 'failed', locale);
   }
   writeSession(o, reply, session);
-  return provePage(o, reply, 200, session);
+  return provePage(o, request, reply, 200, session);
 }
 
 async function prove(
@@ -136,11 +152,16 @@ async function prove(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   const session = readSession(o, request);
-  if (!session) return failed(o.oauth.publicUrl, reply, 401, 'expired');
+  const locale = sessionLocale(request, session);
+  if (!session) return failed(o.oauth.publicUrl, reply, 401, 'expired', locale);
   const wait = await o.limits.proves(request, session.userId);
   if (wait !== undefined) {
     reply.header('retry-after', String(wait));
-    return provePage(o, reply, 429, session, { problem: 'slow_down', identity: '', waitSeconds: wait });
+    return provePage(o, request, reply, 429, session, {
+      problem: 'slow_down',
+      identity: '',
+      waitSeconds: wait,
+    });
   }
   const form = formOf(request.body);
   const input = form.identity?.trim() ?? '';
@@ -149,15 +170,18 @@ async function prove(
     parsed = parseIdentity(input);
   } catch (error) {
     if (!(error instanceof InvalidIdentityError)) throw error;
-    return provePage(o, reply, 400, session, { problem: 'invalid', identity: input.slice(0, 200) });
+    return provePage(o, request, reply, 400, session, { problem: 'invalid', identity: input.slice(0, 200) });
   }
   if (form.proof === 'signature') {
     const problem = await startSigning(o, request, reply, session, parsed);
     if (problem === undefined) return reply;
-    return provePage(o, reply, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
+    return provePage(o, request, reply, PROBLEM_STATUS[problem], session, {
+      problem,
+      identity: parsed.identity,
+    });
   }
   const retry = (problem: ProveProblem) =>
-    provePage(o, reply, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
+    provePage(o, request, reply, PROBLEM_STATUS[problem], session, { problem, identity: parsed.identity });
   const read = await o.evaluator.readRecord(parsed, await proofFreshness(o, request, session.userId));
   if (read.failed) return retry('lookup_failed');
   if (!recordNamesDiscordUser(read, { username: session.username })) {
@@ -174,20 +198,25 @@ async function prove(
     });
   } catch (error) {
     o.logger.warn({ userId: session.userId, err: oauthErrorSummary(error) }, 'linked role write failed');
-    return failed(o.oauth.publicUrl, reply, 502, 'failed');
+    return failed(o.oauth.publicUrl, reply, 502, 'failed', locale);
   }
   if (outcome.kind === 'lookup_failed') return retry('lookup_failed');
   if (outcome.kind === 'refused') return retry(outcome.refusal.code);
   // With credentials that do not count, the session stays so the page's "sign with that wallet" works.
   if (outcome.kind === 'pending' || outcome.uncounted.length === 0) clearSession(o, reply);
-  if (outcome.kind === 'pending') return failed(o.oauth.publicUrl, reply, 202, 'write_pending');
-  return sendLinkedRolePage(reply, 200, {
-    kind: 'connected',
-    identity: parsed.identity,
-    proof: 'record',
-    metadata: outcome.connection.metadata,
-    uncounted: outcome.uncounted,
-  });
+  if (outcome.kind === 'pending') return failed(o.oauth.publicUrl, reply, 202, 'write_pending', locale);
+  return sendLinkedRolePage(
+    reply,
+    200,
+    {
+      kind: 'connected',
+      identity: parsed.identity,
+      proof: 'record',
+      metadata: outcome.connection.metadata,
+      uncounted: outcome.uncounted,
+    },
+    locale,
+  );
 }
 
 /** After a signature: what Discord now holds for the member (once; the session ends here). */
@@ -197,16 +226,22 @@ async function done(
   reply: FastifyReply,
 ): Promise<FastifyReply> {
   const session = readSession(o, request);
+  const locale = sessionLocale(request, session);
   const status = session?.connected ? await o.service.status(session.userId) : undefined;
   if (!session?.connected || !status || status.identity !== session.connected.identity)
-    return failed(o.oauth.publicUrl, reply, 401, 'expired');
+    return failed(o.oauth.publicUrl, reply, 401, 'expired', locale);
   clearSession(o, reply);
-  return sendLinkedRolePage(reply, 200, {
-    kind: 'connected',
-    identity: status.identity,
-    proof: session.connected.proof,
-    metadata: status.metadata ?? {},
-  });
+  return sendLinkedRolePage(
+    reply,
+    200,
+    {
+      kind: 'connected',
+      identity: status.identity,
+      proof: session.connected.proof,
+      metadata: status.metadata ?? {},
+    },
+    locale,
+  );
 }
 
 const PROBLEM_STATUS: Record<ProveProblem, number> = {
@@ -223,13 +258,14 @@ const PROBLEM_STATUS: Record<ProveProblem, number> = {
 /** The page where the member chooses a proof, with their connection now (a stale one says so). */
 async function provePage(
   o: LinkedRolePagesOptions,
+  request: FastifyRequest,
   reply: FastifyReply,
   status: number,
   session: LinkedRoleSession,
   retry: { problem: ProveProblem; identity: string; waitSeconds?: number } | Record<string, never> = {},
 ): Promise<FastifyReply> {
   const current = await o.service.status(session.userId);
-  return sendLinkedRolePage(reply, status, {
+  const page: LinkedRolePage = {
     kind: 'prove',
     username: session.username,
     ...retry,
@@ -242,7 +278,8 @@ async function provePage(
           },
         }
       : {}),
-  });
+  };
+  return sendLinkedRolePage(reply, status, page, sessionLocale(request, session));
 }
 
 /** The form's fields (`identity`, `proof`) as text; anything else the body holds is ignored. */

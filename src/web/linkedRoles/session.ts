@@ -7,6 +7,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DiscordOAuthConfig, TokenGrant } from '../../discord/oauth.ts';
 import { openToken, sealToken } from '../../gating/linkedRoles/linkedRoles.ts';
+import { requestLocale } from '../locale.ts';
 import { cookieOptions, setCookie } from '../responses.ts';
 
 export const LINKED_ROLE_PATH = '/linked-role';
@@ -17,6 +18,8 @@ const SESSION_CONTEXT = 'linked-role-session';
 export interface LinkedRoleSession {
   userId: string;
   username: string;
+  /** The account's Discord locale when Discord said it: the pages speak it. */
+  locale?: string;
   grant: TokenGrant;
   until: number;
   /** The signing challenge made in this session, if any. */
@@ -53,4 +56,9 @@ export function writeSession(o: SessionKeys, reply: FastifyReply, session: Linke
 
 export function clearSession(o: SessionKeys, reply: FastifyReply): void {
   setCookie(reply, SESSION_COOKIE, '', cookieOptions(o.oauth.publicUrl, LINKED_ROLE_PATH, 0));
+}
+
+/** The language of these pages: the signed-in account's when known, else the browser's. */
+export function sessionLocale(request: FastifyRequest, session: LinkedRoleSession | undefined): string {
+  return requestLocale(request, session?.locale);
 }

@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DEFAULT_CHALLENGE_TTL_MS, LINKED_ROLES_SCOPE } from '../../gating/proofs/challengeMessage.ts';
 import { createChallenge, type NonceRecord, signedIdentity } from '../../gating/proofs/siwe.ts';
 import { signerAddressOf } from '../../gating/rules/recordReads.ts';
+import { t } from '../../i18n/index.ts';
 import type { ParsedIdentity } from '../../web3bio/identity.ts';
 import { failed, type ProveProblem, startPath } from '../pages/linkedRolePage.ts';
 import { renderVerifyPage } from '../pages/verifyPage.ts';
@@ -22,17 +23,14 @@ import {
   sendChallengeMessage,
 } from '../signing/challengeRoutes.ts';
 import { type LinkedRolePagesOptions, proofFreshness } from './options.ts';
-import { type LinkedRoleSession, readSession, writeSession } from './session.ts';
+import { type LinkedRoleSession, readSession, sessionLocale, writeSession } from './session.ts';
 
-const OTHER_ACCOUNT: JsonAnswer = {
-  status: 403,
-  body: {
-    ok: false,
-    reason: 'other_account',
-    message:
-      'This signing link was made in another browser or for another Discord account. Start again from the Linked Roles page.',
-  },
-};
+function otherAccount(locale: string): JsonAnswer {
+  return {
+    status: 403,
+    body: { ok: false, reason: 'other_account', message: t(locale, 'web.linkedRole.sign.otherAccount') },
+  };
+}
 
 /**
  * After "Sign with its wallet": a challenge for the identity's signer, kept in the session, and the
@@ -105,10 +103,12 @@ async function signingPage(
   nonce: string,
 ): Promise<FastifyReply> {
   const challenge = await openChallenge({ ...o, linkedRoles: true }, nonce);
+  const locale = sessionLocale(request, readSession(o, request));
   if ('refusal' in challenge) {
     const reason =
       challenge.refusal === 'unknown_nonce' ? 'link_unknown' : (`link_${challenge.refusal}` as const);
-    return failed(o.oauth.publicUrl, reply, challenge.refusal === 'unknown_nonce' ? 404 : 410, reason);
+    const status = challenge.refusal === 'unknown_nonce' ? 404 : 410;
+    return failed(o.oauth.publicUrl, reply, status, reason, locale);
   }
   if (refusal(o, request, challenge.record)) {
     o.logger.warn(
@@ -119,10 +119,13 @@ async function signingPage(
       },
       'linked role signing link opened by another browser or account: refused',
     );
-    return failed(o.oauth.publicUrl, reply, 403, 'other_account');
+    return failed(o.oauth.publicUrl, reply, 403, 'other_account', locale);
   }
-  return sendHtml(reply, 200, (cspNonce) =>
-    renderVerifyPage({ kind: 'ready', record: challenge.record }, cspNonce),
+  return sendHtml(
+    reply,
+    200,
+    (cspNonce) => renderVerifyPage({ kind: 'ready', record: challenge.record }, cspNonce, locale),
+    { locale },
   );
 }
 
@@ -134,6 +137,7 @@ function routes(o: LinkedRolePagesOptions): SignatureRoutesOptions {
     limits: o.limits,
     maxFailuresPerChallenge: o.maxFailuresPerChallenge,
     linkedRoles: true,
+    localeOf: (request) => sessionLocale(request, readSession(o, request)),
     refuse: (request, record) => refusal(o, request, record),
   };
 }
@@ -145,7 +149,9 @@ function refusal(
   record: NonceRecord,
 ): JsonAnswer | undefined {
   const session = readSession(o, request);
-  return session?.nonce === record.nonce && session.userId === record.userId ? undefined : OTHER_ACCOUNT;
+  return session?.nonce === record.nonce && session.userId === record.userId
+    ? undefined
+    : otherAccount(sessionLocale(request, session));
 }
 
 /** A valid signature: write the metadata for the signed identity, then show it on the done page. */
@@ -156,7 +162,8 @@ async function complete(
   result: { record: NonceRecord; address: string },
 ): Promise<JsonAnswer> {
   const session = readSession(o, request);
-  if (!session || session.userId !== result.record.userId) return OTHER_ACCOUNT;
+  const locale = sessionLocale(request, session);
+  if (!session || session.userId !== result.record.userId) return otherAccount(locale);
   const proven = { ...signedIdentity(result.record, result.address), proofMethod: 'signature' as const };
   // When the challenge was made: a holding another account signed for after that is not taken over.
   const challengeIssuedAt = result.record.expiresAt - (o.siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS);
@@ -167,8 +174,7 @@ async function complete(
       body: {
         ok: false,
         reason: 'lookup_failed',
-        message:
-          'Your signature was valid, but Web3.bio could not be reached to read the credentials. Nothing was written; start again in a minute.',
+        message: t(locale, 'web.linkedRole.sign.lookupFailed'),
       },
     };
   }
@@ -178,10 +184,10 @@ async function complete(
       body: {
         ok: false,
         reason: outcome.refusal.code,
-        message:
-          outcome.refusal.code === 'raced'
-            ? 'Your signature was valid, but another Discord account signed for this wallet after your signing link was made, and the first to sign keeps it. Nothing was written; if the wallet is yours, start again from the Linked Roles page.'
-            : 'Your signature was valid, but this wallet already backs another Discord account. Nothing was written.',
+        message: t(
+          locale,
+          outcome.refusal.code === 'raced' ? 'web.linkedRole.sign.raced' : 'web.linkedRole.sign.addressTaken',
+        ),
       },
     };
   }
@@ -192,8 +198,7 @@ async function complete(
       body: {
         ok: false,
         reason: 'write_pending',
-        message:
-          'Your signature was valid and is kept, but Discord or Web3.bio did not answer just now, so the values behind your roles are not written yet. The bot writes them at its next re-check; you can close this tab, or start again to try now.',
+        message: t(locale, 'web.linkedRole.sign.writePending'),
       },
     };
   }
@@ -203,7 +208,7 @@ async function complete(
     status: 200,
     body: {
       ok: true,
-      message: `Connected as ${proven.identity}. Showing what Discord now holds…`,
+      message: t(locale, 'web.linkedRole.sign.connected', { identity: proven.identity }),
       next: `${startPath(o.oauth.publicUrl)}/done`,
     },
   };

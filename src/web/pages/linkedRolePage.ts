@@ -1,6 +1,7 @@
 /**
  * The Linked Roles page's states as HTML: choosing a proof (with the current connection, stale or not),
- * connected (with the metadata written to Discord), and every refusal. Every dynamic value is escaped;
+ * connected (with the metadata written to Discord), and every refusal, in the member's language. Every
+ * dynamic value is escaped;
  * the wallet-signature step is the signing page itself (`renderVerifyPage`).
  */
 
@@ -8,8 +9,10 @@ import { ApplicationRoleConnectionMetadataType } from 'discord-api-types/v10';
 import type { FastifyReply } from 'fastify';
 import { ROLE_CONNECTION_METADATA } from '../../gating/linkedRoles/linkedRoles.ts';
 import { shortAddress, type UncountedCredential } from '../../gating/rules/credentialSubjects.ts';
+import { DEFAULT_LOCALE, type MessageKey, t } from '../../i18n/index.ts';
 import { sendHtml } from '../responses.ts';
-import { escapeHtml, htmlDocument } from './verifyPage.ts';
+import { htmlDocument } from './document.ts';
+import { escapeHtml, rich, text } from './words.ts';
 
 /** Why the identity typed on the page cannot be used (the member can try again on the same page). */
 export type ProveProblem =
@@ -72,69 +75,72 @@ export type LinkedRolePage =
   /** `startUrl`: the Linked Roles start page below PUBLIC_URL. */
   | { kind: 'failed'; reason: LinkedRoleFailure; startUrl: string };
 
-const PROBLEMS: Record<ProveProblem, string> = {
-  not_named:
-    'That identity’s record does not name your Discord username. Add it as the identity’s Discord link (or the ENS text record com.discord), or prove it with its wallet instead.',
-  lookup_failed: 'Web3.bio could not be reached just now. Nothing was changed; try again in a minute.',
-  invalid: 'That is not an identity Web3.bio knows how to read (try a name such as alice.eth or an address).',
-  not_found: 'Web3.bio knows no such identity. Check the spelling, or enter its wallet address.',
-  no_address:
-    'That identity resolves to no Ethereum or Solana address to sign with. Enter the wallet address itself, or prove it by its record.',
-  address_taken:
-    'That identity resolves to a wallet another Discord account proved by signing with it. A record proves the name, not the wallet: nothing was changed. If the wallet is yours, sign with it instead.',
-  raced:
-    'Another Discord account proved that identity or its wallet with a signature while you were proving it. Nothing was changed; if it is yours, start again and sign with the wallet.',
-  slow_down: 'Slow down: that was many proofs in a short while. Nothing was changed; try again in a minute.',
+/** How long a sign-in, the page's session and a signing link last, as the pages say it. */
+const MINUTES = 10;
+
+const PROBLEMS: Record<ProveProblem, MessageKey> = {
+  not_named: 'web.linkedRole.problem.notNamed',
+  lookup_failed: 'web.linkedRole.problem.lookupFailed',
+  invalid: 'web.linkedRole.problem.invalid',
+  not_found: 'web.linkedRole.problem.notFound',
+  no_address: 'web.linkedRole.problem.noAddress',
+  address_taken: 'web.linkedRole.problem.addressTaken',
+  raced: 'web.linkedRole.problem.raced',
+  slow_down: 'web.linkedRole.problem.slowDown',
 };
 
 /** The problem's sentence; `slow_down` names the wait when it is known. */
-function problemText(problem: ProveProblem, waitSeconds: number | undefined): string {
-  if (problem !== 'slow_down' || waitSeconds === undefined) return PROBLEMS[problem];
-  const wait = waitSeconds === 1 ? '1 second' : `${waitSeconds} seconds`;
-  return `Slow down: that was many proofs in a short while. Nothing was changed; try again in ${wait}.`;
+function problemText(problem: ProveProblem, waitSeconds: number | undefined, locale: string): string {
+  if (problem !== 'slow_down' || waitSeconds === undefined) return t(locale, PROBLEMS[problem]);
+  return t(locale, 'web.linkedRole.problem.slowDownFor', { seconds: waitSeconds });
 }
 
 /** Why a connection no longer backs the member (its `releasedReason`), as the page and /whoami say it. */
-const RELEASED_TEXT: Record<string, string> = {
-  signed_elsewhere: 'its wallet signed for another Discord account',
-  proven_elsewhere: 'another Discord account proved it (its record names that account now)',
-  record_gone: 'its record no longer names your Discord username',
+const RELEASED_TEXT: Record<string, MessageKey> = {
+  signed_elsewhere: 'web.linkedRole.released.signedElsewhere',
+  proven_elsewhere: 'web.linkedRole.released.provenElsewhere',
+  record_gone: 'web.linkedRole.released.recordGone',
 };
 
-export function releasedText(reason: string): string {
-  return RELEASED_TEXT[reason] ?? 'another Discord account proved it';
+export function releasedText(reason: string, locale: string = DEFAULT_LOCALE): string {
+  return t(locale, RELEASED_TEXT[reason] ?? 'web.linkedRole.released.other');
 }
 
-const FAILURE_TITLES: Record<LinkedRoleFailure, string> = {
-  denied: 'Discord sign-in cancelled',
-  bad_state: 'This sign-in has expired or was already used',
-  failed: 'Discord did not complete the request',
-  expired: 'This page has expired',
-  other_account: 'This signing link belongs to someone else',
-  link_used: 'This signing link was already used',
-  link_expired: 'This signing link has expired',
-  link_unknown: 'This signing link is not valid',
-  write_pending: 'Proof kept: Discord has not taken the values yet',
+const FAILURE_TITLES: Record<LinkedRoleFailure, MessageKey> = {
+  denied: 'web.linkedRole.failureTitle.denied',
+  bad_state: 'web.linkedRole.failureTitle.badState',
+  failed: 'web.linkedRole.failureTitle.failed',
+  expired: 'web.linkedRole.failureTitle.expired',
+  other_account: 'web.linkedRole.failureTitle.otherAccount',
+  link_used: 'web.linkedRole.failureTitle.linkUsed',
+  link_expired: 'web.linkedRole.failureTitle.linkExpired',
+  link_unknown: 'web.linkedRole.failureTitle.linkUnknown',
+  write_pending: 'web.linkedRole.failureTitle.writePending',
 };
 
-const FAILURE_TEXT: Record<LinkedRoleFailure, string> = {
-  denied: 'You cancelled the Discord sign-in. Nothing was changed.',
-  bad_state:
-    'Each sign-in works once, for 10 minutes, and only in the browser that started it. Nothing was changed.',
-  failed: 'Discord did not confirm the request. Nothing was changed; try again in a moment.',
-  expired: 'The Discord sign-in on this page lasts 10 minutes. Nothing was changed.',
-  other_account:
-    'It was made on the Linked Roles page of another Discord account, or in another browser: only that account, in that browser, can sign it. If someone sent you this link, do not sign anything for them: signing would give them your identity.',
-  link_used: 'Each signing link works once. Nothing else was changed.',
-  link_expired: 'Signing links work for 10 minutes. Nothing was changed.',
-  link_unknown: 'Nothing was changed.',
-  write_pending:
-    'Your proof was kept, but Discord or Web3.bio did not answer just now, so the values behind your roles are not written yet. The bot writes them at its next re-check; you can close this tab, or start again to try now.',
+const FAILURE_TEXT: Record<LinkedRoleFailure, MessageKey> = {
+  denied: 'web.linkedRole.failure.denied',
+  bad_state: 'web.linkedRole.failure.badState',
+  failed: 'web.linkedRole.failure.failed',
+  expired: 'web.linkedRole.failure.expired',
+  other_account: 'web.linkedRole.failure.otherAccount',
+  link_used: 'web.linkedRole.failure.linkUsed',
+  link_expired: 'web.linkedRole.failure.linkExpired',
+  link_unknown: 'web.linkedRole.failure.linkUnknown',
+  write_pending: 'web.linkedRole.failure.writePending',
 };
 
-/** Sends one state of the page (its forms post to this site only). */
-export function sendLinkedRolePage(reply: FastifyReply, status: number, state: LinkedRolePage): FastifyReply {
-  return sendHtml(reply, status, (cspNonce) => renderLinkedRolePage(state, cspNonce), { formAction: 'self' });
+/** Sends one state of the page in `locale` (its forms post to this site only). */
+export function sendLinkedRolePage(
+  reply: FastifyReply,
+  status: number,
+  state: LinkedRolePage,
+  locale: string,
+): FastifyReply {
+  return sendHtml(reply, status, (cspNonce) => renderLinkedRolePage(state, cspNonce, locale), {
+    formAction: 'self',
+    locale,
+  });
 }
 
 /** A refusal page whose "Start again" leads to PUBLIC_URL/linked-role. */
@@ -143,8 +149,14 @@ export function failed(
   reply: FastifyReply,
   status: number,
   reason: LinkedRoleFailure,
+  locale: string,
 ): FastifyReply {
-  return sendLinkedRolePage(reply, status, { kind: 'failed', reason, startUrl: startPath(publicUrl) });
+  return sendLinkedRolePage(
+    reply,
+    status,
+    { kind: 'failed', reason, startUrl: startPath(publicUrl) },
+    locale,
+  );
 }
 
 /** The path of PUBLIC_URL/linked-role (PUBLIC_URL may sit below a prefix on a reverse proxy). */
@@ -153,92 +165,123 @@ export function startPath(publicUrl: string): string {
 }
 
 /** The whole page for one state; `cspNonce` must match the response's CSP nonce. */
-export function renderLinkedRolePage(state: LinkedRolePage, cspNonce: string): string {
+export function renderLinkedRolePage(
+  state: LinkedRolePage,
+  cspNonce: string,
+  locale: string = DEFAULT_LOCALE,
+): string {
   switch (state.kind) {
     case 'prove':
-      return htmlDocument('Connect a web3 identity', cspNonce, proveBody(state));
+      return htmlDocument(
+        locale,
+        t(locale, 'web.linkedRole.title.prove'),
+        cspNonce,
+        proveBody(state, locale),
+      );
     case 'connected':
-      return htmlDocument('Connected', cspNonce, connectedBody(state));
+      return htmlDocument(
+        locale,
+        t(locale, 'web.linkedRole.title.connected'),
+        cspNonce,
+        connectedBody(state, locale),
+      );
     case 'failed':
       return htmlDocument(
-        FAILURE_TITLES[state.reason],
+        locale,
+        t(locale, FAILURE_TITLES[state.reason]),
         cspNonce,
-        `<p>${FAILURE_TEXT[state.reason]}</p>
-<p><a href="${escapeHtml(state.startUrl)}">Start again</a></p>`,
+        `<p>${text(locale, FAILURE_TEXT[state.reason], { minutes: MINUTES })}</p>
+<p><a href="${escapeHtml(state.startUrl)}">${text(locale, 'web.linkedRole.startAgain')}</a></p>`,
       );
   }
 }
 
-function proveBody(state: Extract<LinkedRolePage, { kind: 'prove' }>): string {
-  const current = state.current
-    ? state.current.releasedReason
-      ? `<p class="warn"><strong>${escapeHtml(state.current.identity)}</strong> no longer backs your roles: ${escapeHtml(releasedText(state.current.releasedReason))}. Discord now holds that you are not likely human. Prove an identity of your own to connect again.</p>`
-      : state.current.stale
-        ? `<p class="warn">Discord no longer accepts the connection to <strong>${escapeHtml(state.current.identity)}</strong> (the app was removed from your Authorized Apps, or its access was refused), so its roles stopped following the credentials. Prove an identity again to reconnect.</p>`
-        : `<p>Connected now: <strong>${escapeHtml(state.current.identity)}</strong>. Proving another identity replaces it.</p>`
-    : '';
-  const problem = state.problem
-    ? `<p role="alert" class="error">${escapeHtml(problemText(state.problem, state.waitSeconds))}</p>`
-    : '';
-  const uncounted = uncountedSection(
-    state.current?.uncounted,
-    'In your connection now, these credentials do not count:',
-  );
-  return `<p>Signed in to Discord as <strong>@${escapeHtml(state.username)}</strong>. Roles in every server that use this app follow the credentials of the identity you prove here.</p>
-${current}${uncounted}${problem}<form method="post" action="prove">
-<label for="identity">Identity: a name (alice.eth, bonfida.sol) or a wallet address</label>
-<input id="identity" name="identity" required maxlength="200" autocomplete="off" value="${escapeHtml(state.identity ?? '')}">
-<div class="choices">
-<button type="submit" name="proof" value="record">Check its record</button>
-<button type="submit" name="proof" value="signature" class="secondary">Sign with its wallet</button>
-</div>
-</form>
-<p class="safe"><strong>Its record</strong>: the identity’s Discord link (or ENS text record <code>com.discord</code>) reads <strong>${escapeHtml(state.username)}</strong>. <strong>Its wallet</strong>: your Ethereum or Solana browser wallet signs a message naming @${escapeHtml(state.username)}. Signing is not a transaction and costs nothing; never type your seed phrase anywhere.</p>`;
+function currentText(
+  current: NonNullable<Extract<LinkedRolePage, { kind: 'prove' }>['current']>,
+  locale: string,
+) {
+  const identity = current.identity;
+  if (current.releasedReason)
+    return `<p class="warn">${rich(locale, 'web.linkedRole.releasedHtml', { identity, reason: releasedText(current.releasedReason, locale) })}</p>`;
+  if (current.stale) return `<p class="warn">${rich(locale, 'web.linkedRole.staleHtml', { identity })}</p>`;
+  return `<p>${rich(locale, 'web.linkedRole.connectedNowHtml', { identity })}</p>`;
 }
 
-function connectedBody(state: Extract<LinkedRolePage, { kind: 'connected' }>): string {
-  const how = state.proof === 'signature' ? 'by a wallet signature' : 'by its record';
+function proveBody(state: Extract<LinkedRolePage, { kind: 'prove' }>, locale: string): string {
+  const current = state.current ? currentText(state.current, locale) : '';
+  const problem = state.problem
+    ? `<p role="alert" class="error">${escapeHtml(problemText(state.problem, state.waitSeconds, locale))}</p>`
+    : '';
+  const uncounted = uncountedSection(state.current?.uncounted, 'web.linkedRole.uncounted.now', locale);
+  const username = state.username;
+  return `<p>${rich(locale, 'web.linkedRole.signedInHtml', { username })}</p>
+${current}${uncounted}${problem}<form method="post" action="prove">
+<label for="identity">${text(locale, 'web.linkedRole.identityLabel')}</label>
+<input id="identity" name="identity" required maxlength="200" autocomplete="off" value="${escapeHtml(state.identity ?? '')}">
+<div class="choices">
+<button type="submit" name="proof" value="record">${text(locale, 'web.linkedRole.checkRecord')}</button>
+<button type="submit" name="proof" value="signature" class="secondary">${text(locale, 'web.linkedRole.signWallet')}</button>
+</div>
+</form>
+<p class="safe">${rich(locale, 'web.linkedRole.howHtml', { username })}</p>`;
+}
+
+function connectedBody(state: Extract<LinkedRolePage, { kind: 'connected' }>, locale: string): string {
   const rows = ROLE_CONNECTION_METADATA.filter((m) => state.metadata[m.key] !== undefined)
-    .map(
-      (m) =>
-        `<dt>${escapeHtml(MEMBER_LABELS[m.key] ?? m.name)}</dt><dd>${escapeHtml(metadataValue(m.type, state.metadata[m.key] ?? ''))}</dd>`,
-    )
+    .map((m) => {
+      const label = MEMBER_LABELS[m.key];
+      const value = metadataValue(m.type, state.metadata[m.key] ?? '', locale);
+      return `<dt>${label ? text(locale, label) : escapeHtml(m.name)}</dt><dd>${escapeHtml(value)}</dd>`;
+    })
     .join('\n');
-  return `<p>Your Discord account is linked to <strong>${escapeHtml(state.identity)}</strong>, proven ${how}. Discord now holds these values and gives the roles that ask for them; you can close this tab.</p>
+  return `<p>${rich(locale, 'web.linkedRole.connectedHtml', { identity: state.identity, proof: state.proof })}</p>
 <dl>
 ${rows}
 </dl>
-${uncountedSection(state.uncounted, 'These credentials do not count toward the values above:')}<p>They follow the identity’s credentials at every re-check. <code>/unverify</code> in any server clears them.</p>`;
+${uncountedSection(state.uncounted, 'web.linkedRole.uncounted.connected', locale)}<p>${rich(locale, 'web.linkedRole.connectedAfterHtml')}</p>`;
 }
 
 const UNCOUNTED_LABELS = 3;
 const UNCOUNTED_SUBJECTS = 10;
 
-function labelsOf(entries: UncountedCredential[]): string {
+/** The credentials' labels, escaped: the first few, then how many more. */
+function labelsOf(entries: UncountedCredential[], locale: string): string {
   const labels = [...new Set(entries.map((e) => (e.label || e.source).slice(0, 80)))];
   const shown = labels.slice(0, UNCOUNTED_LABELS).map(escapeHtml);
   const more = labels.length - shown.length;
-  return more > 0 ? `${shown.join(', ')} and ${more} more` : shown.join(', ');
+  if (more <= 0) return shown.join(', ');
+  return rich(locale, 'web.linkedRole.uncounted.moreHtml', { more }, { labels: shown.join(', ') });
 }
 
 /** One wallet or name whose credentials do not count: why, and for a wallet a form that signs with it. */
-function uncountedItem(entries: UncountedCredential[]): string {
+function uncountedItem(entries: UncountedCredential[], locale: string): string {
   const first = entries[0];
   if (!first) return '';
-  const labels = labelsOf(entries);
+  const labels = labelsOf(entries, locale);
   const wallet = first.signWith;
   const walletCode =
     wallet === null ? '' : `<code title="${escapeHtml(wallet)}">${escapeHtml(shortAddress(wallet))}</code>`;
+  const markup = { labels, wallet: walletCode };
   const why =
     first.reason === 'address_not_proven'
-      ? `${labels}: from the wallet ${walletCode}, which you have not proven.`
+      ? rich(locale, 'web.linkedRole.uncounted.addressHtml', {}, markup)
       : first.reason === 'identity_not_proven'
-        ? `${labels}: from <strong>${escapeHtml(first.subject.slice(0, 100))}</strong>, which you have not proven: prove that identity to count it.`
-        : `${labels}: Web3.bio does not say whose it is, and <strong>${escapeHtml(first.lookedUp.slice(0, 100))}</strong> points at the wallet ${walletCode}, which you have not proven.`;
+        ? rich(
+            locale,
+            'web.linkedRole.uncounted.identityHtml',
+            { subject: first.subject.slice(0, 100) },
+            markup,
+          )
+        : rich(
+            locale,
+            'web.linkedRole.uncounted.unknownOwnerHtml',
+            { lookedUp: first.lookedUp.slice(0, 100) },
+            markup,
+          );
   const form =
     wallet === null
       ? ''
-      : `<form method="post" action="prove"><input type="hidden" name="identity" value="${escapeHtml(wallet)}"><input type="hidden" name="proof" value="signature"><button type="submit" class="secondary">Sign with ${escapeHtml(shortAddress(wallet))}</button></form>`;
+      : `<form method="post" action="prove"><input type="hidden" name="identity" value="${escapeHtml(wallet)}"><input type="hidden" name="proof" value="signature"><button type="submit" class="secondary">${text(locale, 'web.linkedRole.uncounted.signWith', { address: shortAddress(wallet) })}</button></form>`;
   return `<li>${why}${form}</li>`;
 }
 
@@ -246,16 +289,23 @@ function uncountedItem(entries: UncountedCredential[]): string {
  * Credentials that do not count: the identity's record proves the name, not the wallets its credentials
  * belong to. Empty when there are none (callers that pass nothing see no change).
  */
-function uncountedSection(uncounted: UncountedCredential[] | undefined, intro: string): string {
+function uncountedSection(
+  uncounted: UncountedCredential[] | undefined,
+  intro: MessageKey,
+  locale: string,
+): string {
   if (!uncounted || uncounted.length === 0) return '';
   const groups = new Map<string, UncountedCredential[]>();
   for (const e of uncounted) {
     const key = `${e.reason}\n${e.subject}\n${e.signWith ?? ''}`;
     groups.set(key, [...(groups.get(key) ?? []), e]);
   }
-  const items = [...groups.values()].slice(0, UNCOUNTED_SUBJECTS).map(uncountedItem).join('\n');
-  return `<section class="warn" aria-label="Credentials that do not count">
-<p>${intro} they belong to a wallet or name you have not proven. Sign with the wallet to count them.</p>
+  const items = [...groups.values()]
+    .slice(0, UNCOUNTED_SUBJECTS)
+    .map((entries) => uncountedItem(entries, locale))
+    .join('\n');
+  return `<section class="warn" aria-label="${text(locale, 'web.linkedRole.uncounted.label')}">
+<p>${text(locale, intro)}</p>
 <ul>
 ${items}
 </ul>
@@ -264,17 +314,17 @@ ${items}
 }
 
 /** How the member reads a value (the metadata's own names are written for admins' role settings). */
-const MEMBER_LABELS: Record<string, string> = {
-  humanity_score: 'Humanity score',
-  verified_days: 'First verified',
+const MEMBER_LABELS: Record<string, MessageKey> = {
+  humanity_score: 'web.linkedRole.label.humanityScore',
+  verified_days: 'web.linkedRole.label.verifiedDays',
 };
 
 /** A metadata value as Discord's role settings mean it. */
-function metadataValue(type: ApplicationRoleConnectionMetadataType, value: string): string {
+function metadataValue(type: ApplicationRoleConnectionMetadataType, value: string, locale: string): string {
   switch (type) {
     case ApplicationRoleConnectionMetadataType.BooleanEqual:
     case ApplicationRoleConnectionMetadataType.BooleanNotEqual:
-      return value === '1' ? 'yes' : 'no';
+      return t(locale, value === '1' ? 'web.linkedRole.yes' : 'web.linkedRole.no');
     case ApplicationRoleConnectionMetadataType.DatetimeLessThanOrEqual:
     case ApplicationRoleConnectionMetadataType.DatetimeGreaterThanOrEqual:
       return Number.isNaN(Date.parse(value)) ? value : new Date(value).toISOString().slice(0, 10);

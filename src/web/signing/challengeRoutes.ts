@@ -15,11 +15,11 @@ import {
   isChallengeNonce,
   type NonceRecord,
   type NonceStore,
-  restartHint,
+  type VerifyFailureDetail,
   type VerifyFailureReason,
   verifyChallenge,
-  verifyFailureMessage,
 } from '../../gating/proofs/siwe.ts';
+import { type MessageKey, t } from '../../i18n/index.ts';
 import { sendTooManyRefused, type WebLimiters } from '../limits.ts';
 import { errorSummary, sendJson, type WebLogger } from '../responses.ts';
 
@@ -39,6 +39,8 @@ export interface SignatureRoutesOptions {
   maxFailuresPerChallenge: number;
   /** Which challenges these routes serve: the Linked Roles page's (true) or `/verify`'s. */
   linkedRoles: boolean;
+  /** The language of the answers to this request. */
+  localeOf(request: FastifyRequest): string;
   /** Undefined when this browser may use the challenge; otherwise the answer refusing it. */
   refuse(request: FastifyRequest, record: NonceRecord): JsonAnswer | undefined;
 }
@@ -62,6 +64,36 @@ const STATUS_BY_REASON: Record<VerifyFailureReason, number> = {
   wrong_address: 422,
   bad_signature: 422,
 };
+
+const MESSAGE_BY_REASON: Record<VerifyFailureReason, MessageKey> = {
+  unknown_nonce: 'web.signature.unknownNonce',
+  expired: 'web.signature.expired',
+  used: 'web.signature.used',
+  malformed: 'web.signature.malformed',
+  tampered: 'web.signature.tampered',
+  wrong_domain: 'web.signature.wrongDomain',
+  wrong_address: 'web.signature.wrongAddress',
+  bad_signature: 'web.signature.badSignature',
+};
+
+/** How long a challenge lasts, as its refusals say it. */
+const CHALLENGE_MINUTES = 10;
+
+/** What the member is told for a refusal, in `locale`; `linkedRoles` picks where to start again. */
+export function refusalMessage(
+  locale: string,
+  reason: VerifyFailureReason,
+  linkedRoles: boolean,
+  detail?: VerifyFailureDetail,
+): string {
+  if (detail?.kind === 'chain_unavailable') return t(locale, 'web.signature.chainUnavailable');
+  if (detail?.kind === 'signed_by')
+    return t(locale, 'web.signature.signedBy', { signer: detail.signer, expected: detail.expected });
+  return t(locale, MESSAGE_BY_REASON[reason], {
+    linkedRoles: String(linkedRoles),
+    minutes: CHALLENGE_MINUTES,
+  });
+}
 
 /** A signature and its message fit in far less: a larger body is refused unread (413). */
 export const MAX_SIGNATURE_BODY_BYTES = 8 * 1024;
@@ -87,7 +119,7 @@ export async function sendChallengeMessage(
   nonce: string,
 ): Promise<FastifyReply> {
   const challenge = await openChallenge(o, nonce);
-  if (!('record' in challenge)) return sendFailure(o, reply, challenge.refusal);
+  if (!('record' in challenge)) return sendFailure(o, request, reply, challenge.refusal);
   const refused = o.refuse(request, challenge.record);
   if (refused) return sendJson(reply, refused.status, refused.body);
   const record = challenge.record;
@@ -112,13 +144,18 @@ export async function receiveSignature(
   // Cheap checks first: the client's refusal count and the nonce's shape, before any chain-node work.
   const client = request.ip;
   const now = (o.siwe.now ?? Date.now)();
+  const locale = o.localeOf(request);
   const wait = await o.limits.refusedWait(request);
-  if (wait !== undefined) return sendTooManyRefused(reply, wait);
-  if (!isChallengeNonce(nonce)) return sendFailure(o, reply, 'unknown_nonce');
+  if (wait !== undefined) return sendTooManyRefused(reply, wait, locale);
+  if (!isChallengeNonce(nonce)) return sendFailure(o, request, reply, 'unknown_nonce');
   if (!/^application\/json\s*(;|$)/i.test(request.headers['content-type'] ?? ''))
-    return sendJson(reply, 415, { ok: false, reason: 'malformed', message: 'Send JSON.' });
+    return sendJson(reply, 415, {
+      ok: false,
+      reason: 'malformed',
+      message: t(locale, 'web.signature.sendJson'),
+    });
   const body = typeof request.body === 'string' ? parseSignatureBody(request.body) : undefined;
-  if (!body) return sendFailure(o, reply, 'malformed');
+  if (!body) return sendFailure(o, request, reply, 'malformed');
   const open = await openChallenge(o, nonce);
   const refused = 'record' in open ? o.refuse(request, open.record) : undefined;
   if (refused) {
@@ -129,6 +166,7 @@ export async function receiveSignature(
   const outcome = await verifyChallenge(o.store, o.siwe, { nonce, ...body, linkedRoles: o.linkedRoles });
   const logFields = { nonce: nonce.slice(0, 8), signature: shorten(body.signature) };
   if (!outcome.ok) {
+    const refusal = refusalMessage(locale, outcome.reason, o.linkedRoles, outcome.detail);
     o.log.info({ ...logFields, reason: outcome.reason, client }, 'wallet signature refused');
     if (COUNTED_FAILURES.has(outcome.reason)) {
       await o.limits.countRefused(request);
@@ -138,14 +176,18 @@ export async function receiveSignature(
         return sendJson(reply, 410, {
           ok: false,
           reason: 'used',
-          message: `${outcome.message} This link is now used up after ${attempts} refused signatures. ${restartHint(o.linkedRoles)} for a new one.`,
+          message: t(locale, 'web.signature.burned', {
+            refusal,
+            attempts,
+            linkedRoles: String(o.linkedRoles),
+          }),
         });
       }
     }
     return sendJson(reply, STATUS_BY_REASON[outcome.reason], {
       ok: false,
       reason: outcome.reason,
-      message: outcome.message,
+      message: refusal,
     });
   }
 
@@ -161,7 +203,7 @@ export async function receiveSignature(
       body: {
         ok: false,
         reason: 'internal',
-        message: `Your signature was valid, but linking failed on our side. ${restartHint(o.linkedRoles)} to try again.`,
+        message: t(locale, 'web.signature.internal', { linkedRoles: String(o.linkedRoles) }),
       },
     };
   }
@@ -185,14 +227,15 @@ function parseSignatureBody(raw: string): { signature: `0x${string}`; message?: 
 }
 
 function sendFailure(
-  o: Pick<SignatureRoutesOptions, 'linkedRoles'>,
+  o: Pick<SignatureRoutesOptions, 'linkedRoles' | 'localeOf'>,
+  request: FastifyRequest,
   reply: FastifyReply,
   reason: VerifyFailureReason,
 ): FastifyReply {
   return sendJson(reply, STATUS_BY_REASON[reason], {
     ok: false,
     reason,
-    message: verifyFailureMessage(reason, o.linkedRoles),
+    message: refusalMessage(o.localeOf(request), reason, o.linkedRoles),
   });
 }
 

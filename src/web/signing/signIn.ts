@@ -11,6 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
   authorizeUrl,
   type DiscordOAuthConfig,
+  type DiscordOAuthUser,
   exchangeCode,
   fetchCurrentUser,
   hashOAuthState,
@@ -23,6 +24,7 @@ import {
 } from '../../discord/oauth.ts';
 import { accountName } from '../../gating/proofs/challengeMessage.ts';
 import type { GatingStore, NonceRecord } from '../../store/types.ts';
+import { requestLocale } from '../locale.ts';
 import { renderVerifyPage, type SignInFailure, type VerifyPageState } from '../pages/verifyPage.ts';
 import { cookieOptions, publicPath, redirect, sendHtml, setCookie, type WebLogger } from '../responses.ts';
 
@@ -83,7 +85,15 @@ export async function finishSignIn(
   const state = query.get('state') ?? '';
   const log = opts.logger;
   const publicUrl = opts.oauth.publicUrl;
-  if (!isOAuthState(state)) return failed(reply, 400, 'bad_state', null);
+  let locale = requestLocale(request);
+  const failed = (status: number, reason: SignInFailure, retryUrl: string | null) =>
+    sendHtml(
+      reply,
+      status,
+      (cspNonce) => renderVerifyPage({ kind: 'sign_in_failed', reason, retryUrl }, cspNonce, locale),
+      { locale },
+    );
+  if (!isOAuthState(state)) return failed(400, 'bad_state', null);
 
   const browserState = request.cookies[STATE_COOKIE];
   if (browserState === undefined || !safeEqual(browserState, state)) {
@@ -91,7 +101,7 @@ export async function finishSignIn(
       { route: SIGN_IN_CALLBACK_PATH },
       'discord sign-in refused: the state was not started in this browser',
     );
-    return failed(reply, 400, 'other_browser', null);
+    return failed(400, 'other_browser', null);
   }
   const now = opts.now();
   const issued = await opts.store.consumeOAuthState(hashOAuthState(state), now);
@@ -99,7 +109,7 @@ export async function finishSignIn(
   setCookie(reply, STATE_COOKIE, '', cookieOptions(publicUrl, SIGN_IN_CALLBACK_PATH, 0));
   if (issued?.purpose !== 'verify' || issued.nonce === null) {
     log.warn({ route: SIGN_IN_CALLBACK_PATH }, 'discord sign-in refused: unknown, used or expired state');
-    return failed(reply, 400, 'bad_state', null);
+    return failed(400, 'bad_state', null);
   }
   const nonce = issued.nonce;
   const linkUrl = publicPath(publicUrl, `/verify/${nonce}`, true);
@@ -112,12 +122,12 @@ export async function finishSignIn(
       { ...logFields, oauthError: error.replace(/[^\w.-]/g, '').slice(0, 40) },
       'discord sign-in not completed',
     );
-    return failed(reply, denied ? 200 : 502, denied ? 'denied' : 'failed', linkUrl);
+    return failed(denied ? 200 : 502, denied ? 'denied' : 'failed', linkUrl);
   }
   const code = query.get('code') ?? '';
-  if (code === '' || code.length > MAX_CODE_LENGTH) return failed(reply, 400, 'failed', linkUrl);
+  if (code === '' || code.length > MAX_CODE_LENGTH) return failed(400, 'failed', linkUrl);
 
-  let user: { id: string; username: string };
+  let user: DiscordOAuthUser;
   try {
     const grant = await exchangeCode(opts.oauth, {
       code,
@@ -125,15 +135,16 @@ export async function finishSignIn(
       needs: ['identify'],
     });
     user = await fetchCurrentUser(opts.oauth, grant.accessToken);
+    locale = requestLocale(request, user.locale);
   } catch (err) {
     log.warn({ ...logFields, err: oauthErrorSummary(err) }, 'discord sign-in failed');
-    return failed(reply, 502, 'failed', linkUrl);
+    return failed(502, 'failed', linkUrl);
   }
 
   const record = await opts.store.getNonce(nonce);
   if (!record || record.usedAt !== null || record.expiresAt <= now) {
     const page: VerifyPageState = { kind: record?.usedAt != null ? 'used' : 'expired' };
-    return sendHtml(reply, 410, (cspNonce) => renderVerifyPage(page, cspNonce));
+    return sendHtml(reply, 410, (cspNonce) => renderVerifyPage(page, cspNonce, locale), { locale });
   }
   if (user.id !== record.userId) {
     log.warn(
@@ -146,7 +157,7 @@ export async function finishSignIn(
       expected: accountName(record),
       actual: accountName({ userId: user.id, userName: user.username || null }),
     };
-    return sendHtml(reply, 403, (cspNonce) => renderVerifyPage(page, cspNonce));
+    return sendHtml(reply, 403, (cspNonce) => renderVerifyPage(page, cspNonce, locale), { locale });
   }
   log.info(
     { ...logFields, guildId: record.guildId, userId: user.id },
@@ -159,15 +170,4 @@ export async function finishSignIn(
     cookieOptions(publicUrl, `/verify/${nonce}`, (record.expiresAt - now) / 1000),
   );
   return redirect(reply, linkUrl);
-}
-
-function failed(
-  reply: FastifyReply,
-  status: number,
-  reason: SignInFailure,
-  retryUrl: string | null,
-): FastifyReply {
-  return sendHtml(reply, status, (cspNonce) =>
-    renderVerifyPage({ kind: 'sign_in_failed', reason, retryUrl }, cspNonce),
-  );
 }

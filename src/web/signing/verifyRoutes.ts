@@ -7,8 +7,10 @@ import type { DiscordOAuthConfig } from '../../discord/oauth.ts';
 import type { SiweConfig } from '../../gating/proofs/challengeMessage.ts';
 import type { NonceRecord, NonceStore } from '../../gating/proofs/siwe.ts';
 import type { SignatureLinkResult, VerifyRefusal } from '../../gating/types.ts';
+import { type MessageKey, t } from '../../i18n/index.ts';
 import type { GatingStore } from '../../store/types.ts';
 import type { WebLimiters } from '../limits.ts';
+import { requestLocale } from '../locale.ts';
 import { renderVerifyPage, type VerifyPageState } from '../pages/verifyPage.ts';
 import { refuseOtherMethods, sendHtml, type WebLogger } from '../responses.ts';
 import {
@@ -26,23 +28,15 @@ import {
   type VerifySignInOptions,
 } from './signIn.ts';
 
-const LINK_REFUSALS: Record<VerifyRefusal['code'], string> = {
-  too_many_links:
-    'Your signature was valid, but you already have the most verified identities allowed in this server. Remove one with /unverify, then run /verify again.',
-  address_taken: 'Your signature was valid, but this wallet already backs another member here.',
-  raced:
-    'Your signature was valid, but another account proved this wallet after your link was made, so nothing was changed. If the wallet is yours, run /verify again and sign the new link.',
-  not_enabled: 'Your signature was valid, but role gating was switched off in this server meanwhile.',
-  invalid_identity: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
-  lookup_failed: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
-  not_found: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
-  no_address: 'Your signature was valid, but the identity can no longer be linked. Run /verify again.',
-};
-
-const SIGN_IN_FIRST = {
-  ok: false,
-  reason: 'sign_in',
-  message: 'Sign in with Discord first: reload this page.',
+const LINK_REFUSALS: Record<VerifyRefusal['code'], MessageKey> = {
+  too_many_links: 'web.link.tooManyLinks',
+  address_taken: 'web.link.addressTaken',
+  raced: 'web.link.raced',
+  not_enabled: 'web.link.notEnabled',
+  invalid_identity: 'web.link.cannotLink',
+  lookup_failed: 'web.link.cannotLink',
+  not_found: 'web.link.cannotLink',
+  no_address: 'web.link.cannotLink',
 };
 
 /** What the signing page needs from the bot. */
@@ -86,7 +80,9 @@ export function registerVerifyRoutes(app: FastifyInstance, o: VerifyRoutesContex
     '/verify/:nonce',
     { onRequest: o.limits.signatures, bodyLimit: o.limits.signatureBodyBytes },
     (request, reply) =>
-      receiveSignature(routes, request, reply, request.params.nonce, (result) => completeLink(o, result)),
+      receiveSignature(routes, request, reply, request.params.nonce, (result) =>
+        completeLink(o, result, requestLocale(request)),
+      ),
   );
   refuseOtherMethods(app, '/verify/:nonce', 'GET, HEAD, POST');
   refuseOtherMethods(app, '/verify/:nonce/message', 'GET, HEAD');
@@ -120,13 +116,19 @@ async function sendPage(
   nonce: string,
 ): Promise<FastifyReply> {
   const challenge = await openChallenge({ ...o, linkedRoles: false }, nonce);
+  // The challenge keeps no locale: the page speaks the browser's language.
+  const locale = requestLocale(request);
   if (signIn && 'record' in challenge && notSignedIn(signIn, request, challenge.record)) {
     // Each sign-in stores a state: limited per client.
     const wait = await o.limits.signIns(request);
     if (wait !== undefined) {
       reply.header('retry-after', String(wait));
-      return sendHtml(reply, 429, (cspNonce) =>
-        renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce),
+      return sendHtml(
+        reply,
+        429,
+        (cspNonce) =>
+          renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce, locale),
+        { locale },
       );
     }
     return startSignIn(signIn, reply, challenge.record);
@@ -135,7 +137,7 @@ async function sendPage(
     'record' in challenge
       ? { kind: 'ready', record: challenge.record }
       : { kind: challenge.refusal === 'used' ? 'used' : 'expired' };
-  return sendHtml(reply, 200, (cspNonce) => renderVerifyPage(state, cspNonce));
+  return sendHtml(reply, 200, (cspNonce) => renderVerifyPage(state, cspNonce, locale), { locale });
 }
 
 /** The shared challenge routes, for `/verify` challenges, behind the Discord sign-in when it is on. */
@@ -147,8 +149,18 @@ function signatureRoutes(o: VerifyRoutesContext, signIn: VerifySignInOptions | n
     limits: o.limits,
     maxFailuresPerChallenge: maxPerChallenge(o),
     linkedRoles: false,
+    localeOf: (request) => requestLocale(request),
     refuse: (request, record) =>
-      notSignedIn(signIn, request, record) ? { status: 401, body: SIGN_IN_FIRST } : undefined,
+      notSignedIn(signIn, request, record)
+        ? {
+            status: 401,
+            body: {
+              ok: false,
+              reason: 'sign_in',
+              message: t(requestLocale(request), 'web.link.signInFirst'),
+            },
+          }
+        : undefined,
   };
 }
 
@@ -156,6 +168,7 @@ function signatureRoutes(o: VerifyRoutesContext, signIn: VerifySignInOptions | n
 async function completeLink(
   o: VerifyRoutesContext,
   result: { record: NonceRecord; address: string },
+  locale: string,
 ): Promise<JsonAnswer> {
   const linked = await o.onVerified(result);
   if (!linked.ok) {
@@ -165,16 +178,18 @@ async function completeLink(
     );
     return {
       status: 409,
-      body: { ok: false, reason: linked.refusal.code, message: LINK_REFUSALS[linked.refusal.code] },
+      body: {
+        ok: false,
+        reason: linked.refusal.code,
+        message: t(locale, LINK_REFUSALS[linked.refusal.code]),
+      },
     };
   }
   return {
     status: 200,
     body: {
       ok: true,
-      message: linked.queued
-        ? 'Signature accepted. The bot is still linking it; your roles will update in Discord shortly, and /whoami shows the result.'
-        : 'Verified. You can close this tab; your roles will update in Discord.',
+      message: t(locale, linked.queued ? 'web.link.queued' : 'web.link.verified'),
     },
   };
 }

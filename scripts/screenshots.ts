@@ -17,6 +17,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { runPreview } from '../src/cli/preview.ts';
 import { type PreviewMessage, previewPage } from '../src/cli/previewHtml.ts';
+import { identityChoices } from '../src/discord/identityChoices.ts';
 import { roleConnectionFor } from '../src/gating/linkedRoles/linkedRoles.ts';
 import { LINKED_ROLES_SCOPE } from '../src/gating/proofs/challengeMessage.ts';
 import { createChallenge } from '../src/gating/proofs/siwe.ts';
@@ -44,6 +45,8 @@ export const SCREENSHOTS = [
   { name: 'domain-expiring', args: ['domain', 'name=expiring.eth'] },
   { name: 'avatar-vitalik', args: ['avatar', 'identity=vitalik.eth'] },
   { name: 'error-invalid-identity', args: ['whois', 'identity=../../x'] },
+  { name: 'whois-vitalik-de', args: ['whois', 'identity=vitalik.eth', '--locale', 'de'] },
+  { name: 'whois-vitalik-ja', args: ['whois', 'identity=vitalik.eth', '--locale', 'ja'] },
 ] as const;
 
 const GROUPS = ['lookup', 'gating'] as const;
@@ -432,6 +435,42 @@ async function lookupShots(context: BrowserContext, work: string): Promise<void>
   }
 }
 
+/**
+ * Autocomplete while a member types `vit` in /whois's identity option: the bot's own choices
+ * (identityChoices, fed what it would remember after a few lookups), drawn as Discord lists them.
+ */
+async function autocompleteShot(context: BrowserContext, work: string): Promise<void> {
+  const choices = identityChoices('vit', {
+    recent: ['vitalik.eth', 'vitalik.farcaster'],
+    proven: [],
+    server: ['vitalik.lens', 'vitaliknotes.eth'],
+  });
+  const rows = choices
+    .map((choice) => `<li>${choice.name.replace(/[&<>"]/g, (c) => `&#${c.charCodeAt(0)};`)}</li>`)
+    .join('');
+  const html = join(work, 'autocomplete.html');
+  await writeFile(
+    html,
+    `<!doctype html><meta charset="utf-8"><style>
+body{margin:0;background:#313338;font:15px/1.3 "gg sans","Noto Sans",sans-serif;color:#dbdee1}
+.box{width:560px;padding:12px}
+.head{color:#b5bac1;font-size:12px;font-weight:700;text-transform:uppercase;padding:8px 12px}
+ul{list-style:none;margin:0;padding:4px 0;background:#2b2d31;border-radius:8px}
+li{padding:8px 12px}
+li:first-child{background:#404249;border-radius:4px;color:#fff}
+.input{margin-top:8px;background:#383a40;border-radius:8px;padding:11px 16px;color:#dbdee1}
+.opt{background:#1e1f22;border-radius:4px;padding:2px 6px;margin-right:6px;color:#b5bac1}
+</style><div class="box"><div class="head">identity</div><ul>${rows}</ul>
+<div class="input">/whois <span class="opt">identity</span>vit</div></div>`,
+  );
+  await photograph(context, 'autocomplete', html, async (page) => {
+    await page
+      .locator('.box')
+      .screenshot({ path: join(OUT_DIR, 'autocomplete-whois.png'), animations: 'disabled' });
+  });
+  console.log('docs/screenshots/autocomplete-whois.png  (identityChoices for "vit")');
+}
+
 async function gatingShots(
   browser: Browser,
   messages: BrowserContext,
@@ -552,7 +591,10 @@ async function main(argv: readonly string[]): Promise<void> {
   try {
     const leaks: string[] = [];
     const messages = await offlineContext(browser, { width: 800, height: 600 }, leaks);
-    if (groups.includes('lookup')) await lookupShots(messages, work);
+    if (groups.includes('lookup')) {
+      await lookupShots(messages, work);
+      await autocompleteShot(messages, work);
+    }
     if (groups.includes('gating')) {
       // Short, so that the full-page shot ends where the page does rather than at the viewport's bottom.
       const pages = await offlineContext(browser, { width: 900, height: 200 }, leaks);

@@ -54,6 +54,26 @@ describe('gating in the reader’s locale', () => {
     expect(embedOf(english).title).toBe('❌ Not verified');
   });
 
+  it('/verify in Japanese and German: a record proof, and a signing link, each in the member’s language', async () => {
+    const g = await startGating();
+    await setup(g);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    const proven = visibleMessage(
+      await g.h.run('verify', { identity: 'alice.eth' }, { userId: ALICE, locale: Locale.Japanese }),
+    );
+    expect(embedOf(proven).title).toBe('認証完了');
+    expect(seen(proven)).toContain('✅ **alice.eth** をあなたの Discord アカウントに紐づけました');
+
+    addIdentity(g, 'wallet.eth');
+    const signing = visibleMessage(
+      await g.h.run('verify', { identity: 'wallet.eth' }, { userId: ALICE, locale: Locale.German }),
+    );
+    expect(isEphemeral(signing)).toBe(true);
+    expect(embedOf(signing).title).toBe('✍️ Zum Verifizieren signieren');
+    expect(seen(signing)).not.toMatch(/Sign to verify|To prove you own/);
+    expect(seen(signing)).toContain('**wallet.eth**');
+  });
+
   it('log-channel lines follow the server’s preferred locale, not the member’s', async () => {
     const g = await startGating({ guild: { preferredLocale: Locale.Japanese } });
     await setup(g);

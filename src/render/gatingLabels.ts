@@ -4,7 +4,7 @@
  * sensibly), and the plain embed the messages use. Every user-controlled string goes through text/safety.ts.
  */
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
-import type { RoleDiff } from '../gating/rules/rules.ts';
+import type { RoleDecision, RoleDiff } from '../gating/rules/rules.ts';
 import { t } from '../i18n/index.ts';
 import { DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
 import { fieldsWithin } from './format.ts';
@@ -32,6 +32,12 @@ const IDENTITY_MAX = 100;
 
 export function reasonText(reason: string): string {
   return escapeLine(truncate(reason, REASON_MAX));
+}
+
+/** Why a rule decided, in `locale` (the English `because` when the decision carries no code). */
+export function decisionReason(d: Pick<RoleDecision, 'because' | 'why'>, locale: string): string {
+  if (!d.why) return reasonText(d.because);
+  return reasonText(t(locale, `gating.reason.${d.why.code}`, d.why.values));
 }
 
 /** An identity as members typed it: one escaped line, bounded. */

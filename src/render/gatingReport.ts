@@ -13,6 +13,7 @@ import { credentialCounts, verdictLine } from './credentials.ts';
 import { joinLinesWithin } from './format.ts';
 import {
   blockedNote,
+  decisionReason,
   diffLines,
   embed,
   type GuildNames,
@@ -50,7 +51,7 @@ function decisionState(d: RoleDecision, has: boolean, locale: string): string {
 
 function decisionLine(d: RoleDecision, held: ReadonlySet<string>, names: GuildNames, locale: string): string {
   const state = decisionState(d, held.has(d.roleId), locale);
-  return `${roleLabel(d.roleId, names, locale)}: ${state}\n  ↳ ${reasonText(d.because)}`;
+  return `${roleLabel(d.roleId, names, locale)}: ${state}\n  ↳ ${decisionReason(d, locale)}`;
 }
 
 function evidenceFor(report: MemberReport, identity: string): IdentityEvidence | undefined {

@@ -88,12 +88,17 @@ describe('evaluateRules: the human role', () => {
       roleId: 'human',
       want: true,
       because: 'isHuman: Passport score 32.1 ≥ 20 (vitalik.eth)',
+      why: { code: 'evidence', values: { evidence: 'isHuman: Passport score 32.1 ≥ 20 (vitalik.eth)' } },
     });
   });
 
   it('explains a refusal with what was looked for and where', () => {
     const [human] = evaluateRules(RULES, [ok('a.eth', score('isHuman', '3')), ok('b.eth')], NOW);
     expect(human?.because).toBe('no unexpired isHuman credential is true or scores ≥ 20 (a.eth, b.eth)');
+    expect(human?.why).toEqual({
+      code: 'noHumanOrScore',
+      values: { identities: 'a.eth, b.eth', minScore: 20 },
+    });
   });
 });
 
@@ -148,6 +153,7 @@ describe('evaluateRules: spam and risky flags', () => {
         roleId: 'human',
         want: false,
         because: 'isSpam: Spam score 0 (a.eth) takes the human role away',
+        why: { code: 'flagTakesHuman', values: { evidence: 'isSpam: Spam score 0 (a.eth)' } },
         byFlag: true,
       },
     ]);
@@ -214,6 +220,7 @@ describe('evaluateRules: identities and failed lookups', () => {
       roleId: 'human',
       want: null,
       because: 'lookup failed for a.eth, b.eth, c.eth +1 more: keeping the current state',
+      why: { code: 'lookupFailed', values: { identities: 'a.eth, b.eth, c.eth +1 more' } },
     });
   });
 
@@ -229,8 +236,8 @@ describe('evaluateRules: identities and failed lookups', () => {
   it('only decides configured roles, human first', () => {
     const decisions = evaluateRules({ ...RULES, spamRoleId: null }, [], NOW);
     expect(decisions).toEqual([
-      { roleId: 'human', want: false, because: 'no proven identity' },
-      { roleId: 'risky', want: false, because: 'no proven identity' },
+      { roleId: 'human', want: false, because: 'no proven identity', why: { code: 'noProvenIdentity' } },
+      { roleId: 'risky', want: false, because: 'no proven identity', why: { code: 'noProvenIdentity' } },
     ]);
   });
 

@@ -600,3 +600,19 @@ describe('small messages', () => {
     expect(cleared).not.toContain('Nothing to unlink');
   });
 });
+
+describe('rule explanations in the reader’s language', () => {
+  it('a decision’s reason is worded from its code in German and Japanese, and in English from the catalog', async () => {
+    const { decisionReason, reasonText } = await import('../../src/render/gatingLabels.ts');
+    const d = {
+      because: 'no unexpired isHuman credential is true or scores ≥ 20 (a.eth)',
+      why: { code: 'noHumanOrScore' as const, values: { identities: 'a.eth', minScore: 20 } },
+    };
+    expect(decisionReason(d, 'en-US')).toBe(d.because);
+    expect(decisionReason(d, 'de')).toBe(
+      'keine gültige isHuman-Bescheinigung ist wahr oder erreicht ≥ 20 (a.eth)',
+    );
+    expect(decisionReason(d, 'ja')).toContain('スコア 20 以上');
+    expect(decisionReason({ because: 'held by a moderator' }, 'de')).toBe(reasonText('held by a moderator'));
+  });
+});

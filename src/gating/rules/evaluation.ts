@@ -360,7 +360,12 @@ export function rulesOf(settings: GuildSettings): GatingRules {
 function keepFlags(decisions: RoleDecision[], rules: GatingRules): RoleDecision[] {
   return decisions.map((d) =>
     d.want === false && d.roleId !== rules.humanRoleId
-      ? { ...d, want: null, because: 'no proven identity: a flag stays until a moderator removes it' }
+      ? {
+          ...d,
+          want: null,
+          because: 'no proven identity: a flag stays until a moderator removes it',
+          why: { code: 'flagStays' as const },
+        }
       : d,
   );
 }

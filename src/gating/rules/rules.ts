@@ -36,11 +36,29 @@ export interface IdentityEvidence {
   uncounted?: UncountedCredential[];
 }
 
+/**
+ * Why a rule decided, for the people reading it: a code and its values, worded in their language by the
+ * renderers (`gating.reason.<code>`). `because` says the same in English for audit logs and the queue.
+ */
+export interface DecisionWhy {
+  code:
+    | 'noProvenIdentity'
+    | 'flagStays'
+    | 'evidence'
+    | 'flagTakesHuman'
+    | 'noHuman'
+    | 'noHumanOrScore'
+    | 'noFlag'
+    | 'lookupFailed';
+  values?: Readonly<Record<string, string | number>>;
+}
+
 export interface RoleDecision {
   roleId: string;
   /** null: unknown, keep the role as it is. */
   want: boolean | null;
   because: string;
+  why?: DecisionWhy;
   /** A spam flag takes the role away: such a removal is never held back. */
   byFlag?: boolean;
   /**
@@ -151,13 +169,20 @@ export function evaluateRules(
   if (rules.riskyRoleId) gated.push({ roleId: rules.riskyRoleId, category: 'isRisky' });
 
   if (evidence.length === 0) {
-    return gated.map(({ roleId }) => ({ roleId, want: false, because: 'no proven identity' }));
+    return gated.map(({ roleId }) => ({
+      roleId,
+      want: false,
+      because: 'no proven identity',
+      why: { code: 'noProvenIdentity' },
+    }));
   }
 
   const known = evidence.filter((e) => e.credentials !== null);
   const checked = listIdentities(known.map((e) => e.identity));
   const failed = evidence.filter((e) => e.credentials === null).map((e) => e.identity);
-  const keep = `lookup failed for ${listIdentities(failed)}: keeping the current state`;
+  const failedList = listIdentities(failed);
+  const keep = `lookup failed for ${failedList}: keeping the current state`;
+  const keepWhy: DecisionWhy = { code: 'lookupFailed', values: { identities: failedList } };
 
   const human = findHuman(rules, known, nowSec);
   const spam = findFlag('isSpam', known, nowSec);
@@ -167,21 +192,41 @@ export function evaluateRules(
   return gated.map(({ roleId, category }): RoleDecision => {
     if (category === 'isHuman') {
       if (spam && rules.spamRemovesHuman) {
-        return { roleId, want: false, because: `${spam.text} takes the human role away`, byFlag: true };
+        return {
+          roleId,
+          want: false,
+          because: `${spam.text} takes the human role away`,
+          why: { code: 'flagTakesHuman', values: { evidence: spam.text } },
+          byFlag: true,
+        };
       }
-      if (human) return { roleId, want: true, because: human.text };
-      if (failed.length > 0) return { roleId, want: null, because: keep };
+      if (human) return { roleId, want: true, because: human.text, why: evidenceWhy(human) };
+      if (failed.length > 0) return { roleId, want: null, because: keep, why: keepWhy };
       return {
         roleId,
         want: false,
         because: `no unexpired isHuman credential is true${threshold} (${checked})`,
+        why:
+          rules.minScore === null
+            ? { code: 'noHuman', values: { identities: checked } }
+            : { code: 'noHumanOrScore', values: { identities: checked, minScore: rules.minScore } },
       };
     }
     const flag = category === 'isSpam' ? spam : risky;
-    if (flag) return { roleId, want: true, because: flag.text };
-    if (failed.length > 0) return { roleId, want: null, because: keep };
-    return { roleId, want: false, because: `no unexpired ${category} flag (${checked})` };
+    if (flag) return { roleId, want: true, because: flag.text, why: evidenceWhy(flag) };
+    if (failed.length > 0) return { roleId, want: null, because: keep, why: keepWhy };
+    return {
+      roleId,
+      want: false,
+      because: `no unexpired ${category} flag (${checked})`,
+      why: { code: 'noFlag', values: { category, identities: checked } },
+    };
   });
+}
+
+/** A finding as the reason: the credential's own words (`isHuman: Passport (alice.eth)`), in any language. */
+function evidenceWhy(finding: Finding): DecisionWhy {
+  return { code: 'evidence', values: { evidence: finding.text } };
 }
 
 /**

@@ -2,9 +2,8 @@
  * Translations run longer than English. A pseudo-locale whose every message is 40% longer than en-US
  * goes through the real renderers with hostile and very long data: every reply must still fit Discord.
  */
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type Catalog, registerCatalog, t } from '../../src/i18n/index.ts';
+import { registerCatalog, t } from '../../src/i18n/index.ts';
 import { renderAvatar } from '../../src/render/avatar.ts';
 import { renderCredentials } from '../../src/render/credentials.ts';
 import { renderDomain } from '../../src/render/domain.ts';
@@ -29,24 +28,9 @@ import {
 } from '../../src/web3bio/errors.ts';
 import { generator } from '../render/hostileData.ts';
 import { assertWithinDiscordLimits } from '../render/limits.ts';
+import { PSEUDO, pseudoCatalog } from './pseudo.ts';
 
-const PSEUDO = 'en-XA';
 const RUNS = 30;
-const PADDING = 'ŀőŗēɱ ïƥşüɱ ďőŀőŗ şïţ ąɱēţ ';
-
-/** The message with padding words worth 40% of its length appended; placeholders and plurals untouched. */
-function lengthened(message: string): string {
-  const extra = Math.ceil(message.length * 0.4);
-  return `${message} ${PADDING.repeat(Math.ceil(extra / PADDING.length))
-    .slice(0, extra)
-    .trim()}`;
-}
-
-function pseudoCatalog(): Catalog {
-  const url = new URL('../../src/i18n/locales/en-US.json', import.meta.url);
-  const english = JSON.parse(readFileSync(url, 'utf8')) as Record<string, string>;
-  return Object.fromEntries(Object.entries(english).map(([key, message]) => [key, lengthened(message)]));
-}
 
 beforeAll(() => registerCatalog(PSEUDO, pseudoCatalog()));
 

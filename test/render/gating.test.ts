@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { RoleProblem } from '../../src/gating/roles/hierarchy.ts';
 import type { UncountedCredential } from '../../src/gating/rules/credentialSubjects.ts';
 import type { GuildPreview, GuildStatus, MemberReport } from '../../src/gating/types.ts';
+import { registerCatalog } from '../../src/i18n/index.ts';
 import {
   renderDisabled,
   renderGuildRecheck,
@@ -17,6 +18,7 @@ import { renderMemberRecheck, renderMemberReport, renderWhoami } from '../../src
 import type { MessagePayload } from '../../src/render/types.ts';
 import type { GuildSettings, LinkRecord } from '../../src/store/types.ts';
 import type { CredentialSet } from '../../src/web3bio/types.ts';
+import { PSEUDO, pseudoCatalog } from '../i18n/pseudo.ts';
 import { credential, ctx, HOSTILE, NOW_SEC } from './fixtures.ts';
 import { assertWithinDiscordLimits, visibleText } from './limits.ts';
 
@@ -612,5 +614,50 @@ describe('rule explanations in the reader’s language', () => {
     expect(decisionReason(d, 'de')).toContain('Bescheinigung ist wahr oder erreicht ≥ 20');
     expect(decisionReason(d, 'ja')).toContain('スコア 20 以上');
     expect(decisionReason({ because: 'held by a moderator' }, 'de')).toBe(reasonText('held by a moderator'));
+  });
+});
+
+describe(`in a pseudo-locale whose every message is 40% longer (${PSEUDO})`, () => {
+  beforeAll(() => registerCatalog(PSEUDO, pseudoCatalog()));
+
+  it('every gating reply still fits Discord, with hostile names and many entries', () => {
+    const long = ctx({ locale: PSEUDO });
+    const many = Array.from({ length: 12 }, (_, i) =>
+      link({ identity: `${HOSTILE}${i}.eth`, lastCheckOk: i % 3 !== 0 }),
+    );
+    const crowded = report({
+      links: many,
+      evidence: many.map((l) => ({ identity: l.identity, credentials: humanSet() })),
+      pendingRemovals: [
+        {
+          guildId: '3000000000000000001',
+          userId: USER,
+          subject: `role:${HUMAN}`,
+          firstSeenAt: NOW_MS - 60_000,
+          reason: HOSTILE,
+          heldAt: NOW_MS - 30_000,
+          confirmAt: NOW_MS + 3_600_000,
+        },
+      ],
+      blockedRoleIds: [SPAM],
+    });
+    const hostileUncounted = Array.from({ length: 8 }, (_, i) =>
+      uncounted({ subject: `${WALLET.slice(0, -1)}${i}`, label: HOSTILE }),
+    );
+    for (const payload of [
+      renderWhoami(crowded, hostileNames, long),
+      renderWhoami(borrowedReport(hostileUncounted), hostileNames, long, undefined, signId),
+      renderMemberReport(crowded, hostileNames, long),
+      renderMemberRecheck(USER, { applied: report().diff, waiting: [] }, hostileNames, long),
+      renderSetupResult({ settings: null, problems: [problem] }, hostileNames, long),
+      renderSetupResult({ settings: settings(), problems: [] }, hostileNames, long),
+      renderRules(settings({ riskyRoleId: RISKY }), hostileNames, long),
+      renderDisabled(true, long),
+      renderNeedsManageRoles(long),
+      renderUnverified(2, HOSTILE, long),
+    ]) {
+      checked(payload);
+      expect(visibleText(payload)).toMatch(/ŀőŗēɱ/);
+    }
   });
 });

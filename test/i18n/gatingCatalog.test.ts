@@ -9,7 +9,7 @@ const read = (locale: string): Record<string, string> =>
 const EN = read('en-US');
 const KEYS = Object.keys(EN);
 /** Locales whose gating catalog is written; the others are empty and read en-US until they are. */
-const TRANSLATED = ['en-US', 'de', 'fr', 'ja'];
+const TRANSLATED = ['en-US', 'de', 'fr', 'ja', 'ru', 'tr'];
 const PENDING = SHIPPED_LOCALES.filter((l) => !TRANSLATED.includes(l));
 
 type Element = { type: number; value?: unknown; options?: Record<string, { value: Element[] }> };

@@ -13,7 +13,7 @@ const CATALOGS = Object.fromEntries(
 );
 
 /** Locales whose web catalog is still empty (the pages fall back to en-US there): to translate. */
-const PENDING = ['es-ES', 'pt-BR', 'ko', 'zh-CN', 'ru', 'tr'];
+const PENDING = ['es-ES', 'pt-BR', 'ko', 'zh-CN'];
 const TRANSLATED = SHIPPED_LOCALES.filter((locale) => !PENDING.includes(locale));
 
 interface AstNode {

@@ -41,6 +41,9 @@ describe('the web pages in every shipped locale', () => {
     const signing = renderVerifyPage({ kind: 'ready', record: RECORD }, NONCE, locale);
     const prove = renderLinkedRolePage({ kind: 'prove', username: 'vitalik_fan' }, NONCE, locale);
     expect(signing).toContain(`lang="${locale}"`);
+    // About one round trip of TCP's initial window, as the English page is held to 10 KB.
+    expect(Buffer.byteLength(signing)).toBeLessThan(14_000);
+    expect(Buffer.byteLength(prove)).toBeLessThan(14_000);
     expect({ signing: visibleWords(signing), prove: visibleWords(prove) }).toMatchSnapshot();
   });
 });

@@ -4,7 +4,6 @@ import {
   GatewayDispatchEvents,
   type GatewayGuildMemberUpdateDispatchData,
   GatewayIntentBits,
-  RESTEvents,
 } from 'discord.js';
 import { commandsFor } from '../../commands/index.ts';
 import { createRecentLookups } from '../cache/index.ts';
@@ -15,7 +14,6 @@ import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oau
 import { createRouter, type InteractionRouter } from '../discord/router.ts';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
 import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
-import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
 import { MEMBER_LIST_PAGES_PER_SECOND } from '../gating/roles/discordReads.ts';
 import { GatingService } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
@@ -28,6 +26,7 @@ import type { ReadinessCheck } from '../web/ops.ts';
 import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
+import { countRecheck, countRoleEdits, recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 
 export interface Bot {
@@ -368,63 +367,6 @@ function botOpsChecks(client: Client, gating: GatingParts | undefined, metrics: 
     if (gating) await scrapeGatingStore(gating.store, metrics);
   };
   return { readiness, beforeScrape, registry: metrics.registry, publicPort: !gating };
-}
-
-/** Each shard's last heartbeat round trip, as a gauge (read at each scrape). */
-export function recordGatewayPings(client: Client, metrics: BotMetrics): void {
-  for (const [id, shard] of client.ws.shards) {
-    if (shard.ping >= 0) metrics.gatewayPingSeconds.set({ shard: String(id) }, shard.ping / 1_000);
-  }
-}
-
-/**
- * Gauges read from the store at each scrape: the role-change queue's depth and age, and how long ago the
- * least recently re-checked enabled guild had its last full pass (a guild never re-checked counts from
- * when its settings were saved).
- */
-export async function scrapeGatingStore(store: GatingStore, metrics: BotMetrics): Promise<void> {
-  const [depth, oldestAt, guilds] = await Promise.all([
-    store.pendingRoleChanges(),
-    store.oldestOpenRoleChangeAt(),
-    store.listGuildSettings({ enabledOnly: true }),
-  ]);
-  const now = Date.now();
-  metrics.roleQueueDepth.set(depth);
-  metrics.roleQueueOldestSeconds.set(oldestAt === null ? 0 : Math.max(0, (now - oldestAt) / 1_000));
-  const lastPasses = guilds.map((g) => g.lastFullSyncAt ?? g.updatedAt);
-  metrics.recheckOldestSeconds.set(
-    lastPasses.length === 0 ? 0 : Math.max(0, (now - Math.min(...lastPasses)) / 1_000),
-  );
-}
-
-/** One guild's re-check, counted. */
-export function countRecheck(metrics: BotMetrics, event: RecheckEvent): void {
-  const outcome = event.result === undefined ? 'failed' : event.result.elsewhere ? 'elsewhere' : 'done';
-  metrics.rechecks.inc({ cause: event.cause, outcome });
-  if (event.result) metrics.recheckMembers.inc({ cause: event.cause }, event.result.members);
-  if (outcome !== 'elsewhere') metrics.recheckSeconds.observe({ cause: event.cause }, event.ms / 1_000);
-}
-
-const ROLE_EDIT_PATH = /^\/guilds\/\d+\/members\/\d+\/roles\/\d+$/;
-
-/**
- * Counts role edits as Discord answers them (`gating_role_edits_total{result}`), read from discord.js's
- * REST responses, so the gating code needs no metrics of its own. A retried 429 counts once per answer.
- */
-function countRoleEdits(client: Client, metrics: BotMetrics): void {
-  client.rest.on(RESTEvents.Response, (request, response) => {
-    if (request.method !== 'PUT' && request.method !== 'DELETE') return;
-    if (!ROLE_EDIT_PATH.test(request.path)) return;
-    metrics.roleEdits.inc({ result: roleEditResult(request.method, response.status) });
-  });
-}
-
-export function roleEditResult(method: string, status: number): string {
-  if (status >= 200 && status < 300) return method === 'PUT' ? 'added' : 'removed';
-  if (status === 403) return 'forbidden';
-  if (status === 404) return 'unknown';
-  if (status === 429) return 'rate_limited';
-  return 'failed';
 }
 
 /** Stop the service (in-progress role edits finish, bounded), the verification server, and our store. */

@@ -24,14 +24,8 @@ import type { GatingStore } from '../store/types.ts';
 import { type OpsServers, startOpsServers, startPagesServer } from '../web/listeners.ts';
 import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
-import {
-  type Bot,
-  openGatingStore,
-  recordGatewayPings,
-  type ShardSlice,
-  scrapeGatingStore,
-  signInConfig,
-} from './bot.ts';
+import { type Bot, openGatingStore, type ShardSlice, signInConfig } from './bot.ts';
+import { recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 
 /** The IPC messages between the manager and its shard processes. */

@@ -1,5 +1,5 @@
 /** The Linked Roles part of the store: one connection per Discord account, app-wide. */
-import type { HoldingRefusal, ProofMethod } from './types.ts';
+import type { HoldingRefusal, ProofMethod } from './proofTypes.ts';
 
 /**
  * A member's Linked Roles connection (one per Discord account, for the whole app): the identity they

@@ -1,5 +1,5 @@
 /** The signed-proof queue's part of the store. */
-import type { JsonValue, NonceRecord } from './types.ts';
+import type { JsonValue, NonceRecord } from './proofTypes.ts';
 
 /** A wallet signature the HTTP server verified, waiting for the process that owns its guild to link it. */
 export interface SignedProof {

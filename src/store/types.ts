@@ -3,10 +3,12 @@
  * columns hold plain JSON-safe data. SQLite (embedded default) and PostgreSQL implement it.
  */
 import type { CredentialSet } from '../web3bio/types.ts';
+import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
+export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
 export type * from './signedProofTypes.ts';
 export type * from './verifyPanelTypes.ts';
@@ -29,8 +31,6 @@ export interface GuildSettings {
 
 /** What `/gating setup` writes; the store keeps `lastFullSyncAt` and stamps `updatedAt`. */
 export type GuildSettingsInput = Omit<GuildSettings, 'lastFullSyncAt' | 'updatedAt'>;
-
-export type ProofMethod = 'record' | 'signature';
 
 /** A Discord member's proven identity in one guild. */
 export interface LinkRecord {
@@ -83,8 +83,6 @@ export type AuditKind =
   | 'settings_changed'
   | (string & {});
 
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-
 export interface AuditEvent {
   id: number;
   guildId: string;
@@ -130,61 +128,6 @@ export interface OAuthStateRecord {
   purpose: 'verify' | 'linked-role';
   nonce: string | null;
   expiresAt: number;
-}
-
-/**
- * The ownership registry: which Discord account holds an identity or an address, in one scope (a guild,
- * or `LINKED_ROLES_SCOPE` for Linked Roles, app-wide), by which proof, since when. The store keeps one
- * holder per subject (its primary key), so two proofs racing for one wallet cannot both win.
- */
-export interface Holding {
-  scope: string;
-  kind: 'identity' | 'address';
-  /** The identity as proven, or the address (lowercase EVM, base58 Solana). */
-  subject: string;
-  userId: string;
-  /** The proven identity that brought the subject (for an address, the name or address proven). */
-  identity: string;
-  proofMethod: ProofMethod;
-  since: number;
-}
-
-/** What a proof claims: its identity, and the address it resolves to (or the signer). */
-export interface HoldingClaim {
-  scope: string;
-  userId: string;
-  identity: string;
-  address: string | null;
-  proofMethod: ProofMethod;
-  at: number;
-  /**
-   * For a signature: when its challenge was made. A holding another account took after that is not taken
-   * over (two completions racing for one wallet: the first wins, the later one is refused).
-   */
-  challengeIssuedAt?: number;
-}
-
-/**
- * Why a claim was refused: the address is held by another account and a record proof cannot take a
- * wallet; or another account proved the subject after this proof's challenge was made.
- */
-export type HoldingRefusal = { code: 'address_taken' | 'raced'; holding: Holding };
-
-/** A one-time SIWE nonce bound to a member, a guild, an identity and the expected signer. */
-export interface NonceRecord {
-  nonce: string;
-  guildId: string;
-  userId: string;
-  /** The member's Discord username and the server's name when the challenge was made, shown when signing. */
-  userName: string | null;
-  guildName: string | null;
-  identity: string;
-  /** Expected signer, lowercase. */
-  address: string;
-  expiresAt: number;
-  usedAt: number | null;
-  /** Refused signatures so far; the challenge is burned at the limit. */
-  failedAttempts: number;
 }
 
 /** How `createNonce` caps an account's open challenges. */

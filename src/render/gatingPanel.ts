@@ -4,6 +4,7 @@
  */
 import { ButtonStyle, ComponentType, TextInputStyle } from 'discord-api-types/v10';
 import { t } from '../i18n/index.ts';
+import { truncate } from '../text/safety.ts';
 import { channelLabel, embed, type GuildNames, plain } from './gatingLabels.ts';
 import { finishPayload } from './payload.ts';
 import { COLORS } from './style.ts';
@@ -22,6 +23,10 @@ export interface PanelIds {
   verify: string;
   status: string;
 }
+
+/** Discord's limit on a modal's title and on a label (text input labels included). */
+export const MODAL_LABEL_MAX = 45;
+const PLACEHOLDER_MAX = 100;
 
 /** The panel message, in the server's preferred locale. */
 export function renderVerifyPanel(ids: PanelIds, ctx: RenderContext): MessagePayload {
@@ -59,11 +64,11 @@ export function renderVerifyModal(
 ): ModalPayload {
   return {
     custom_id: ids.modal,
-    title: t(ctx.locale, 'gating.panel.modalTitle'),
+    title: truncate(t(ctx.locale, 'gating.panel.modalTitle'), MODAL_LABEL_MAX),
     components: [
       {
         type: ComponentType.Label,
-        label: t(ctx.locale, 'gating.panel.identityLabel'),
+        label: truncate(t(ctx.locale, 'gating.panel.identityLabel'), MODAL_LABEL_MAX),
         component: {
           type: ComponentType.TextInput,
           custom_id: ids.identity,
@@ -71,7 +76,7 @@ export function renderVerifyModal(
           min_length: 1,
           max_length: maxLength,
           required: true,
-          placeholder: t(ctx.locale, 'gating.panel.identityPlaceholder'),
+          placeholder: truncate(t(ctx.locale, 'gating.panel.identityPlaceholder'), PLACEHOLDER_MAX),
         },
       },
     ],

@@ -5,8 +5,6 @@ import {
   type AutocompleteInteraction,
   type CommandInteractionOption,
   type Interaction,
-  type InteractionEditReplyOptions,
-  type InteractionReplyOptions,
   type MessageComponentInteraction,
   MessageFlags,
   type ModalSubmitInteraction,
@@ -31,6 +29,7 @@ import {
 import type { Cooldown } from './cooldown.ts';
 import { decodeCustomId } from './customId.ts';
 import { rememberLookup, suggestIdentities } from './identitySuggestions.ts';
+import { toEditOptions, toReplyOptions } from './replyOptions.ts';
 
 type Outcome = { ok: true; payload: MessagePayload } | { ok: false; error: unknown };
 
@@ -40,26 +39,6 @@ export interface InteractionRouter {
   /** Resolves when every interaction in flight has been answered. */
   drain(): Promise<void>;
   readonly inFlight: number;
-}
-
-/** discord.js reply options from a render payload; mentions are never parsed. */
-export function toReplyOptions(payload: MessagePayload, ephemeral: boolean): InteractionReplyOptions {
-  return {
-    content: payload.content ?? '',
-    embeds: payload.embeds,
-    components: payload.components,
-    allowedMentions: { parse: [] },
-    ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
-  };
-}
-
-function toEditOptions(payload: MessagePayload): InteractionEditReplyOptions {
-  return {
-    content: payload.content ?? '',
-    embeds: payload.embeds,
-    components: payload.components,
-    allowedMentions: { parse: [] },
-  };
 }
 
 /**

@@ -14,6 +14,7 @@ import {
   guildNames,
   MANAGE_ROLES_PERMISSION,
 } from '../src/discord/gatingContext.ts';
+import { postVerifyPanel } from '../src/discord/verifyPanel.ts';
 import type { GatingService } from '../src/gating/service.ts';
 import { described } from '../src/i18n/index.ts';
 import {
@@ -26,13 +27,14 @@ import {
   renderSetupResult,
   renderStatus,
 } from '../src/render/gatingGuild.ts';
+import { renderPanelPost } from '../src/render/gatingPanel.ts';
 import { renderMemberRecheck, renderMemberReport } from '../src/render/gatingReport.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 
 /** How long `/gating recheck` waits for a whole-server re-check before it answers "still running". */
 export const GUILD_RECHECK_WAIT_MS = 10_000;
 
-type Subcommand = 'setup' | 'rules' | 'disable' | 'recheck' | 'check' | 'preview' | 'status';
+type Subcommand = 'setup' | 'rules' | 'disable' | 'recheck' | 'check' | 'preview' | 'status' | 'panel';
 
 const role = (
   name: 'human-role' | 'spam-role' | 'risky-role',
@@ -129,8 +131,17 @@ async function preview({ service, guildId, ctx }: Run): Promise<MessagePayload> 
   return renderPreview(result, names, ctx.render);
 }
 
+async function panel({ service, options, ctx }: Run): Promise<MessagePayload> {
+  const channelId = idOption(options, 'channel') ?? '';
+  const guild = ctx.interaction?.guild;
+  const result = guild
+    ? await postVerifyPanel(guild, channelId, service.panels, ctx.render)
+    : ({ kind: 'notPostable', channelId } as const);
+  return renderPanelPost(result, guildNames(ctx), ctx.render);
+}
+
 /** Subcommands that need `/gating setup` to have run. */
-const NEEDS_SETTINGS = new Set(['rules', 'recheck', 'check', 'preview']);
+const NEEDS_SETTINGS = new Set(['rules', 'recheck', 'check', 'preview', 'panel']);
 
 export default {
   data: {
@@ -180,6 +191,15 @@ export default {
       subcommand('check', [member('check', true)]),
       subcommand('preview'),
       subcommand('status'),
+      subcommand('panel', [
+        {
+          type: ApplicationCommandOptionType.Channel,
+          name: 'channel',
+          ...described('commands.gating.panel.options.channel'),
+          required: true,
+          channel_types: [ChannelType.GuildText, ChannelType.GuildAnnouncement],
+        },
+      ]),
     ],
   },
   ephemeral: true,
@@ -204,6 +224,8 @@ export default {
         return check(run);
       case 'preview':
         return preview(run);
+      case 'panel':
+        return panel(run);
       default:
         return renderStatus(await access.service.guilds.status(access.guildId), guildNames(ctx), ctx.render);
     }

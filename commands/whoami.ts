@@ -28,6 +28,18 @@ async function signWith(address: string, ctx: CommandContext): Promise<MessagePa
   return renderVerifyResult(result, address, guildNames(ctx), ctx.render);
 }
 
+/** The member's links, roles and Linked Roles connection in this server. */
+async function whoami(ctx: CommandContext): Promise<MessagePayload> {
+  const access = gatingAccess(ctx);
+  if (!access.ok) return access.answer;
+  const linkedRole = await access.service.linkedRoles?.status(ctx.userId);
+  if (!(await access.service.guilds.getSettings(access.guildId))) {
+    return linkedRole ? renderLinkedRoleStatus(linkedRole, ctx.render) : renderNotSetUp(ctx.render);
+  }
+  const report = await access.service.members.report(access.guildId, ctx.userId);
+  return renderWhoami(report, guildNames(ctx), ctx.render, linkedRole, signButtonId);
+}
+
 export default {
   data: {
     name: 'whoami',
@@ -39,19 +51,16 @@ export default {
   ephemeral: true,
   // The message is private anyway; a click by anyone else would otherwise replace it with their own link.
   componentsOwnerOnly: true,
-  async answer(_options, ctx) {
-    const access = gatingAccess(ctx);
-    if (!access.ok) return access.answer;
-    const linkedRole = await access.service.linkedRoles?.status(ctx.userId);
-    if (!(await access.service.guilds.getSettings(access.guildId))) {
-      return linkedRole ? renderLinkedRoleStatus(linkedRole, ctx.render) : renderNotSetUp(ctx.render);
-    }
-    const report = await access.service.members.report(access.guildId, ctx.userId);
-    return renderWhoami(report, guildNames(ctx), ctx.render, linkedRole, signButtonId);
+  answer(_options, ctx) {
+    return whoami(ctx);
   },
   components: {
     sign([address], _values, ctx) {
       return signWith(address ?? '', ctx);
     },
+  },
+  // "Check my status" on the verify panel (verifyPanel.ts): the same answer, privately.
+  privateComponents: {
+    panel: (_args, _values, ctx) => whoami(ctx),
   },
 } satisfies Command;

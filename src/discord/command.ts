@@ -2,6 +2,7 @@ import type {
   ChatInputCommandInteraction,
   MessageComponentInteraction,
   MessageContextMenuCommandInteraction,
+  ModalSubmitInteraction,
   UserContextMenuCommandInteraction,
 } from 'discord.js';
 import {
@@ -18,7 +19,7 @@ import type { RecentLookups } from '../cache/recentLookups.ts';
 import type { GatingService } from '../gating/service.ts';
 import { described, type MessageKey } from '../i18n/index.ts';
 import type { Logger } from '../ops/log.ts';
-import type { MessagePayload, RenderContext } from '../render/types.ts';
+import type { MessagePayload, ModalPayload, RenderContext } from '../render/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';
 
@@ -51,7 +52,7 @@ export interface CommandContext {
    */
   guildId: string | null;
   /** The discord.js interaction, when there is one (absent in `npm run preview`). */
-  interaction?: CommandInteraction | MessageComponentInteraction;
+  interaction?: CommandInteraction | MessageComponentInteraction | ModalSubmitInteraction;
 }
 
 /** Lookups: installable to a server or to a user's account, and usable in servers, the bot's DM and other DMs. */
@@ -71,6 +72,16 @@ export type ComponentHandler = (
   ctx: CommandContext,
 ) => Promise<MessagePayload>;
 
+/** A button that opens a modal: answered at once with it (a modal cannot follow a deferral). */
+export type ModalOpener = (args: string[], ctx: CommandContext) => ModalPayload;
+
+/** A modal submit's handler: its custom id's args and the text inputs' values by custom id. */
+export type ModalHandler = (
+  args: string[],
+  fields: Readonly<Record<string, string>>,
+  ctx: CommandContext,
+) => Promise<MessagePayload>;
+
 export interface Command {
   data: RESTPostAPIChatInputApplicationCommandsJSONBody | RESTPostAPIContextMenuApplicationCommandsJSONBody;
   /** The command and clicks on its components count against the per-user cooldown (lookups that may reach the upstream). */
@@ -85,6 +96,12 @@ export interface Command {
   answer(options: CommandOptions, ctx: CommandContext): Promise<MessagePayload>;
   /** Handlers for components on this command's messages, by handler name (see customId.ts). */
   components?: Record<string, ComponentHandler>;
+  /** Handlers for components on a message everyone uses (a panel): answered privately, the message left as it is. */
+  privateComponents?: Record<string, ComponentHandler>;
+  /** Buttons that open a modal, by handler name. */
+  modalOpeners?: Record<string, ModalOpener>;
+  /** Handlers for this command's modal submits, by handler name (see customId.ts): answered privately. */
+  modals?: Record<string, ModalHandler>;
   /** Only the user who ran the command may use its components (others get a short private note). */
   componentsOwnerOnly?: boolean;
 }

@@ -5,10 +5,9 @@ import {
   type AutocompleteInteraction,
   type CommandInteractionOption,
   type Interaction,
-  type InteractionEditReplyOptions,
-  type InteractionReplyOptions,
   type MessageComponentInteraction,
   MessageFlags,
+  type ModalSubmitInteraction,
 } from 'discord.js';
 import {
   renderCooldown,
@@ -24,11 +23,13 @@ import {
   type CommandContext,
   type CommandInteraction,
   type CommandOptions,
+  type ComponentHandler,
   identityOptionNames,
 } from './command.ts';
 import type { Cooldown } from './cooldown.ts';
 import { decodeCustomId } from './customId.ts';
 import { rememberLookup, suggestIdentities } from './identitySuggestions.ts';
+import { toEditOptions, toReplyOptions } from './replyOptions.ts';
 
 type Outcome = { ok: true; payload: MessagePayload } | { ok: false; error: unknown };
 
@@ -38,26 +39,6 @@ export interface InteractionRouter {
   /** Resolves when every interaction in flight has been answered. */
   drain(): Promise<void>;
   readonly inFlight: number;
-}
-
-/** discord.js reply options from a render payload; mentions are never parsed. */
-export function toReplyOptions(payload: MessagePayload, ephemeral: boolean): InteractionReplyOptions {
-  return {
-    content: payload.content ?? '',
-    embeds: payload.embeds,
-    components: payload.components,
-    allowedMentions: { parse: [] },
-    ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
-  };
-}
-
-function toEditOptions(payload: MessagePayload): InteractionEditReplyOptions {
-  return {
-    content: payload.content ?? '',
-    embeds: payload.embeds,
-    components: payload.components,
-    allowedMentions: { parse: [] },
-  };
 }
 
 /**
@@ -108,10 +89,9 @@ export function createRouter(options: {
     ipfsGateway: deps.config.IPFS_GATEWAY,
   });
 
-  const commandContext = (
-    interaction: CommandInteraction | MessageComponentInteraction,
-    render: RenderContext,
-  ): CommandContext => ({
+  type RoutedInteraction = CommandInteraction | MessageComponentInteraction | ModalSubmitInteraction;
+
+  const commandContext = (interaction: RoutedInteraction, render: RenderContext): CommandContext => ({
     deps,
     render,
     userId: interaction.user.id,
@@ -142,7 +122,7 @@ export function createRouter(options: {
   /** Counts a use of a lookup command or of its components; past the limit, answers "slow down" privately. */
   async function refusedByCooldown(
     command: Command,
-    interaction: CommandInteraction | MessageComponentInteraction,
+    interaction: RoutedInteraction,
     base: Record<string, unknown>,
     render: RenderContext,
   ): Promise<boolean> {
@@ -209,33 +189,90 @@ export function createRouter(options: {
     }
   }
 
+  /** The command and handler a custom id names, or null after answering "unknown" / "expired" privately. */
+  async function routed<T>(
+    interaction: MessageComponentInteraction | ModalSubmitInteraction,
+    base: Record<string, unknown>,
+    render: RenderContext,
+    pick: (command: Command, handler: string) => T | undefined,
+  ): Promise<{ command: Command; handler: T; args: string[] } | null> {
+    const parsed = decodeCustomId(interaction.customId);
+    const command = parsed ? byName.get(parsed.command) : undefined;
+    const handler = parsed && command ? pick(command, parsed.handler) : undefined;
+    if (!parsed || !command || handler === undefined) {
+      await interaction.reply(toReplyOptions(renderError(new Error('unknown component'), render), true));
+      return null;
+    }
+    if (parsed.expired) {
+      deps.logger.info(base, 'component state expired');
+      await interaction.reply(toReplyOptions(renderExpiredControls(command.data.name, render.locale), true));
+      return null;
+    }
+    return { command, handler, args: parsed.args };
+  }
+
+  /** Answer privately (a panel's click, a modal's submit), deferring privately when slow. */
+  async function answerPrivately(
+    interaction: MessageComponentInteraction | ModalSubmitInteraction,
+    work: Promise<MessagePayload>,
+    base: Record<string, unknown>,
+    render: RenderContext,
+  ): Promise<void> {
+    const started = performance.now();
+    const { outcome, deferred } = await answerWithinDeferWindow(work, () =>
+      interaction.deferReply({ flags: MessageFlags.Ephemeral }),
+    );
+    logOutcome(base, outcome, started);
+    const payload = outcome.ok ? outcome.payload : renderError(outcome.error, render);
+    if (deferred) await interaction.editReply(toEditOptions(payload));
+    else await interaction.reply(toReplyOptions(payload, true));
+  }
+
   async function handleComponent(
     interaction: MessageComponentInteraction,
     base: Record<string, unknown>,
   ): Promise<void> {
     const render = renderContext(interaction.locale);
-    const parsed = decodeCustomId(interaction.customId);
-    const command = parsed ? byName.get(parsed.command) : undefined;
-    const handler = parsed && command?.components?.[parsed.handler];
-    if (!parsed || !command || !handler) {
-      await interaction.reply(toReplyOptions(renderError(new Error('unknown component'), render), true));
+    const found = await routed(interaction, base, render, (command, name) => {
+      const opener = command.modalOpeners?.[name];
+      if (opener) return { kind: 'modal' as const, opener };
+      const privately = command.privateComponents?.[name];
+      if (privately) return { kind: 'private' as const, handler: privately };
+      const update = command.components?.[name];
+      return update && { kind: 'update' as const, handler: update };
+    });
+    if (!found) return;
+    const { command, handler: route, args } = found;
+    const ctx = commandContext(interaction, render);
+    if (route.kind === 'modal') {
+      await interaction.showModal(route.opener(args, ctx));
+      deps.logger.info(base, 'modal shown');
       return;
     }
     if (await refusedByCooldown(command, interaction, base, render)) return;
+    const values = interaction.isStringSelectMenu() ? interaction.values : [];
+    if (route.kind === 'private') {
+      await answerPrivately(interaction, route.handler(args, values, ctx), base, render);
+      return;
+    }
     const ownerId = interaction.message.interactionMetadata?.user.id;
     if (command.componentsOwnerOnly && ownerId && ownerId !== interaction.user.id) {
       await interaction.reply(toReplyOptions(renderNotYourControls(command.data.name, render.locale), true));
       return;
     }
-    if (parsed.expired) {
-      deps.logger.info(base, 'component state expired');
-      await interaction.reply(toReplyOptions(renderExpiredControls(command.data.name, render.locale), true));
-      return;
-    }
-    const values = interaction.isStringSelectMenu() ? interaction.values : [];
-    const ctx = commandContext(interaction, render);
+    await updateMessage(interaction, route.handler, args, values, ctx, base);
+  }
+
+  async function updateMessage(
+    interaction: MessageComponentInteraction,
+    handler: ComponentHandler,
+    args: string[],
+    values: string[],
+    ctx: CommandContext,
+    base: Record<string, unknown>,
+  ): Promise<void> {
     const started = performance.now();
-    const { outcome, deferred } = await answerWithinDeferWindow(handler(parsed.args, values, ctx), () =>
+    const { outcome, deferred } = await answerWithinDeferWindow(handler(args, values, ctx), () =>
       interaction.deferUpdate(),
     );
     logOutcome(base, outcome, started);
@@ -244,9 +281,25 @@ export function createRouter(options: {
       else await interaction.update(toEditOptions(outcome.payload));
       return;
     }
-    const errorPayload = toReplyOptions(renderError(outcome.error, render), true);
+    const errorPayload = toReplyOptions(renderError(outcome.error, ctx.render), true);
     if (deferred) await interaction.followUp(errorPayload);
     else await interaction.reply(errorPayload);
+  }
+
+  async function handleModalSubmit(
+    interaction: ModalSubmitInteraction,
+    base: Record<string, unknown>,
+  ): Promise<void> {
+    const render = renderContext(interaction.locale);
+    const found = await routed(interaction, base, render, (command, name) => command.modals?.[name]);
+    if (!found) return;
+    if (await refusedByCooldown(found.command, interaction, base, render)) return;
+    const fields: Record<string, string> = {};
+    for (const [id, field] of interaction.fields.fields) {
+      if ('value' in field && typeof field.value === 'string') fields[id] = field.value;
+    }
+    const ctx = commandContext(interaction, render);
+    await answerPrivately(interaction, found.handler(found.args, fields, ctx), base, render);
   }
 
   /** Suggestions for the identity option being typed: answered at once (autocomplete cannot be deferred). */
@@ -276,7 +329,8 @@ export function createRouter(options: {
       // The gateway shard it came through (DMs come through shard 0).
       shard: interaction.guild?.shardId ?? 0,
       command: interaction.isCommand() ? interaction.commandName : undefined,
-      customId: interaction.isMessageComponent() ? interaction.customId : undefined,
+      customId:
+        interaction.isMessageComponent() || interaction.isModalSubmit() ? interaction.customId : undefined,
     };
     try {
       if (
@@ -286,6 +340,7 @@ export function createRouter(options: {
       )
         await handleCommand(interaction, base);
       else if (interaction.isMessageComponent()) await handleComponent(interaction, base);
+      else if (interaction.isModalSubmit()) await handleModalSubmit(interaction, base);
       else if (interaction.isAutocomplete()) await handleAutocomplete(interaction);
     } catch (error) {
       deps.logger.error({ ...base, err: error }, 'interaction boundary caught an error');

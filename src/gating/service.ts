@@ -18,7 +18,7 @@ import {
 } from 'discord.js';
 import type { DiscordOAuthConfig } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
-import type { GatingStore } from '../store/types.ts';
+import type { GatingStore, VerifyPanelStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { GuildGating } from './guildGating.ts';
 import { type LinkedRolePagesSetup, LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
@@ -92,6 +92,8 @@ export class GatingService {
   readonly members: MemberGating;
   /** One guild: setup, disable, settings, status, whole-guild re-check and its preview. */
   readonly guilds: GuildGating;
+  /** Where each channel's verify panel message is, so `/gating panel` edits it instead of posting twice. */
+  readonly panels: VerifyPanelStore;
   /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
@@ -113,6 +115,7 @@ export class GatingService {
   constructor(options: GatingServiceOptions) {
     const { store, discord, logger } = options;
     const now = options.now ?? Date.now;
+    this.panels = store;
     this.#discord = discord;
     this.#logger = logger;
     const tasks = new BackgroundTasks(logger);

@@ -3,6 +3,7 @@ import type {
   APIAllowedMentions,
   APIComponentInMessageActionRow,
   APIEmbed,
+  APIModalInteractionResponseCallbackData,
 } from 'discord-api-types/v10';
 
 /** A Discord message body as API JSON; the bot layer adapts it to discord.js and adds flags. */
@@ -13,6 +14,9 @@ export interface MessagePayload {
   /** Always `{ parse: [] }`: nothing a renderer outputs may ping. */
   allowed_mentions: APIAllowedMentions;
 }
+
+/** A modal (callback type 9) as API JSON. */
+export type ModalPayload = APIModalInteractionResponseCallbackData;
 
 /** Everything a renderer needs besides the domain object; renderers read no clock and no config. */
 export interface RenderContext {

@@ -241,6 +241,19 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX nonces_by_user ON nonces (user_id, expires_at);
     `,
   },
+  {
+    version: 10,
+    name: 'verify panels: the message posted in each channel, so posting again edits it',
+    sql: ({ types: t }) => `
+      CREATE TABLE verify_panels (
+        guild_id TEXT NOT NULL,
+        channel_id TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        updated_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (guild_id, channel_id)
+      );
+    `,
+  },
 ];
 
 /**

@@ -100,6 +100,21 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     });
   });
 
+  describe('verify panels', () => {
+    it('remember one panel message per guild and channel; saving again replaces it', async () => {
+      expect(await store.getVerifyPanel(G, 'chan-1')).toBeUndefined();
+      await store.saveVerifyPanel(G, 'chan-1', 'msg-1');
+      await store.saveVerifyPanel(G, 'chan-2', 'msg-2');
+      await store.saveVerifyPanel('guild-2', 'chan-1', HOSTILE);
+      await store.saveVerifyPanel(G, 'chan-1', 'msg-3');
+      expect(await store.getVerifyPanel(G, 'chan-1')).toBe('msg-3');
+      expect(await store.getVerifyPanel(G, 'chan-2')).toBe('msg-2');
+      expect(await store.getVerifyPanel('guild-2', 'chan-1')).toBe(HOSTILE);
+      await store.close();
+      expect(await (await open()).getVerifyPanel(G, 'chan-1')).toBe('msg-3');
+    });
+  });
+
   describe('guild settings', () => {
     it('round-trips every field and updates in place', async () => {
       expect(await store.getGuildSettings(G)).toBeUndefined();

@@ -1,11 +1,12 @@
 import type { SqlDriver, SqlExecutor } from './sql.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
+import { createSqlLosses } from './sqlLosses.ts';
+import { createSqlNonces } from './sqlNonces.ts';
 import { createSqlRoleConnections } from './sqlRoleConnections.ts';
 import { createSqlRoleQueue } from './sqlRoleQueue.ts';
 import { sqlRows } from './sqlRows.ts';
 import { createSqlSignedProofs } from './sqlSignedProofs.ts';
 import type {
-  AuditQuery,
   GatingStore,
   GuildSettingsInput,
   HoldingRefusal,
@@ -17,8 +18,6 @@ import type {
 } from './types.ts';
 
 export const DEFAULT_LEASE_MS = 60_000;
-const DEFAULT_AUDIT_LIMIT = 50;
-const MAX_AUDIT_LIMIT = 500;
 
 /** The `GatingStore` both implementations share, on top of a dialect-aware driver. */
 export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): GatingStore {
@@ -26,8 +25,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
 
   const mappers = sqlRows(driver, now);
-  const { str, optStr, num, toJson, toSettings, toLink, toLoss, toAudit, toNonce, first, insertAudit } =
-    mappers;
+  const { str, optStr, num, toJson, toSettings, toLink, first, insertAudit } = mappers;
 
   const linkWhere = 'guild_id = $1 AND user_id = $2 AND identity = $3';
   const linkParams = (k: LinkKey) => [k.guildId, k.userId, k.identity];
@@ -362,185 +360,8 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
       return rows.length > 0;
     },
 
-    async listPendingLosses(guildId, userId) {
-      const rows =
-        userId === undefined
-          ? await driver.query('SELECT * FROM pending_losses WHERE guild_id = $1 ORDER BY user_id, subject', [
-              guildId,
-            ])
-          : await driver.query(
-              'SELECT * FROM pending_losses WHERE guild_id = $1 AND user_id = $2 ORDER BY subject',
-              [guildId, userId],
-            );
-      return rows.map(toLoss);
-    },
-
-    async notePendingLoss(loss) {
-      await driver.query(
-        `INSERT INTO pending_losses (guild_id, user_id, subject, first_seen_at, reason, held_at)
-         VALUES ($1, $2, $3, $4, $5, NULL)
-         ON CONFLICT (guild_id, user_id, subject) DO UPDATE SET reason = excluded.reason`,
-        [loss.guildId, loss.userId, loss.subject, loss.firstSeenAt, loss.reason],
-      );
-      const rows = await driver.query(
-        'SELECT * FROM pending_losses WHERE guild_id = $1 AND user_id = $2 AND subject = $3',
-        [loss.guildId, loss.userId, loss.subject],
-      );
-      const stored = first(rows, toLoss);
-      if (!stored) throw new Error('pending loss upsert returned no row');
-      return stored;
-    },
-
-    async holdPendingLosses(guildId, keys, at) {
-      if (keys.length === 0) return;
-      await driver.transaction(async (tx) => {
-        for (const key of keys) {
-          await tx.query(
-            'UPDATE pending_losses SET held_at = $4 WHERE guild_id = $1 AND user_id = $2 AND subject = $3',
-            [guildId, key.userId, key.subject, at],
-          );
-        }
-      });
-    },
-
-    async clearPendingLoss(guildId, userId, subject) {
-      const rows = await driver.query(
-        'DELETE FROM pending_losses WHERE guild_id = $1 AND user_id = $2 AND subject = $3 RETURNING subject',
-        [guildId, userId, subject],
-      );
-      return rows.length > 0;
-    },
-
-    async addAuditEvent(event) {
-      return insertAudit(driver, event);
-    },
-
-    async listAuditEvents(q: AuditQuery) {
-      const limit = Math.min(MAX_AUDIT_LIMIT, Math.max(1, Math.floor(q.limit ?? DEFAULT_AUDIT_LIMIT)));
-      const where = ['guild_id = $1'];
-      const params: (string | number)[] = [q.guildId];
-      if (q.userId !== undefined) {
-        params.push(q.userId);
-        where.push(`user_id = $${params.length}`);
-      }
-      if (q.beforeId !== undefined) {
-        params.push(q.beforeId);
-        where.push(`id < $${params.length}`);
-      }
-      params.push(limit);
-      const rows = await driver.query(
-        `SELECT * FROM audit_events WHERE ${where.join(' AND ')}
-         ORDER BY created_at DESC, id DESC LIMIT $${params.length}`,
-        params,
-      );
-      return rows.map(toAudit);
-    },
-
-    async deleteAuditEvents(before) {
-      const rows = await driver.query('DELETE FROM audit_events WHERE created_at < $1 RETURNING id', [
-        before,
-      ]);
-      return rows.length;
-    },
-
-    async createNonce(r, options = {}) {
-      const { maxOpenPerUser } = options;
-      if (maxOpenPerUser !== undefined && !(Number.isSafeInteger(maxOpenPerUser) && maxOpenPerUser >= 1)) {
-        throw new RangeError('maxOpenPerUser must be a positive integer');
-      }
-      const insert = (tx: SqlExecutor) =>
-        tx.query(
-          `INSERT INTO nonces (nonce, guild_id, user_id, user_name, guild_name, identity, address, expires_at, used_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, NULL)`,
-          [
-            r.nonce,
-            r.guildId,
-            r.userId,
-            r.userName,
-            r.guildName,
-            r.identity,
-            r.address.startsWith('0x') ? r.address.toLowerCase() : r.address,
-            r.expiresAt,
-          ],
-        );
-      if (maxOpenPerUser === undefined) {
-        await insert(driver);
-        return 0;
-      }
-      const at = options.now ?? now();
-      return driver.transaction(async (tx) => {
-        // PostgreSQL: one account's creations take turns, so each sees the others' rows and the cap holds
-        // under concurrency (SQLite write transactions already run one at a time).
-        if (driver.dialect.subjectLock)
-          await tx.query(driver.dialect.subjectLock, [`nonces\u0000${r.userId}`]);
-        await insert(tx);
-        // Keep the new challenge and the newest others up to the cap; the rest of the open ones go.
-        const retired = await tx.query(
-          `DELETE FROM nonces
-           WHERE user_id = $1 AND used_at IS NULL AND expires_at > $2 AND nonce <> $3
-             AND nonce NOT IN (
-               SELECT nonce FROM nonces
-               WHERE user_id = $1 AND used_at IS NULL AND expires_at > $2 AND nonce <> $3
-               ORDER BY expires_at DESC, nonce DESC LIMIT $4)
-           RETURNING nonce`,
-          [r.userId, at, r.nonce, maxOpenPerUser - 1],
-        );
-        return retired.length;
-      });
-    },
-
-    async countFailedAttempt(nonce, limit, at) {
-      const rows = await driver.query(
-        `UPDATE nonces SET failed_attempts = failed_attempts + 1,
-           used_at = CASE WHEN failed_attempts + 1 >= $2 THEN $3 ELSE used_at END
-         WHERE nonce = $1 AND used_at IS NULL AND expires_at > $3 RETURNING failed_attempts`,
-        [nonce, limit, at],
-      );
-      const row = rows[0];
-      return row ? num(row.failed_attempts) : undefined;
-    },
-
-    async consumeNonce(nonce, at) {
-      // One conditional UPDATE: the database row lock makes it single-use under concurrency.
-      const rows = await driver.query(
-        `UPDATE nonces SET used_at = $2
-         WHERE nonce = $1 AND used_at IS NULL AND expires_at > $2 RETURNING *`,
-        [nonce, at],
-      );
-      return first(rows, toNonce);
-    },
-
-    async getNonce(nonce) {
-      return first(await driver.query('SELECT * FROM nonces WHERE nonce = $1', [nonce]), toNonce);
-    },
-
-    async deleteExpiredNonces(at) {
-      const rows = await driver.query('DELETE FROM nonces WHERE expires_at <= $1 RETURNING nonce', [at]);
-      return rows.length;
-    },
-
-    async createOAuthState(r, at) {
-      await driver.query('DELETE FROM oauth_states WHERE expires_at <= $1', [at]);
-      await driver.query(
-        'INSERT INTO oauth_states (state_hash, purpose, nonce, expires_at) VALUES ($1, $2, $3, $4)',
-        [r.stateHash, r.purpose, r.nonce, r.expiresAt],
-      );
-    },
-
-    async consumeOAuthState(stateHash, at) {
-      // One DELETE … RETURNING: of two concurrent callbacks with the same state, only one gets the row.
-      const rows = await driver.query('DELETE FROM oauth_states WHERE state_hash = $1 RETURNING *', [
-        stateHash,
-      ]);
-      const row = rows[0];
-      if (!row || num(row.expires_at) <= at) return undefined;
-      return {
-        stateHash: str(row.state_hash),
-        purpose: str(row.purpose) === 'linked-role' ? 'linked-role' : 'verify',
-        nonce: row.nonce === null || row.nonce === undefined ? null : str(row.nonce),
-        expiresAt: num(row.expires_at),
-      };
-    },
+    ...createSqlLosses(driver, mappers),
+    ...createSqlNonces(driver, { now, rows: mappers }),
 
     ...createSqlRoleQueue(driver, { now, leaseMs, rows: mappers }),
 

@@ -1,377 +1,40 @@
 /**
- * Persistence for the gating module behind one small interface. Times are ms since epoch; JSON
- * columns hold plain JSON-safe data. SQLite (embedded default) and PostgreSQL implement it.
+ * Persistence for the gating module behind one small interface. SQLite (embedded default) and
+ * PostgreSQL implement it; the records are in `records.ts` and `roleConnectionTypes.ts`, re-exported here.
  */
-import type { CredentialSet } from '../web3bio/types.ts';
+export type * from './records.ts';
 
-/** A guild's gating configuration. A row exists once `/gating setup` has run. */
-export interface GuildSettings {
-  guildId: string;
-  enabled: boolean;
-  humanRoleId: string;
-  spamRoleId: string | null;
-  riskyRoleId: string | null;
-  /** Passport-style score at or above which an `isHuman` score credential earns the human role. */
-  minScore: number | null;
-  /** A spam flag takes the human role away. */
-  spamRemovesHuman: boolean;
-  logChannelId: string | null;
-  lastFullSyncAt: number | null;
-  updatedAt: number;
-}
+import type {
+  AuditEvent,
+  AuditEventInput,
+  AuditQuery,
+  CreateNonceOptions,
+  EnqueueOutcome,
+  GuildSettings,
+  GuildSettingsInput,
+  Holding,
+  HoldingRefusal,
+  LinkCheck,
+  LinkInput,
+  LinkKey,
+  LinkRecord,
+  NonceRecord,
+  OAuthStateRecord,
+  PendingLoss,
+  RoleChange,
+  RoleChangeInput,
+} from './records.ts';
+import type { RoleConnectionStore, SignedProofStore } from './roleConnectionTypes.ts';
 
-/** What `/gating setup` writes; the store keeps `lastFullSyncAt` and stamps `updatedAt`. */
-export type GuildSettingsInput = Omit<GuildSettings, 'lastFullSyncAt' | 'updatedAt'>;
-
-export type ProofMethod = 'record' | 'signature';
-
-/** A Discord member's proven identity in one guild. */
-export interface LinkRecord {
-  guildId: string;
-  userId: string;
-  /** The identity as proven, e.g. `vitalik.eth`. */
-  identity: string;
-  platform: string;
-  /** The identity's address when known (lowercase for EVM). */
-  address: string | null;
-  proofMethod: ProofMethod;
-  provenAt: number;
-  lastCheckAt: number | null;
-  /** Whether the last check's lookup worked; null before the first check. */
-  lastCheckOk: boolean | null;
-  /** Credentials from the last successful check; kept as is when a later check fails. */
-  lastResult: CredentialSet | null;
-  /**
-   * When the member unlinked it (or it moved away) while it carried a spam or risky flag: it proves
-   * nothing any more, but stays on the re-check list so the flag holds until its own credentials clear.
-   */
-  releasedAt: number | null;
-}
-
-/** What a verification writes; check fields start empty unless given. */
-export type LinkInput = Omit<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult' | 'releasedAt'> &
-  Partial<Pick<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'>>;
-
-/** Identifies one link. */
-export interface LinkKey {
-  guildId: string;
-  userId: string;
-  identity: string;
-}
-
-/** The outcome of one re-check of a link. */
-export interface LinkCheck {
-  at: number;
-  ok: boolean;
-  /** Stored only when `ok`; a failed check keeps the last known result. */
-  result?: CredentialSet | null;
-}
-
-export type AuditKind =
-  | 'role_added'
-  | 'role_removed'
-  | 'role_failed'
-  | 'linked'
-  | 'unlinked'
-  | 'settings_changed'
-  | (string & {});
-
-export type JsonValue = string | number | boolean | null | JsonValue[] | { [key: string]: JsonValue };
-
-export interface AuditEvent {
-  id: number;
-  guildId: string;
-  /** The member concerned (or the admin, for settings changes). */
-  userId: string | null;
-  kind: AuditKind;
-  roleId: string | null;
-  reason: string;
-  details: JsonValue | null;
-  createdAt: number;
-}
-
-export type AuditEventInput = Omit<AuditEvent, 'id' | 'createdAt' | 'userId' | 'roleId' | 'details'> &
-  Partial<Pick<AuditEvent, 'userId' | 'roleId' | 'details' | 'createdAt'>>;
-
-export interface AuditQuery {
-  guildId: string;
-  userId?: string;
-  /** Default 50, at most 500. */
-  limit?: number;
-  /** Only events older than this event id (paging). */
-  beforeId?: number;
-}
-
-/**
- * A loss seen but not applied yet: a gated role the rules no longer want (`role:<id>`), or a record link
- * whose record no longer names the member (`link:<identity>`). Applied once confirmed later.
- */
-export interface PendingLoss {
-  guildId: string;
-  userId: string;
-  subject: string;
-  firstSeenAt: number;
-  reason: string;
-  /** Set when a pass held it back as part of a mass removal (the circuit breaker). */
-  heldAt: number | null;
-}
-
-/** A Discord OAuth2 `state` in flight: what it was issued for (a signing challenge's nonce, say). */
-export interface OAuthStateRecord {
-  /** SHA-256 of the state, hex; the state itself is only in the member's browser and URL. */
-  stateHash: string;
-  purpose: 'verify' | 'linked-role';
-  nonce: string | null;
-  expiresAt: number;
-}
-
-/**
- * The ownership registry: which Discord account holds an identity or an address, in one scope (a guild,
- * or `LINKED_ROLES_SCOPE` for Linked Roles, app-wide), by which proof, since when. The store keeps one
- * holder per subject (its primary key), so two proofs racing for one wallet cannot both win.
- */
-export interface Holding {
-  scope: string;
-  kind: 'identity' | 'address';
-  /** The identity as proven, or the address (lowercase EVM, base58 Solana). */
-  subject: string;
-  userId: string;
-  /** The proven identity that brought the subject (for an address, the name or address proven). */
-  identity: string;
-  proofMethod: ProofMethod;
-  since: number;
-}
-
-/** What a proof claims: its identity, and the address it resolves to (or the signer). */
-export interface HoldingClaim {
-  scope: string;
-  userId: string;
-  identity: string;
-  address: string | null;
-  proofMethod: ProofMethod;
-  at: number;
-  /**
-   * For a signature: when its challenge was made. A holding another account took after that is not taken
-   * over (two completions racing for one wallet: the first wins, the later one is refused).
-   */
-  challengeIssuedAt?: number;
-}
-
-/**
- * Why a claim was refused: the address is held by another account and a record proof cannot take a
- * wallet; or another account proved the subject after this proof's challenge was made.
- */
-export type HoldingRefusal = { code: 'address_taken' | 'raced'; holding: Holding };
-
-/** A one-time SIWE nonce bound to a member, a guild, an identity and the expected signer. */
-export interface NonceRecord {
-  nonce: string;
-  guildId: string;
-  userId: string;
-  /** The member's Discord username and the server's name when the challenge was made, shown when signing. */
-  userName: string | null;
-  guildName: string | null;
-  identity: string;
-  /** Expected signer, lowercase. */
-  address: string;
-  expiresAt: number;
-  usedAt: number | null;
-  /** Refused signatures so far; the challenge is burned at the limit. */
-  failedAttempts: number;
-}
-
-/** How `createNonce` caps an account's open challenges. */
-export interface CreateNonceOptions {
-  /** At most this many open challenges per account (a positive integer), the new one included. */
-  maxOpenPerUser?: number;
-  /** What counts as open (expiring after this instant); default the store's clock. */
-  now?: number;
-}
-
-export type RoleOp = 'add' | 'remove';
-
-export interface RoleChangeInput {
-  guildId: string;
-  userId: string;
-  roleId: string;
-  op: RoleOp;
-  /** Audit-log reason, also stored with the audit event. */
-  reason: string;
-}
-
-export type RoleChangeStatus = 'pending' | 'in_progress' | 'done' | 'failed';
-
-export interface RoleChange extends RoleChangeInput {
-  id: number;
-  status: RoleChangeStatus;
-  /** How many times it was claimed. */
-  attempts: number;
-  /** While in progress: when the claim lapses and another worker may take it. */
-  leaseUntil: number | null;
-  /** While in progress: the claim's secret; only its holder may renew, defer or complete it. */
-  claimToken: string | null;
-  /** A deferred change is not claimed before this time. */
-  notBefore: number | null;
-  detail: string | null;
-  createdAt: number;
-  updatedAt: number;
-}
-
-/**
- * `created`: a new pending change; `replaced`: a pending change of the opposite op now carries this op;
- * `duplicate`: the same op was already pending or in progress, nothing new was queued.
- */
-export type EnqueueOutcome = 'created' | 'replaced' | 'duplicate';
-
-/**
- * A member's Linked Roles connection (one per Discord account, for the whole app): the identity they
- * proved, their Discord tokens sealed with TOKEN_ENCRYPTION_KEY, and what was last written to Discord.
- */
-export interface RoleConnectionRecord {
-  userId: string;
-  identity: string;
-  platform: string;
-  address: string | null;
-  /** How the identity was proven: a signature proves its address too, a record proof only the name. */
-  proofMethod: ProofMethod;
-  provenAt: number;
-  /** `sealToken` output, bound to the user id; null once cleared. */
-  sealedAccessToken: string | null;
-  sealedRefreshToken: string | null;
-  /** When the access token expires (ms). */
-  accessExpiresAt: number;
-  /** The metadata last written to Discord; null before the first write. */
-  metadata: Record<string, string> | null;
-  writtenAt: number | null;
-  /** Set when Discord refused a refresh: the member must open the verification URL again. */
-  staleSince: number | null;
-  /** When a re-check first saw the metadata get worse (a loss waits for confirmation, as role removals do). */
-  lossSeenAt: number | null;
-  /**
-   * When the identity moved to another account (or its record stopped naming this one): the connection
-   * proves nothing now, and says why until the member proves an identity again.
-   */
-  releasedAt: number | null;
-  releasedReason: string | null;
-  /**
-   * When a re-check first read the record (a real answer) without the member's username in it; the
-   * connection is released once a later re-check, at least the confirmation time later, agrees.
-   */
-  recordLossSeenAt: number | null;
-  updatedAt: number;
-}
-
-/** The flags a held identity may carry, as credential categories. */
-export type HeldFlag = 'isSpam' | 'isRisky';
-
-/** An identity a Linked Roles account proved before and that may carry a flag: its flags still count. */
-export interface RoleConnectionHold {
-  userId: string;
-  identity: string;
-  platform: string;
-  address: string | null;
-  /** The flags it showed when it was held (both when unknown): they count while it cannot be read. */
-  flags: HeldFlag[];
-  since: number;
-  /** When a re-check first saw its own credentials (a real answer) without a flag; dropped once confirmed. */
-  clearSeenAt: number | null;
-}
-
-/** What a Linked Roles proof writes. */
-export type RoleConnectionInput = Omit<
+export type {
+  HeldFlag,
+  RoleConnectionHold,
+  RoleConnectionInput,
   RoleConnectionRecord,
-  'updatedAt' | 'lossSeenAt' | 'releasedAt' | 'releasedReason' | 'recordLossSeenAt'
->;
-
-/** The Linked Roles part of the store. */
-export interface RoleConnectionStore {
-  /**
-   * Create or replace a member's connection (a fresh sign-in clears `staleSince` and `releasedAt`),
-   * taking its identity and address in the app-wide registry from whoever held them.
-   *
-   * Whenever a live connection's identity stops backing it (replaced by another identity of the same
-   * account, displaced, released, deleted) while its metadata may carry a flag (never written, or
-   * `not_spam` / `not_risky` "0"), the same transaction keeps it as a hold with those flags.
-   */
-  saveRoleConnection(record: RoleConnectionInput): Promise<RoleConnectionRecord>;
-  /**
-   * A member's Linked Roles proof: in one transaction, claim the identity and address app-wide (the rules
-   * of `proveLink`), then save the connection. Connections that lost their identity or address to it are
-   * released with `releasedReason` and returned (Discord must be told: their metadata changes).
-   */
-  proveRoleConnection(
-    record: RoleConnectionInput,
-    opts: { reason: string; challengeIssuedAt?: number },
-  ): Promise<
-    { record: RoleConnectionRecord; displaced: RoleConnectionRecord[] } | { refusal: HoldingRefusal }
-  >;
-  /** Release a connection (its record no longer names the member): it proves nothing, and says why. */
-  releaseRoleConnection(userId: string, reason: string, at: number): Promise<boolean>;
-  /** Keep an identity's flags on the account (it was proven before and may carry a flag); an existing hold stays. */
-  addRoleConnectionHold(hold: Omit<RoleConnectionHold, 'clearSeenAt'>): Promise<void>;
-  listRoleConnectionHolds(userId: string): Promise<RoleConnectionHold[]>;
-  /** Note (or, with null, forget) a sighting of the held identity without a flag; false when there is no hold. */
-  noteRoleConnectionHoldClear(userId: string, identity: string, seenAt: number | null): Promise<boolean>;
-  /** Forget a hold once the identity's own credentials show no flag; false when there was none. */
-  removeRoleConnectionHold(userId: string, identity: string): Promise<boolean>;
-  /** Note (or, with null, forget) a re-check's read of the record without the member; false when gone. */
-  noteRoleConnectionRecordLoss(userId: string, seenAt: number | null): Promise<boolean>;
-  getRoleConnection(userId: string): Promise<RoleConnectionRecord | undefined>;
-  /** Connections ordered by user id, paged with `afterUserId`; stale ones are left out unless asked for. */
-  listRoleConnections(opts?: {
-    afterUserId?: string;
-    limit?: number;
-    includeStale?: boolean;
-  }): Promise<RoleConnectionRecord[]>;
-  /** Keep rotated tokens (after a refresh); false when the connection is gone. */
-  updateRoleConnectionTokens(
-    userId: string,
-    tokens: { sealedAccessToken: string; sealedRefreshToken: string | null; accessExpiresAt: number },
-  ): Promise<boolean>;
-  /** Note what was written to Discord; false when the connection is gone. */
-  recordRoleConnectionWrite(userId: string, metadata: Record<string, string>, at: number): Promise<boolean>;
-  /** Note (or, with null, forget) a loss waiting for confirmation; false when the connection is gone. */
-  noteRoleConnectionLoss(userId: string, seenAt: number | null): Promise<boolean>;
-  /** Mark stale (Discord refused the refresh) and drop the tokens that no longer work. */
-  markRoleConnectionStale(userId: string, at: number): Promise<boolean>;
-  /**
-   * Forget the connection. With `notWrittenAfter`, only when nothing was written to Discord after that
-   * time (a deauthorization that reaches the bot after the member reconnected leaves the new connection).
-   */
-  deleteRoleConnection(userId: string, opts?: { notWrittenAfter?: number }): Promise<boolean>;
-}
-
-/** A wallet signature the HTTP server verified, waiting for the process that owns its guild to link it. */
-export interface SignedProof {
-  id: number;
-  record: NonceRecord;
-  /** The signer, as verified. */
-  address: string;
-  /** Claims so far (a proof that keeps failing is given up). */
-  attempts: number;
-  /** Proves the claim when finishing it. */
-  claimToken: string;
-}
-
-/**
- * The signed-proof queue (`signed_proofs`, migration 6): with shards, the HTTP server runs once per
- * machine and hands each verified signature to the shard that owns its guild through the store, so a
- * shard restarting loses nothing.
- */
-export interface SignedProofStore {
-  /** Queue a verified signature; returns its id. */
-  enqueueSignedProof(input: { record: NonceRecord; address: string }): Promise<number>;
-  /** Open proofs (pending, or claimed under a lapsed lease), oldest first: id and guild only. */
-  openSignedProofs(limit: number): Promise<{ id: number; guildId: string }[]>;
-  /** Claim one under the store's lease; null when it is finished or someone else holds it. */
-  claimSignedProof(id: number): Promise<SignedProof | null>;
-  /** Record the outcome (any JSON the gating side chose); false when the claim had lapsed. */
-  finishSignedProof(id: number, claimToken: string, result: JsonValue): Promise<boolean>;
-  /** The outcome once finished; null while open; undefined for an unknown id. */
-  signedProofResult(id: number): Promise<JsonValue | undefined>;
-  /** Delete finished proofs last updated before `before`; returns how many. */
-  deleteFinishedSignedProofs(before: number): Promise<number>;
-}
+  RoleConnectionStore,
+  SignedProof,
+  SignedProofStore,
+} from './roleConnectionTypes.ts';
 
 export interface GatingStore extends RoleConnectionStore, SignedProofStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;

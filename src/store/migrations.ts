@@ -241,6 +241,20 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX nonces_by_user ON nonces (user_id, expires_at);
     `,
   },
+  {
+    version: 10,
+    name: 'gating exemptions: members and roles whose gated roles are never removed',
+    sql: ({ types: t }) => `
+      CREATE TABLE gating_exemptions (
+        guild_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('member', 'role')),
+        target_id TEXT NOT NULL,
+        added_by TEXT NOT NULL,
+        added_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (guild_id, kind, target_id)
+      );
+    `,
+  },
 ];
 
 /**

@@ -1,4 +1,5 @@
 import type { SqlDriver, SqlExecutor } from './sql.ts';
+import { createSqlExemptions } from './sqlExemptions.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
 import { createSqlLosses } from './sqlLosses.ts';
 import { createSqlNonces } from './sqlNonces.ts';
@@ -362,6 +363,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
 
     ...createSqlLosses(driver, mappers),
     ...createSqlNonces(driver, { now, rows: mappers }),
+    ...createSqlExemptions(driver, { now, rows: mappers }),
 
     ...createSqlRoleQueue(driver, { now, leaseMs, rows: mappers }),
 

@@ -2,8 +2,10 @@
  * Persistence for the gating module behind one small interface. SQLite (embedded default) and
  * PostgreSQL implement it; the records are in `records.ts` and `roleConnectionTypes.ts`, re-exported here.
  */
+export type * from './exemptionTypes.ts';
 export type * from './records.ts';
 
+import type { ExemptionStore } from './exemptionTypes.ts';
 import type {
   AuditEvent,
   AuditEventInput,
@@ -36,7 +38,7 @@ export type {
   SignedProofStore,
 } from './roleConnectionTypes.ts';
 
-export interface GatingStore extends RoleConnectionStore, SignedProofStore {
+export interface GatingStore extends RoleConnectionStore, SignedProofStore, ExemptionStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

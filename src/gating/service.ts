@@ -20,6 +20,7 @@ import type { DiscordOAuthConfig } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
+import { ExemptionGating } from './exemptionGating.ts';
 import { GuildGating } from './guildGating.ts';
 import { type LinkedRolePagesSetup, LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
 import type { SiweConfig } from './proofs/challengeMessage.ts';
@@ -92,6 +93,8 @@ export class GatingService {
   readonly members: MemberGating;
   /** One guild: setup, disable, settings, status, whole-guild re-check and its preview. */
   readonly guilds: GuildGating;
+  /** `/gating exempt`: members and roles gating never removes a gated role from. */
+  readonly exemptions: ExemptionGating;
   /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
@@ -228,6 +231,7 @@ export class GatingService {
       },
       this.#upkeep,
     );
+    this.exemptions = new ExemptionGating({ store, discord });
     this.guilds = new GuildGating({
       store,
       discord,

@@ -145,6 +145,26 @@ describe('an exemption keeps gated roles; additions still apply', () => {
     expect(hasRole(g, partner, g.humanRoleId)).toBe(true);
   });
 
+  it('a removal queued before the exemption was added is held when the worker reaches it', async () => {
+    const g = await startGating();
+    await setup(g);
+    const member = await human(g, 'early');
+    await said(exempt(g, 'add', [option(User, 'member', member)]));
+    await g.gating.store.enqueueRoleChange({
+      guildId: g.guildId,
+      userId: member,
+      roleId: g.humanRoleId,
+      op: 'remove',
+      reason: 'web3 gating: queued before the exemption',
+    });
+    // Another member's addition sends the guild's queue.
+    await human(g, 'later');
+    await g.gating.service.idle(g.guildId);
+    expect(hasRole(g, member, g.humanRoleId)).toBe(true);
+    expect(roleEdits(g, member, g.humanRoleId, 'DELETE')).toHaveLength(0);
+    expect(await g.gating.store.openRoleChanges(g.guildId, member)).toEqual([]);
+  });
+
   it('remove restores normal removals', async () => {
     const g = await startGating();
     await setup(g);

@@ -126,6 +126,26 @@ describe('an exemption keeps gated roles; additions still apply', () => {
     expect(check).toContain('🛡️ **Verified Human**: kept: exempt (role **Staff**).');
   });
 
+  it('exempt role holders losing a credential together are no mass removal: nothing held, no alert', async () => {
+    const g = await startGating({ env: { GATING_CONFIRM_MINUTES: '0' } });
+    await setup(g);
+    const staffRole = await addRole(g, 'Staff', 1);
+    const staff: string[] = [];
+    for (let i = 0; i < 6; i += 1) staff.push(await human(g, `crew${i}`, [staffRole]));
+    await said(exempt(g, 'add', [option(Role, 'role', staffRole)]));
+    for (let i = 0; i < 6; i += 1) lapse(g, `crew${i}`);
+
+    for (let pass = 0; pass < 2; pass += 1) {
+      const text = await said(gatingCommandRun(g, 'recheck'));
+      expect(text).not.toContain('Held back');
+      await g.gating.service.idle(g.guildId);
+    }
+    for (const id of staff) expect(hasRole(g, id, g.humanRoleId)).toBe(true);
+    expect(await g.gating.store.listPendingLosses(g.guildId)).toEqual([]);
+    expect(logLines(g).some((l) => l.includes('Held back'))).toBe(false);
+    expect(logLines(g).filter((l) => l.startsWith('🛡️'))).toHaveLength(6);
+  });
+
   it('an exempt member still gets roles: the human role when proven, the spam role when flagged', async () => {
     const g = await startGating();
     await setup(g);

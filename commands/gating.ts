@@ -30,6 +30,7 @@ import {
 import { renderPanelPost } from '../src/render/gatingPanel.ts';
 import { renderMemberRecheck, renderMemberReport } from '../src/render/gatingReport.ts';
 import type { MessagePayload } from '../src/render/types.ts';
+import { answerExempt, EXEMPT_GROUP } from './gatingExempt.ts';
 
 /** How long `/gating recheck` waits for a whole-server re-check before it answers "still running". */
 export const GUILD_RECHECK_WAIT_MS = 10_000;
@@ -200,12 +201,14 @@ export default {
           channel_types: [ChannelType.GuildText, ChannelType.GuildAnnouncement],
         },
       ]),
+      EXEMPT_GROUP,
     ],
   },
   ephemeral: true,
   async answer(options, ctx) {
     const access = gatingAccess(ctx, { moderator: true });
     if (!access.ok) return access.answer;
+    if (options.group === 'exempt') return answerExempt(access.service, access.guildId, options, ctx);
     const run: Run = { service: access.service, guildId: access.guildId, options, ctx };
     const name = typeof options.subcommand === 'string' ? options.subcommand : '';
     const settings = await access.service.guilds.getSettings(access.guildId);

@@ -122,7 +122,13 @@ export class GuildGating {
     await this.#walk.walk(
       guild,
       await this.#walk.members(guild),
-      { settings, fresh: false, dryRun: true, checkRecords: true },
+      {
+        settings,
+        fresh: false,
+        dryRun: true,
+        checkRecords: true,
+        exemptions: await this.#store.listExemptions(guildId),
+      },
       async (state, { diff, failed }) => {
         result.members += 1;
         result.addCount += diff.add.length;

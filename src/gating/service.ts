@@ -20,6 +20,7 @@ import type { DiscordOAuthConfig } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
 import type { GatingStore, VerifyPanelStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
+import { ExemptionGating } from './exemptionGating.ts';
 import { GuildGating } from './guildGating.ts';
 import { type LinkedRolePagesSetup, LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
 import type { SiweConfig } from './proofs/challengeMessage.ts';
@@ -94,6 +95,8 @@ export class GatingService {
   readonly guilds: GuildGating;
   /** Where each channel's verify panel message is, so `/gating panel` edits it instead of posting twice. */
   readonly panels: VerifyPanelStore;
+  /** `/gating exempt`: members and roles gating never removes a gated role from. */
+  readonly exemptions: ExemptionGating;
   /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
@@ -231,6 +234,7 @@ export class GatingService {
       },
       this.#upkeep,
     );
+    this.exemptions = new ExemptionGating({ store, discord });
     this.guilds = new GuildGating({
       store,
       discord,

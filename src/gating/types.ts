@@ -4,6 +4,7 @@
  */
 import type { GuildSettings, LinkRecord, PendingLoss, ProofMethod, RoleChange } from '../store/types.ts';
 import type { RoleProblem } from './roles/hierarchy.ts';
+import type { ExemptBy } from './rules/exemptions.ts';
 import type { IdentityEvidence, RoleChangeWanted, RoleDecision, RoleDiff } from './rules/rules.ts';
 
 /** Why `/verify` (or the signing page) did not link an identity. */
@@ -56,6 +57,10 @@ export interface MemberReport {
   decisions: RoleDecision[];
   currentRoleIds: string[];
   diff: RoleDiff;
+  /** Removals the rules want that an exemption holds back. */
+  kept?: RoleChangeWanted[];
+  /** The exemption covering the member, or null. */
+  exemptBy?: ExemptBy | null;
   pendingRemovals: PendingRemoval[];
   blockedRoleIds: string[];
 }
@@ -128,7 +133,9 @@ export type GatingNotice =
   | { kind: 'role_changed'; change: NoticeChange }
   | { kind: 'role_refused'; change: NoticeChange; refusal: RoleRefusal }
   | { kind: 'role_given_up'; change: NoticeChange; claims: number }
-  | { kind: 'mass_removal_held'; roleId: string; count: number; holders: number; incident: boolean };
+  | { kind: 'mass_removal_held'; roleId: string; count: number; holders: number; incident: boolean }
+  /** An exemption held back the removal of a gated role. */
+  | { kind: 'removal_exempt'; userId: string; roleId: string; by: ExemptBy; because: string };
 
 /** Turns a notice into the one line a person reads, in `locale` (a Discord locale; en-US when unknown). */
 export type NoticeText = (notice: GatingNotice, locale?: string) => string;

@@ -5,6 +5,7 @@
  * escaped, and never ping (the log channel sends with no allowed mentions).
  */
 import type { RoleProblem } from '../gating/roles/hierarchy.ts';
+import type { ExemptBy } from '../gating/rules/exemptions.ts';
 import type { GatingNotice, RoleRefusal } from '../gating/types.ts';
 import { DEFAULT_LOCALE, t } from '../i18n/index.ts';
 import { escapeLine, truncate } from '../text/safety.ts';
@@ -53,6 +54,20 @@ function refusalText(r: RoleRefusal, locale: string): string {
   }
   if (r.problem === 'unknown_role') return t(locale, 'gating.notice.unknownRole');
   return roleProblemText(r, locale);
+}
+
+/**
+ * What exempts a member: "exempt (member)" or "exempt (role …)", the role as `roleText` shows it (a
+ * mention in the log channel, which never pings; a name in a reply).
+ */
+export function exemptByText(
+  by: ExemptBy,
+  locale: string,
+  roleText = (roleId: string) => `<@&${roleId}>`,
+): string {
+  return by.kind === 'member'
+    ? t(locale, 'gating.exempt.byMember')
+    : t(locale, 'gating.exempt.byRole', { role: roleText(by.roleId) });
 }
 
 /** The line (or direct message) a person reads for a gating notice, in `locale`. */
@@ -105,6 +120,13 @@ export function gatingNoticeText(n: GatingNotice, locale: string = DEFAULT_LOCAL
         claims: n.claims,
       });
     }
+    case 'removal_exempt':
+      return t(locale, 'gating.exempt.removalKept', {
+        roleId: n.roleId,
+        userId: n.userId,
+        by: exemptByText(n.by, locale),
+        why: escapeLine(truncate(n.because, MAX_LINE)),
+      });
     case 'mass_removal_held':
       return t(locale, n.incident ? 'gating.notice.massHeldIncident' : 'gating.notice.massHeld', {
         roleId: n.roleId,

@@ -25,6 +25,7 @@ import {
   userLabel,
 } from './gatingLabels.ts';
 import { type LinkedRoleStatus, linkedRoleField } from './gatingMember.ts';
+import { exemptByText } from './gatingNotices.ts';
 import { finishPayload } from './payload.ts';
 import { COLORS, platformName } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
@@ -224,6 +225,21 @@ export function renderWhoami(
   );
 }
 
+/** The removals an exemption holds back, as `/gating check` lists them; empty when none. */
+function keptText(report: MemberReport, names: GuildNames, locale: string): string {
+  const by = report.exemptBy;
+  if (!by || !report.kept?.length) return '';
+  const exempt = exemptByText(by, locale, (roleId) => roleLabel(roleId, names, locale));
+  const lines = report.kept.map((k) =>
+    t(locale, 'gating.exempt.keptLine', {
+      role: roleLabel(k.roleId, names, locale),
+      by: exempt,
+      why: reasonText(k.because),
+    }),
+  );
+  return `\n\n${t(locale, 'gating.exempt.keptTitle')}\n${joinLinesWithin(lines, LIST_MAX)}`;
+}
+
 /** `/gating check` and "Check web3 credentials": a member's proofs, credentials and roles wanted vs held. */
 export function renderMemberReport(
   report: MemberReport,
@@ -244,7 +260,7 @@ export function renderMemberReport(
   return plain(
     embed(
       t(locale, 'gating.check.title'),
-      `${summary}${pending}`,
+      `${summary}${pending}${keptText(report, names, locale)}`,
       COLORS.info,
       reportFields(report, names, ctx, { audience: 'moderator', buttons: new Set() }),
     ),

@@ -254,6 +254,20 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: 'gating exemptions: members and roles whose gated roles are never removed',
+    sql: ({ types: t }) => `
+      CREATE TABLE gating_exemptions (
+        guild_id TEXT NOT NULL,
+        kind TEXT NOT NULL CHECK (kind IN ('member', 'role')),
+        target_id TEXT NOT NULL,
+        added_by TEXT NOT NULL,
+        added_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (guild_id, kind, target_id)
+      );
+    `,
+  },
 ];
 
 /**

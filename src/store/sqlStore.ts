@@ -1,5 +1,6 @@
 import type { SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
+import { createSqlExemptions } from './sqlExemptions.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
 import { createSqlNonces } from './sqlNonces.ts';
 import { createSqlPendingLosses } from './sqlPendingLosses.ts';
@@ -154,6 +155,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlAuditEvents(driver, mappers),
     ...createSqlNonces(driver, now, mappers),
     ...createSqlVerifyPanels(driver, now),
+    ...createSqlExemptions(driver, { now, rows: mappers }),
 
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);

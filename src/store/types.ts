@@ -3,11 +3,13 @@
  * columns hold plain JSON-safe data. SQLite (embedded default) and PostgreSQL implement it.
  */
 import type { CredentialSet } from '../web3bio/types.ts';
+import type { ExemptionStore } from './exemptionTypes.ts';
 import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
+export type * from './exemptionTypes.ts';
 export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
 export type * from './signedProofTypes.ts';
@@ -173,7 +175,7 @@ export interface RoleChange extends RoleChangeInput {
  */
 export type EnqueueOutcome = 'created' | 'replaced' | 'duplicate';
 
-export interface GatingStore extends RoleConnectionStore, SignedProofStore, VerifyPanelStore {
+export interface GatingStore extends RoleConnectionStore, SignedProofStore, VerifyPanelStore, ExemptionStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

@@ -916,6 +916,79 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     });
   });
 
+  describe('gating exemptions', () => {
+    it('adds, lists members first with who added them, removes, and audits each change', async () => {
+      const added = await store.addExemption({
+        guildId: G,
+        kind: 'role',
+        targetId: 'role-staff',
+        addedBy: 'mod-1',
+      });
+      expect(added).toEqual({
+        created: true,
+        exemption: { guildId: G, kind: 'role', targetId: 'role-staff', addedBy: 'mod-1', addedAt: time.t },
+      });
+      time.t += 10;
+      await store.addExemption({ guildId: G, kind: 'member', targetId: HOSTILE, addedBy: 'mod-2' });
+      await store.addExemption({ guildId: 'other', kind: 'member', targetId: 'u-9', addedBy: 'mod-9' });
+      // The same target again: nothing new, the first adder stays.
+      time.t += 10;
+      const again = await store.addExemption({
+        guildId: G,
+        kind: 'role',
+        targetId: 'role-staff',
+        addedBy: 'mod-3',
+      });
+      expect(again.created).toBe(false);
+      expect(again.exemption.addedBy).toBe('mod-1');
+
+      const list = await store.listExemptions(G);
+      expect(list.map((e) => [e.kind, e.targetId, e.addedBy])).toEqual([
+        ['member', HOSTILE, 'mod-2'],
+        ['role', 'role-staff', 'mod-1'],
+      ]);
+      expect(await store.removeExemption({ guildId: G, kind: 'member', targetId: HOSTILE }, 'mod-1')).toBe(
+        true,
+      );
+      expect(await store.removeExemption({ guildId: G, kind: 'member', targetId: HOSTILE }, 'mod-1')).toBe(
+        false,
+      );
+      // A role exemption is not a member exemption of the same id.
+      expect(
+        await store.removeExemption({ guildId: G, kind: 'member', targetId: 'role-staff' }, 'mod-1'),
+      ).toBe(false);
+      expect((await store.listExemptions(G)).map((e) => e.targetId)).toEqual(['role-staff']);
+      expect(await store.listExemptions('other')).toHaveLength(1);
+
+      const audit = await store.listAuditEvents({ guildId: G });
+      expect(audit.map((e) => [e.kind, e.userId])).toEqual([
+        ['exemption_removed', 'mod-1'],
+        ['exemption_added', 'mod-2'],
+        ['exemption_added', 'mod-1'],
+      ]);
+    });
+
+    it('keeps one row when two stores add the same exemption at once', async () => {
+      const other = await open();
+      try {
+        const results = await Promise.all(
+          Array.from({ length: 6 }, (_, i) =>
+            (i % 2 ? store : other).addExemption({
+              guildId: G,
+              kind: 'member',
+              targetId: 'u-1',
+              addedBy: `mod-${i}`,
+            }),
+          ),
+        );
+        expect(results.filter((r) => r.created)).toHaveLength(1);
+        expect(await store.listExemptions(G)).toHaveLength(1);
+      } finally {
+        await other.close();
+      }
+    });
+  });
+
   describe('Linked Roles connections', () => {
     const CONNECTION = {
       userId: 'user-9',

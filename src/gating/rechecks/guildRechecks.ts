@@ -197,7 +197,13 @@ export class GuildRechecks {
     const complete = await this.#walk.walk(
       guild,
       roster,
-      { settings, fresh, dryRun: false, checkRecords: true },
+      {
+        settings,
+        fresh,
+        dryRun: false,
+        checkRecords: true,
+        exemptions: await this.#store.listExemptions(guildId),
+      },
       async (state, evaluation) => {
         totals.members += 1;
         if (state.username !== null && hasRecordLink(evaluation.links)) {

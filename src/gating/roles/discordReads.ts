@@ -183,6 +183,19 @@ export function invokerRights(guild: Guild, member: GuildMember | null): Invoker
   return { bypass, highestPosition: member.roles.highest.position };
 }
 
+/** A role as the hierarchy checks see it, from the gateway cache; undefined when the guild has none. */
+export function roleInfoOf(guild: Guild, roleId: string): RoleInfo | undefined {
+  const role = guild.roles.cache.get(roleId);
+  if (!role) return undefined;
+  return {
+    id: role.id,
+    name: role.name,
+    position: role.position,
+    managed: role.managed,
+    permissions: role.permissions.bitfield,
+  };
+}
+
 /**
  * Every reason the bot could not (or must not) assign each of `roleIds`, from the gateway cache, so a
  * doomed edit costs no request. With `invoker`, also what that member could not hand out by hand.
@@ -195,16 +208,8 @@ export function guildRoleProblems(
   const me = guild.members.me;
   const roles = new Map<string, RoleInfo>();
   for (const id of roleIds) {
-    const role = guild.roles.cache.get(id);
-    if (role) {
-      roles.set(id, {
-        id: role.id,
-        name: role.name,
-        position: role.position,
-        managed: role.managed,
-        permissions: role.permissions.bitfield,
-      });
-    }
+    const role = roleInfoOf(guild, id);
+    if (role) roles.set(id, role);
   }
   return roleProblems({
     guildId: guild.id,

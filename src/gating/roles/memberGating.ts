@@ -69,10 +69,11 @@ export class MemberGating {
 
   /** A member's proven identities, their credentials, and the roles the rules want against the roles held. */
   async report(guildId: string, userId: string, opts: { fresh?: boolean } = {}): Promise<MemberReport> {
-    const [settings, all, losses] = await Promise.all([
+    const [settings, all, losses, exemptions] = await Promise.all([
       this.#store.getGuildSettings(guildId),
       this.#store.getUserLinks(guildId, userId),
       this.#store.listPendingLosses(guildId, userId),
+      this.#store.listExemptions(guildId),
     ]);
     const guild = await guildOf(this.#discord, guildId);
     const state = memberState(userId, guild ? await memberOf(guild, userId) : null);
@@ -87,15 +88,17 @@ export class MemberGating {
     };
     if (!settings) {
       const evidence = await this.#evaluator.evidenceOf(base.links, opts.fresh === true);
-      return { ...base, evidence, decisions: [], diff: EMPTY_DIFF };
+      return { ...base, evidence, decisions: [], diff: EMPTY_DIFF, kept: [], exemptBy: null };
     }
     const evaluation = await this.#evaluator.evaluate(state, all, {
       settings,
       fresh: opts.fresh === true,
       dryRun: true,
       checkRecords: false,
+      exemptions,
     });
-    return { ...base, evidence: evaluation.evidence, decisions: evaluation.decisions, diff: evaluation.diff };
+    const { evidence, decisions, diff, kept, exemptBy } = evaluation;
+    return { ...base, evidence, decisions, diff, kept, exemptBy };
   }
 
   /**
@@ -141,9 +144,10 @@ export class MemberGating {
     if (!guild) return NO_SYNC;
     const member = await memberOf(guild, userId);
     if (!member) return NO_SYNC;
-    const [links, queued] = await Promise.all([
+    const [links, queued, exemptions] = await Promise.all([
       this.#store.getUserLinks(guildId, userId),
       this.#store.openRoleChanges(guildId, userId),
+      this.#store.listExemptions(guildId),
     ]);
     if (hasRecordLink(links)) this.usernames.note(userId, member.user.username);
     const evaluation = await this.#evaluator.evaluate(memberState(userId, member, queued), links, {
@@ -151,6 +155,7 @@ export class MemberGating {
       fresh: o.fresh,
       dryRun: false,
       checkRecords: o.checkRecords,
+      exemptions,
     });
     const outcome = await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
     if (outcome.unlinked === 0) return { applied: outcome.applied, waiting: outcome.waiting };

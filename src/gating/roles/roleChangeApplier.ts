@@ -3,10 +3,11 @@
  * the bot may not do, renews the claim while the edit is in flight, completes it only as the claim's
  * holder, and turns Discord's refusals into a failed change, a retry, or a block of the role.
  */
-import { type Client, DiscordAPIError, type Guild } from 'discord.js';
+import { type Client, DiscordAPIError, type Guild, type GuildMember } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore, RoleChange } from '../../store/types.ts';
 import { truncate } from '../../text/safety.ts';
+import { exemptionOf } from '../rules/exemptions.ts';
 import type { RoleRefusal } from '../types.ts';
 import {
   DISCORD_ERROR,
@@ -87,6 +88,11 @@ export class RoleChangeApplier {
             await finish('done', change.op === 'add' ? 'already had the role' : 'already without the role');
             return;
           }
+          // A removal queued before an exemption was added: the exemption holds it here too.
+          if (change.op === 'remove' && (await this.#exempt(change.guildId, member))) {
+            await finish('done', 'kept: the member is exempt from gating removals');
+            return;
+          }
           // A claim that lapsed meanwhile belongs to another worker now: it decides.
           if (!(await this.#o.store.renewRoleChange(change.id, token))) return;
           const edit = { user: change.userId, role: change.roleId, reason: change.reason };
@@ -103,6 +109,13 @@ export class RoleChangeApplier {
     } finally {
       clearInterval(renewal);
     }
+  }
+
+  async #exempt(guildId: string, member: GuildMember): Promise<boolean> {
+    const exemptions = await this.#o.store.listExemptions(guildId);
+    return (
+      exemptionOf({ userId: member.id, roleIds: new Set(member.roles.cache.keys()) }, exemptions) !== null
+    );
   }
 
   /** Renew the claim while the edit is in flight, so no other worker takes it over meanwhile. */

@@ -94,6 +94,8 @@ export class RoleSync {
   readonly #dropLink: (link: LinkRecord, reason: string) => Promise<void>;
   readonly #now: () => number;
   readonly #confirmMs: number;
+  /** Per `guild:user`, the roles whose held removal the log channel was told of: once, not every pass. */
+  readonly #toldKept = new Map<string, Set<string>>();
 
   /** How far apart two sightings of a loss must be in automated passes. */
   get confirmMs(): number {
@@ -163,6 +165,7 @@ export class RoleSync {
     }
 
     outcome.changes += await this.enqueue(guildId, userId, evaluation.diff.add, 'add', cause);
+    this.#tellKept(guildId, userId, evaluation);
     const removals: RoleChangeWanted[] = [];
     for (const change of evaluation.diff.remove) {
       if (change.byFlag || change.unproven) {
@@ -272,6 +275,29 @@ export class RoleSync {
       this.#kick(guildId);
     }
     return changes.length;
+  }
+
+  /** Tell the log channel of each removal an exemption holds back, the first time it is held. */
+  #tellKept(guildId: string, userId: string, evaluation: Evaluation): void {
+    const key = `${guildId}:${userId}`;
+    const told = this.#toldKept.get(key);
+    const by = evaluation.exemptBy;
+    if (by === null || evaluation.kept.length === 0) {
+      this.#toldKept.delete(key);
+      return;
+    }
+    for (const change of evaluation.kept) {
+      if (told?.has(change.roleId)) continue;
+      this.#logger.info({ guildId, userId, roleId: change.roleId, by }, 'removal held by an exemption');
+      this.#notices.post(guildId, {
+        kind: 'removal_exempt',
+        userId,
+        roleId: change.roleId,
+        by,
+        because: change.because,
+      });
+    }
+    this.#toldKept.set(key, new Set(evaluation.kept.map((c) => c.roleId)));
   }
 
   #contradicted(loss: PendingLoss, evaluation: Evaluation): boolean {

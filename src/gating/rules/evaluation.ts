@@ -4,13 +4,14 @@
  * reports; it never changes a link or a role (the service decides what to apply, and when).
  */
 import type { Logger } from '../../ops/log.ts';
-import type { GatingStore, GuildSettings, LinkKey, LinkRecord } from '../../store/types.ts';
+import type { Exemption, GatingStore, GuildSettings, LinkKey, LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
 import { NotFoundError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import type { CredentialSet } from '../../web3bio/types.ts';
 import { recordNamesDiscordUser } from '../proofs/recordProof.ts';
 import { ownersCount, type ProofBehind, weighCredentials } from './credentialSubjects.ts';
+import { type ExemptBy, exemptionOf, holdRemovals } from './exemptions.ts';
 import {
   type BatchedRecord,
   batchRecords,
@@ -24,6 +25,7 @@ import {
   evaluateRules,
   type GatingRules,
   type IdentityEvidence,
+  type RoleChangeWanted,
   type RoleDecision,
   type RoleDiff,
 } from './rules.ts';
@@ -44,6 +46,8 @@ export interface EvaluateOptions {
   dryRun: boolean;
   checkRecords: boolean;
   batch?: Promise<Map<string, BatchedRecord>>;
+  /** The guild's exemptions: an exempt member's removals are held (`kept`), never in `diff`. */
+  exemptions?: readonly Exemption[];
 }
 
 /** A record link whose record, read just now, does not name the member. */
@@ -62,6 +66,10 @@ export interface Evaluation {
   evidence: IdentityEvidence[];
   decisions: RoleDecision[];
   diff: RoleDiff;
+  /** Removals the rules want that an exemption holds back (left out of `diff`). */
+  kept: RoleChangeWanted[];
+  /** The exemption covering the member, or null. */
+  exemptBy: ExemptBy | null;
   recordsGone: RecordGone[];
   /** Record links whose record, read just now, still names the member. */
   recordsNaming: Set<string>;
@@ -161,12 +169,16 @@ export class Evaluator {
         clearedHolds.push(link);
       }
     });
+    const exemptBy = exemptionOf(member, o.exemptions ?? []);
+    const { diff, kept } = holdRemovals(diffRoles(decisions, member.roleIds), exemptBy);
     return {
       links: active,
       released,
       evidence,
       decisions,
-      diff: diffRoles(decisions, member.roleIds),
+      diff,
+      kept,
+      exemptBy,
       recordsGone,
       recordsNaming,
       clearedHolds,

@@ -14,6 +14,7 @@ import {
   guildNames,
   MANAGE_ROLES_PERMISSION,
 } from '../src/discord/gatingContext.ts';
+import { answerGatingExport } from '../src/discord/gatingExport.ts';
 import { postVerifyPanel } from '../src/discord/verifyPanel.ts';
 import type { GatingService } from '../src/gating/service.ts';
 import { described } from '../src/i18n/index.ts';
@@ -35,7 +36,16 @@ import { answerExempt, EXEMPT_GROUP } from './gatingExempt.ts';
 /** How long `/gating recheck` waits for a whole-server re-check before it answers "still running". */
 export const GUILD_RECHECK_WAIT_MS = 10_000;
 
-type Subcommand = 'setup' | 'rules' | 'disable' | 'recheck' | 'check' | 'preview' | 'status' | 'panel';
+type Subcommand =
+  | 'setup'
+  | 'rules'
+  | 'disable'
+  | 'recheck'
+  | 'check'
+  | 'preview'
+  | 'status'
+  | 'panel'
+  | 'export';
 
 const role = (
   name: 'human-role' | 'spam-role' | 'risky-role',
@@ -202,9 +212,20 @@ export default {
         },
       ]),
       EXEMPT_GROUP,
+      subcommand('export', [
+        {
+          type: ApplicationCommandOptionType.Integer,
+          name: 'days',
+          ...described('commands.gating.export.options.days'),
+          required: false,
+          min_value: 1,
+          max_value: 365,
+        },
+      ]),
     ],
   },
   ephemeral: true,
+  defersAtOnce: (options) => options.subcommand === 'export',
   async answer(options, ctx) {
     const access = gatingAccess(ctx, { moderator: true });
     if (!access.ok) return access.answer;
@@ -229,6 +250,8 @@ export default {
         return preview(run);
       case 'panel':
         return panel(run);
+      case 'export':
+        return answerGatingExport(access.service, access.guildId, options, ctx);
       default:
         return renderStatus(await access.service.guilds.status(access.guildId), guildNames(ctx), ctx.render);
     }

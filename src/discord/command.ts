@@ -93,6 +93,8 @@ export interface Command {
   remembersLookup?: boolean;
   /** Always answer privately (otherwise only when the `private` option is true). */
   ephemeral?: boolean;
+  /** Defer at once for these options (work known to be slow, e.g. an export), not after DEFER_AFTER_MS. */
+  defersAtOnce?: (options: CommandOptions) => boolean;
   answer(options: CommandOptions, ctx: CommandContext): Promise<MessagePayload>;
   /** Handlers for components on this command's messages, by handler name (see customId.ts). */
   components?: Record<string, ComponentHandler>;

@@ -103,6 +103,7 @@ export function createRouter(options: {
   async function answerWithinDeferWindow(
     work: Promise<MessagePayload>,
     defer: () => Promise<unknown>,
+    deferAfter = deferAfterMs,
   ): Promise<{ outcome: Outcome; deferred: boolean }> {
     const guarded = work.then(
       (payload): Outcome => ({ ok: true, payload }),
@@ -111,7 +112,7 @@ export function createRouter(options: {
     const timer = new AbortController();
     const first = await Promise.race([
       guarded,
-      delay(deferAfterMs, null, { signal: timer.signal }).catch(() => null),
+      delay(deferAfter, null, { signal: timer.signal }).catch(() => null),
     ]);
     timer.abort();
     if (first) return { outcome: first, deferred: false };
@@ -170,6 +171,7 @@ export function createRouter(options: {
     const { outcome, deferred } = await answerWithinDeferWindow(
       command.answer(options as CommandOptions, ctx),
       () => interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
+      command.defersAtOnce?.(options as CommandOptions) ? 0 : deferAfterMs,
     );
     logOutcome(base, outcome, started);
     if (outcome.ok) {

@@ -21,6 +21,7 @@ import type { Logger } from '../ops/log.ts';
 import type { GatingStore, VerifyPanelStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { ExemptionGating } from './exemptionGating.ts';
+import type { ExportStore } from './exports/gatingExport.ts';
 import { GuildGating } from './guildGating.ts';
 import { type LinkedRolePagesSetup, LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
 import type { SiweConfig } from './proofs/challengeMessage.ts';
@@ -97,6 +98,8 @@ export class GatingService {
   readonly panels: VerifyPanelStore;
   /** `/gating exempt`: members and roles gating never removes a gated role from. */
   readonly exemptions: ExemptionGating;
+  /** The paged reads `/gating export` streams from. */
+  readonly exports: ExportStore;
   /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
@@ -119,6 +122,7 @@ export class GatingService {
     const { store, discord, logger } = options;
     const now = options.now ?? Date.now;
     this.panels = store;
+    this.exports = store;
     this.#discord = discord;
     this.#logger = logger;
     const tasks = new BackgroundTasks(logger);

@@ -1,3 +1,4 @@
+import type { Readable } from 'node:stream';
 import type {
   APIActionRowComponent,
   APIAllowedMentions,
@@ -6,6 +7,12 @@ import type {
   APIModalInteractionResponseCallbackData,
 } from 'discord-api-types/v10';
 
+/** A file attached to a message, read from a stream (a file on disk) when the message is sent. */
+export interface MessageFile {
+  name: string;
+  data: Readable;
+}
+
 /** A Discord message body as API JSON; the bot layer adapts it to discord.js and adds flags. */
 export interface MessagePayload {
   content?: string;
@@ -13,6 +20,8 @@ export interface MessagePayload {
   components: APIActionRowComponent<APIComponentInMessageActionRow>[];
   /** Always `{ parse: [] }`: nothing a renderer outputs may ping. */
   allowed_mentions: APIAllowedMentions;
+  /** Attachments (added by the bot layer, never by render). */
+  files?: MessageFile[];
 }
 
 /** A modal (callback type 9) as API JSON. */

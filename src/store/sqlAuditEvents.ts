@@ -1,16 +1,24 @@
 import type { SqlDriver } from './sql.ts';
 import type { SqlRows } from './sqlRows.ts';
-import type { AuditQuery, GatingStore } from './types.ts';
+import type { AuditQuery, GatingStore, HeldRole } from './types.ts';
 
 const DEFAULT_AUDIT_LIMIT = 50;
 const MAX_AUDIT_LIMIT = 500;
+const DEFAULT_PAGE_LIMIT = 500;
+const MAX_PAGE_LIMIT = 1_000;
+
+const pageLimit = (limit: number | undefined) =>
+  Math.min(MAX_PAGE_LIMIT, Math.max(1, Math.floor(limit ?? DEFAULT_PAGE_LIMIT)));
 
 /** The audit log (`audit_events`), merged into `createSqlStore`. */
 export function createSqlAuditEvents(
   driver: SqlDriver,
   rows: SqlRows,
-): Pick<GatingStore, 'addAuditEvent' | 'listAuditEvents' | 'deleteAuditEvents'> {
-  const { toAudit, insertAudit } = rows;
+): Pick<
+  GatingStore,
+  'addAuditEvent' | 'listAuditEvents' | 'pageAuditEvents' | 'listHeldRoles' | 'deleteAuditEvents'
+> {
+  const { toAudit, insertAudit, str, num } = rows;
   return {
     async addAuditEvent(event) {
       return insertAudit(driver, event);
@@ -35,6 +43,42 @@ export function createSqlAuditEvents(
         params,
       );
       return rows.map(toAudit);
+    },
+
+    async pageAuditEvents(q) {
+      const after = q.after ?? { createdAt: q.since, id: -1 };
+      const rows = await driver.query(
+        `SELECT * FROM audit_events
+         WHERE guild_id = $1 AND created_at >= $2
+           AND (created_at > $3 OR (created_at = $3 AND id > $4))
+         ORDER BY created_at, id LIMIT $5`,
+        [q.guildId, q.since, after.createdAt, after.id, pageLimit(q.limit)],
+      );
+      return rows.map(toAudit);
+    },
+
+    async listHeldRoles(guildId, o = {}) {
+      const after = o.after ?? { userId: '', roleId: '' };
+      const rows = await driver.query(
+        `SELECT e.user_id, e.role_id, e.reason, e.created_at FROM audit_events e
+         WHERE e.guild_id = $1 AND e.kind = 'role_added' AND e.user_id IS NOT NULL AND e.role_id IS NOT NULL
+           AND (e.user_id > $2 OR (e.user_id = $2 AND e.role_id > $3))
+           AND NOT EXISTS (
+             SELECT 1 FROM audit_events l
+             WHERE l.guild_id = e.guild_id AND l.user_id = e.user_id AND l.role_id = e.role_id
+               AND l.kind IN ('role_added', 'role_removed')
+               AND (l.created_at > e.created_at OR (l.created_at = e.created_at AND l.id > e.id)))
+         ORDER BY e.user_id, e.role_id LIMIT $4`,
+        [guildId, after.userId, after.roleId, pageLimit(o.limit)],
+      );
+      return rows.map(
+        (r): HeldRole => ({
+          userId: str(r.user_id),
+          roleId: str(r.role_id),
+          reason: str(r.reason),
+          at: num(r.created_at),
+        }),
+      );
     },
 
     async deleteAuditEvents(before) {

@@ -109,6 +109,25 @@ export interface AuditQuery {
   beforeId?: number;
 }
 
+/** A page of a guild's audit events in a period, oldest first by (createdAt, id). */
+export interface AuditPageQuery {
+  guildId: string;
+  /** Events created at or after this time. */
+  since: number;
+  /** The last event of the previous page: the page starts after it. */
+  after?: { createdAt: number; id: number };
+  /** Default 500, at most 1000. */
+  limit?: number;
+}
+
+/** A role the audit trail says gating gave a member and has not taken back since: its latest role event. */
+export interface HeldRole {
+  userId: string;
+  roleId: string;
+  reason: string;
+  at: number;
+}
+
 /**
  * A loss seen but not applied yet: a gated role the rules no longer want (`role:<id>`), or a record link
  * whose record no longer names the member (`link:<identity>`). Applied once confirmed later.
@@ -244,6 +263,16 @@ export interface GatingStore extends RoleConnectionStore, SignedProofStore, Veri
   addAuditEvent(event: AuditEventInput): Promise<AuditEvent>;
   /** Newest first. */
   listAuditEvents(query: AuditQuery): Promise<AuditEvent[]>;
+  /** Audit events of a period, oldest first, page by page (keyset on createdAt, id). */
+  pageAuditEvents(query: AuditPageQuery): Promise<AuditEvent[]>;
+  /**
+   * Roles whose latest `role_added`/`role_removed` event for the member is `role_added`, ordered by
+   * (userId, roleId); page with `after`. Only as far back as the audit trail is kept.
+   */
+  listHeldRoles(
+    guildId: string,
+    opts?: { after?: { userId: string; roleId: string }; limit?: number },
+  ): Promise<HeldRole[]>;
   /** Delete audit events created before `before`; returns how many. */
   deleteAuditEvents(before: number): Promise<number>;
 

@@ -281,6 +281,59 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     });
   });
 
+  describe('export pages', () => {
+    it('pages a period of audit events oldest first by (createdAt, id), ties included', async () => {
+      await store.addAuditEvent({ guildId: G, kind: 'linked', reason: 'too old', createdAt: 5 });
+      for (const [i, at] of [10, 10, 10, 11, 12].entries())
+        await store.addAuditEvent({ guildId: G, kind: 'linked', reason: `e${i}`, createdAt: at });
+      await store.addAuditEvent({ guildId: 'other', kind: 'linked', reason: 'elsewhere', createdAt: 10 });
+      const seen: string[] = [];
+      let after: { createdAt: number; id: number } | undefined;
+      for (;;) {
+        const page = await store.pageAuditEvents({
+          guildId: G,
+          since: 10,
+          limit: 2,
+          ...(after ? { after } : {}),
+        });
+        seen.push(...page.map((e) => e.reason));
+        const last = page.at(-1);
+        if (!last) break;
+        after = { createdAt: last.createdAt, id: last.id };
+      }
+      expect(seen).toEqual(['e0', 'e1', 'e2', 'e3', 'e4']);
+    });
+
+    it('lists the roles whose latest role event is an add, by (member, role), paged', async () => {
+      const role = (userId: string, roleId: string, kind: string, reason: string, createdAt: number) =>
+        store.addAuditEvent({ guildId: G, userId, roleId, kind, reason, createdAt });
+      await role('u1', 'r1', 'role_added', 'first', 1);
+      await role('u1', 'r1', 'role_removed', 'lost', 2);
+      await role('u1', 'r1', 'role_added', HOSTILE, 3);
+      await role('u1', 'r2', 'role_added', 'gone', 1);
+      await role('u1', 'r2', 'role_removed', 'gone now', 2);
+      await role('u1', 'r3', 'role_added', 'kept', 1);
+      await role('u1', 'r3', 'role_failed', 'a failed retry does not count', 2);
+      await role('u2', 'r1', 'role_added', 'u2 r1', 4);
+      await store.addAuditEvent({
+        guildId: 'other',
+        userId: 'u3',
+        roleId: 'r1',
+        kind: 'role_added',
+        reason: 'x',
+      });
+
+      const first = await store.listHeldRoles(G, { limit: 2 });
+      expect(first.map((r) => [r.userId, r.roleId, r.reason, r.at])).toEqual([
+        ['u1', 'r1', HOSTILE, 3],
+        ['u1', 'r3', 'kept', 1],
+      ]);
+      const rest = await store.listHeldRoles(G, { limit: 2, after: { userId: 'u1', roleId: 'r3' } });
+      expect(rest.map((r) => r.reason)).toEqual(['u2 r1']);
+      expect(await store.listHeldRoles(G, { after: { userId: 'u2', roleId: 'r1' } })).toEqual([]);
+    });
+  });
+
   describe('oauth states', () => {
     const STATE = { stateHash: 'h-1', purpose: 'verify' as const, nonce: 'n-1', expiresAt: 10_000 };
 

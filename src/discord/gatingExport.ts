@@ -1,0 +1,74 @@
+/**
+ * `/gating export` in the bot: Manage Server only; names from the guild caches; the files written to a
+ * temp folder, opened, and the folder deleted at once (the open handles keep the bytes until sent).
+ */
+import { mkdtemp, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PermissionFlagsBits } from 'discord-api-types/v10';
+import { writeGatingExport } from '../gating/exports/gatingExport.ts';
+import type { GatingService } from '../gating/service.ts';
+import { renderExport, renderExportRefused } from '../render/gatingExport.ts';
+import type { MessageFile, MessagePayload } from '../render/types.ts';
+import type { CommandContext, CommandOptions } from './command.ts';
+
+export const DEFAULT_EXPORT_DAYS = 30;
+/** Discord's attachment limit for bots without boosts, when the interaction does not say. */
+const DEFAULT_ATTACHMENT_LIMIT = 10 * 1024 * 1024;
+
+export function exportDays(options: CommandOptions): number {
+  const days = options.days;
+  return typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= 365
+    ? days
+    : DEFAULT_EXPORT_DAYS;
+}
+
+export async function answerGatingExport(
+  service: GatingService,
+  guildId: string,
+  options: CommandOptions,
+  ctx: CommandContext,
+): Promise<MessagePayload> {
+  const interaction = ctx.interaction;
+  if (interaction?.memberPermissions?.has(PermissionFlagsBits.ManageGuild) !== true)
+    return renderExportRefused(ctx.render);
+  const guild = interaction.guild;
+  const limit =
+    'attachmentSizeLimit' in interaction && typeof interaction.attachmentSizeLimit === 'number'
+      ? interaction.attachmentSizeLimit
+      : DEFAULT_ATTACHMENT_LIMIT;
+  const dir = await mkdtemp(join(tmpdir(), 'gating-export-'));
+  try {
+    const result = await writeGatingExport(service.exports, {
+      guildId,
+      days: exportDays(options),
+      now: Date.now(),
+      dir,
+      sizeLimit: limit,
+      userName: (id) =>
+        guild?.members.cache.get(id)?.user.username ?? interaction.client.users.cache.get(id)?.username,
+      roleName: (id) => guild?.roles.cache.get(id)?.name,
+    });
+    const files: MessageFile[] = [];
+    for (const file of result.files) {
+      const handle = await open(file.path);
+      files.push({ name: file.name, data: handle.createReadStream() });
+    }
+    const rows = (name: string) => result.files.find((f) => f.name.startsWith(name))?.rows ?? 0;
+    const payload = renderExport(
+      {
+        days: result.days,
+        members: rows('members'),
+        roles: rows('roles'),
+        events: rows('audit'),
+        gzippedOverMiB: result.files.some((f) => f.gzipped) ? Math.floor(limit / 1024 / 1024) : null,
+        tooLarge: result.tooLarge,
+      },
+      ctx.render,
+    );
+    return { ...payload, files };
+  } finally {
+    // The open handles keep the files' bytes readable (POSIX) until discord.js has read them.
+    await rm(dir, { recursive: true, force: true });
+  }
+}

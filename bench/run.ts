@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web] [--quick]
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export] [--quick]
  * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
  * as markdown.
  */
@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runCacheBench } from './cache.ts';
 import { runClientBench } from './client.ts';
+import { runExportBench } from './gatingExport.ts';
 import { runGuildScaleBench } from './guildScale.ts';
 import { runInteractionBench } from './interaction.ts';
 import { runSharedQuotaBench } from './sharedQuota.ts';
@@ -21,6 +22,7 @@ export const SUITES = [
   'gating',
   'guild-scale',
   'web',
+  'export',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
@@ -129,6 +131,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runGuildScaleBench({ quick, progress });
     case 'web':
       return runWebBench({ quick, progress });
+    case 'export':
+      return runExportBench({ quick, progress });
   }
 }
 

@@ -180,7 +180,7 @@ describe('tableFromRecords', () => {
 describe('parseRunArgs', () => {
   it('runs every suite by default', () => {
     expect(parseRunArgs([])).toEqual({
-      suites: ['client', 'cache', 'interaction', 'shared-quota', 'gating', 'guild-scale', 'web'],
+      suites: ['client', 'cache', 'interaction', 'shared-quota', 'gating', 'guild-scale', 'web', 'export'],
       quick: false,
       help: false,
     });
@@ -199,8 +199,10 @@ describe('parseRunArgs', () => {
       'shared-quota',
       'guild-scale',
       'web',
+      'export',
     ]);
     expect(parseRunArgs(['--only', 'web']).suites).toEqual(['web']);
+    expect(parseRunArgs(['--only', 'export']).suites).toEqual(['export']);
     expect(parseRunArgs(['--only', 'guild-scale']).suites).toEqual(['guild-scale']);
     expect(parseRunArgs(['--only', 'shared-quota']).suites).toEqual(['shared-quota']);
     expect(parseRunArgs(['--only', 'gating', '--skip-gating']).suites).toEqual([]);

@@ -27,6 +27,7 @@ import type { GuildStatus, MemberReport } from '../src/gating/types.ts';
 import { renderStatus } from '../src/render/gatingGuild.ts';
 import type { GuildNames } from '../src/render/gatingLabels.ts';
 import { renderVerifyResult } from '../src/render/gatingMember.ts';
+import { renderVerifyPanel } from '../src/render/gatingPanel.ts';
 import { renderMemberReport } from '../src/render/gatingReport.ts';
 import type { MessagePayload, RenderContext } from '../src/render/types.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
@@ -131,6 +132,8 @@ interface GatingMessageShot {
   name: string;
   command: string;
   render: () => MessagePayload;
+  /** A message posted in the channel (the verify panel), not a private answer. */
+  posted?: boolean;
 }
 
 /** The role-gating images made from bot messages; the signing page is `verify-page`. */
@@ -160,6 +163,12 @@ export const GATING_SCREENSHOTS: readonly GatingMessageShot[] = [
     name: 'gating-status',
     command: '/gating status',
     render: () => renderStatus(guildStatus(), NAMES, RENDER),
+  },
+  {
+    name: 'gating-panel',
+    command: '/gating panel',
+    render: () => renderVerifyPanel({ verify: 'verify|panel', status: 'whoami|panel' }, RENDER),
+    posted: true,
   },
 ];
 
@@ -502,8 +511,10 @@ async function gatingShots(
   await walletShots(browser);
 
   for (const shot of GATING_SCREENSHOTS) {
-    // Every gating answer is ephemeral, as the commands send it.
-    const message: PreviewMessage = { ...shot.render(), flags: MessageFlags.Ephemeral };
+    // Every gating answer is ephemeral, as the commands send it; the panel is a message in the channel.
+    const message: PreviewMessage = shot.posted
+      ? shot.render()
+      : { ...shot.render(), flags: MessageFlags.Ephemeral };
     const html = join(work, `${shot.name}.html`);
     const page = await previewPage(message, {
       command: shot.command,

@@ -72,6 +72,15 @@ const subcommand = (
   options,
 });
 
+const ageDays = (name: 'min-account-age-days' | 'min-join-age-days'): APIApplicationCommandBasicOption => ({
+  type: ApplicationCommandOptionType.Integer,
+  name,
+  ...described(`commands.gating.setup.options.${name}`),
+  required: false,
+  min_value: 0,
+  max_value: 3650,
+});
+
 const idOption = (options: CommandOptions, name: string): string | null => {
   const value = options[name];
   return typeof value === 'string' && value !== '' ? value : null;
@@ -87,6 +96,8 @@ interface Run {
 async function setup({ service, guildId, options, ctx }: Run): Promise<MessagePayload> {
   const minScore = options['min-score'];
   const spamRemovesHuman = options['spam-removes-human'];
+  const accountDays = options['min-account-age-days'];
+  const joinDays = options['min-join-age-days'];
   const result = await service.guilds.setup(
     guildId,
     {
@@ -96,6 +107,8 @@ async function setup({ service, guildId, options, ctx }: Run): Promise<MessagePa
       minScore: typeof minScore === 'number' ? minScore : null,
       logChannelId: idOption(options, 'log-channel'),
       ...(typeof spamRemovesHuman === 'boolean' ? { spamRemovesHuman } : {}),
+      ...(typeof accountDays === 'number' ? { minAccountAgeDays: accountDays } : {}),
+      ...(typeof joinDays === 'number' ? { minJoinAgeDays: joinDays } : {}),
     },
     ctx.userId,
   );
@@ -187,6 +200,8 @@ export default {
           ...described('commands.gating.setup.options.spam-removes-human'),
           required: false,
         },
+        ageDays('min-account-age-days'),
+        ageDays('min-join-age-days'),
       ]),
       subcommand('rules'),
       subcommand('disable'),

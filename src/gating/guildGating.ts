@@ -79,6 +79,8 @@ export class GuildGating {
         riskyRoleId: input.riskyRoleId,
         minScore,
         spamRemovesHuman: input.spamRemovesHuman ?? previous?.spamRemovesHuman ?? true,
+        minAccountAgeDays: input.minAccountAgeDays ?? previous?.minAccountAgeDays ?? null,
+        minJoinAgeDays: input.minJoinAgeDays ?? previous?.minJoinAgeDays ?? null,
         logChannelId: input.logChannelId,
       },
       { userId: actorId, reason: previous ? 'gating settings changed' : 'gating set up' },

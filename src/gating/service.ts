@@ -29,6 +29,7 @@ import { LinkBook } from './proofs/linkBook.ts';
 import { SignedProofInbox } from './proofs/signedProofs.ts';
 import { Verification } from './proofs/verification.ts';
 import { BackgroundTasks } from './rechecks/backgroundTasks.ts';
+import { DueChecks } from './rechecks/dueChecks.ts';
 import { GuildRechecks, type RecheckEvent } from './rechecks/guildRechecks.ts';
 import { GuildWalk } from './rechecks/guildWalk.ts';
 import { IntervalScheduler, type RecheckScheduler } from './rechecks/scheduler.ts';
@@ -104,6 +105,8 @@ export class GatingService {
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
   readonly linkedRolePages: LinkedRolePagesSetup | undefined;
+  /** Members too new for the human role, synced again once their due time has passed. */
+  readonly dueChecks: DueChecks;
   /** With `signedProofInbox`: look for queued proofs now (the manager said one is waiting). */
   nudgeSignedProofs: () => void = () => {};
   readonly #discord: Client;
@@ -228,7 +231,16 @@ export class GatingService {
       recheckIntervalMs: options.recheckIntervalMs,
       onRechecked: options.onRechecked,
     });
+    this.dueChecks = new DueChecks({
+      store,
+      logger,
+      tasks,
+      now,
+      servesGuild: (guildId) => servesGuild(discord, guildId),
+      sync: (guildId, userId) => members.syncMember(guildId, userId, 'old enough'),
+    });
     this.#timers.push(
+      this.dueChecks,
       {
         start: () => {
           scheduler.start(() => rechecks.recheckDue('periodic'));

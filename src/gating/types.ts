@@ -29,6 +29,8 @@ export type VerifyResult =
       moved: boolean;
       /** Roles whose changes wait on a permission problem the admins were told about. */
       blockedRoleIds: string[];
+      /** Too new for a role: when it comes. */
+      notBefore?: NotBefore;
     }
   | { kind: 'challenge'; url: string; expiresAt: number; address: string }
   | { kind: 'refused'; refusal: VerifyRefusal };
@@ -37,6 +39,13 @@ export type VerifyResult =
 export interface MemberSync {
   applied: RoleDiff;
   waiting: RoleChangeWanted[];
+  /** The member is too new for this role until `at` (ms): it comes by itself then. */
+  notBefore?: NotBefore;
+}
+
+export interface NotBefore {
+  roleId: string;
+  at: number;
 }
 
 /** What the signing page's completed signature came to. */
@@ -98,6 +107,9 @@ export interface SetupInput {
   minScore: number | null;
   logChannelId: string | null;
   spamRemovesHuman?: boolean;
+  /** Days; 0 turns it off, left out keeps the previous value. */
+  minAccountAgeDays?: number;
+  minJoinAgeDays?: number;
 }
 
 export interface RecheckResult {

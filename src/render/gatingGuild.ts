@@ -43,6 +43,14 @@ function rulesFields(settings: GuildSettings, names: GuildNames, ctx: RenderCont
     settings.minScore === null
       ? t(locale, 'gating.rules.human', { role })
       : t(locale, 'gating.rules.humanOrScore', { role, score: settings.minScore });
+  const ages = [
+    settings.minAccountAgeDays
+      ? t(locale, 'gating.accountAge.rulesAccount', { days: settings.minAccountAgeDays })
+      : '',
+    settings.minJoinAgeDays
+      ? t(locale, 'gating.accountAge.rulesJoin', { days: settings.minJoinAgeDays })
+      : '',
+  ].filter(Boolean);
   const flags = [
     settings.spamRoleId
       ? t(locale, 'gating.rules.spam', { role: roleLabel(settings.spamRoleId, names, locale) })
@@ -56,7 +64,7 @@ function rulesFields(settings: GuildSettings, names: GuildNames, ctx: RenderCont
     ? channelLabel(settings.logChannelId, names, locale)
     : t(locale, 'gating.rules.noLogChannel');
   return [
-    { name: t(locale, 'gating.rules.humanRole'), value: human },
+    { name: t(locale, 'gating.rules.humanRole'), value: [human, ...ages].join('\n') },
     { name: t(locale, 'gating.rules.flags'), value: flags.join('\n') },
     { name: t(locale, 'gating.rules.logChannel'), value: log, inline: true },
     {

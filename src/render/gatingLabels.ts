@@ -6,7 +6,7 @@
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
 import type { RoleDecision, RoleDiff } from '../gating/rules/rules.ts';
 import { t } from '../i18n/index.ts';
-import { DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
+import { DISCORD_LIMITS, discordTime, escapeLine, inlineCode, truncate } from '../text/safety.ts';
 import { fieldsWithin } from './format.ts';
 import { finishPayload } from './payload.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
@@ -50,6 +50,18 @@ export function roleLabel(roleId: string, names: GuildNames, locale: string): st
   const name = names.roles.get(roleId);
   const shown = name === undefined ? '' : escapeLine(truncate(name.replace(/^@+/, ''), NAME_MAX));
   return shown ? `**${shown}**` : t(locale, 'gating.label.missingRole', { id: inlineCode(roleId) });
+}
+
+/** When a member too new for a role gets it: "You can get **Role** from <t:…:R>" (in their own locale). */
+export function notBeforeText(
+  notBefore: { roleId: string; at: number },
+  names: GuildNames,
+  locale: string,
+): string {
+  return t(locale, 'gating.accountAge.qualifies', {
+    role: roleLabel(notBefore.roleId, names, locale),
+    when: discordTime(Math.ceil(notBefore.at / 1000), 'R'),
+  });
 }
 
 /** Roles by name, in one list. */

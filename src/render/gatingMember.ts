@@ -16,6 +16,7 @@ import {
   type GuildNames,
   identityText,
   LIST_MAX,
+  notBeforeText,
   plain,
   reasonText,
 } from './gatingLabels.ts';
@@ -94,7 +95,8 @@ export function renderVerifyResult(
       result.moved ? t(locale, 'gating.verify.moved') : '',
       changes.length > 0 ? `\n${header}\n${changes.join('\n')}` : '',
       blockedNote(blocked, names, locale),
-      changes.length === 0 ? `\n${t(locale, 'gating.verify.rolesMatch')}` : '',
+      result.notBefore ? `\n${notBeforeText(result.notBefore, names, locale)}` : '',
+      changes.length === 0 && !result.notBefore ? `\n${t(locale, 'gating.verify.rolesMatch')}` : '',
     ];
     return plain(
       embed(

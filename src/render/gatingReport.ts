@@ -3,7 +3,7 @@
  * and a moderator's member re-check: proofs, credentials, and each gated role wanted vs held. Pure.
  */
 import type { APIEmbedField } from 'discord-api-types/v10';
-import type { IdentityEvidence, RoleDecision } from '../gating/rules/rules.ts';
+import { type IdentityEvidence, notBeforeOf, type RoleDecision } from '../gating/rules/rules.ts';
 import type { MemberReport, MemberSync, PendingRemoval } from '../gating/types.ts';
 import { t } from '../i18n/index.ts';
 import type { LinkRecord } from '../store/types.ts';
@@ -19,6 +19,7 @@ import {
   type GuildNames,
   identityText,
   LIST_MAX,
+  notBeforeText,
   plain,
   reasonText,
   roleLabel,
@@ -218,8 +219,10 @@ export function renderWhoami(
   const count = t(locale, 'gating.whoami.count', { count: report.links.length });
   const hint =
     withButton.size > 0 ? `\n${t(locale, 'gating.whoami.signHint', { count: withButton.size })}` : '';
+  const notBefore = notBeforeOf(report.decisions);
+  const waits = notBefore ? `\n${notBeforeText(notBefore, names, locale)}` : '';
   return finishPayload(
-    [embed(t(locale, 'gating.whoami.title'), `${count}${hint}`, COLORS.info, fields)],
+    [embed(t(locale, 'gating.whoami.title'), `${count}${hint}${waits}`, COLORS.info, fields)],
     rows,
     { ...ctx, stale: undefined },
   );

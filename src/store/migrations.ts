@@ -268,6 +268,21 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 12,
+    name: 'account and join age: the guild thresholds, and when each too-new member is checked again',
+    sql: ({ types: t }) => `
+      ALTER TABLE guild_settings ADD COLUMN min_account_age_days INTEGER;
+      ALTER TABLE guild_settings ADD COLUMN min_join_age_days INTEGER;
+      CREATE TABLE gating_due_checks (
+        guild_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        due_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (guild_id, user_id)
+      );
+      CREATE INDEX gating_due_checks_by_time ON gating_due_checks (due_at);
+    `,
+  },
 ];
 
 /**

@@ -40,6 +40,8 @@ export function sqlRows(driver: SqlDriver, now: () => number) {
     riskyRoleId: optStr(r.risky_role_id),
     minScore: optNum(r.min_score),
     spamRemovesHuman: Boolean(r.spam_removes_human),
+    minAccountAgeDays: optNum(r.min_account_age_days),
+    minJoinAgeDays: optNum(r.min_join_age_days),
     logChannelId: optStr(r.log_channel_id),
     lastFullSyncAt: optNum(r.last_full_sync_at),
     updatedAt: num(r.updated_at),

@@ -1,5 +1,6 @@
 import type { SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
+import { createSqlDueChecks } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
 import { createSqlNonces } from './sqlNonces.ts';
@@ -156,6 +157,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlNonces(driver, now, mappers),
     ...createSqlVerifyPanels(driver, now),
     ...createSqlExemptions(driver, { now, rows: mappers }),
+    ...createSqlDueChecks(driver),
 
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);
@@ -167,13 +169,14 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
         const at = now();
         const rows = await tx.query(
           `INSERT INTO guild_settings (guild_id, enabled, human_role_id, spam_role_id, risky_role_id,
-             min_score, spam_removes_human, log_channel_id, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+             min_score, spam_removes_human, log_channel_id, updated_at, min_account_age_days, min_join_age_days)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
            ON CONFLICT (guild_id) DO UPDATE SET
              enabled = excluded.enabled, human_role_id = excluded.human_role_id,
              spam_role_id = excluded.spam_role_id, risky_role_id = excluded.risky_role_id,
              min_score = excluded.min_score, spam_removes_human = excluded.spam_removes_human,
-             log_channel_id = excluded.log_channel_id, updated_at = excluded.updated_at
+             log_channel_id = excluded.log_channel_id, updated_at = excluded.updated_at,
+             min_account_age_days = excluded.min_account_age_days, min_join_age_days = excluded.min_join_age_days
            RETURNING *`,
           [
             s.guildId,
@@ -185,6 +188,8 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
             s.spamRemovesHuman,
             s.logChannelId,
             at,
+            s.minAccountAgeDays || null,
+            s.minJoinAgeDays || null,
           ],
         );
         const saved = first(rows, toSettings);

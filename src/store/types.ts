@@ -3,12 +3,14 @@
  * columns hold plain JSON-safe data. SQLite (embedded default) and PostgreSQL implement it.
  */
 import type { CredentialSet } from '../web3bio/types.ts';
+import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
 import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
+export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
 export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
@@ -26,6 +28,10 @@ export interface GuildSettings {
   minScore: number | null;
   /** A spam flag takes the human role away. */
   spamRemovesHuman: boolean;
+  /** Days the Discord account must exist before the human role is granted; 0 or null: off. */
+  minAccountAgeDays?: number | null;
+  /** Days the member must have been in the server before the human role is granted; 0 or null: off. */
+  minJoinAgeDays?: number | null;
   logChannelId: string | null;
   lastFullSyncAt: number | null;
   updatedAt: number;
@@ -194,7 +200,12 @@ export interface RoleChange extends RoleChangeInput {
  */
 export type EnqueueOutcome = 'created' | 'replaced' | 'duplicate';
 
-export interface GatingStore extends RoleConnectionStore, SignedProofStore, VerifyPanelStore, ExemptionStore {
+export interface GatingStore
+  extends RoleConnectionStore,
+    SignedProofStore,
+    VerifyPanelStore,
+    ExemptionStore,
+    DueCheckStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

@@ -15,6 +15,8 @@ const SETTINGS: GuildSettingsInput = {
   riskyRoleId: null,
   minScore: 20.5,
   spamRemovesHuman: true,
+  minAccountAgeDays: 30,
+  minJoinAgeDays: 1,
   logChannelId: 'chan-log',
 };
 
@@ -129,6 +131,20 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(updated?.updatedAt).toBe(time.t);
     });
 
+    it('keeps the account and join ages, 0 as off', async () => {
+      expect(await store.saveGuildSettings(SETTINGS)).toMatchObject({
+        minAccountAgeDays: 30,
+        minJoinAgeDays: 1,
+      });
+      await store.saveGuildSettings({ ...SETTINGS, minAccountAgeDays: 0, minJoinAgeDays: null });
+      expect(await store.getGuildSettings(G)).toMatchObject({
+        minAccountAgeDays: null,
+        minJoinAgeDays: null,
+      });
+      await store.saveGuildSettings({ ...SETTINGS, minAccountAgeDays: 3650, minJoinAgeDays: 7 });
+      expect(await store.getGuildSettings(G)).toMatchObject({ minAccountAgeDays: 3650, minJoinAgeDays: 7 });
+    });
+
     it('lists enabled guilds and keeps the last full sync across saves', async () => {
       await store.saveGuildSettings(SETTINGS);
       await store.saveGuildSettings({ ...SETTINGS, guildId: 'guild-2', enabled: false });
@@ -152,6 +168,35 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
         reason: '/gating setup',
         details: { humanRoleId: 'role-human', minScore: 20.5 },
       });
+    });
+  });
+
+  describe('due checks', () => {
+    it('keep one time per member, list the due ones earliest first, and delete only the time listed', async () => {
+      await store.saveDueCheck({ guildId: G, userId: 'u1', dueAt: 3_000 });
+      await store.saveDueCheck({ guildId: G, userId: 'u2', dueAt: 1_000 });
+      await store.saveDueCheck({ guildId: 'guild-2', userId: 'u1', dueAt: 9_000 });
+      await store.saveDueCheck({ guildId: G, userId: 'u1', dueAt: 2_000 });
+      expect(await store.listDueChecks(2_500, 10)).toEqual([
+        { guildId: G, userId: 'u2', dueAt: 1_000 },
+        { guildId: G, userId: 'u1', dueAt: 2_000 },
+      ]);
+      expect(await store.listDueChecks(2_500, 1)).toHaveLength(1);
+      // A sync since saved a later time: deleting the listed one leaves it.
+      await store.saveDueCheck({ guildId: G, userId: 'u2', dueAt: 5_000 });
+      await store.deleteDueCheck({ guildId: G, userId: 'u2', dueAt: 1_000 });
+      await store.deleteDueCheck({ guildId: G, userId: 'u1', dueAt: 2_000 });
+      expect(await store.listDueChecks(10_000, 10)).toEqual([
+        { guildId: G, userId: 'u2', dueAt: 5_000 },
+        { guildId: 'guild-2', userId: 'u1', dueAt: 9_000 },
+      ]);
+    });
+
+    it('survive re-opening the store', async () => {
+      await store.saveDueCheck({ guildId: G, userId: 'u1', dueAt: 1_000 });
+      await store.close();
+      store = await open();
+      expect(await store.listDueChecks(1_000, 10)).toEqual([{ guildId: G, userId: 'u1', dueAt: 1_000 }]);
     });
   });
 

@@ -13,8 +13,7 @@ import { EMPTY_DIFF, type MemberGating } from '../roles/memberGating.ts';
 import type { RoleWorker } from '../roles/roleWorker.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
 import { resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
-import type { RoleDiff } from '../rules/rules.ts';
-import type { SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
+import type { MemberSync, SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, type SiweConfig } from './challengeMessage.ts';
 import type { LinkBook } from './linkBook.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
@@ -98,13 +97,14 @@ export class Verification {
         `the discord record of ${name} names ${user.username}`,
       );
       if ('refusal' in linked) return refused(linked.refusal);
-      const diff = await this.#syncAfterLink(guildId, user.id);
+      const { applied: diff, notBefore } = await this.#syncAfterLink(guildId, user.id);
       return {
         kind: 'linked',
         link: linked.link,
         diff,
         moved: linked.moved,
         blockedRoleIds: this.#worker.blockedRoles(guildId),
+        ...(notBefore ? { notBefore } : {}),
       };
     }
     if (read.profiles.length === 0 && read.domain === null)
@@ -184,18 +184,17 @@ export class Verification {
   }
 
   /** Roles after a fresh proof: the record was just read, so it is not read again. */
-  async #syncAfterLink(guildId: string, userId: string): Promise<RoleDiff> {
+  async #syncAfterLink(guildId: string, userId: string): Promise<Pick<MemberSync, 'applied' | 'notBefore'>> {
     try {
-      const { applied } = await this.#members.sync(guildId, userId, 'verify', {
+      return await this.#members.sync(guildId, userId, 'verify', {
         fresh: false,
         checkRecords: false,
         mode: 'immediate',
       });
-      return applied;
     } catch (error) {
       // The link is stored; the next re-check applies the roles.
       this.#logger.error({ err: error, guildId, userId }, 'sync after verification failed');
-      return EMPTY_DIFF;
+      return { applied: EMPTY_DIFF };
     }
   }
 }

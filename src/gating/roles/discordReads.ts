@@ -244,7 +244,19 @@ export function memberState(
     if (change.op === 'add') roleIds.add(change.roleId);
     else roleIds.delete(change.roleId);
   }
-  return { userId, username: member?.user.username ?? null, roleIds };
+  const age = member ? { createdAt: snowflakeTime(userId), joinedAt: member.joinedTimestamp } : undefined;
+  return { userId, username: member?.user.username ?? null, roleIds, age };
+}
+
+const DISCORD_EPOCH_MS = 1_420_070_400_000n;
+
+/** When a Discord id (a snowflake) was made: an account's creation time, in ms. */
+export function snowflakeTime(id: string): number {
+  try {
+    return Number((BigInt(id) >> 22n) + DISCORD_EPOCH_MS);
+  } catch {
+    return Number.NaN;
+  }
 }
 
 export function delay(ms: number): Promise<void> {

@@ -9,7 +9,7 @@ import type { BackgroundTasks } from '../rechecks/backgroundTasks.ts';
 import type { RemovalMode } from '../rechecks/losses.ts';
 import { hasRecordLink, UsernameWatch } from '../rechecks/usernameWatch.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
-import type { RoleDiff } from '../rules/rules.ts';
+import { notBeforeOf, type RoleDiff } from '../rules/rules.ts';
 import type { MemberReport, MemberSync } from '../types.ts';
 import { guildOf, memberOf, memberState, servesGuild } from './discordReads.ts';
 import type { RoleSync } from './roleSync.ts';
@@ -158,7 +158,9 @@ export class MemberGating {
       exemptions,
     });
     const outcome = await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
-    if (outcome.unlinked === 0) return { applied: outcome.applied, waiting: outcome.waiting };
+    const notBefore = notBeforeOf(evaluation.decisions);
+    const waits = notBefore ? { notBefore } : {};
+    if (outcome.unlinked === 0) return { applied: outcome.applied, waiting: outcome.waiting, ...waits };
     // A record link was dropped (its loss confirmed): the roles it gave follow it now.
     const after = await this.#sync(guildId, userId, cause, {
       fresh: false,

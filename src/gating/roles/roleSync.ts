@@ -16,7 +16,7 @@ import {
   roleSubject,
 } from '../rechecks/losses.ts';
 import type { Evaluation } from '../rules/evaluation.ts';
-import type { RoleChangeWanted } from '../rules/rules.ts';
+import { notBeforeOf, type RoleChangeWanted } from '../rules/rules.ts';
 import type { MemberSync } from '../types.ts';
 import type { GuildNotices } from './logChannel.ts';
 import { REASON_PREFIX } from './roleChangeApplier.ts';
@@ -131,6 +131,9 @@ export class RoleSync {
       applied: { add: evaluation.diff.add, remove: [] },
       waiting: [],
     };
+    const notBefore = notBeforeOf(evaluation.decisions);
+    // Too new for the human role: the due-check pass syncs them again when they are old enough.
+    if (notBefore) await this.#store.saveDueCheck({ guildId, userId, dueAt: notBefore.at });
     const earlier = pass
       ? (pass.noted.get(userId) ?? [])
       : await this.#store.listPendingLosses(guildId, userId);

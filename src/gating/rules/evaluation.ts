@@ -25,6 +25,7 @@ import {
   evaluateRules,
   type GatingRules,
   type IdentityEvidence,
+  type MemberAge,
   type RoleChangeWanted,
   type RoleDecision,
   type RoleDiff,
@@ -37,6 +38,8 @@ export interface MemberState {
   /** null when the member is not in the guild (then records cannot be compared). */
   username: string | null;
   roleIds: ReadonlySet<string>;
+  /** Account and join times, when the member is in the guild (the rules' age thresholds). */
+  age?: MemberAge;
 }
 
 export interface EvaluateOptions {
@@ -150,7 +153,7 @@ export class Evaluator {
         ),
     ];
     const rules = rulesOf(o.settings);
-    let decisions = evaluateRules(rules, evidence, nowSec);
+    let decisions = evaluateRules(rules, evidence, nowSec, member.age);
     if (evidence.length === 0) decisions = keepFlags(decisions, rules);
     // Nothing proven remains (the last link moved to another member): the human role goes without waiting.
     if (active.length === 0)
@@ -362,6 +365,8 @@ export function rulesOf(settings: GuildSettings): GatingRules {
     riskyRoleId: settings.riskyRoleId,
     minScore: settings.minScore,
     spamRemovesHuman: settings.spamRemovesHuman,
+    minAccountAgeDays: settings.minAccountAgeDays ?? null,
+    minJoinAgeDays: settings.minJoinAgeDays ?? null,
   };
 }
 

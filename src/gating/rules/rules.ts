@@ -12,6 +12,8 @@
  * - No proven identity: every gated role is unwanted.
  * - A failed lookup (credentials null) never removes: a role that the other identities do not grant
  *   is `want: null` (keep as is). A grant or a spam flag found on the other identities still counts.
+ * - Account and join age: with `minAccountAgeDays` / `minJoinAgeDays`, a member who would earn the human
+ *   role is not granted it before both ages are reached (`tooNew`, `notBefore`); a role held is kept.
  */
 import { credentialIsTrue, credentialScore, isCredentialExpired } from '../../web3bio/credentials.ts';
 import type { Credential, CredentialCategory, CredentialSet } from '../../web3bio/types.ts';
@@ -23,6 +25,27 @@ export interface GatingRules {
   riskyRoleId: string | null;
   minScore: number | null;
   spamRemovesHuman: boolean;
+  /** Days since the Discord account was created before the human role is granted; 0 or null: off. */
+  minAccountAgeDays?: number | null;
+  /** Days since the member joined the server before the human role is granted; 0 or null: off. */
+  minJoinAgeDays?: number | null;
+}
+
+/** When the member's account was created and when they joined the server (ms since epoch). */
+export interface MemberAge {
+  createdAt: number;
+  /** null when Discord did not say. */
+  joinedAt: number | null;
+}
+
+export const DAY_MS = 86_400_000;
+
+/** When the member is old enough for the human role (ms), or null when the rules ask no age. */
+export function qualifiesAt(rules: GatingRules, age: MemberAge): number | null {
+  const times: number[] = [];
+  if (rules.minAccountAgeDays) times.push(age.createdAt + rules.minAccountAgeDays * DAY_MS);
+  if (rules.minJoinAgeDays && age.joinedAt !== null) times.push(age.joinedAt + rules.minJoinAgeDays * DAY_MS);
+  return times.length === 0 ? null : Math.max(...times);
 }
 
 export interface IdentityEvidence {
@@ -49,7 +72,8 @@ export interface DecisionWhy {
     | 'noHuman'
     | 'noHumanOrScore'
     | 'noFlag'
-    | 'lookupFailed';
+    | 'lookupFailed'
+    | 'tooNew';
   values?: Readonly<Record<string, string | number>>;
 }
 
@@ -66,6 +90,8 @@ export interface RoleDecision {
    * of the store, not an upstream answer, so such a removal is never held back either.
    */
   unproven?: boolean;
+  /** The member is too new: the role is not granted before this time (ms), and not removed for it. */
+  notBefore?: number;
 }
 
 export interface RoleChangeWanted {
@@ -156,11 +182,15 @@ export function carriesFlag(credentials: CredentialSet, nowSec: number): boolean
   return findFlag('isSpam', known, nowSec) !== undefined || findFlag('isRisky', known, nowSec) !== undefined;
 }
 
-/** The roles the rules want for a member, from the credentials of each proven identity. */
+/**
+ * The roles the rules want for a member, from the credentials of each proven identity and, when the
+ * rules ask an age, the member's account and join times.
+ */
 export function evaluateRules(
   rules: GatingRules,
   evidence: IdentityEvidence[],
   nowSec: number,
+  age?: MemberAge,
 ): RoleDecision[] {
   const gated: { roleId: string; category: CredentialCategory }[] = [
     { roleId: rules.humanRoleId, category: 'isHuman' },
@@ -200,6 +230,12 @@ export function evaluateRules(
           byFlag: true,
         };
       }
+      const due = human && age ? qualifiesAt(rules, age) : null;
+      if (human && due !== null && due > nowSec * 1000) {
+        const when = new Date(due).toISOString();
+        const because = `${human.text}, but the account or membership is too new until ${when}`;
+        return { roleId, want: false, because, why: { code: 'tooNew', values: { when } }, notBefore: due };
+      }
       if (human) return { roleId, want: true, because: human.text, why: evidenceWhy(human) };
       if (failed.length > 0) return { roleId, want: null, because: keep, why: keepWhy };
       return {
@@ -229,6 +265,12 @@ function evidenceWhy(finding: Finding): DecisionWhy {
   return { code: 'evidence', values: { evidence: finding.text } };
 }
 
+/** The role a too-new member waits for, and until when (ms); undefined when none. */
+export function notBeforeOf(decisions: readonly RoleDecision[]): { roleId: string; at: number } | undefined {
+  const waiting = decisions.find((d) => d.notBefore !== undefined && d.want === false);
+  return waiting?.notBefore === undefined ? undefined : { roleId: waiting.roleId, at: waiting.notBefore };
+}
+
 /**
  * The role edits that bring `currentRoleIds` to the decisions. Decisions naming the same role merge:
  * any `true` wins, else any `null` keeps it, else it goes.
@@ -241,10 +283,10 @@ export function diffRoles(decisions: RoleDecision[], currentRoleIds: ReadonlySet
     if (!seen || strength(d.want) > strength(seen.want)) merged.set(d.roleId, d);
   }
   const diff: RoleDiff = { add: [], remove: [] };
-  for (const { roleId, want, because, byFlag, unproven } of merged.values()) {
+  for (const { roleId, want, because, byFlag, unproven, notBefore } of merged.values()) {
     const has = currentRoleIds.has(roleId);
     if (want === true && !has) diff.add.push({ roleId, because });
-    if (want === false && has)
+    if (want === false && has && notBefore === undefined)
       diff.remove.push({ roleId, because, ...(byFlag ? { byFlag } : {}), ...(unproven ? { unproven } : {}) });
   }
   return diff;

@@ -1,0 +1,73 @@
+/**
+ * Members too new for the human role get it by themselves once old enough: each `tooNew` decision saves
+ * a due time in the store (so it survives restarts), and this pass syncs every member whose time has come.
+ */
+import type { Logger } from '../../ops/log.ts';
+import type { GatingStore } from '../../store/types.ts';
+import type { BackgroundTasks } from './backgroundTasks.ts';
+
+const DUE_CHECK_MS = 60_000;
+/** Members synced in one pass; the rest wait for the next minute. */
+const DUE_CHECK_BATCH = 200;
+
+export interface DueChecksOptions {
+  store: Pick<GatingStore, 'listDueChecks' | 'deleteDueCheck'>;
+  logger: Logger;
+  tasks: BackgroundTasks;
+  now: () => number;
+  /** Whether this process serves the guild (with shards, each syncs its own). */
+  servesGuild: (guildId: string) => boolean;
+  sync: (guildId: string, userId: string) => Promise<unknown>;
+}
+
+/** Every minute, syncs the members whose due time has passed, then forgets their due times. */
+export class DueChecks {
+  readonly #o: DueChecksOptions;
+  #timer: NodeJS.Timeout | null = null;
+  #running: Promise<number> | null = null;
+
+  constructor(options: DueChecksOptions) {
+    this.#o = options;
+  }
+
+  start(): void {
+    const { tasks } = this.#o;
+    tasks.run('', () => this.run());
+    this.#timer = setInterval(() => tasks.run('', () => this.run()), DUE_CHECK_MS);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+  }
+
+  /** One pass (never two at once): the number of members synced. */
+  run(): Promise<number> {
+    this.#running ??= this.#pass().finally(() => {
+      this.#running = null;
+    });
+    return this.#running;
+  }
+
+  async #pass(): Promise<number> {
+    const { store, logger, now, servesGuild, sync, tasks } = this.#o;
+    const due = await store.listDueChecks(now(), DUE_CHECK_BATCH);
+    let synced = 0;
+    for (const check of due) {
+      if (tasks.stopping) break;
+      if (!servesGuild(check.guildId)) continue;
+      try {
+        await sync(check.guildId, check.userId);
+        synced += 1;
+      } catch (error) {
+        // Kept: the next pass tries again.
+        logger.warn({ err: error, guildId: check.guildId, userId: check.userId }, 'due check failed');
+        continue;
+      }
+      // A sync that found them still too new saved a later time, which this leaves in place.
+      await store.deleteDueCheck(check);
+    }
+    return synced;
+  }
+}

@@ -3,6 +3,11 @@
  * Discord and Web3.bio, a guild with a human and a spam role below the bot's, and the shortcuts the
  * gating tests act and read through (slash commands, roles held, log-channel lines).
  */
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type {
   APIApplicationCommandInteractionDataOption,
   APIEmbed,
@@ -15,6 +20,7 @@ import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/
 import type { BotGating } from '../../src/app/bot.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
 import { ALICE, type Harness, type HarnessOptions, startHarness, visibleMessage } from './harness.ts';
+import { type NodeProcess, runNode } from './processes.ts';
 
 export const PUBLIC_URL = 'https://verify.example.test';
 export const GATING_ENV = {
@@ -231,4 +237,49 @@ export function directMessages(g: GatingHarness, userId: string): string[] {
   return [...g.h.discord.state.messages.values()]
     .filter((m) => dmChannels.has(m.channel_id))
     .map((m) => m.content);
+}
+
+const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
+
+/**
+ * A second bot process (`node src/app/main.ts`) on the same stand-in Discord and Web3.bio as `g`, with
+ * `env` on top (a shared DATABASE_URL, say) and its pages on a port of its own; resolves once it is
+ * ready. `stop` kills it and removes its directory.
+ */
+export async function startSecondBot(
+  g: GatingHarness,
+  env: Record<string, string>,
+): Promise<{ url: string; stop: () => Promise<void> }> {
+  const workDir = await mkdtemp(join(tmpdir(), 'e2e-second-bot-'));
+  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const second: NodeProcess = runNode(
+    MAIN,
+    {
+      DISCORD_TOKEN: g.h.discord.token,
+      DISCORD_APPLICATION_ID: g.h.discord.applicationId,
+      DISCORD_API_URL: g.h.discord.apiUrl,
+      WEB3BIO_API_URL: g.h.upstream.url,
+      DATA_DIR: join(workDir, 'data'),
+      PUBLIC_URL,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: String(port),
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    workDir,
+  );
+  const stop = async () => {
+    if (second.child.exitCode === null) {
+      second.child.kill('SIGKILL');
+      await second.exited;
+    }
+    await rm(workDir, { recursive: true, force: true });
+  };
+  try {
+    await second.waitForLog((l) => l.msg === 'bot ready', 30_000);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { url: `http://127.0.0.1:${port}`, stop };
 }

@@ -5,20 +5,14 @@
  * holds the wallet and has `likely_human=1` on the stand-in Discord, the 19 others are refused with the
  * reason and Discord holds nothing for them.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
-import { closeGating, type GatingHarness, PUBLIC_URL, startGating } from './gatingHarness.ts';
+import { closeGating, type GatingHarness, PUBLIC_URL, startGating, startSecondBot } from './gatingHarness.ts';
 import { createDatabase } from './postgresDatabase.ts';
-import { type NodeProcess, runNode } from './processes.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
 const ACCOUNTS = 20;
 const LINKED_ENV = {
   DISCORD_CLIENT_SECRET: 'test-client-secret',
@@ -149,36 +143,11 @@ describe('20 accounts complete one wallet on the Linked Roles page at the same m
     const wallet = humanWallet(g);
     const ready = await readyToComplete(g, wallet, ACCOUNTS);
 
-    const workDir = await mkdtemp(join(tmpdir(), 'e2e-linked-race-'));
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const second: NodeProcess = runNode(
-      MAIN,
-      {
-        ...LINKED_ENV,
-        DISCORD_TOKEN: g.h.discord.token,
-        DISCORD_APPLICATION_ID: g.h.discord.applicationId,
-        DISCORD_API_URL: g.h.discord.apiUrl,
-        WEB3BIO_API_URL: g.h.upstream.url,
-        DATA_DIR: join(workDir, 'data'),
-        DATABASE_URL: databaseUrl,
-        PUBLIC_URL,
-        HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: String(port),
-        LOG_LEVEL: 'info',
-      },
-      workDir,
-    );
-    cleanups.push(async () => {
-      if (second.child.exitCode === null) {
-        second.child.kill('SIGKILL');
-        await second.exited;
-      }
-      await rm(workDir, { recursive: true, force: true });
-    });
-    await second.waitForLog((l) => l.msg === 'bot ready', 30_000);
+    const second = await startSecondBot(g, { ...LINKED_ENV, DATABASE_URL: databaseUrl });
+    cleanups.push(second.stop);
 
     const winner = expectOneWinner(
-      await completeAtOnce(ready, (i) => (i % 2 === 0 ? `http://127.0.0.1:${port}` : undefined)),
+      await completeAtOnce(ready, (i) => (i % 2 === 0 ? second.url : undefined)),
     );
     expect(likelyHumans(g, ready)).toEqual([winner]);
     const live = (await g.gating.store.listRoleConnections()).filter((c) => c.releasedAt === null);

@@ -5,10 +5,6 @@
  * other gets a clear refusal, and roles follow. A takeover that races the earlier holder's role sync still
  * leaves that member without the wallet's role after one pass.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
@@ -25,15 +21,13 @@ import {
   setup,
   signFromReply,
   startGating,
+  startSecondBot,
   waitFor,
 } from './gatingHarness.ts';
 import { visibleMessage } from './harness.ts';
 import { createDatabase } from './postgresDatabase.ts';
-import { type NodeProcess, runNode } from './processes.ts';
 
 const ACCOUNTS = 20;
-const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
-
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
   await closeGating();
@@ -216,38 +210,10 @@ describe('two bot processes sharing one PostgreSQL', () => {
     const accounts = await members(g, 'split', ACCOUNTS);
     const signed = await signedLinks(g, wallet, accounts);
 
-    // A second bot process on the same database and the same Discord, with its own signing server.
-    const workDir = await mkdtemp(join(tmpdir(), 'e2e-wallet-race-'));
-    const port = 20_000 + Math.floor(Math.random() * 20_000);
-    const second: NodeProcess = runNode(
-      MAIN,
-      {
-        DISCORD_TOKEN: g.h.discord.token,
-        DISCORD_APPLICATION_ID: g.h.discord.applicationId,
-        DISCORD_API_URL: g.h.discord.apiUrl,
-        WEB3BIO_API_URL: g.h.upstream.url,
-        DATA_DIR: join(workDir, 'data'),
-        DATABASE_URL: databaseUrl,
-        GATING_ENABLED: 'true',
-        PUBLIC_URL,
-        HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: String(port),
-        LOG_LEVEL: 'info',
-      },
-      workDir,
-    );
-    cleanups.push(async () => {
-      if (second.child.exitCode === null) {
-        second.child.kill('SIGKILL');
-        await second.exited;
-      }
-      await rm(workDir, { recursive: true, force: true });
-    });
-    await second.waitForLog((l) => l.msg === 'bot ready', 30_000);
+    const second = await startSecondBot(g, { DATABASE_URL: databaseUrl, GATING_ENABLED: 'true' });
+    cleanups.push(second.stop);
 
-    const answers = await completeAtOnce(signed, (i) =>
-      i % 2 === 0 ? `http://127.0.0.1:${port}` : undefined,
-    );
+    const answers = await completeAtOnce(signed, (i) => (i % 2 === 0 ? second.url : undefined));
     const winner = expectOneWinner(answers);
     const store = await openPostgresStore(databaseUrl);
     try {

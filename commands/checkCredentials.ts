@@ -12,6 +12,7 @@ import { renderNotSetUp } from '../src/render/gatingGuild.ts';
 import { renderMemberReport } from '../src/render/gatingReport.ts';
 
 export default {
+  handedToGateway: true,
   data: {
     name: t(DEFAULT_LOCALE, 'gating.command.checkCredentials'),
     name_localizations: localizations('gating.command.checkCredentials'),
@@ -24,10 +25,10 @@ export default {
   async answer(options, ctx) {
     const access = gatingAccess(ctx, { moderator: true });
     if (!access.ok) return access.answer;
-    const interaction = ctx.interaction;
+    const data = ctx.interaction?.data;
     const targetId =
-      interaction?.isUserContextMenuCommand() === true
-        ? interaction.targetId
+      data && 'type' in data && data.type === ApplicationCommandType.User
+        ? data.target_id
         : typeof options.user === 'string'
           ? options.user
           : ctx.userId;

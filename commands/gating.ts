@@ -155,9 +155,9 @@ async function preview({ service, guildId, ctx }: Run): Promise<MessagePayload> 
   return renderPreview(result, names, ctx.render);
 }
 
-async function panel({ service, options, ctx }: Run): Promise<MessagePayload> {
+async function panel({ service, guildId, options, ctx }: Run): Promise<MessagePayload> {
   const channelId = idOption(options, 'channel') ?? '';
-  const guild = ctx.interaction?.guild;
+  const guild = service.cachedGuild(guildId);
   const result = guild
     ? await postVerifyPanel(guild, channelId, service.panels, ctx.render)
     : ({ kind: 'notPostable', channelId } as const);
@@ -168,6 +168,7 @@ async function panel({ service, options, ctx }: Run): Promise<MessagePayload> {
 const NEEDS_SETTINGS = new Set(['rules', 'recheck', 'check', 'preview', 'panel']);
 
 export default {
+  handedToGateway: true,
   data: {
     name: 'gating',
     ...described('commands.gating.description'),

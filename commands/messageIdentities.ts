@@ -13,8 +13,11 @@ export default {
   cooldown: true,
   ephemeral: true,
   async answer(_options, ctx) {
-    const interaction = ctx.interaction;
-    const text = interaction?.isMessageContextMenuCommand() === true ? interaction.targetMessage.content : '';
+    const data = ctx.interaction?.data;
+    const text =
+      data && 'type' in data && data.type === ApplicationCommandType.Message
+        ? (data.resolved.messages[data.target_id]?.content ?? '')
+        : '';
     const found = findIdentitiesInText(text);
     const batchIds = found.flatMap((f) => (f.batchId ? [f.batchId] : []));
     // One batch request for all of them; ids Web3.bio does not know come back with `result: null`.

@@ -4,6 +4,7 @@ import { described } from '../src/i18n/index.ts';
 import { renderUnverified } from '../src/render/gatingMember.ts';
 
 export default {
+  handedToGateway: true,
   data: {
     name: 'unverify',
     integration_types: GUILD_INSTALL_ONLY,

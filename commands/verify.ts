@@ -4,6 +4,7 @@ import {
   GUILD_ONLY_CONTEXTS,
   gatingAccess,
   guildNames,
+  invokerUsername,
 } from '../src/discord/gatingContext.ts';
 import { VERIFY_MODAL_IDS } from '../src/discord/verifyPanel.ts';
 import { described } from '../src/i18n/index.ts';
@@ -16,7 +17,7 @@ import { MAX_IDENTITY_LENGTH } from '../src/web3bio/identity.ts';
 async function verify(identity: string, ctx: CommandContext): Promise<MessagePayload> {
   const access = gatingAccess(ctx);
   if (!access.ok) return access.answer;
-  const username = ctx.interaction?.user.username ?? '';
+  const username = invokerUsername(ctx);
   const result = await access.service.verification.verify(
     access.guildId,
     { id: ctx.userId, username },
@@ -26,6 +27,7 @@ async function verify(identity: string, ctx: CommandContext): Promise<MessagePay
 }
 
 export default {
+  handedToGateway: true,
   data: {
     name: 'verify',
     integration_types: GUILD_INSTALL_ONLY,

@@ -5,6 +5,7 @@ import {
   GUILD_ONLY_CONTEXTS,
   gatingAccess,
   guildNames,
+  invokerUsername,
 } from '../src/discord/gatingContext.ts';
 import { described } from '../src/i18n/index.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
@@ -19,7 +20,7 @@ const signButtonId = (address: string) => encodeCustomId('whoami', 'sign', addre
 async function signWith(address: string, ctx: CommandContext): Promise<MessagePayload> {
   const access = gatingAccess(ctx);
   if (!access.ok) return access.answer;
-  const username = ctx.interaction?.user.username ?? '';
+  const username = invokerUsername(ctx);
   const result = await access.service.verification.verify(
     access.guildId,
     { id: ctx.userId, username },
@@ -41,6 +42,7 @@ async function whoami(ctx: CommandContext): Promise<MessagePayload> {
 }
 
 export default {
+  handedToGateway: true,
   data: {
     name: 'whoami',
     integration_types: GUILD_INSTALL_ONLY,

@@ -5,12 +5,14 @@ import {
   type GatewayGuildMemberUpdateDispatchData,
   GatewayIntentBits,
 } from 'discord.js';
+import type { APIInteraction } from 'discord-api-types/v10';
 import { commandsFor } from '../../commands/index.ts';
 import { createRecentLookups } from '../cache/index.ts';
 import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
 import { Cooldown } from '../discord/cooldown.ts';
 import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oauth.ts';
+import { callbackResponse, Responder } from '../discord/responder.ts';
 import { createRouter, type InteractionRouter } from '../discord/router.ts';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
 import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
@@ -274,9 +276,14 @@ export async function startBot(options: {
     throw error;
   }
 
-  const onInteraction = (interaction: Parameters<InteractionRouter['handle']>[0]) =>
-    void router.handle(interaction);
-  client.on(Events.InteractionCreate, onInteraction);
+  // Interactions are read raw, as Discord sent them: the router works on the same JSON an HTTP POST carries.
+  let taking = true;
+  const onInteraction = (interaction: APIInteraction, shard: number) => {
+    if (!taking) return;
+    const responder = new Responder(client.rest, interaction, callbackResponse(client.rest, interaction));
+    void router.handle(interaction, responder, { shard });
+  };
+  client.ws.on(GatewayDispatchEvents.InteractionCreate, onInteraction);
   client.on(Events.Error, (error) => logger.error({ err: error }, 'discord client error'));
   client.on(Events.Warn, (message) => logger.warn({ message }, 'discord client warning'));
   client.on(Events.ShardDisconnect, (event, shardId) =>
@@ -339,7 +346,8 @@ export async function startBot(options: {
       ? { gating: { service: gating.service, store: gating.store, verifyUrl: gating.verifyUrl } }
       : {}),
     async stop(graceMs = 10_000) {
-      client.off(Events.InteractionCreate, onInteraction);
+      taking = false;
+      client.ws.off(GatewayDispatchEvents.InteractionCreate, onInteraction);
       const drained = await Promise.race([
         router.drain().then(() => true),
         new Promise<false>((resolve) => setTimeout(resolve, graceMs, false).unref()),

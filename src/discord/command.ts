@@ -1,12 +1,9 @@
-import type {
-  ChatInputCommandInteraction,
-  MessageComponentInteraction,
-  MessageContextMenuCommandInteraction,
-  ModalSubmitInteraction,
-  UserContextMenuCommandInteraction,
-} from 'discord.js';
 import {
+  type APIApplicationCommandInteraction,
   type APIApplicationCommandStringOption,
+  type APIInteraction,
+  type APIMessageComponentInteraction,
+  type APIModalSubmitInteraction,
   ApplicationCommandOptionType,
   ApplicationIntegrationType,
   InteractionContextType,
@@ -33,14 +30,14 @@ export interface BotDeps {
   web3bio: Web3BioClient;
   /** Present only when GATING_ENABLED: the role-gating commands answer through it. */
   gating?: GatingService;
+  /**
+   * In a web replica (INTERACTIONS=http, PROCESS_ROLE=web) with gating on: hands the interactions of
+   * `handedToGateway` commands to the gateway worker, which runs gating (interactionHandoff.ts).
+   */
+  handoff?: { handOver(interaction: APIInteraction): Promise<void> };
   /** The recent lookups identity options suggest (autocomplete); none are remembered without it. */
   recentLookups?: RecentLookups;
 }
-
-export type CommandInteraction =
-  | ChatInputCommandInteraction
-  | UserContextMenuCommandInteraction
-  | MessageContextMenuCommandInteraction;
 
 export interface CommandContext {
   deps: BotDeps;
@@ -51,8 +48,8 @@ export interface CommandContext {
    * app only through a user's install (the bot has no member there: answer through the interaction only).
    */
   guildId: string | null;
-  /** The discord.js interaction, when there is one (absent in `npm run preview`). */
-  interaction?: CommandInteraction | MessageComponentInteraction | ModalSubmitInteraction;
+  /** The interaction as Discord sent it, when there is one (absent in `npm run preview`). */
+  interaction?: APIApplicationCommandInteraction | APIMessageComponentInteraction | APIModalSubmitInteraction;
 }
 
 /** Lookups: installable to a server or to a user's account, and usable in servers, the bot's DM and other DMs. */
@@ -106,6 +103,11 @@ export interface Command {
   modals?: Record<string, ModalHandler>;
   /** Only the user who ran the command may use its components (others get a short private note). */
   componentsOwnerOnly?: boolean;
+  /**
+   * Runs where gating runs: a web replica defers it and hands it to the gateway worker (modal openers,
+   * being pure, still answer at once).
+   */
+  handedToGateway?: boolean;
 }
 
 /** What the guild commands route accepts: the command without the fields only global commands take. */

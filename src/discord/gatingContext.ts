@@ -3,7 +3,6 @@
  * none), the run-time Manage Roles check, and the names render shows instead of mentions.
  */
 
-import { GuildMember } from 'discord.js';
 import {
   ApplicationIntegrationType,
   InteractionContextType,
@@ -13,6 +12,7 @@ import type { GatingService } from '../gating/service.ts';
 import { renderGatingUnavailable, renderGuildOnly, renderNeedsManageRoles } from '../render/gatingGuild.ts';
 import type { GuildNames } from '../render/gatingLabels.ts';
 import type { MessagePayload } from '../render/types.ts';
+import { actingUser, memberHas } from './apiInteraction.ts';
 import type { CommandContext } from './command.ts';
 
 /** Guild only, as `contexts` on the command data. */
@@ -39,13 +39,22 @@ export function gatingAccess(ctx: CommandContext, opts: { moderator?: boolean } 
 
 /** Whether the member who ran the interaction holds Manage Roles (false when unknown). */
 export function hasManageRoles(ctx: CommandContext): boolean {
-  return ctx.interaction?.memberPermissions?.has(PermissionFlagsBits.ManageRoles) === true;
+  return memberHas(ctx.interaction, PermissionFlagsBits.ManageRoles);
 }
 
-/** Role, channel and member names from the guild caches, for render (never mentions). */
+/** The name the member who ran the interaction goes by (for records that must name them). */
+export function invokerUsername(ctx: CommandContext): string {
+  return ctx.interaction ? (actingUser(ctx.interaction)?.username ?? '') : '';
+}
+
+/**
+ * Role, channel and member names for render (never mentions): roles and channels from the gateway cache
+ * of the process that runs gating, members from the interaction itself (its resolved options and the
+ * member who ran it), else the cache.
+ */
 export function guildNames(ctx: CommandContext, userIds: readonly string[] = []): GuildNames {
   const interaction = ctx.interaction;
-  const guild = interaction?.guild;
+  const guild = ctx.guildId ? ctx.deps.gating?.cachedGuild(ctx.guildId) : undefined;
   const roles = new Map<string, string>();
   const channels = new Map<string, string>();
   const users = new Map<string, string>();
@@ -53,22 +62,22 @@ export function guildNames(ctx: CommandContext, userIds: readonly string[] = [])
     for (const role of guild.roles.cache.values()) roles.set(role.id, role.name);
     for (const channel of guild.channels.cache.values()) channels.set(channel.id, channel.name);
   }
-  // The member cache keeps only the bot (clientCaches.ts): names come with the interaction itself.
-  const resolved = interaction && 'options' in interaction ? interaction.options.resolved : null;
+  const resolved =
+    interaction?.data && 'resolved' in interaction.data ? interaction.data.resolved : undefined;
+  const resolvedUsers = resolved && 'users' in resolved ? resolved.users : undefined;
+  const resolvedMembers = resolved && 'members' in resolved ? resolved.members : undefined;
+  const invoker = interaction ? actingUser(interaction) : undefined;
   for (const userId of userIds) {
-    const member =
-      guild?.members.cache.get(userId) ??
-      asGuildMember(resolved?.members?.get(userId)) ??
-      (interaction?.user.id === userId ? asGuildMember(interaction.member) : undefined);
+    const user = resolvedUsers?.[userId] ?? (invoker?.id === userId ? invoker : undefined);
+    const nick =
+      resolvedMembers?.[userId]?.nick ?? (invoker?.id === userId ? interaction?.member?.nick : null);
     const name =
-      member?.displayName ??
-      resolved?.users?.get(userId)?.username ??
-      interaction?.client.users.cache.get(userId)?.username;
-    if (name !== undefined) users.set(userId, name);
+      nick ??
+      user?.global_name ??
+      user?.username ??
+      guild?.members.cache.get(userId)?.displayName ??
+      ctx.deps.gating?.cachedUserName(userId);
+    if (name) users.set(userId, name);
   }
   return { roles, channels, users };
-}
-
-function asGuildMember(member: unknown): GuildMember | undefined {
-  return member instanceof GuildMember ? member : undefined;
 }

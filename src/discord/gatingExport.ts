@@ -10,6 +10,7 @@ import { writeGatingExport } from '../gating/exports/gatingExport.ts';
 import type { GatingService } from '../gating/service.ts';
 import { renderExport, renderExportRefused } from '../render/gatingExport.ts';
 import type { MessageFile, MessagePayload } from '../render/types.ts';
+import { memberHas } from './apiInteraction.ts';
 import type { CommandContext, CommandOptions } from './command.ts';
 
 export const DEFAULT_EXPORT_DAYS = 30;
@@ -30,12 +31,11 @@ export async function answerGatingExport(
   ctx: CommandContext,
 ): Promise<MessagePayload> {
   const interaction = ctx.interaction;
-  if (interaction?.memberPermissions?.has(PermissionFlagsBits.ManageGuild) !== true)
-    return renderExportRefused(ctx.render);
-  const guild = interaction.guild;
+  if (!memberHas(interaction, PermissionFlagsBits.ManageGuild)) return renderExportRefused(ctx.render);
+  const guild = service.cachedGuild(guildId);
   const limit =
-    'attachmentSizeLimit' in interaction && typeof interaction.attachmentSizeLimit === 'number'
-      ? interaction.attachmentSizeLimit
+    interaction && typeof interaction.attachment_size_limit === 'number'
+      ? interaction.attachment_size_limit
       : DEFAULT_ATTACHMENT_LIMIT;
   const dir = await mkdtemp(join(tmpdir(), 'gating-export-'));
   try {
@@ -45,8 +45,7 @@ export async function answerGatingExport(
       now: Date.now(),
       dir,
       sizeLimit: limit,
-      userName: (id) =>
-        guild?.members.cache.get(id)?.user.username ?? interaction.client.users.cache.get(id)?.username,
+      userName: (id) => guild?.members.cache.get(id)?.user.username ?? service.cachedUserName(id),
       roleName: (id) => guild?.roles.cache.get(id)?.name,
     });
     const files: MessageFile[] = [];

@@ -1,14 +1,12 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import {
-  ApplicationCommandOptionType,
-  ApplicationIntegrationType,
-  type AutocompleteInteraction,
-  type CommandInteractionOption,
-  type Interaction,
-  type MessageComponentInteraction,
-  MessageFlags,
-  type ModalSubmitInteraction,
-} from 'discord.js';
+  type APIChatInputApplicationCommandInteractionData,
+  type APIInteraction,
+  type APIMessageComponentInteraction,
+  type APIModalSubmitInteraction,
+  ComponentType,
+  InteractionType,
+} from 'discord-api-types/v10';
 import {
   renderCooldown,
   renderError,
@@ -18,10 +16,18 @@ import {
 import type { MessagePayload, RenderContext } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
 import {
+  actingUser,
+  focusedOption,
+  installedGuildId,
+  interactionName,
+  localeOf,
+  modalFields,
+  readOptions,
+} from './apiInteraction.ts';
+import {
   type BotDeps,
   type Command,
   type CommandContext,
-  type CommandInteraction,
   type CommandOptions,
   type ComponentHandler,
   identityOptionNames,
@@ -29,46 +35,26 @@ import {
 import type { Cooldown } from './cooldown.ts';
 import { decodeCustomId } from './customId.ts';
 import { rememberLookup, suggestIdentities } from './identitySuggestions.ts';
-import { toEditOptions, toReplyOptions } from './replyOptions.ts';
+import type { Responder } from './responder.ts';
 
 type Outcome = { ok: true; payload: MessagePayload } | { ok: false; error: unknown };
 
+type CommandInteraction = Extract<APIInteraction, { type: InteractionType.ApplicationCommand }>;
+type AutocompleteInteraction = Extract<
+  APIInteraction,
+  { type: InteractionType.ApplicationCommandAutocomplete }
+>;
+type RoutedInteraction = CommandInteraction | APIMessageComponentInteraction | APIModalSubmitInteraction;
+
 export interface InteractionRouter {
-  /** Handle one interaction. Never rejects: this is the one error boundary. */
-  handle(interaction: Interaction): Promise<void>;
+  /**
+   * Handle one interaction (Discord's JSON), answering through `responder`. Never rejects: this is the one
+   * error boundary. `shard`: the gateway shard it came through, for logs.
+   */
+  handle(interaction: APIInteraction, responder: Responder, meta?: { shard?: number }): Promise<void>;
   /** Resolves when every interaction in flight has been answered. */
   drain(): Promise<void>;
   readonly inFlight: number;
-}
-
-/**
- * Flatten interaction options into `name -> value`. A subcommand (group) is read as `subcommand`
- * (`group`) and its own options are flattened beside it.
- */
-export function readOptions(
-  data: readonly CommandInteractionOption[],
-): Record<string, string | number | boolean> {
-  const out: Record<string, string | number | boolean> = {};
-  for (const option of data) {
-    if (option.type === ApplicationCommandOptionType.Subcommand) out.subcommand = option.name;
-    else if (option.type === ApplicationCommandOptionType.SubcommandGroup) out.group = option.name;
-    else if (option.value !== undefined) out[option.name] = option.value;
-    if (option.options) Object.assign(out, readOptions(option.options));
-  }
-  return out;
-}
-
-/**
- * The server whose install of the app this interaction came through, or null: in DMs, and in a server that
- * did not install the app (a user's install reaches it, and the bot has no member there).
- * @see https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-object-authorizing-integration-owners-object
- */
-export function installedGuildId(
-  interaction: Pick<Interaction, 'guildId' | 'authorizingIntegrationOwners'>,
-): string | null {
-  const { guildId } = interaction;
-  const guildOwner = interaction.authorizingIntegrationOwners[ApplicationIntegrationType.GuildInstall];
-  return guildId !== null && guildOwner === guildId ? guildId : null;
 }
 
 export function createRouter(options: {
@@ -89,18 +75,22 @@ export function createRouter(options: {
     ipfsGateway: deps.config.IPFS_GATEWAY,
   });
 
-  type RoutedInteraction = CommandInteraction | MessageComponentInteraction | ModalSubmitInteraction;
+  const userIdOf = (interaction: APIInteraction): string => actingUser(interaction)?.id ?? '';
 
   const commandContext = (interaction: RoutedInteraction, render: RenderContext): CommandContext => ({
     deps,
     render,
-    userId: interaction.user.id,
+    userId: userIdOf(interaction),
     guildId: installedGuildId(interaction),
     interaction,
   });
 
-  /** Run `work`; when it is not done within DEFER_AFTER_MS, `defer` first so Discord's 3 s window is met. */
+  /**
+   * Run `work`; when it is not done within DEFER_AFTER_MS, `defer` first so Discord's 3 s window is met.
+   * An interaction a web replica already deferred is not deferred again.
+   */
   async function answerWithinDeferWindow(
+    responder: Responder,
     work: Promise<MessagePayload>,
     defer: () => Promise<unknown>,
     deferAfter = deferAfterMs,
@@ -109,6 +99,7 @@ export function createRouter(options: {
       (payload): Outcome => ({ ok: true, payload }),
       (error: unknown): Outcome => ({ ok: false, error }),
     );
+    if (responder.answered) return { outcome: await guarded, deferred: true };
     const timer = new AbortController();
     const first = await Promise.race([
       guarded,
@@ -124,14 +115,16 @@ export function createRouter(options: {
   async function refusedByCooldown(
     command: Command,
     interaction: RoutedInteraction,
+    responder: Responder,
     base: Record<string, unknown>,
     render: RenderContext,
   ): Promise<boolean> {
-    if (!command.cooldown) return false;
-    const waitMs = cooldown.take(interaction.user.id);
+    // Handed over by a web replica: the replica counted it.
+    if (!command.cooldown || responder.answered) return false;
+    const waitMs = cooldown.take(userIdOf(interaction));
     if (waitMs === 0) return false;
     deps.logger.info({ ...base, waitMs }, 'cooldown');
-    await interaction.reply(toReplyOptions(renderCooldown(waitMs, render), true));
+    await responder.reply(renderCooldown(waitMs, render), true);
     return true;
   }
 
@@ -155,87 +148,128 @@ export function createRouter(options: {
 
   async function handleCommand(
     interaction: CommandInteraction,
+    responder: Responder,
     base: Record<string, unknown>,
   ): Promise<void> {
-    const render = renderContext(interaction.locale);
-    const command = byName.get(interaction.commandName);
+    const render = renderContext(localeOf(interaction));
+    const command = byName.get(interaction.data.name);
     if (!command) {
-      await interaction.reply(toReplyOptions(renderError(new Error('unknown command'), render), true));
+      await responder.reply(renderError(new Error('unknown command'), render), true);
       return;
     }
-    if (await refusedByCooldown(command, interaction, base, render)) return;
-    const options = readOptions(interaction.options.data);
+    if (await refusedByCooldown(command, interaction, responder, base, render)) return;
+    const options = readOptions((interaction.data as APIChatInputApplicationCommandInteractionData).options);
     const ephemeral = command.ephemeral === true || options.private === true;
+    if (handsOver(command, responder)) {
+      await handOver(interaction, responder, () => responder.defer(ephemeral), base, render);
+      return;
+    }
     const ctx = commandContext(interaction, render);
     const started = performance.now();
     const { outcome, deferred } = await answerWithinDeferWindow(
+      responder,
       command.answer(options as CommandOptions, ctx),
-      () => interaction.deferReply(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
+      () => responder.defer(ephemeral),
       command.defersAtOnce?.(options as CommandOptions) ? 0 : deferAfterMs,
     );
     logOutcome(base, outcome, started);
     if (outcome.ok) {
-      if (deferred) await interaction.editReply(toEditOptions(outcome.payload));
-      else await interaction.reply(toReplyOptions(outcome.payload, ephemeral));
+      if (deferred) await responder.editReply(outcome.payload);
+      else await responder.reply(outcome.payload, ephemeral);
       // After the answer, so the write (a Redis round trip with REDIS_URL) never delays it.
-      rememberLookup(deps, command, options, { userId: interaction.user.id, guildId: interaction.guildId });
+      rememberLookup(deps, command, options, { userId: ctx.userId, guildId: interaction.guild_id ?? null });
       return;
     }
     const errorPayload = renderError(outcome.error, render);
-    if (!deferred) await interaction.reply(toReplyOptions(errorPayload, true));
-    else if (ephemeral) await interaction.editReply(toEditOptions(errorPayload));
+    if (!deferred) await responder.reply(errorPayload, true);
+    else if (ephemeral) await responder.editReply(errorPayload);
     else {
       // A public "thinking…" cannot turn private: remove it and answer privately.
-      await interaction.deleteReply();
-      await interaction.followUp(toReplyOptions(errorPayload, true));
+      await responder.deleteReply();
+      await responder.followUp(errorPayload, true);
     }
   }
 
   /** The command and handler a custom id names, or null after answering "unknown" / "expired" privately. */
   async function routed<T>(
-    interaction: MessageComponentInteraction | ModalSubmitInteraction,
+    interaction: APIMessageComponentInteraction | APIModalSubmitInteraction,
+    responder: Responder,
     base: Record<string, unknown>,
     render: RenderContext,
     pick: (command: Command, handler: string) => T | undefined,
   ): Promise<{ command: Command; handler: T; args: string[] } | null> {
-    const parsed = decodeCustomId(interaction.customId);
+    const parsed = decodeCustomId(interaction.data.custom_id);
     const command = parsed ? byName.get(parsed.command) : undefined;
     const handler = parsed && command ? pick(command, parsed.handler) : undefined;
     if (!parsed || !command || handler === undefined) {
-      await interaction.reply(toReplyOptions(renderError(new Error('unknown component'), render), true));
+      await answerPrivatelyNow(responder, renderError(new Error('unknown component'), render));
       return null;
     }
     if (parsed.expired) {
       deps.logger.info(base, 'component state expired');
-      await interaction.reply(toReplyOptions(renderExpiredControls(command.data.name, render.locale), true));
+      await answerPrivatelyNow(responder, renderExpiredControls(command.data.name, render.locale));
       return null;
     }
     return { command, handler, args: parsed.args };
   }
 
+  /** Whether this process hands the command to the gateway worker (a web replica, for a gating command). */
+  function handsOver(command: Command, responder: Responder): boolean {
+    return (
+      command.handedToGateway === true && !deps.gating && deps.handoff !== undefined && !responder.answered
+    );
+  }
+
+  /** Defer (Discord's 3 s window), then queue the interaction for the gateway worker, which answers it. */
+  async function handOver(
+    interaction: RoutedInteraction,
+    responder: Responder,
+    defer: () => Promise<void>,
+    base: Record<string, unknown>,
+    render: RenderContext,
+  ): Promise<void> {
+    await defer();
+    const started = performance.now();
+    try {
+      await deps.handoff?.handOver(interaction);
+      deps.logger.info(
+        { ...base, ms: Math.round(performance.now() - started) },
+        'interaction handed to the gateway worker',
+      );
+    } catch (error) {
+      logOutcome(base, { ok: false, error }, started);
+      await responder.followUp(renderError(error, render), true);
+    }
+  }
+
+  /** A short private answer: the reply, or (handed over already deferred) a private follow-up. */
+  async function answerPrivatelyNow(responder: Responder, payload: MessagePayload): Promise<void> {
+    if (responder.answered) await responder.followUp(payload, true);
+    else await responder.reply(payload, true);
+  }
+
   /** Answer privately (a panel's click, a modal's submit), deferring privately when slow. */
   async function answerPrivately(
-    interaction: MessageComponentInteraction | ModalSubmitInteraction,
+    responder: Responder,
     work: Promise<MessagePayload>,
     base: Record<string, unknown>,
     render: RenderContext,
   ): Promise<void> {
     const started = performance.now();
-    const { outcome, deferred } = await answerWithinDeferWindow(work, () =>
-      interaction.deferReply({ flags: MessageFlags.Ephemeral }),
-    );
+    const { outcome, deferred } = await answerWithinDeferWindow(responder, work, () => responder.defer(true));
     logOutcome(base, outcome, started);
     const payload = outcome.ok ? outcome.payload : renderError(outcome.error, render);
-    if (deferred) await interaction.editReply(toEditOptions(payload));
-    else await interaction.reply(toReplyOptions(payload, true));
+    if (deferred) await responder.editReply(payload);
+    else await responder.reply(payload, true);
   }
 
   async function handleComponent(
-    interaction: MessageComponentInteraction,
+    interaction: APIMessageComponentInteraction,
+    responder: Responder,
     base: Record<string, unknown>,
   ): Promise<void> {
-    const render = renderContext(interaction.locale);
-    const found = await routed(interaction, base, render, (command, name) => {
+    const render = renderContext(localeOf(interaction));
+    const found = await routed(interaction, responder, base, render, (command, name) => {
       const opener = command.modalOpeners?.[name];
       if (opener) return { kind: 'modal' as const, opener };
       const privately = command.privateComponents?.[name];
@@ -247,26 +281,33 @@ export function createRouter(options: {
     const { command, handler: route, args } = found;
     const ctx = commandContext(interaction, render);
     if (route.kind === 'modal') {
-      await interaction.showModal(route.opener(args, ctx));
+      await responder.showModal(route.opener(args, ctx));
       deps.logger.info(base, 'modal shown');
       return;
     }
-    if (await refusedByCooldown(command, interaction, base, render)) return;
-    const values = interaction.isStringSelectMenu() ? interaction.values : [];
+    if (await refusedByCooldown(command, interaction, responder, base, render)) return;
+    const values =
+      interaction.data.component_type === ComponentType.StringSelect ? interaction.data.values : [];
     if (route.kind === 'private') {
-      await answerPrivately(interaction, route.handler(args, values, ctx), base, render);
+      if (handsOver(command, responder))
+        await handOver(interaction, responder, () => responder.defer(true), base, render);
+      else await answerPrivately(responder, route.handler(args, values, ctx), base, render);
       return;
     }
-    const ownerId = interaction.message.interactionMetadata?.user.id;
-    if (command.componentsOwnerOnly && ownerId && ownerId !== interaction.user.id) {
-      await interaction.reply(toReplyOptions(renderNotYourControls(command.data.name, render.locale), true));
+    const ownerId = interaction.message.interaction_metadata?.user.id;
+    if (command.componentsOwnerOnly && ownerId && ownerId !== ctx.userId) {
+      await answerPrivatelyNow(responder, renderNotYourControls(command.data.name, render.locale));
       return;
     }
-    await updateMessage(interaction, route.handler, args, values, ctx, base);
+    if (handsOver(command, responder)) {
+      await handOver(interaction, responder, () => responder.deferUpdate(), base, render);
+      return;
+    }
+    await updateMessage(responder, route.handler, args, values, ctx, base);
   }
 
   async function updateMessage(
-    interaction: MessageComponentInteraction,
+    responder: Responder,
     handler: ComponentHandler,
     args: string[],
     values: string[],
@@ -274,99 +315,114 @@ export function createRouter(options: {
     base: Record<string, unknown>,
   ): Promise<void> {
     const started = performance.now();
-    const { outcome, deferred } = await answerWithinDeferWindow(handler(args, values, ctx), () =>
-      interaction.deferUpdate(),
+    const { outcome, deferred } = await answerWithinDeferWindow(responder, handler(args, values, ctx), () =>
+      responder.deferUpdate(),
     );
     logOutcome(base, outcome, started);
     if (outcome.ok) {
-      if (deferred) await interaction.editReply(toEditOptions(outcome.payload));
-      else await interaction.update(toEditOptions(outcome.payload));
+      if (deferred) await responder.editReply(outcome.payload);
+      else await responder.update(outcome.payload);
       return;
     }
-    const errorPayload = toReplyOptions(renderError(outcome.error, ctx.render), true);
-    if (deferred) await interaction.followUp(errorPayload);
-    else await interaction.reply(errorPayload);
+    const errorPayload = renderError(outcome.error, ctx.render);
+    if (deferred) await responder.followUp(errorPayload, true);
+    else await responder.reply(errorPayload, true);
   }
 
   async function handleModalSubmit(
-    interaction: ModalSubmitInteraction,
+    interaction: APIModalSubmitInteraction,
+    responder: Responder,
     base: Record<string, unknown>,
   ): Promise<void> {
-    const render = renderContext(interaction.locale);
-    const found = await routed(interaction, base, render, (command, name) => command.modals?.[name]);
+    const render = renderContext(localeOf(interaction));
+    const found = await routed(
+      interaction,
+      responder,
+      base,
+      render,
+      (command, name) => command.modals?.[name],
+    );
     if (!found) return;
-    if (await refusedByCooldown(found.command, interaction, base, render)) return;
-    const fields: Record<string, string> = {};
-    for (const [id, field] of interaction.fields.fields) {
-      if ('value' in field && typeof field.value === 'string') fields[id] = field.value;
+    if (await refusedByCooldown(found.command, interaction, responder, base, render)) return;
+    if (handsOver(found.command, responder)) {
+      await handOver(interaction, responder, () => responder.defer(true), base, render);
+      return;
     }
+    const fields = modalFields(interaction.data.components);
     const ctx = commandContext(interaction, render);
-    await answerPrivately(interaction, found.handler(found.args, fields, ctx), base, render);
+    await answerPrivately(responder, found.handler(found.args, fields, ctx), base, render);
   }
 
   /** Suggestions for the identity option being typed: answered at once (autocomplete cannot be deferred). */
-  async function handleAutocomplete(interaction: AutocompleteInteraction): Promise<void> {
+  async function handleAutocomplete(
+    interaction: AutocompleteInteraction,
+    responder: Responder,
+  ): Promise<void> {
     const started = performance.now();
-    const command = byName.get(interaction.commandName);
-    const focused = interaction.options.getFocused(true);
+    const command = byName.get(interaction.data.name);
+    const focused = focusedOption(interaction.data.options);
     const choices =
-      command && identityOptionNames(command).includes(focused.name) && typeof focused.value === 'string'
+      command && focused && identityOptionNames(command).includes(focused.name)
         ? await suggestIdentities(
             deps,
-            { userId: interaction.user.id, guildId: interaction.guildId },
+            { userId: userIdOf(interaction), guildId: interaction.guild_id ?? null },
             focused.value,
           )
         : [];
-    await interaction.respond(choices);
-    const name = `${interaction.commandName}:autocomplete`;
+    await responder.suggest(choices);
+    const name = `${interaction.data.name}:autocomplete`;
     options.onAnswered?.({ name, outcome: 'ok', ms: performance.now() - started });
   }
 
-  async function handle(interaction: Interaction): Promise<void> {
+  async function handle(interaction: APIInteraction, responder: Responder, shard: number): Promise<void> {
     const base = {
       interactionId: interaction.id,
-      userId: interaction.user.id,
-      guildId: interaction.guildId,
+      userId: userIdOf(interaction),
+      guildId: interaction.guild_id ?? null,
       context: interaction.context,
-      // The gateway shard it came through (DMs come through shard 0).
-      shard: interaction.guild?.shardId ?? 0,
-      command: interaction.isCommand() ? interaction.commandName : undefined,
-      customId:
-        interaction.isMessageComponent() || interaction.isModalSubmit() ? interaction.customId : undefined,
+      shard,
+      ...interactionName(interaction),
     };
     try {
-      if (
-        interaction.isChatInputCommand() ||
-        interaction.isUserContextMenuCommand() ||
-        interaction.isMessageContextMenuCommand()
-      )
-        await handleCommand(interaction, base);
-      else if (interaction.isMessageComponent()) await handleComponent(interaction, base);
-      else if (interaction.isModalSubmit()) await handleModalSubmit(interaction, base);
-      else if (interaction.isAutocomplete()) await handleAutocomplete(interaction);
+      switch (interaction.type) {
+        case InteractionType.ApplicationCommand:
+          await handleCommand(interaction, responder, base);
+          break;
+        case InteractionType.MessageComponent:
+          await handleComponent(interaction, responder, base);
+          break;
+        case InteractionType.ModalSubmit:
+          await handleModalSubmit(interaction, responder, base);
+          break;
+        case InteractionType.ApplicationCommandAutocomplete:
+          await handleAutocomplete(interaction, responder);
+          break;
+        default:
+          break;
+      }
     } catch (error) {
       deps.logger.error({ ...base, err: error }, 'interaction boundary caught an error');
-      await lastResortReply(interaction);
+      await lastResortReply(interaction, responder);
     }
   }
 
-  async function lastResortReply(interaction: Interaction): Promise<void> {
-    if (!interaction.isRepliable()) return;
-    const payload = toReplyOptions(
-      renderError(new Error('internal'), renderContext(interaction.locale)),
-      true,
-    );
+  async function lastResortReply(interaction: APIInteraction, responder: Responder): Promise<void> {
+    if (
+      interaction.type === InteractionType.Ping ||
+      interaction.type === InteractionType.ApplicationCommandAutocomplete
+    )
+      return;
+    const payload = renderError(new Error('internal'), renderContext(localeOf(interaction)));
     try {
-      if (interaction.replied || interaction.deferred) await interaction.followUp(payload);
-      else await interaction.reply(payload);
+      await answerPrivatelyNow(responder, payload);
     } catch (error) {
       deps.logger.warn({ interactionId: interaction.id, err: error }, 'could not send the error reply');
     }
   }
 
   return {
-    handle(interaction) {
-      const task = handle(interaction);
+    handle(interaction, responder, meta) {
+      const task = handle(interaction, responder, meta?.shard ?? 0);
       inFlight.add(task);
       return task.finally(() => inFlight.delete(task));
     },

@@ -109,6 +109,17 @@ export class GatingService {
   readonly dueChecks: DueChecks;
   /** With `signedProofInbox`: look for queued proofs now (the manager said one is waiting). */
   nudgeSignedProofs: () => void = () => {};
+
+  /** The guild as the gateway cache has it (names, channels, the bot's member); undefined when not cached. */
+  cachedGuild(guildId: string): Guild | undefined {
+    return this.#discord.guilds.cache.get(guildId);
+  }
+
+  /** A user's name from the gateway cache, if it has them. */
+  cachedUserName(userId: string): string | undefined {
+    return this.#discord.users.cache.get(userId)?.username;
+  }
+
   readonly #discord: Client;
   readonly #logger: Logger;
   readonly #worker: RoleWorker;

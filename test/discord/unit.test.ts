@@ -1,9 +1,15 @@
-import type { CommandInteractionOption } from 'discord.js';
+import type { APIApplicationCommandInteractionDataOption } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
 import whois from '../../commands/whois.ts';
 import { loadConfig } from '../../src/app/config.ts';
+import {
+  focusedOption,
+  installedGuildId,
+  modalFields,
+  readOptions,
+} from '../../src/discord/apiInteraction.ts';
 import {
   coerceOptions,
   identityOption,
@@ -13,7 +19,6 @@ import {
 } from '../../src/discord/command.ts';
 import { Cooldown } from '../../src/discord/cooldown.ts';
 import { CUSTOM_ID_MAX, decodeCustomId, encodeCustomId } from '../../src/discord/customId.ts';
-import { readOptions } from '../../src/discord/router.ts';
 import { MAX_IDENTITY_LENGTH } from '../../src/web3bio/identity.ts';
 
 describe('Cooldown', () => {
@@ -83,8 +88,38 @@ describe('options', () => {
           { name: 'min-score', type: ApplicationCommandOptionType.Number, value: 20 },
         ],
       },
-    ] as CommandInteractionOption[];
+    ] as APIApplicationCommandInteractionDataOption[];
     expect(readOptions(data)).toEqual({ subcommand: 'setup', 'human-role': '42', 'min-score': 20 });
+  });
+
+  it('focusedOption finds the option being typed, inside a subcommand too', () => {
+    const data = [
+      {
+        name: 'rule',
+        type: ApplicationCommandOptionType.Subcommand,
+        options: [
+          { name: 'role', type: ApplicationCommandOptionType.Role, value: '42' },
+          { name: 'kind', type: ApplicationCommandOptionType.String, value: 'fol', focused: true },
+        ],
+      },
+    ] as APIApplicationCommandInteractionDataOption[];
+    expect(focusedOption(data)).toEqual({ name: 'kind', value: 'fol' });
+    expect(focusedOption([])).toBeNull();
+  });
+
+  it('modalFields reads text inputs in action rows and in labels', () => {
+    const fields = modalFields([
+      { type: 1, components: [{ type: 4, custom_id: 'identity', value: 'vitalik.eth' }] },
+      { type: 18, component: { type: 4, custom_id: 'note', value: 'hi' } },
+      { type: 1, components: [{ type: 3, custom_id: 'select', values: ['a'] }] },
+    ]);
+    expect(fields).toEqual({ identity: 'vitalik.eth', note: 'hi' });
+  });
+
+  it('installedGuildId is the server only when that server installed the app', () => {
+    expect(installedGuildId({ guild_id: '1', authorizing_integration_owners: { 0: '1', 1: '9' } })).toBe('1');
+    expect(installedGuildId({ guild_id: '1', authorizing_integration_owners: { 1: '9' } })).toBeNull();
+    expect(installedGuildId({ authorizing_integration_owners: { 0: '0', 1: '9' } })).toBeNull();
   });
 
   it('coerceOptions types preview text by the command’s own definitions', () => {

@@ -1,0 +1,169 @@
+/**
+ * How the router answers one interaction, whichever way it came. The first response (reply, deferral,
+ * update, modal, suggestions) goes through the transport: the HTTP response body for an HTTP
+ * interaction, a callback POST for one from the gateway. Everything after it goes through the
+ * interaction's webhook (its token is the credential: no bot token, exempt from the global rate limit).
+ * @see https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction
+ */
+import type { Readable } from 'node:stream';
+import type { RawFile, REST } from '@discordjs/rest';
+import {
+  type APIApplicationCommandOptionChoice,
+  type APIInteractionResponse,
+  InteractionResponseType,
+  MessageFlags,
+  Routes,
+} from 'discord-api-types/v10';
+import type { MessageFile, MessagePayload, ModalPayload } from '../render/types.ts';
+
+/** Sends an interaction's first response. */
+export type InitialResponse = (body: APIInteractionResponse, files?: RawFile[]) => Promise<void>;
+
+/** The interaction fields answering needs. */
+export interface Answerable {
+  id: string;
+  token: string;
+  application_id: string;
+}
+
+/** The first response as a callback POST (gateway interactions, and the tests' HTTP-less paths). */
+export function callbackResponse(rest: REST, interaction: Answerable): InitialResponse {
+  return async (body, files) => {
+    await rest.post(Routes.interactionCallback(interaction.id, interaction.token), {
+      body,
+      auth: false,
+      ...(files && files.length > 0 ? { files } : {}),
+    });
+  };
+}
+
+async function readAll(data: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of data) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
+  return Buffer.concat(chunks);
+}
+
+/** The files of a payload, read (Discord takes them in one multipart body). */
+async function rawFiles(files: readonly MessageFile[] | undefined): Promise<RawFile[]> {
+  return Promise.all((files ?? []).map(async (f) => ({ name: f.name, data: await readAll(f.data) })));
+}
+
+/** A render payload as message JSON; mentions are never parsed. */
+export function messageBody(payload: MessagePayload, ephemeral = false): Record<string, unknown> {
+  return {
+    content: payload.content ?? '',
+    embeds: payload.embeds,
+    components: payload.components,
+    allowed_mentions: { parse: [] },
+    ...(payload.files ? { attachments: payload.files.map((f, id) => ({ id, filename: f.name })) } : {}),
+    ...(ephemeral ? { flags: MessageFlags.Ephemeral } : {}),
+  };
+}
+
+/** One interaction's answers, in order; knows whether the first response was sent. */
+export class Responder {
+  readonly #rest: REST;
+  readonly #interaction: Answerable;
+  readonly #initial: InitialResponse;
+  #state: 'new' | 'deferred' | 'replied';
+
+  constructor(
+    rest: REST,
+    interaction: Answerable,
+    initial: InitialResponse,
+    /** A web replica already deferred it before handing it over (see interactionHandoff.ts). */
+    state: 'new' | 'deferred' = 'new',
+  ) {
+    this.#rest = rest;
+    this.#interaction = interaction;
+    this.#initial = initial;
+    this.#state = state;
+  }
+
+  /** Whether the first response was sent. */
+  get answered(): boolean {
+    return this.#state !== 'new';
+  }
+
+  get deferred(): boolean {
+    return this.#state === 'deferred';
+  }
+
+  async #first(body: APIInteractionResponse, files?: RawFile[]): Promise<void> {
+    await this.#initial(body, files);
+    // Only once sent: a first response Discord refused leaves room for the error reply.
+    this.#state =
+      body.type === InteractionResponseType.DeferredChannelMessageWithSource ? 'deferred' : 'replied';
+  }
+
+  async reply(payload: MessagePayload, ephemeral: boolean): Promise<void> {
+    if (payload.files?.length) {
+      // A file is read first; the deferral keeps Discord's 3 s window while it is.
+      await this.defer(ephemeral);
+      await this.editReply(payload);
+      return;
+    }
+    await this.#first({
+      type: InteractionResponseType.ChannelMessageWithSource,
+      data: messageBody(payload, ephemeral) as never,
+    });
+  }
+
+  async defer(ephemeral: boolean): Promise<void> {
+    await this.#first({
+      type: InteractionResponseType.DeferredChannelMessageWithSource,
+      ...(ephemeral ? { data: { flags: MessageFlags.Ephemeral } } : {}),
+    });
+  }
+
+  /** A component's "working on it": the message stays as it is until edited. */
+  async deferUpdate(): Promise<void> {
+    await this.#first({ type: InteractionResponseType.DeferredMessageUpdate });
+  }
+
+  /** A component's answer: its message, edited. */
+  async update(payload: MessagePayload): Promise<void> {
+    await this.#first({ type: InteractionResponseType.UpdateMessage, data: messageBody(payload) as never });
+  }
+
+  async showModal(modal: ModalPayload): Promise<void> {
+    await this.#first({ type: InteractionResponseType.Modal, data: modal });
+  }
+
+  async suggest(choices: APIApplicationCommandOptionChoice[]): Promise<void> {
+    await this.#first({
+      type: InteractionResponseType.ApplicationCommandAutocompleteResult,
+      data: { choices },
+    });
+  }
+
+  /** Edit the deferred reply (or the message a deferred component sits on). */
+  async editReply(payload: MessagePayload): Promise<void> {
+    const files = await rawFiles(payload.files);
+    await this.#rest.patch(this.#webhookMessage('@original'), {
+      body: messageBody(payload),
+      auth: false,
+      ...(files.length > 0 ? { files } : {}),
+    });
+    this.#state = 'replied';
+  }
+
+  async deleteReply(): Promise<void> {
+    await this.#rest.delete(this.#webhookMessage('@original'), { auth: false });
+  }
+
+  async followUp(payload: MessagePayload, ephemeral: boolean): Promise<void> {
+    const files = await rawFiles(payload.files);
+    const { application_id: app, token } = this.#interaction;
+    await this.#rest.post(Routes.webhook(app, token), {
+      body: messageBody(payload, ephemeral),
+      auth: false,
+      ...(files.length > 0 ? { files } : {}),
+    });
+  }
+
+  #webhookMessage(messageId: string): `/${string}` {
+    const { application_id: app, token } = this.#interaction;
+    return Routes.webhookMessage(app, token, messageId);
+  }
+}

@@ -9,6 +9,7 @@ import {
   startFakeDiscord,
   type Tamper,
 } from '../../../fakes/discord/server.ts';
+import { startRoundRobin } from '../../../fakes/roundRobin.ts';
 
 const ALICE = '200000000000000001';
 const MAX_SKEW_SECONDS = 300;
@@ -243,5 +244,24 @@ describe('raw deliveries for attack tests', () => {
     await fake.deliverInteraction({ payload, tamper: 'tampered', url, sendInstead: 'raw text' });
     expect(JSON.parse(seen[0] ?? '').member.user.id).not.toBe(ALICE);
     expect(seen[1]).toBe('raw text');
+  });
+});
+
+describe('round robin', () => {
+  it('alternates upstreams per request and passes signed bodies through unchanged', async () => {
+    const a = await startEndpoint(reply, 'replica-a');
+    const b = await startEndpoint(reply, 'replica-b');
+    const upstreams = [new URL(a.url).origin, new URL(b.url).origin];
+    const balancer = await startRoundRobin(upstreams);
+    closers.push(() => balancer.close());
+    fake.useInteractionsEndpoint(`${balancer.url}/interactions`);
+    const servedBy: (string | null | undefined)[] = [];
+    for (let index = 0; index < 4; index += 1) {
+      const result = await fake.runCommand({ name: 'ping', userId: ALICE });
+      servedBy.push(result.delivery?.servedBy);
+    }
+    expect(servedBy).toEqual(['replica-a', 'replica-b', 'replica-a', 'replica-b']);
+    expect(balancer.served).toEqual([...upstreams, ...upstreams]);
+    expect([a.accepted.length, b.accepted.length, a.refused + b.refused]).toEqual([2, 2, 0]);
   });
 });

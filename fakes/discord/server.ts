@@ -412,7 +412,12 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     });
     if (http.url === null) dispatch(GatewayDispatchEvents.InteractionCreate, built.payload);
-    else void http.deliver({ id, token: interactionToken, kind: built.track.kind }, built.payload);
+    else
+      http
+        .deliver({ id, token: interactionToken, kind: built.track.kind }, built.payload)
+        .catch((error: unknown) =>
+          interactions.abandon(id, new Error(`fake Discord failed: ${String(error)}`)),
+        );
     return result;
   }
 

@@ -181,6 +181,45 @@ describe('HTTP interactions', () => {
     expect(fake.httpDeliveries[0]?.error).toContain(error);
   });
 
+  it('plays autocomplete, button clicks and modals over HTTP too', async () => {
+    const button = { type: 2, style: 1, custom_id: 'open', label: 'Open' };
+    const input = { type: 4, custom_id: 'address', label: 'Address', style: 1, required: true };
+    const modal = { custom_id: 'link', title: 'Link', components: [{ type: 1, components: [input] }] };
+    const endpoint = await startEndpoint(({ interaction }, res) => {
+      if (interaction.type === 4)
+        json(res, { type: 8, data: { choices: [{ name: 'vitalik.eth', value: 'v' }] } });
+      else if (interaction.type === 2)
+        json(res, { type: 4, data: { content: 'panel', components: [{ type: 1, components: [button] }] } });
+      else if (interaction.type === 3) json(res, { type: 9, data: modal });
+      else
+        json(res, {
+          type: 7,
+          data: { content: `linked ${interaction.data.components[0].components[0].value}` },
+        });
+    });
+    fake.useInteractionsEndpoint(endpoint.url);
+    const typed = await fake.typeInOption({
+      name: 'whois',
+      focused: 'identity',
+      value: 'vit',
+      userId: ALICE,
+    });
+    expect(typed.callbacks[0]?.data.choices).toEqual([{ name: 'vitalik.eth', value: 'v' }]);
+    const panel = await fake.runCommand({ name: 'panel', userId: ALICE });
+    if (!panel.message) throw new Error('no panel');
+    const opened = await fake.clickComponent({ message: panel.message, customId: 'open', userId: ALICE });
+    expect(opened.callbacks.map((c) => c.type)).toEqual([9]);
+    const submitted = await fake.submitModal({ opened, fields: { address: '0x1' } });
+    expect(submitted.message?.content).toBe('linked 0x1');
+    expect(submitted.message?.id).toBe(panel.message.id);
+    expect(fake.httpDeliveries.map((d) => [d.kind, d.status])).toEqual([
+      ['autocomplete', 200],
+      ['command', 200],
+      ['component', 200],
+      ['modal', 200],
+    ]);
+  });
+
   it('goes back to the gateway with useInteractionsEndpoint(null)', async () => {
     const endpoint = await startEndpoint(reply);
     fake.useInteractionsEndpoint(endpoint.url);
@@ -263,5 +302,26 @@ describe('round robin', () => {
     expect(servedBy).toEqual(['replica-a', 'replica-b', 'replica-a', 'replica-b']);
     expect(balancer.served).toEqual([...upstreams, ...upstreams]);
     expect([a.accepted.length, b.accepted.length, a.refused + b.refused]).toEqual([2, 2, 0]);
+  });
+
+  it('passes method, path, query and the answer status through', async () => {
+    const seen: string[] = [];
+    const server = createServer((req, res) => {
+      seen.push(`${req.method} ${req.url} ${req.headers['x-probe']}`);
+      res.writeHead(404, { 'x-served-by': 'only' }).end('nope');
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const balancer = await startRoundRobin([
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/base`,
+    ]);
+    closers.push(() => balancer.close());
+    const answer = await fetch(`${balancer.url}/x?y=1`, { method: 'DELETE', headers: { 'x-probe': 'p' } });
+    expect([answer.status, answer.headers.get('x-served-by'), await answer.text()]).toEqual([
+      404,
+      'only',
+      'nope',
+    ]);
+    expect(seen).toEqual(['DELETE /base/x?y=1 p']);
   });
 });

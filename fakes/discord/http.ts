@@ -41,9 +41,15 @@ export async function readBody(
     if (size > MAX_BODY_BYTES) return apiError(413, 40_005, 'Request entity too large');
     chunks.push(chunk as Buffer);
   }
-  const raw = Buffer.concat(chunks);
+  return parseBody(Buffer.concat(chunks), req.headers['content-type'] ?? '');
+}
+
+/** Parses a raw JSON or multipart (`payload_json` + `files[n]`) body; a 400 50109 when it does not parse. */
+export async function parseBody(
+  raw: Buffer,
+  contentType: string,
+): Promise<{ body: unknown; files: UploadedFile[] } | Answer> {
   if (raw.byteLength === 0) return { body: null, files: [] };
-  const contentType = req.headers['content-type'] ?? '';
   try {
     if (contentType.startsWith('multipart/form-data')) return await readMultipart(raw, contentType);
     if (contentType.startsWith('application/x-www-form-urlencoded')) {

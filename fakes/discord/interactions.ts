@@ -33,6 +33,23 @@ export interface InteractionResult {
   ackMs: number;
   /** ms from dispatch to the response being complete. */
   doneMs: number;
+  /** How the interaction went to an Interactions Endpoint URL; absent when it went over the gateway. */
+  delivery?: HttpDelivery;
+}
+
+/** One interaction POSTed to the bot's Interactions Endpoint URL, and what came back. */
+export interface HttpDelivery {
+  interactionId: string;
+  /** 'ping' for a validation PING. */
+  kind: TrackInput['kind'] | 'ping';
+  /** The HTTP status the endpoint answered; null when no answer came in time (or the connection failed). */
+  status: number | null;
+  /** The `X-Served-By` response header, if any (which replica answered behind a load balancer). */
+  servedBy: string | null;
+  /** ms from the POST to the whole response body. */
+  ms: number;
+  /** Why Discord would show "This interaction failed"; null when the response was accepted. */
+  error: string | null;
 }
 
 /** 'ack' resolves at the first callback; 'done' (default) once the visible response is complete. */
@@ -149,6 +166,12 @@ export class InteractionTracker {
     const tracked = this.#byId.get(interactionId);
     const callback = tracked?.result.callbacks.find((c) => c.type === InteractionResponseType.Modal);
     return tracked && callback ? { input: tracked.input, modal: asRecord(callback.data) ?? {} } : null;
+  }
+
+  /** Attaches how the interaction went over HTTP to its result (before its response is applied). */
+  recordDelivery(delivery: HttpDelivery): void {
+    const tracked = this.#byId.get(delivery.interactionId);
+    if (tracked) tracked.result.delivery = delivery;
   }
 
   /** Rejects an interaction that could not be dispatched. */

@@ -10,6 +10,7 @@ import {
 } from 'discord-api-types/v10';
 import { FakeGateway } from './gateway.ts';
 import { type Answer, apiError, type ParsedRequest, readBody, writeAnswer } from './http.ts';
+import { HttpInteractionDelivery, type HttpInteractionsApi } from './httpDelivery.ts';
 import {
   type AutocompleteInput,
   buildAutocompleteInteraction,
@@ -41,6 +42,14 @@ import {
 } from './state.ts';
 import { FakeWebhookEvents } from './webhookEvents.ts';
 
+export type {
+  DeliverInteractionInput,
+  EndpointAnswer,
+  HttpDelivery,
+  HttpInteractionsApi,
+  Tamper,
+} from './httpDelivery.ts';
+export { InteractionFailedError } from './httpDelivery.ts';
 export type { InteractionResult, WaitUntil } from './interactions.ts';
 export type { FakeOAuth } from './oauth.ts';
 export type { AuditEntry, FakeDiscordState, FakeGuild, FakeMessage, StoredFile } from './state.ts';
@@ -125,7 +134,7 @@ export interface SubmitModalInput extends ModalInput {
   until?: WaitUntil;
 }
 
-export interface FakeDiscord {
+export interface FakeDiscord extends HttpInteractionsApi {
   /** 'http://127.0.0.1:PORT/api': pass as the Client's `rest.api` (DISCORD_API_URL). */
   readonly apiUrl: string;
   /** 'ws://127.0.0.1:PORT', also what `GET /gateway/bot` answers. */
@@ -176,6 +185,8 @@ export interface FakeDiscord {
   clickComponent(input: ClickComponentInput): Promise<InteractionResult>;
   /** Plays the same user submitting the modal the bot showed; inputs are checked against the modal. */
   submitModal(input: SubmitModalInput): Promise<InteractionResult>;
+  /** The interaction JSON `runCommand` would send (fresh id and token), without sending or tracking it. */
+  buildCommandInteraction(input: CommandInput): ReturnType<typeof buildCommandInteraction>;
   /** Sends any gateway dispatch to the connected bot(s): to the shard that serves its guild. */
   dispatch(event: string, data: unknown): void;
   /** [shard_id, num_shards] of each identified gateway session. */
@@ -256,11 +267,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         .map((guild) => toGuildCreate(guild, botUser.id, (intents & GatewayIntentBits.GuildPresences) !== 0)),
     memberChunks: (request) => memberChunks(state, request),
   });
-  const interactions = new InteractionTracker({
-    state,
-    origin,
+  const ackDeadlineMs = options.interactionAckDeadlineMs ?? 3000;
+  const interactions = new InteractionTracker({ state, origin, applicationId, ackDeadlineMs });
+  const http = new HttpInteractionDelivery({
     applicationId,
-    ackDeadlineMs: options.interactionAckDeadlineMs ?? 3000,
+    tracker: interactions,
+    ackDeadlineMs,
+    sign: (body, timestampSeconds) => webhookEvents.sign(body, timestampSeconds),
   });
   const dispatch = (event: string, data: unknown) => gateway.dispatch(event, data);
   const rest: RestContext = {
@@ -381,9 +394,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       track: Omit<Parameters<InteractionTracker['track']>[0], 'id' | 'token' | 'until' | 'timeoutMs'>;
     },
   ): Promise<InteractionResult> {
-    if (!gateway.hasSession) return Promise.reject(new Error('no bot is connected to the fake gateway'));
+    if (http.url === null && !gateway.hasSession)
+      return Promise.reject(new Error('no bot is connected to the fake gateway'));
     const id = nextSnowflake();
-    const interactionToken = `fake-interaction.${id}.${randomBytes(12).toString('hex')}`;
+    const interactionToken = newInteractionToken(id);
     let built: ReturnType<typeof build>;
     try {
       built = build(id, interactionToken);
@@ -397,7 +411,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       until: input.until ?? 'done',
       timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     });
-    dispatch(GatewayDispatchEvents.InteractionCreate, built.payload);
+    if (http.url === null) dispatch(GatewayDispatchEvents.InteractionCreate, built.payload);
+    else
+      http
+        .deliver({ id, token: interactionToken, kind: built.track.kind }, built.payload)
+        .catch((error: unknown) =>
+          interactions.abandon(id, new Error(`fake Discord failed: ${String(error)}`)),
+        );
     return result;
   }
 
@@ -413,6 +433,19 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     requests,
     oauth,
     webhookEvents,
+    applicationPublicKey: webhookEvents.publicKey,
+    get interactionsEndpoint() {
+      return http.url;
+    },
+    httpDeliveries: http.deliveries,
+    useInteractionsEndpoint: (url) => http.use(url),
+    saveInteractionsEndpoint: (url) => http.save(url),
+    pingInteractionsEndpoint: (url) => http.ping(url),
+    deliverInteraction: (input) => http.raw(input),
+    buildCommandInteraction(input) {
+      const id = nextSnowflake();
+      return buildCommandInteraction({ state, applicationId }, input, id, newInteractionToken(id));
+    },
     state,
     addGuild(input = {}) {
       const guild = createGuild(state, input);
@@ -588,6 +621,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
   };
   return fake;
+}
+
+function newInteractionToken(id: string): string {
+  return `fake-interaction.${id}.${randomBytes(12).toString('hex')}`;
 }
 
 /** A bug in the fake must still be answered and recorded, not hang the client. */

@@ -110,9 +110,14 @@ export class FakeWebhookEvents {
     });
   }
 
+  /** The signature headers for `body` made with the application's private key (as Discord signs). */
+  sign(body: string, timestampSeconds?: number): ReturnType<typeof signedHeaders> {
+    return signedHeaders(this.#privateKey, body, timestampSeconds);
+  }
+
   async #deliver(url: string, type: string, event: APIWebhookEvent): Promise<EventDelivery> {
     const body = JSON.stringify(event);
-    const answer = await postEvent(url, body, signedHeaders(this.#privateKey, body));
+    const answer = await postEvent(url, body, this.sign(body));
     this.deliveries.push({ type, status: answer.status });
     return answer;
   }

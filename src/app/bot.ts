@@ -10,19 +10,20 @@ import { commandsFor } from '../../commands/index.ts';
 import { createRecentLookups } from '../cache/index.ts';
 import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
-import { Cooldown } from '../discord/cooldown.ts';
+import { HandoffInbox } from '../discord/interactionHandoff.ts';
 import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oauth.ts';
 import { callbackResponse, Responder } from '../discord/responder.ts';
-import { createRouter, type InteractionRouter } from '../discord/router.ts';
+import type { InteractionRouter } from '../discord/router.ts';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
 import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
-import { MEMBER_LIST_PAGES_PER_SECOND } from '../gating/roles/discordReads.ts';
+import { MEMBER_LIST_PAGES_PER_SECOND, servesGuild } from '../gating/roles/discordReads.ts';
 import { GatingService } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
 import { gatingNoticeText } from '../render/gatingNotices.ts';
 import { openStore } from '../store/index.ts';
 import type { GatingStore } from '../store/types.ts';
+import type { InteractionEndpoint } from '../web/interactions.ts';
 import { type OpsChecks, type OpsServers, startOpsServers, startPagesServer } from '../web/listeners.ts';
 import type { ReadinessCheck } from '../web/ops.ts';
 import type { WebServer } from '../web/server.ts';
@@ -30,6 +31,7 @@ import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { countRecheck, countRoleEdits, recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
+import { httpEndpoint, interactionRouter } from './interactionRouting.ts';
 
 export interface Bot {
   client: Client;
@@ -135,6 +137,13 @@ async function startGating(input: {
   store?: GatingStore | undefined;
   /** In a shard process: its shards. No HTTP server; verified signatures arrive through the store. */
   shards: ShardSlice | undefined;
+  /**
+   * The gateway worker of an INTERACTIONS=http deployment: the web replicas serve the pages; signatures
+   * and gating interactions arrive through the store.
+   */
+  worker: boolean;
+  /** INTERACTIONS=http in one process: `POST /interactions` on the pages' server. */
+  interactions?: InteractionEndpoint;
   metrics: BotMetrics;
 }): Promise<GatingParts> {
   const { config, logger } = input;
@@ -151,6 +160,8 @@ async function startGating(input: {
             memberListPagesPerSecond: MEMBER_LIST_PAGES_PER_SECOND / input.shards.processes,
           }
         : {}),
+      // The replicas cannot nudge a worker on another machine: it looks often.
+      ...(input.worker && !input.shards ? { signedProofInbox: { pollMs: 500 } } : {}),
       onRechecked: (event) => countRecheck(input.metrics, event),
       store,
       web3bio: input.web3bio,
@@ -162,20 +173,22 @@ async function startGating(input: {
       confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
       auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     });
-    const verifyServer = input.shards
-      ? null
-      : await startPagesServer(
-          config,
-          {
-            store,
-            siwe,
-            ...(oauth ? { oauth } : {}),
-            ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
-            onVerified: (result) => service.verification.completeSignature(result),
-            logger: logger.child({ module: 'web' }),
-          },
-          DEFAULT_HTTP_PORT,
-        );
+    const verifyServer =
+      input.shards || input.worker
+        ? null
+        : await startPagesServer(
+            config,
+            {
+              store,
+              siwe,
+              ...(oauth ? { oauth } : {}),
+              ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
+              ...(input.interactions ? { interactions: input.interactions } : {}),
+              onVerified: (result) => service.verification.completeSignature(result),
+              logger: logger.child({ module: 'web' }),
+            },
+            DEFAULT_HTTP_PORT,
+          );
     return {
       service,
       store,
@@ -230,12 +243,19 @@ export async function startBot(options: {
   const { config, logger, web3bio } = options;
   const metrics = options.metrics ?? createMetrics();
   const commands = options.commands ?? commandsFor(config);
-  const cooldown = new Cooldown({
-    limit: config.USER_COOLDOWN_COMMANDS,
-    windowMs: config.USER_COOLDOWN_SECONDS * 1_000,
-  });
   const sharded = options.shards !== undefined;
+  const overHttp = config.INTERACTIONS === 'http';
+  // INTERACTIONS=http, PROCESS_ROLE=gateway: gating for the web replicas, whose gating interactions arrive through the store.
+  const worker = overHttp && config.PROCESS_ROLE === 'gateway';
   const client = createDiscordClient(config, options.shards, options.discordCaches);
+  // The endpoint is on the pages' server, made before the router it dispatches to.
+  let routeInteraction: InteractionEndpoint['dispatch'] = async () => {};
+  const interactions: InteractionEndpoint | undefined =
+    overHttp && !worker
+      ? httpEndpoint(config, client.rest, (interaction, responder) =>
+          routeInteraction(interaction, responder),
+        )
+      : undefined;
   // Linked Roles alone also run in the gating module (store, page, re-checks), without the GuildMembers intent.
   const gating =
     config.GATING_ENABLED || config.LINKED_ROLES_ENABLED
@@ -246,6 +266,8 @@ export async function startBot(options: {
           client,
           store: options.store,
           shards: options.shards,
+          worker,
+          ...(interactions ? { interactions } : {}),
           metrics,
         })
       : undefined;
@@ -257,19 +279,18 @@ export async function startBot(options: {
     recentLookups,
     ...(gating ? { gating: gating.service } : {}),
   };
-  const router = createRouter({
-    commands,
-    deps,
-    cooldown,
-    onAnswered: ({ name, outcome, ms }) => {
-      metrics.interactions.inc({ command: name, outcome });
-      metrics.answerSeconds.observe({ command: name }, ms / 1_000);
-    },
-  });
+  const router = interactionRouter(config, deps, metrics, commands);
+  routeInteraction = (interaction, responder) => router.handle(interaction, responder);
   countRoleEdits(client, metrics);
   let http: OpsServers = { close: async () => {} };
   try {
-    if (!sharded) http = await startOpsServers({ config, logger, ...botOpsChecks(client, gating, metrics) });
+    if (!sharded)
+      http = await startOpsServers({
+        config,
+        logger,
+        ...botOpsChecks(client, gating, metrics),
+        ...(interactions && !gating ? { interactions } : {}),
+      });
   } catch (error) {
     await recentLookups.close();
     if (gating) await stopGating(gating, logger);
@@ -277,7 +298,8 @@ export async function startBot(options: {
   }
 
   // Interactions are read raw, as Discord sent them: the router works on the same JSON an HTTP POST carries.
-  let taking = true;
+  // With an Interactions Endpoint URL set, Discord sends none over the gateway.
+  let taking = !overHttp;
   const onInteraction = (interaction: APIInteraction, shard: number) => {
     if (!taking) return;
     const responder = new Responder(client.rest, interaction, callbackResponse(client.rest, interaction));
@@ -319,6 +341,17 @@ export async function startBot(options: {
     throw error;
   }
   gating?.service.start();
+  const inbox =
+    worker && gating
+      ? new HandoffInbox({
+          store: gating.store,
+          logger: logger.child({ module: 'handoff' }),
+          rest: client.rest,
+          run: (interaction, responder) => router.handle(interaction, responder),
+          ownsGuild: (guildId) => servesGuild(client, guildId),
+        })
+      : undefined;
+  inbox?.start();
   logger.info(
     {
       user: client.user?.tag,
@@ -353,6 +386,7 @@ export async function startBot(options: {
         new Promise<false>((resolve) => setTimeout(resolve, graceMs, false).unref()),
       ]);
       if (!drained) logger.warn({ inFlight: router.inFlight }, 'stopping with interactions still in flight');
+      await inbox?.stop();
       // Role edits in progress finish (bounded) while the client can still reach Discord.
       if (gating) await stopGating(gating, logger);
       await http.close();

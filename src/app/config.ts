@@ -97,6 +97,8 @@ export const ConfigSchema = z.object({
   IPFS_GATEWAY: withDefault(httpUrl, 'https://ipfs.io'),
   USER_COOLDOWN_COMMANDS: withDefault(z.coerce.number().int().min(0).max(1_000), 5),
   USER_COOLDOWN_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 30),
+  INTERACTIONS: withDefault(z.enum(['gateway', 'http']), 'gateway'),
+  PROCESS_ROLE: withDefault(z.enum(['all', 'web', 'gateway']), 'all'),
   DEFER_AFTER_MS: withDefault(z.coerce.number().int().min(0).max(2_500), 1_200),
 
   DATA_DIR: withDefault(z.string(), './data'),
@@ -248,6 +250,28 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   if (env.SHARD_COUNT?.trim() && gatingOrLinked && !env.DATABASE_URL?.trim()) {
     problems.push(
       'SHARD_COUNT with gating or Linked Roles needs DATABASE_URL (every shard process shares one PostgreSQL store)',
+    );
+  }
+  if (env.INTERACTIONS?.trim() === 'http') {
+    const missing = (['DISCORD_PUBLIC_KEY', 'PUBLIC_URL'] as const).filter((key) => !env[key]?.trim());
+    if (missing.length > 0) {
+      problems.push(
+        `INTERACTIONS=http needs ${missing.join(' and ')}: Discord signs each interaction with the app's public key (General Information > Public Key), and POSTs it to PUBLIC_URL/interactions (set that as the Interactions Endpoint URL)`,
+      );
+    }
+  } else if (env.PROCESS_ROLE?.trim() && env.PROCESS_ROLE.trim() !== 'all') {
+    problems.push(
+      'PROCESS_ROLE=web or gateway splits INTERACTIONS=http deployments: set INTERACTIONS=http too',
+    );
+  }
+  if (env.PROCESS_ROLE?.trim() === 'web' && env.SHARD_COUNT?.trim()) {
+    problems.push(
+      'PROCESS_ROLE=web opens no gateway connection: SHARD_COUNT belongs to the PROCESS_ROLE=gateway worker',
+    );
+  }
+  if (env.PROCESS_ROLE?.trim() === 'web' && gatingOrLinked && !env.DATABASE_URL?.trim()) {
+    problems.push(
+      'PROCESS_ROLE=web with gating or Linked Roles needs DATABASE_URL: web replicas and the gateway worker share one PostgreSQL store',
     );
   }
   const metricsHost = env.METRICS_HOST?.trim() || '127.0.0.1';

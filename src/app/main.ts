@@ -4,6 +4,7 @@ import { createLogger } from '../ops/log.ts';
 import { createMetrics } from '../ops/metrics.ts';
 import { startBot } from './bot.ts';
 import { ConfigError, ConfigSchema, configSecrets, loadConfig } from './config.ts';
+import { runsAsWebReplica, startWebReplica } from './httpMode.ts';
 import { joinShardManager, shardProcessSlice, startShardManager } from './sharding.ts';
 import { createWeb3BioFromConfig } from './wiring.ts';
 
@@ -36,7 +37,15 @@ async function main(): Promise<void> {
   const web3bio = createWeb3BioFromConfig(config, log, metrics);
 
   let stop: () => Promise<void>;
-  if (config.SHARD_COUNT !== undefined && !shardProcess) {
+  if (runsAsWebReplica(config)) {
+    // INTERACTIONS=http without a gateway connection (httpMode.ts).
+    const replica = await startWebReplica({ config, logger, web3bio, metrics });
+    const stopHeartbeat = await startHeartbeat(config.DATA_DIR, () => true);
+    stop = async () => {
+      stopHeartbeat();
+      await replica.stop();
+    };
+  } else if (config.SHARD_COUNT !== undefined && !shardProcess) {
     // The shard manager: spawns this entry point once per process of shards, serves HTTP once.
     const manager = await startShardManager({
       config,

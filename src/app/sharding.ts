@@ -14,19 +14,14 @@ import type { RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
 import { ClusterClient, ClusterManager, getInfo } from 'discord-hybrid-sharding';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
 import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
-import { handOffSignedProof } from '../gating/proofs/signedProofs.ts';
-import { IntervalScheduler } from '../gating/rechecks/scheduler.ts';
-import { Evaluator } from '../gating/rules/evaluation.ts';
-import { createLinkedRoles, linkedRoleRechecks } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
-import type { GatingStore } from '../store/types.ts';
-import { type OpsServers, startOpsServers, startPagesServer } from '../web/listeners.ts';
-import type { WebServer } from '../web/server.ts';
+import type { OpsServers } from '../web/listeners.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
-import { type Bot, openGatingStore, type ShardSlice, signInConfig } from './bot.ts';
-import { recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
-import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
+import type { Bot, ShardSlice } from './bot.ts';
+import { recordGatewayPings } from './botMetrics.ts';
+import type { Config } from './config.ts';
+import { startWebTier, type WebTier } from './webTier.ts';
 
 /** The IPC messages between the manager and its shard processes. */
 type ShardMessage = { kind: 'metrics' } | { kind: 'signed-proof'; guildId: string };
@@ -131,96 +126,34 @@ export async function startShardManager(o: {
 }
 
 /** The manager's HTTP side: verification pages (proofs handed to the shards), Linked Roles, ops. */
-async function startManagerHttp(o: {
+function startManagerHttp(o: {
   config: Config;
   logger: Logger;
   metrics: BotMetrics;
   web3bio: Web3BioClient;
   manager: ClusterManager;
   processes: number;
-}): Promise<{ verifyServer: WebServer | null; ops: OpsServers; close(): Promise<void> }> {
-  const { config, logger, metrics, manager } = o;
-  const gatingHttp =
-    (config.GATING_ENABLED || config.LINKED_ROLES_ENABLED) && config.PUBLIC_URL !== undefined;
-  const store: GatingStore | null = gatingHttp ? await openGatingStore(config) : null;
-  const stops: (() => Promise<void> | void)[] = [];
-  const close = async () => {
-    for (const stop of stops.splice(0).reverse()) {
-      await Promise.resolve()
-        .then(stop)
-        .catch((error: unknown) => logger.warn({ err: error }, 'could not stop part of the shard manager'));
-    }
-  };
-  try {
-    let verifyServer: WebServer | null = null;
-    if (store && config.PUBLIC_URL) {
-      stops.push(() => store.close());
-      const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
-      const evaluator = new Evaluator({ web3bio: o.web3bio, store, logger, now: Date.now });
-      const linked =
-        config.LINKED_ROLES_ENABLED && oauth && key
-          ? createLinkedRoles({
-              store,
-              evaluator,
-              logger,
-              now: Date.now,
-              oauth,
-              key,
-              confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
-            })
-          : null;
-      if (linked) {
-        const scheduler = new IntervalScheduler({
-          intervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
-          logger,
-        });
-        const timer = linkedRoleRechecks(linked.service, scheduler, logger);
-        timer.start();
-        stops.push(() => timer.stop());
-      }
-      const nudge = (guildId: string) => {
-        const message: ShardMessage = { kind: 'signed-proof', guildId };
-        manager.broadcast(message as never).catch(() => undefined);
-      };
-      const server = await startPagesServer(
-        config,
-        {
-          store,
-          siwe,
-          ...(oauth ? { oauth } : {}),
-          ...(linked ? { linkedRoles: linked.pages } : {}),
-          onVerified: (proof) => handOffSignedProof(store, proof, { nudge }),
-          logger: logger.child({ module: 'web' }),
-        },
-        DEFAULT_HTTP_PORT,
-      );
-      verifyServer = server;
-      stops.push(() => server.close());
-    }
-    const ops = await startOpsServers({
-      config,
-      logger,
-      publicPort: !gatingHttp,
-      readiness: {
-        shards: () => {
-          if (!allReady(manager, o.processes)) throw new Error('not every shard process is ready');
-        },
-        ...(store ? { store: async () => void (await store.pendingRoleChanges()) } : {}),
+}): Promise<WebTier> {
+  const { manager } = o;
+  return startWebTier({
+    ...o,
+    // A sharded gateway worker (INTERACTIONS=http, PROCESS_ROLE=gateway) leaves the pages to the web replicas.
+    pages: o.config.PROCESS_ROLE !== 'gateway',
+    linkedRoleRechecks: true,
+    nudge: (guildId) => {
+      const message: ShardMessage = { kind: 'signed-proof', guildId };
+      manager.broadcast(message as never).catch(() => undefined);
+    },
+    readiness: {
+      shards: () => {
+        if (!allReady(manager, o.processes)) throw new Error('not every shard process is ready');
       },
-      beforeScrape: async () => {
-        if (store) await scrapeGatingStore(store, metrics);
-      },
-      registry: {
-        contentType: metrics.registry.contentType,
-        metrics: () => summedMetrics(manager, metrics),
-      },
-    });
-    stops.push(() => ops.close());
-    return { verifyServer, ops, close };
-  } catch (error) {
-    await close();
-    throw error;
-  }
+    },
+    registry: {
+      contentType: o.metrics.registry.contentType,
+      metrics: () => summedMetrics(manager, o.metrics),
+    },
+  });
 }
 
 function allReady(manager: ClusterManager, processes: number): boolean {

@@ -283,6 +283,22 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX gating_due_checks_by_time ON gating_due_checks (due_at);
     `,
   },
+  {
+    version: 14,
+    name: 'interactions a web replica hands to the gateway worker (INTERACTIONS=http, PROCESS_ROLE=web)',
+    sql: ({ types: t }) => `
+      CREATE TABLE interaction_handoffs (
+        id ${t.autoId},
+        guild_id TEXT NOT NULL,
+        interaction ${t.json} NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        claim_token TEXT,
+        lease_until ${t.bigint},
+        created_at ${t.bigint} NOT NULL
+      );
+      CREATE INDEX interaction_handoffs_by_id ON interaction_handoffs (lease_until, id);
+    `,
+  },
 ];
 
 /**

@@ -2,6 +2,7 @@ import type { SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
 import { createSqlDueChecks } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
+import { createSqlHandoffs } from './sqlHandoffs.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
 import { createSqlNonces } from './sqlNonces.ts';
 import { createSqlPendingLosses } from './sqlPendingLosses.ts';
@@ -152,6 +153,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
   return {
     ...createSqlRoleConnections(driver, now),
     ...createSqlSignedProofs(driver, now, leaseMs),
+    ...createSqlHandoffs(driver, now, leaseMs),
     ...createSqlPendingLosses(driver, mappers),
     ...createSqlAuditEvents(driver, mappers),
     ...createSqlNonces(driver, now, mappers),

@@ -5,6 +5,7 @@
 import type { CredentialSet } from '../web3bio/types.ts';
 import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
+import type { HandoffStore } from './handoffTypes.ts';
 import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
@@ -205,7 +206,8 @@ export interface GatingStore
     SignedProofStore,
     VerifyPanelStore,
     ExemptionStore,
-    DueCheckStore {
+    DueCheckStore,
+    HandoffStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

@@ -1,6 +1,6 @@
 /**
  * The bot's one web app (Fastify): the signing page behind PUBLIC_URL, the Discord sign-in, the
- * Linked Roles pages, Discord's webhook events, and the operator's routes. Every answer carries strict
+ * Linked Roles pages, Discord's webhook events, interactions over HTTP, and the operator's routes. Every answer carries strict
  * security headers (helmet's, worked out once at start) and is never cached; every route has a
  * per-client limit (limits.ts); bodies are read only up to each route's limit; errors answer without
  * details.
@@ -13,6 +13,7 @@ import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerFac
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
+import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
 import { DEFAULT_LIMITS, LimitError, registerLimits, type WebLimitSettings } from './limits.ts';
 import { registerLinkedRoleRoutes } from './linkedRoles/routes.ts';
 import { type OpsRoutesOptions, registerOpsRoutes } from './ops.ts';
@@ -39,6 +40,8 @@ export interface WebAppOptions extends Partial<SigningPagesSetup> {
    */
   linkedRoles?: LinkedRolePagesSetup;
   serverFactory?: FastifyServerFactory;
+  /** INTERACTIONS=http: `POST /interactions`, the Interactions Endpoint URL. */
+  interactions?: InteractionEndpoint;
 }
 
 /**
@@ -154,6 +157,7 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       }
     });
   }
+  if (o.interactions) registerInteractions(app, o.interactions, log);
   const linked = o.linkedRoles;
   if (linked?.oauth.publicKey) {
     new WebhookEventReceiver({

@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import { type Config, isLoopbackHost } from '../app/config.ts';
 import { closeRedisClient, createRedisClient, untilRedisReady } from '../cache/redisStore.ts';
 import type { Logger } from '../ops/log.ts';
+import type { InteractionEndpoint } from './interactions.ts';
 import type { MetricsSource, ReadinessCheck } from './ops.ts';
 import { startWebServer, type WebServer, type WebServerOptions } from './server.ts';
 
@@ -55,6 +56,8 @@ export async function startOpsServers(
       | 'TRUST_PROXY'
     >;
     logger: Logger;
+    /** INTERACTIONS=http without the pages' server: `POST /interactions` on the HTTP_PORT listener. */
+    interactions?: InteractionEndpoint;
   },
 ): Promise<OpsServers> {
   const { config, logger } = input;
@@ -87,6 +90,7 @@ export async function startOpsServers(
           port: publicPort,
           host: config.HTTP_HOST,
           logger: opsLogger,
+          ...(input.interactions ? { interactions: input.interactions } : {}),
           ops: {
             ...common,
             metrics: config.METRICS_PORT === undefined ? input.registry : false,

@@ -6,55 +6,18 @@
  * @see https://discord.com/developers/docs/events/webhook-events
  */
 
-import { ed25519 } from '@noble/curves/ed25519';
 import { ApplicationWebhookEventType, ApplicationWebhookType } from 'discord-api-types/v10';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { LinkedRoleService } from '../gating/linkedRoles/linkedRoleService.ts';
+import { checkDiscordSignature, header, parseJson, SeenSignatures } from './discordSignature.ts';
 import type { WebLimiters } from './limits.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
 
 export const WEBHOOK_EVENTS_PATH = '/discord/events';
-/** A signature made longer ago (or further ahead) than this is refused, so a captured event cannot be replayed later. */
-export const MAX_EVENT_AGE_MS = 5 * 60_000;
 /** Discord's events carry a user or an entitlement at most; a larger body is not Discord's. */
 export const MAX_EVENT_BODY_BYTES = 64 * 1024;
-/** Signatures remembered within MAX_EVENT_AGE_MS, so the same delivery acts once. */
-const MAX_REMEMBERED = 10_000;
-const SIGNATURE_SHAPE = /^[0-9a-fA-F]{128}$/;
-/** Unix seconds, as Discord sends them. */
-const TIMESTAMP_SHAPE = /^\d{1,12}$/;
 const SNOWFLAKE = /^\d{17,20}$/;
-
-export type EventSignatureCheck = 'ok' | 'missing' | 'stale' | 'bad_signature';
-
-/**
- * Whether a request carries Discord's signature: both headers present, the timestamp within
- * `maxAgeMs` of `now`, and a valid ed25519 signature by `publicKey` (hex) over timestamp + raw body.
- */
-export function checkEventSignature(input: {
-  publicKey: string;
-  signature: string | undefined;
-  timestamp: string | undefined;
-  body: Uint8Array;
-  now: number;
-  maxAgeMs?: number;
-}): EventSignatureCheck {
-  const { signature, timestamp } = input;
-  if (!signature || !timestamp) return 'missing';
-  if (!SIGNATURE_SHAPE.test(signature) || !TIMESTAMP_SHAPE.test(timestamp)) return 'bad_signature';
-  // The cheap check first: a flood of old or made-up timestamps costs no curve arithmetic.
-  if (Math.abs(input.now - Number(timestamp) * 1_000) > (input.maxAgeMs ?? MAX_EVENT_AGE_MS)) return 'stale';
-  try {
-    const signed = Buffer.concat([Buffer.from(timestamp, 'utf8'), input.body]);
-    const valid = ed25519.verify(Buffer.from(signature, 'hex'), signed, Buffer.from(input.publicKey, 'hex'), {
-      zip215: false,
-    });
-    return valid ? 'ok' : 'bad_signature';
-  } catch {
-    return 'bad_signature';
-  }
-}
 
 const RawWebhookEvent = z.object({
   application_id: z.string(),
@@ -76,8 +39,7 @@ export interface WebhookEventsOptions {
 /** Receives the app's webhook events: checks each, answers Discord at once, then acts on it. */
 export class WebhookEventReceiver {
   readonly #o: WebhookEventsOptions;
-  /** Signature -> when it stops being accepted anyway (insertion order is age order). */
-  readonly #seen = new Map<string, number>();
+  readonly #seen = new SeenSignatures();
 
   constructor(options: WebhookEventsOptions) {
     this.#o = options;
@@ -101,7 +63,7 @@ export class WebhookEventReceiver {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const now = this.#o.now();
     const signature = header(request, 'x-signature-ed25519');
-    const check = checkEventSignature({
+    const check = checkDiscordSignature({
       publicKey: this.#o.publicKey,
       signature,
       timestamp: header(request, 'x-signature-timestamp'),
@@ -120,7 +82,7 @@ export class WebhookEventReceiver {
       return sendJson(reply, 400, { ok: false, message: 'Malformed event.' });
     // Discord wants the acknowledgement within 3 seconds; the work happens after it.
     reply.code(204).send();
-    if (!this.#firstSighting(signature ?? '', now)) return reply;
+    if (!this.#seen.firstSighting(signature ?? '', now)) return reply;
     if (parsed.data.application_id !== this.#o.applicationId) {
       this.#o.logger.warn({ route: WEBHOOK_EVENTS_PATH }, 'webhook event for another application ignored');
       return reply;
@@ -141,31 +103,6 @@ export class WebhookEventReceiver {
     const userId = parsed.data.user.id;
     if (!(await this.#o.service.forgetDeauthorized(userId, at)))
       this.#o.logger.info({ userId }, 'member deauthorized the app; no stored connection older than that');
-  }
-
-  /** False when this signature was already acted on (a repeated delivery, or a replay within the window). */
-  #firstSighting(signature: string, now: number): boolean {
-    for (const [seen, until] of this.#seen) {
-      if (until > now && this.#seen.size < MAX_REMEMBERED) break;
-      this.#seen.delete(seen);
-    }
-    const key = signature.toLowerCase();
-    if (this.#seen.has(key)) return false;
-    this.#seen.set(key, now + 2 * MAX_EVENT_AGE_MS);
-    return true;
-  }
-}
-
-function header(request: FastifyRequest, name: string): string | undefined {
-  const value = request.headers[name];
-  return typeof value === 'string' ? value : undefined;
-}
-
-function parseJson(body: Buffer): unknown {
-  try {
-    return JSON.parse(body.toString('utf8'));
-  } catch {
-    return undefined;
   }
 }
 

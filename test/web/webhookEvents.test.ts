@@ -7,12 +7,8 @@ import { ed25519 } from '@noble/curves/ed25519';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postEvent, signedHeaders } from '../../fakes/discord/webhookEvents.ts';
-import {
-  checkEventSignature,
-  MAX_EVENT_AGE_MS,
-  WEBHOOK_EVENTS_PATH,
-  WebhookEventReceiver,
-} from '../../src/web/webhookEvents.ts';
+import { checkDiscordSignature, MAX_SIGNATURE_AGE_MS } from '../../src/web/discordSignature.ts';
+import { WEBHOOK_EVENTS_PATH, WebhookEventReceiver } from '../../src/web/webhookEvents.ts';
 
 const APP_ID = '111111111111111111';
 const ALICE = '222222222222222222';
@@ -35,13 +31,13 @@ function deauthorization(userId = ALICE, extra: object = {}): string {
   });
 }
 
-describe('checkEventSignature', () => {
+describe('checkDiscordSignature', () => {
   const check = (
     body: string,
     headers: Partial<Record<'x-signature-ed25519' | 'x-signature-timestamp', string>>,
     nowS = NOW_S,
   ) =>
-    checkEventSignature({
+    checkDiscordSignature({
       publicKey: PUBLIC_KEY,
       signature: headers['x-signature-ed25519'],
       timestamp: headers['x-signature-timestamp'],
@@ -67,7 +63,7 @@ describe('checkEventSignature', () => {
 
   it('refuses a signature made more than 5 minutes away from now (a replay), either way', () => {
     const body = deauthorization();
-    const maxAgeS = MAX_EVENT_AGE_MS / 1_000;
+    const maxAgeS = MAX_SIGNATURE_AGE_MS / 1_000;
     expect(check(body, signedHeaders(DISCORD_KEY, body, NOW_S - maxAgeS - 1))).toBe('stale');
     expect(check(body, signedHeaders(DISCORD_KEY, body, NOW_S + maxAgeS + 1))).toBe('stale');
     expect(check(body, signedHeaders(DISCORD_KEY, body, NOW_S - maxAgeS))).toBe('ok');

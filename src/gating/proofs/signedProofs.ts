@@ -6,6 +6,7 @@
  * queued while its shard restarts waits in the store, and a claim that lapses (the process died mid-proof)
  * is taken over.
  */
+import { CoalescedPoller } from '../../ops/coalescedPoller.ts';
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore, JsonValue, NonceRecord } from '../../store/types.ts';
 import { delay } from '../roles/discordReads.ts';
@@ -75,57 +76,41 @@ export interface SignedProofInboxOptions {
 /** Claims and links, in a shard process, the queued proofs of the guilds its shards serve. */
 export class SignedProofInbox {
   readonly #o: Required<SignedProofInboxOptions>;
-  #timer: NodeJS.Timeout | null = null;
-  #draining: Promise<void> | null = null;
-  #again = false;
-  #stopping = false;
+  readonly #poller: CoalescedPoller;
 
   constructor(options: SignedProofInboxOptions) {
     this.#o = { pollMs: 5_000, maxAttempts: 5, ...options };
+    this.#poller = new CoalescedPoller({
+      look: () => this.#drain(),
+      pollMs: this.#o.pollMs,
+      logger: this.#o.logger,
+      what: 'signed-proof inbox',
+    });
   }
 
   /** Look now, then every `pollMs`. */
   start(): void {
-    if (this.#timer || this.#stopping) return;
-    this.#timer = setInterval(() => this.nudge(), this.#o.pollMs);
-    this.#timer.unref();
-    this.nudge();
+    this.#poller.start();
   }
 
   /** Look for proofs now (coalesced with a look in progress). */
   nudge(): void {
-    if (this.#stopping) return;
-    if (this.#draining) {
-      this.#again = true;
-      return;
-    }
-    this.#draining = this.#drain()
-      .catch((error: unknown) => this.#o.logger.error({ err: error }, 'signed-proof inbox failed'))
-      .finally(() => {
-        this.#draining = null;
-        if (this.#again) {
-          this.#again = false;
-          this.nudge();
-        }
-      });
+    this.#poller.nudge();
   }
 
   /** Resolves when no look is in progress (tests). */
   async idle(): Promise<void> {
-    while (this.#draining) await this.#draining;
+    await this.#poller.idle();
   }
 
   async stop(): Promise<void> {
-    this.#stopping = true;
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    await this.idle();
+    await this.#poller.stop();
   }
 
   async #drain(): Promise<void> {
     const { store, logger, ownsGuild, complete, maxAttempts } = this.#o;
     for (const open of await store.openSignedProofs(100)) {
-      if (this.#stopping) return;
+      if (this.#poller.stopping) return;
       if (!ownsGuild(open.guildId)) continue;
       const claim = await store.claimSignedProof(open.id);
       if (!claim) continue;

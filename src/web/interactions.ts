@@ -1,0 +1,117 @@
+/**
+ * `POST /interactions`, the Interactions Endpoint URL (INTERACTIONS=http): Discord POSTs each interaction
+ * here, signed with ed25519 over `X-Signature-Timestamp` + the raw body. Anything unsigned, signed by
+ * another key, stale, tampered with or replayed is refused with 401 before it is parsed; Discord's PING
+ * gets its PONG; everything else goes to the router, whose first response becomes this response's body
+ * (later answers use the interaction's webhook).
+ * @see https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint
+ */
+import type { REST } from '@discordjs/rest';
+import { type APIInteraction, InteractionResponseType, InteractionType } from 'discord-api-types/v10';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import { Responder } from '../discord/responder.ts';
+import { checkDiscordSignature, header, parseJson, SeenSignatures } from './discordSignature.ts';
+import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
+
+export const INTERACTIONS_PATH = '/interactions';
+/** An interaction with resolved users, members, messages and attachments stays well below this. */
+export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
+
+/** What the endpoint needs: the key that signs, the router, and REST for the webhook answers. */
+export interface InteractionEndpoint {
+  /** DISCORD_PUBLIC_KEY, hex. */
+  publicKey: string;
+  /** DISCORD_APPLICATION_ID: an interaction for another application is refused. */
+  applicationId: string;
+  /** Answers one interaction through the responder (the router's `handle`, or a hand-off to the gateway worker). */
+  dispatch: (interaction: APIInteraction, responder: Responder) => Promise<void>;
+  /** For follow-ups and edits through the interaction webhook (no bot token needed). */
+  rest: REST;
+  now?: () => number;
+}
+
+const Envelope = z.object({
+  id: z.string().regex(/^\d{17,20}$/),
+  application_id: z.string(),
+  type: z.number().int(),
+  token: z.string().min(1).max(1_000),
+});
+
+/** Mounts the endpoint on `app`. No per-client request limit: every delivery comes from Discord's few addresses. */
+export function registerInteractions(
+  app: FastifyInstance,
+  endpoint: InteractionEndpoint,
+  logger: WebLogger,
+): void {
+  const seen = new SeenSignatures();
+  const now = endpoint.now ?? Date.now;
+  app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser(
+      '*',
+      { parseAs: 'buffer', bodyLimit: MAX_INTERACTION_BODY_BYTES },
+      (_req, body, done) => done(null, body),
+    );
+    scope.post(INTERACTIONS_PATH, { config: { rateLimit: false } }, (request, reply) =>
+      receive(request, reply, endpoint, seen, now(), logger),
+    );
+    refuseOtherMethods(scope, INTERACTIONS_PATH, 'POST');
+  });
+}
+
+async function receive(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  endpoint: InteractionEndpoint,
+  seen: SeenSignatures,
+  now: number,
+  logger: WebLogger,
+): Promise<FastifyReply> {
+  const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  const signature = header(request, 'x-signature-ed25519');
+  const check = checkDiscordSignature({
+    publicKey: endpoint.publicKey,
+    signature,
+    timestamp: header(request, 'x-signature-timestamp'),
+    body,
+    now,
+  });
+  if (check !== 'ok') return refuse(reply, logger, check);
+  const raw = parseJson(body);
+  const envelope = Envelope.safeParse(raw);
+  if (!envelope.success) return sendJson(reply, 400, { error: 'malformed interaction' });
+  if (envelope.data.application_id !== endpoint.applicationId)
+    return refuse(reply, logger, 'other_application');
+  // A captured delivery sent again within the window acts once.
+  if (!seen.firstSighting(signature ?? '', now)) return refuse(reply, logger, 'replayed');
+  const interaction = raw as APIInteraction;
+  if (interaction.type === InteractionType.Ping)
+    return sendJson(reply, 200, { type: InteractionResponseType.Pong });
+
+  let firstSent: () => void = () => {};
+  const sent = new Promise<void>((resolve) => {
+    firstSent = resolve;
+  });
+  const responder = new Responder(endpoint.rest, interaction, async (response) => {
+    reply.code(200).header('content-type', 'application/json').send(response);
+    firstSent();
+  });
+  // The router never rejects and always answers first; should it end without an answer, Discord is told.
+  void endpoint
+    .dispatch(interaction, responder)
+    .catch((error: unknown) => logger.error({ err: errorSummary(error) }, 'interaction dispatch failed'))
+    .finally(() => {
+      if (!reply.sent) {
+        sendJson(reply, 500, { error: 'no answer' });
+        firstSent();
+      }
+    });
+  await sent;
+  return reply;
+}
+
+function refuse(reply: FastifyReply, logger: WebLogger, reason: string): FastifyReply {
+  logger.warn({ route: INTERACTIONS_PATH, refusal: reason }, 'interaction delivery refused');
+  return sendJson(reply, 401, { error: 'invalid request signature' });
+}

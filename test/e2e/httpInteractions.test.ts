@@ -1,0 +1,256 @@
+/**
+ * INTERACTIONS=http end to end: the stand-in Discord POSTs signed interactions to web replicas (the real
+ * Fastify app, the real router) and reads the answers from the response bodies and the webhook routes,
+ * as Discord does. Played: Discord saving the endpoint, lookups, a deferral, a select, autocomplete, a
+ * message menu; an outsider's forged, unsigned, stale, tampered and replayed deliveries; two replicas
+ * behind one address.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  type FakeDiscord,
+  type FakeGuild,
+  startFakeDiscord,
+  type Tamper,
+} from '../../fakes/discord/server.ts';
+import { startRoundRobin } from '../../fakes/roundRobin.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { configSecrets, loadConfig } from '../../src/app/config.ts';
+import { startWebReplica, type WebReplica } from '../../src/app/httpMode.ts';
+import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
+import { createLogger } from '../../src/ops/log.ts';
+import { waitFor } from './gatingHarness.ts';
+import {
+  ALICE,
+  callbackTypes,
+  fakesEnv,
+  isEphemeral,
+  type LogLine,
+  toCommandOptions,
+  visibleMessage,
+} from './harness.ts';
+
+export interface Replica {
+  replica: WebReplica;
+  logs: LogLine[];
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+/** A web replica (INTERACTIONS=http) against the stand-ins, logging into `logs`. */
+export async function startReplica(
+  discord: FakeDiscord,
+  upstream: FakeWeb3Bio,
+  env: Record<string, string> = {},
+): Promise<Replica> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'e2e-replica-'));
+  const config = loadConfig({
+    ...fakesEnv(discord, upstream, dataDir),
+    INTERACTIONS: 'http',
+    PUBLIC_URL: 'https://bot.example.test',
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const logs: LogLine[] = [];
+  const logger = createLogger({
+    level: config.LOG_LEVEL,
+    secrets: configSecrets(config),
+    destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
+  });
+  const web3bio = createWeb3BioFromConfig(config, logger);
+  const replica = await startWebReplica({ config, logger, web3bio });
+  return {
+    replica,
+    logs,
+    endpoint: `${replica.url}/interactions`,
+    async close() {
+      await replica.stop();
+      await web3bio.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+const whoisVitalik = { name: 'whois', options: toCommandOptions({ identity: 'vitalik.eth' }) };
+
+describe('one web replica: no gateway, answers in the response body', () => {
+  let discord: FakeDiscord;
+  let upstream: FakeWeb3Bio;
+  let guild: FakeGuild;
+  let r: Replica;
+  let saved: Awaited<ReturnType<FakeDiscord['saveInteractionsEndpoint']>>;
+
+  beforeAll(async () => {
+    discord = await startFakeDiscord();
+    upstream = await startFakeWeb3Bio();
+    guild = discord.addGuild({ name: 'HTTP Guild' });
+    discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+    r = await startReplica(discord, upstream, { USER_COOLDOWN_COMMANDS: '100' });
+    saved = await discord.saveInteractionsEndpoint(r.endpoint);
+  });
+  afterAll(async () => {
+    await r.close();
+    await Promise.all([discord.close(), upstream.close()]);
+  });
+
+  it('Discord saves the endpoint: its PING gets a PONG and its badly signed PING a 401', () => {
+    expect(saved.saved).toBe(true);
+    expect(saved.valid.status).toBe(200);
+    expect(JSON.parse(saved.valid.body)).toEqual({ type: 1 });
+    expect(saved.invalid.status).toBe(401);
+  });
+
+  it('/whois: the embed in the response body (type 4), with no gateway connection at all', async () => {
+    const result = await discord.runCommand({ ...whoisVitalik, userId: ALICE });
+    expect(callbackTypes(result)).toEqual([4]);
+    expect(result.delivery?.status).toBe(200);
+    const message = visibleMessage(result);
+    expect(message.embeds[0]?.author?.name).toBe('ENS · vitalik.eth');
+    expect(isEphemeral(message)).toBe(false);
+    expect(discord.gatewayShards).toEqual([]);
+    // Nothing used the bot token: every answer went through the response or the interaction webhook.
+    expect(discord.requests.filter((q) => q.headers.authorization !== undefined)).toEqual([]);
+  });
+
+  it('a slow lookup is deferred in the body (type 5), then the webhook edits the answer in', async () => {
+    upstream.setLatency(2_000);
+    try {
+      const result = await discord.runCommand({
+        name: 'whois',
+        userId: ALICE,
+        options: toCommandOptions({ identity: 'tony.base.eth' }),
+      });
+      expect(callbackTypes(result)).toEqual([5]);
+      expect(result.delivery?.ms).toBeLessThan(2_000);
+      expect(visibleMessage(result).embeds[0]?.author?.name).toBe('Basenames · tony.base.eth');
+    } finally {
+      upstream.setLatency(0);
+    }
+  });
+
+  it('a select on the answer updates the message in place (type 7)', async () => {
+    const reply = visibleMessage(await discord.runCommand({ ...whoisVitalik, userId: ALICE }));
+    const row = reply.components?.[0] as { components: unknown[] } | undefined;
+    const select = row?.components[0] as { custom_id: string; options: { value: string }[] };
+    const pick = select.options[1]?.value ?? '';
+    const clicked = await discord.clickComponent({
+      message: reply,
+      customId: select.custom_id,
+      values: [pick],
+      userId: ALICE,
+    });
+    expect(callbackTypes(clicked)).toEqual([7]);
+    expect(clicked.message?.id).toBe(reply.id);
+    expect(clicked.message?.embeds[0]?.author?.name).not.toBe('ENS · vitalik.eth');
+  });
+
+  it('autocomplete answers type 8 from what is at hand, without asking Web3.bio', async () => {
+    const before = upstream.requests.length;
+    const result = await discord.typeInOption({
+      name: 'avatar',
+      focused: 'identity',
+      value: 'vit',
+      userId: ALICE,
+    });
+    expect(callbackTypes(result)).toEqual([8]);
+    const names = (result.callbacks[0]?.data.choices as { value: string }[]).map((c) => c.value);
+    expect(names).toContain('vit.eth');
+    expect(upstream.requests.length).toBe(before);
+  });
+
+  it('a message context menu reads the message from the interaction JSON', async () => {
+    const result = await discord.runCommand({
+      name: 'Web3 identities in this message',
+      type: 'message',
+      targetMessage: { content: 'ask vitalik.eth about it' },
+      userId: ALICE,
+    });
+    expect(callbackTypes(result)).toEqual([4]);
+    const message = visibleMessage(result);
+    expect(isEphemeral(message)).toBe(true);
+    expect(JSON.stringify(message.embeds)).toContain('vitalik.eth');
+  });
+
+  it('a gating command on a replica without gating says gating is off, privately', async () => {
+    const result = await discord.runCommand({
+      name: 'verify',
+      userId: ALICE,
+      options: toCommandOptions({ identity: 'alice.eth' }),
+    });
+    expect(isEphemeral(visibleMessage(result))).toBe(true);
+  });
+
+  it.each<Tamper>(['unsigned', 'forged', 'stale', 'future', 'tampered'])(
+    'a %s delivery gets 401 and changes nothing: no answer, no lookup, no log of a command',
+    async (tamper) => {
+      const payload = discord.buildCommandInteraction({ ...whoisVitalik, userId: ALICE });
+      const requests = discord.requests.length;
+      const lookups = upstream.requests.length;
+      const answer = await discord.deliverInteraction({ payload, tamper, url: r.endpoint });
+      expect(answer.status).toBe(401);
+      expect(answer.body).not.toMatch(/vitalik|embed/);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(discord.requests.length).toBe(requests);
+      expect(upstream.requests.length).toBe(lookups);
+      expect(r.logs.some((l) => l.interactionId === payload.id)).toBe(false);
+      expect(r.logs.some((l) => l.msg === 'interaction delivery refused')).toBe(true);
+    },
+  );
+
+  it('a captured delivery replayed within the window gets 401: it acts once', async () => {
+    const payload = discord.buildCommandInteraction({ ...whoisVitalik, userId: ALICE });
+    const body = JSON.stringify(payload);
+    const headers = { 'content-type': 'application/json', ...discord.webhookEvents.sign(body) };
+    const first = await fetch(r.endpoint, { method: 'POST', headers, body });
+    expect(first.status).toBe(200);
+    expect((await first.json()).type).toBe(4);
+    const again = await fetch(r.endpoint, { method: 'POST', headers, body });
+    expect(again.status).toBe(401);
+    expect(
+      r.logs.filter((l) => l.interactionId === payload.id && l.msg === 'interaction answered'),
+    ).toHaveLength(1);
+  });
+
+  it('a body that is not an interaction, though signed, gets 400', async () => {
+    const answer = await discord.deliverInteraction({ payload: '{"hello":"world"}', url: r.endpoint });
+    expect(answer.status).toBe(400);
+  });
+});
+
+describe('two web replicas behind one address', () => {
+  let discord: FakeDiscord;
+  let upstream: FakeWeb3Bio;
+  const replicas: Replica[] = [];
+  let lb: Awaited<ReturnType<typeof startRoundRobin>>;
+
+  beforeAll(async () => {
+    discord = await startFakeDiscord();
+    upstream = await startFakeWeb3Bio();
+    const guild = discord.addGuild({ name: 'HTTP Guild' });
+    discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+    replicas.push(await startReplica(discord, upstream), await startReplica(discord, upstream));
+    lb = await startRoundRobin(replicas.map((x) => x.replica.url));
+    discord.useInteractionsEndpoint(`${lb.url}/interactions`);
+  });
+  afterAll(async () => {
+    await lb.close();
+    for (const x of replicas) await x.close();
+    await Promise.all([discord.close(), upstream.close()]);
+  });
+
+  it('answer alternately, with the same results', async () => {
+    const results = [];
+    for (let i = 0; i < 4; i++) results.push(await discord.runCommand({ ...whoisVitalik, userId: ALICE }));
+    const [a, b] = replicas.map((x) => x.replica.url);
+    expect(lb.served).toEqual([a, b, a, b]);
+    const embeds = results.map((result) => JSON.stringify(visibleMessage(result).embeds));
+    expect(new Set(embeds).size).toBe(1);
+    for (const x of replicas) {
+      expect(x.logs.filter((l) => l.msg === 'interaction answered' && l.command === 'whois')).toHaveLength(2);
+    }
+  });
+});

@@ -141,6 +141,32 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...gating, DATABASE_URL: 'postgres://db/bot' }).SHARD_COUNT).toBe(2);
   });
 
+  it('INTERACTIONS=http refuses to start without the public key and PUBLIC_URL, and says where each goes', () => {
+    expect(loadConfig(REQUIRED).INTERACTIONS).toBe('gateway');
+    expect(loadConfig(REQUIRED).PROCESS_ROLE).toBe('all');
+    const [problem] = problemsOf({ ...REQUIRED, INTERACTIONS: 'http' });
+    expect(problem).toMatch(
+      /^INTERACTIONS=http needs DISCORD_PUBLIC_KEY and PUBLIC_URL: .*Interactions Endpoint URL/,
+    );
+    expect(problemsOf({ ...REQUIRED, INTERACTIONS: 'http', PUBLIC_URL: 'https://bot.example' })).toEqual([
+      expect.stringMatching(/^INTERACTIONS=http needs DISCORD_PUBLIC_KEY:/),
+    ]);
+    const http = {
+      ...REQUIRED,
+      INTERACTIONS: 'http',
+      PUBLIC_URL: 'https://bot.example',
+      DISCORD_PUBLIC_KEY: 'a'.repeat(64),
+    };
+    expect(loadConfig({ ...http, PROCESS_ROLE: 'web' }).PROCESS_ROLE).toBe('web');
+    expect(problemsOf({ ...REQUIRED, PROCESS_ROLE: 'web' })).toEqual([
+      expect.stringMatching(/set INTERACTIONS=http too/),
+    ]);
+    expect(problemsOf({ ...http, PROCESS_ROLE: 'web', GATING_ENABLED: 'true' })).toEqual([
+      expect.stringMatching(/^PROCESS_ROLE=web with gating or Linked Roles needs DATABASE_URL/),
+    ]);
+    expect(problemsOf({ ...http, INTERACTIONS: 'webhooks' })[0]).toMatch(/^INTERACTIONS /);
+  });
+
   it('never echoes a value in its messages', () => {
     const problems = problemsOf({
       DISCORD_TOKEN: 'secret-token-value',

@@ -5,9 +5,6 @@
  * message menu; an outsider's forged, unsigned, stale, tampered and replayed deliveries; two replicas
  * behind one address.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FakeDiscord,
@@ -17,63 +14,9 @@ import {
 } from '../../fakes/discord/server.ts';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
-import { configSecrets, loadConfig } from '../../src/app/config.ts';
-import { startWebReplica, type WebReplica } from '../../src/app/httpMode.ts';
-import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
-import { createLogger } from '../../src/ops/log.ts';
 import { waitFor } from './gatingHarness.ts';
-import {
-  ALICE,
-  callbackTypes,
-  fakesEnv,
-  isEphemeral,
-  type LogLine,
-  toCommandOptions,
-  visibleMessage,
-} from './harness.ts';
-
-export interface Replica {
-  replica: WebReplica;
-  logs: LogLine[];
-  endpoint: string;
-  close(): Promise<void>;
-}
-
-/** A web replica (INTERACTIONS=http) against the stand-ins, logging into `logs`. */
-export async function startReplica(
-  discord: FakeDiscord,
-  upstream: FakeWeb3Bio,
-  env: Record<string, string> = {},
-): Promise<Replica> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'e2e-replica-'));
-  const config = loadConfig({
-    ...fakesEnv(discord, upstream, dataDir),
-    INTERACTIONS: 'http',
-    PUBLIC_URL: 'https://bot.example.test',
-    HTTP_HOST: '127.0.0.1',
-    HTTP_PORT: '0',
-    LOG_LEVEL: 'info',
-    ...env,
-  });
-  const logs: LogLine[] = [];
-  const logger = createLogger({
-    level: config.LOG_LEVEL,
-    secrets: configSecrets(config),
-    destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
-  });
-  const web3bio = createWeb3BioFromConfig(config, logger);
-  const replica = await startWebReplica({ config, logger, web3bio });
-  return {
-    replica,
-    logs,
-    endpoint: `${replica.url}/interactions`,
-    async close() {
-      await replica.stop();
-      await web3bio.close();
-      await rm(dataDir, { recursive: true, force: true });
-    },
-  };
-}
+import { ALICE, callbackTypes, isEphemeral, toCommandOptions, visibleMessage } from './harness.ts';
+import { type Replica, startReplica } from './replicaHarness.ts';
 
 const whoisVitalik = { name: 'whois', options: toCommandOptions({ identity: 'vitalik.eth' }) };
 
@@ -210,6 +153,7 @@ describe('one web replica: no gateway, answers in the response body', () => {
     expect((await first.json()).type).toBe(4);
     const again = await fetch(r.endpoint, { method: 'POST', headers, body });
     expect(again.status).toBe(401);
+    await waitFor(() => r.logs.some((l) => l.interactionId === payload.id), 'the log line');
     expect(
       r.logs.filter((l) => l.interactionId === payload.id && l.msg === 'interaction answered'),
     ).toHaveLength(1);

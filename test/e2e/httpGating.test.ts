@@ -1,0 +1,134 @@
+/**
+ * INTERACTIONS=http with gating, split as a deployment runs it: two web replicas (PROCESS_ROLE=web)
+ * behind one address answer every interaction Discord POSTs; the one gateway worker (PROCESS_ROLE=gateway)
+ * runs gating. Gating commands, clicks and modals reach the worker through PostgreSQL, and the role
+ * changes they queue are applied by the worker, whichever replica took them.
+ */
+import { ApplicationCommandOptionType, InteractionResponseType } from 'discord-api-types/v10';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRoundRobin } from '../../fakes/roundRobin.ts';
+import { VERIFY_MODAL_IDS, VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
+import {
+  addIdentity,
+  closeGating,
+  type GatingHarness,
+  gatingCommandRun,
+  hasRole,
+  option,
+  seen,
+  setup,
+  startGating,
+  verifyByRecord,
+  waitFor,
+} from './gatingHarness.ts';
+import { ALICE, BOB, callbackTypes, isEphemeral, visibleMessage } from './harness.ts';
+import { createDatabase } from './postgresDatabase.ts';
+import { type Replica, startReplica } from './replicaHarness.ts';
+
+describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
+  let db: Awaited<ReturnType<typeof createDatabase>>;
+  let g: GatingHarness;
+  const replicas: Replica[] = [];
+  let lb: Awaited<ReturnType<typeof startRoundRobin>>;
+
+  beforeAll(async () => {
+    db = await createDatabase('http_gating');
+    const shared = { INTERACTIONS: 'http', DATABASE_URL: db.url };
+    g = await startGating({ env: { ...shared, PROCESS_ROLE: 'gateway' } });
+    const replicaEnv = {
+      ...shared,
+      PROCESS_ROLE: 'web',
+      GATING_ENABLED: 'true',
+      PUBLIC_URL: 'https://verify.example.test',
+      USER_COOLDOWN_COMMANDS: '100',
+    };
+    for (let i = 0; i < 2; i++) replicas.push(await startReplica(g.h.discord, g.h.upstream, replicaEnv));
+    lb = await startRoundRobin(replicas.map((r) => r.replica.url));
+    g.h.discord.useInteractionsEndpoint(`${lb.url}/interactions`);
+  }, 30_000);
+  afterAll(async () => {
+    await lb?.close();
+    for (const r of replicas) await r.close();
+    await closeGating();
+    await db?.drop();
+  });
+
+  it('/gating setup through a replica: deferred privately in the body, answered by the worker', async () => {
+    const message = await setup(g);
+    expect(seen(message)).toContain('Verified Human');
+    expect(isEphemeral(message)).toBe(true);
+    const handedOver = replicas
+      .flatMap((r) => r.logs)
+      .filter((l) => l.msg === 'interaction handed to the gateway worker');
+    expect(handedOver).toHaveLength(1);
+    // The worker took no interaction over the gateway: Discord sends them to the endpoint.
+    expect(g.h.discord.httpDeliveries.every((d) => d.status === 200)).toBe(true);
+  });
+
+  it('/verify by record from either replica: the worker links, and queues and applies the role', async () => {
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice', human: true });
+    addIdentity(g, 'bob.eth', { discordHandle: 'bob', human: true });
+    const served = lb.served.length;
+    const alice = await g.h.run('verify', { identity: 'alice.eth' }, { userId: ALICE, timeoutMs: 15_000 });
+    const bob = await g.h.run('verify', { identity: 'bob.eth' }, { userId: BOB, timeoutMs: 15_000 });
+    expect(callbackTypes(alice)).toEqual([5]);
+    expect(new Set(lb.served.slice(served))).toEqual(new Set(replicas.map((r) => r.replica.url)));
+    await g.gating.service.idle(g.guildId);
+    await waitFor(() => hasRole(g, ALICE, g.humanRoleId) && hasRole(g, BOB, g.humanRoleId), 'the roles');
+    expect(seen(visibleMessage(alice))).toContain('alice.eth');
+    expect(seen(visibleMessage(bob))).toContain('bob.eth');
+  });
+
+  it('the verify panel: the replica opens the modal itself; its submit goes to the worker', async () => {
+    const posted = await gatingCommandRun(g, 'panel', [
+      option(ApplicationCommandOptionType.Channel, 'channel', g.logChannelId),
+    ]);
+    expect(seen(visibleMessage(posted))).toContain('The verify panel is now in');
+    const panel = [...g.h.discord.state.messages.values()].find((m) =>
+      JSON.stringify(m.components ?? []).includes(VERIFY_PANEL_IDS.verify),
+    );
+    if (!panel) throw new Error('no panel');
+    addIdentity(g, 'carol.eth', { discordHandle: 'alice', human: true });
+    const opened = await g.h.click(panel, VERIFY_PANEL_IDS.verify, undefined, { userId: ALICE });
+    expect(callbackTypes(opened)).toEqual([InteractionResponseType.Modal]);
+    const submitted = await g.h.discord.submitModal({
+      opened,
+      fields: { [VERIFY_MODAL_IDS.identity]: 'carol.eth' },
+      timeoutMs: 15_000,
+    });
+    expect(callbackTypes(submitted)).toEqual([5]);
+    expect(isEphemeral(visibleMessage(submitted))).toBe(true);
+    expect(seen(visibleMessage(submitted))).toContain('carol.eth');
+  });
+
+  it('a member without Manage Roles is refused by the worker, from a replica, and nothing is stored', async () => {
+    const before = await g.gating.store.getGuildSettings(g.guildId);
+    const result = await gatingCommandRun(g, 'disable', [], BOB);
+    expect(isEphemeral(visibleMessage(result))).toBe(true);
+    expect(await g.gating.store.getGuildSettings(g.guildId)).toEqual(before);
+    await verifyByRecord(g, 'alice.eth');
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+  });
+});
+
+describe('one process with gating over HTTP (PROCESS_ROLE=all)', () => {
+  let g: GatingHarness;
+  beforeAll(async () => {
+    g = await startGating({ env: { INTERACTIONS: 'http' } });
+    const saved = await g.h.discord.saveInteractionsEndpoint(`${g.gating.verifyUrl}/interactions`);
+    expect(saved.saved).toBe(true);
+  });
+  afterAll(closeGating);
+
+  it('serves /interactions beside the signing page and runs gating itself, with no hand-off', async () => {
+    await setup(g);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice', human: true });
+    const reply = await verifyByRecord(g, 'alice.eth');
+    expect(seen(reply)).toContain('alice.eth');
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
+    expect(g.h.logs.some((l) => l.msg === 'interaction handed to the gateway worker')).toBe(false);
+    expect(g.h.discord.httpDeliveries.filter((d) => d.kind === 'command').length).toBeGreaterThanOrEqual(2);
+    const page = await fetch(`${g.gating.verifyUrl}/healthz`);
+    expect(await page.text()).toBe('ok');
+  });
+});

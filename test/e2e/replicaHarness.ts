@@ -1,0 +1,54 @@
+/** Web replicas (INTERACTIONS=http) against the stand-ins, for the end-to-end tests. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FakeDiscord } from '../../fakes/discord/server.ts';
+import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { configSecrets, loadConfig } from '../../src/app/config.ts';
+import { startWebReplica, type WebReplica } from '../../src/app/httpMode.ts';
+import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
+import { createLogger } from '../../src/ops/log.ts';
+import { fakesEnv, type LogLine } from './harness.ts';
+
+export interface Replica {
+  replica: WebReplica;
+  logs: LogLine[];
+  endpoint: string;
+  close(): Promise<void>;
+}
+
+/** A web replica (INTERACTIONS=http) against the stand-ins, logging into `logs`. */
+export async function startReplica(
+  discord: FakeDiscord,
+  upstream: FakeWeb3Bio,
+  env: Record<string, string> = {},
+): Promise<Replica> {
+  const dataDir = await mkdtemp(join(tmpdir(), 'e2e-replica-'));
+  const config = loadConfig({
+    ...fakesEnv(discord, upstream, dataDir),
+    INTERACTIONS: 'http',
+    PUBLIC_URL: 'https://bot.example.test',
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: '0',
+    LOG_LEVEL: 'info',
+    ...env,
+  });
+  const logs: LogLine[] = [];
+  const logger = createLogger({
+    level: config.LOG_LEVEL,
+    secrets: configSecrets(config),
+    destination: { write: (line: string) => void logs.push(JSON.parse(line) as LogLine) },
+  });
+  const web3bio = createWeb3BioFromConfig(config, logger);
+  const replica = await startWebReplica({ config, logger, web3bio });
+  return {
+    replica,
+    logs,
+    endpoint: `${replica.url}/interactions`,
+    async close() {
+      await replica.stop();
+      await web3bio.close();
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}

@@ -11,17 +11,13 @@ import { createRecentLookups } from '../cache/index.ts';
 import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
 import { HandoffInbox } from '../discord/interactionHandoff.ts';
-import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oauth.ts';
 import { callbackResponse, Responder } from '../discord/responder.ts';
 import type { InteractionRouter } from '../discord/router.ts';
-import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
-import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
 import { MEMBER_LIST_PAGES_PER_SECOND, servesGuild } from '../gating/roles/discordReads.ts';
 import { GatingService } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
 import { gatingNoticeText } from '../render/gatingNotices.ts';
-import { openStore } from '../store/index.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { InteractionEndpoint } from '../web/interactions.ts';
 import { type OpsChecks, type OpsServers, startOpsServers, startPagesServer } from '../web/listeners.ts';
@@ -31,6 +27,7 @@ import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { countRecheck, countRoleEdits, recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
+import { type GatingConfig, openGatingStore, signInConfig } from './gatingSetup.ts';
 import { httpEndpoint, interactionRouter } from './interactionRouting.ts';
 
 export interface Bot {
@@ -55,29 +52,6 @@ export interface BotGating {
   verifyUrl: string;
 }
 
-export type GatingConfig = Pick<
-  Config,
-  | 'DATA_DIR'
-  | 'DATABASE_URL'
-  | 'HTTP_HOST'
-  | 'HTTP_PORT'
-  | 'PUBLIC_URL'
-  | 'RPC_URL'
-  | 'DISCORD_APPLICATION_ID'
-  | 'DISCORD_API_URL'
-  | 'DISCORD_CLIENT_SECRET'
-  | 'DISCORD_PUBLIC_KEY'
-  | 'LINKED_ROLES_ENABLED'
-  | 'TOKEN_ENCRYPTION_KEY'
-  | 'GATING_RECHECK_HOURS'
-  | 'GATING_LEASE_SECONDS'
-  | 'GATING_CONFIRM_MINUTES'
-  | 'AUDIT_RETENTION_DAYS'
-  | 'REDIS_URL'
-  | 'REDIS_PREFIX'
-  | 'TRUST_PROXY'
->;
-
 /** The parts of the gating module that `startBot` starts and stops together. */
 interface GatingParts extends BotGating {
   /** None in a shard process: the shard manager serves the pages and hands proofs over (signedProofs.ts). */
@@ -91,41 +65,6 @@ export interface ShardSlice {
   count: number;
   /** Shard processes in all (each takes its share of the bot's REST budget for member lists). */
   processes: number;
-}
-
-/** The OAuth2 client (with DISCORD_CLIENT_SECRET) and the SIWE settings both gating and the shard manager use. */
-export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
-  oauth: DiscordOAuthConfig | undefined;
-  key: Buffer | undefined;
-  siwe: SiweConfig;
-} {
-  const oauth: DiscordOAuthConfig | undefined = config.DISCORD_CLIENT_SECRET
-    ? {
-        clientId: config.DISCORD_APPLICATION_ID,
-        clientSecret: config.DISCORD_CLIENT_SECRET,
-        apiUrl: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
-        publicUrl: config.PUBLIC_URL,
-        ...(config.DISCORD_PUBLIC_KEY ? { publicKey: config.DISCORD_PUBLIC_KEY } : {}),
-      }
-    : undefined;
-  const key = config.TOKEN_ENCRYPTION_KEY ? parseEncryptionKey(config.TOKEN_ENCRYPTION_KEY) : undefined;
-  if (config.LINKED_ROLES_ENABLED && !(oauth && key)) {
-    throw new Error('LINKED_ROLES_ENABLED=true needs DISCORD_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY');
-  }
-  const siwe: SiweConfig = {
-    publicUrl: config.PUBLIC_URL,
-    ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
-    discordSignIn: oauth !== undefined,
-  };
-  return { oauth, key, siwe };
-}
-
-/** The gating store from config (PostgreSQL with DATABASE_URL, else SQLite under DATA_DIR). */
-export function openGatingStore(config: GatingConfig): Promise<GatingStore> {
-  return openStore(
-    { databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR },
-    { leaseMs: config.GATING_LEASE_SECONDS * 1_000 },
-  );
 }
 
 /** Open the store (unless given), create the service and start the verification server. */

@@ -2,7 +2,8 @@
  * The bot's metrics read from discord.js and the gating store: gateway pings, the role queue and
  * re-check staleness at each scrape, each guild re-check, and role edits as Discord answered them.
  */
-import { type Client, RESTEvents } from 'discord.js';
+import { RESTEvents } from '@discordjs/rest';
+import type { Client } from 'discord.js';
 import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import type { GatingStore } from '../store/types.ts';

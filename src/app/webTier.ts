@@ -5,21 +5,17 @@
  * gating/proofs/signedProofs.ts) and, when asked, the Linked Roles re-check; else the ops routes on
  * HTTP_PORT. With `interactions`, `POST /interactions` is a route of the same app.
  */
-import { handOffSignedProof } from '../gating/proofs/signedProofs.ts';
-import { IntervalScheduler } from '../gating/rechecks/scheduler.ts';
-import { Evaluator } from '../gating/rules/evaluation.ts';
-import { createLinkedRoles, linkedRoleRechecks } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { InteractionEndpoint } from '../web/interactions.ts';
-import { type OpsServers, startOpsServers, startPagesServer } from '../web/listeners.ts';
+import { type OpsServers, startOpsServers } from '../web/listeners.ts';
 import type { MetricsSource, ReadinessCheck } from '../web/ops.ts';
 import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
-import { openGatingStore, signInConfig } from './bot.ts';
 import { scrapeGatingStore } from './botMetrics.ts';
-import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
+import type { Config } from './config.ts';
+import { openGatingStore } from './gatingSetup.ts';
 
 export interface WebTier {
   /** Where the pages' server listens, when it runs. */
@@ -63,44 +59,11 @@ export async function startWebTier(o: {
     const interactions = o.interactions?.(store);
     let verifyServer: WebServer | null = null;
     if (store && pages && config.PUBLIC_URL) {
-      const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
-      const evaluator = new Evaluator({ web3bio: o.web3bio, store, logger, now: Date.now });
-      const linked =
-        config.LINKED_ROLES_ENABLED && oauth && key
-          ? createLinkedRoles({
-              store,
-              evaluator,
-              logger,
-              now: Date.now,
-              oauth,
-              key,
-              confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
-            })
-          : null;
-      if (linked && o.linkedRoleRechecks) {
-        const scheduler = new IntervalScheduler({
-          intervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
-          logger,
-        });
-        const timer = linkedRoleRechecks(linked.service, scheduler, logger);
-        timer.start();
-        stops.push(() => timer.stop());
-      }
-      const server = await startPagesServer(
-        config,
-        {
-          store,
-          siwe,
-          ...(oauth ? { oauth } : {}),
-          ...(linked ? { linkedRoles: linked.pages } : {}),
-          ...(interactions ? { interactions } : {}),
-          onVerified: (proof) => handOffSignedProof(store, proof, { nudge: o.nudge }),
-          logger: logger.child({ module: 'web' }),
-        },
-        DEFAULT_HTTP_PORT,
-      );
-      verifyServer = server;
-      stops.push(() => server.close());
+      // Loaded only here: a replica without gating never loads the signing code (viem) or discord.js.
+      const { startPagesTier } = await import('./pagesTier.ts');
+      const tier = await startPagesTier({ ...o, store, publicUrl: config.PUBLIC_URL, interactions });
+      verifyServer = tier.server;
+      stops.push(...tier.stops);
     }
     const ops = await startOpsServers({
       config,

@@ -3,9 +3,8 @@
  * The panel's controls carry no state beyond their custom ids, so they work after any restart; the
  * message id is kept in the store per guild and channel, and a panel deleted by hand is posted anew.
  */
-import { type Guild, PermissionFlagsBits, type PermissionsBitField } from 'discord.js';
-import { RESTJSONErrorCodes } from 'discord-api-types/v10';
-import { discordErrorCode } from '../gating/roles/discordReads.ts';
+import type { Guild, PermissionsBitField } from 'discord.js';
+import { PermissionFlagsBits, RESTJSONErrorCodes } from 'discord-api-types/v10';
 import {
   type PanelIds,
   type PanelPermission,
@@ -66,7 +65,8 @@ export async function postVerifyPanel(
       return { kind: 'updated', channelId };
     } catch (error) {
       // Deleted by hand since: post a new one below. Anything else is a real failure.
-      if (discordErrorCode(error) !== RESTJSONErrorCodes.UnknownMessage) throw error;
+      if (Number((error as { code?: unknown } | null)?.code) !== RESTJSONErrorCodes.UnknownMessage)
+        throw error;
     }
   }
   const message = await channel.send(body);

@@ -14,12 +14,16 @@ import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
 import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
-import { DEFAULT_LIMITS, LimitError, registerLimits, type WebLimitSettings } from './limits.ts';
-import { registerLinkedRoleRoutes } from './linkedRoles/routes.ts';
+import {
+  DEFAULT_LIMITS,
+  LimitError,
+  MAX_SIGNATURE_BODY_BYTES,
+  registerLimits,
+  type WebLimitSettings,
+} from './limits.ts';
 import { type OpsRoutesOptions, registerOpsRoutes } from './ops.ts';
 import { errorSummary, NO_LOG, sendJson, type WebLogger } from './responses.ts';
-import { MAX_SIGNATURE_BODY_BYTES } from './signing/challengeRoutes.ts';
-import { registerVerifyRoutes, type SigningPagesSetup } from './signing/verifyRoutes.ts';
+import type { SigningPagesSetup } from './signing/verifyRoutes.ts';
 import { WebhookEventReceiver } from './webhookEvents.ts';
 
 /** TRUST_PROXY: how many proxies stand in front (a hop count), or their addresses (IPs or CIDRs). */
@@ -136,6 +140,11 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
   registerOpsRoutes(app, o.ops ?? { metrics: false, readiness: {}, openWithoutToken: false });
   const { store, siwe, onVerified } = o;
   if (store && siwe && onVerified) {
+    // Loaded only here: a web replica without gating never loads the signing code (viem).
+    const [{ registerVerifyRoutes }, { registerLinkedRoleRoutes }] = await Promise.all([
+      import('./signing/verifyRoutes.ts'),
+      import('./linkedRoles/routes.ts'),
+    ]);
     await app.register(async (pages) => {
       // Signatures arrive as JSON text, parsed by the routes themselves; the Linked Roles form as a form.
       pages.removeAllContentTypeParsers();

@@ -41,6 +41,9 @@ export const DEFAULT_LIMITS: WebLimitSettings = {
   eventsPerClientPerMinute: 120,
 };
 
+/** A signature and its message fit in far less: a larger body is refused unread (413). */
+export const MAX_SIGNATURE_BODY_BYTES = 8 * 1024;
+
 /**
  * Fresh record reads per account per PROVE_READ_MAX_AGE_MS: a member who is refused, fixes their record
  * and tries again is read afresh; a burst reads the cache.

@@ -95,8 +95,6 @@ export function refusalMessage(
   });
 }
 
-/** A signature and its message fit in far less: a larger body is refused unread (413). */
-export const MAX_SIGNATURE_BODY_BYTES = 8 * 1024;
 const SIGNATURE_SHAPE = /^0x[0-9a-fA-F]+$/;
 
 /** The challenge behind a link if it can still be signed here, else why not. */

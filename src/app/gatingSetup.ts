@@ -1,0 +1,65 @@
+/** The gating settings every process that serves gating or its pages reads: the store, sign-in and SIWE. */
+import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oauth.ts';
+import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
+import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
+import { openStore } from '../store/index.ts';
+import type { GatingStore } from '../store/types.ts';
+import type { Config } from './config.ts';
+
+export type GatingConfig = Pick<
+  Config,
+  | 'DATA_DIR'
+  | 'DATABASE_URL'
+  | 'HTTP_HOST'
+  | 'HTTP_PORT'
+  | 'PUBLIC_URL'
+  | 'RPC_URL'
+  | 'DISCORD_APPLICATION_ID'
+  | 'DISCORD_API_URL'
+  | 'DISCORD_CLIENT_SECRET'
+  | 'DISCORD_PUBLIC_KEY'
+  | 'LINKED_ROLES_ENABLED'
+  | 'TOKEN_ENCRYPTION_KEY'
+  | 'GATING_RECHECK_HOURS'
+  | 'GATING_LEASE_SECONDS'
+  | 'GATING_CONFIRM_MINUTES'
+  | 'AUDIT_RETENTION_DAYS'
+  | 'REDIS_URL'
+  | 'REDIS_PREFIX'
+  | 'TRUST_PROXY'
+>;
+
+/** The OAuth2 client (with DISCORD_CLIENT_SECRET) and the SIWE settings both gating and the shard manager use. */
+export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
+  oauth: DiscordOAuthConfig | undefined;
+  key: Buffer | undefined;
+  siwe: SiweConfig;
+} {
+  const oauth: DiscordOAuthConfig | undefined = config.DISCORD_CLIENT_SECRET
+    ? {
+        clientId: config.DISCORD_APPLICATION_ID,
+        clientSecret: config.DISCORD_CLIENT_SECRET,
+        apiUrl: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
+        publicUrl: config.PUBLIC_URL,
+        ...(config.DISCORD_PUBLIC_KEY ? { publicKey: config.DISCORD_PUBLIC_KEY } : {}),
+      }
+    : undefined;
+  const key = config.TOKEN_ENCRYPTION_KEY ? parseEncryptionKey(config.TOKEN_ENCRYPTION_KEY) : undefined;
+  if (config.LINKED_ROLES_ENABLED && !(oauth && key)) {
+    throw new Error('LINKED_ROLES_ENABLED=true needs DISCORD_CLIENT_SECRET and TOKEN_ENCRYPTION_KEY');
+  }
+  const siwe: SiweConfig = {
+    publicUrl: config.PUBLIC_URL,
+    ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
+    discordSignIn: oauth !== undefined,
+  };
+  return { oauth, key, siwe };
+}
+
+/** The gating store from config (PostgreSQL with DATABASE_URL, else SQLite under DATA_DIR). */
+export function openGatingStore(config: GatingConfig): Promise<GatingStore> {
+  return openStore(
+    { databaseUrl: config.DATABASE_URL, dataDir: config.DATA_DIR },
+    { leaseMs: config.GATING_LEASE_SECONDS * 1_000 },
+  );
+}

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import {
   type APIChatInputApplicationCommandInteractionData,
   type APIInteraction,
@@ -14,7 +13,7 @@ import {
   renderNotYourControls,
 } from '../render/errors.ts';
 import type { MessagePayload, RenderContext } from '../render/types.ts';
-import { isWeb3BioError } from '../web3bio/errors.ts';
+import { outcomeLogger, withinDeferWindow } from './answerTiming.ts';
 import {
   actingUser,
   focusedOption,
@@ -36,8 +35,6 @@ import type { Cooldown } from './cooldown.ts';
 import { decodeCustomId } from './customId.ts';
 import { rememberLookup, suggestIdentities } from './identitySuggestions.ts';
 import type { Responder } from './responder.ts';
-
-type Outcome = { ok: true; payload: MessagePayload } | { ok: false; error: unknown };
 
 type CommandInteraction = Extract<APIInteraction, { type: InteractionType.ApplicationCommand }>;
 type AutocompleteInteraction = Extract<
@@ -85,31 +82,12 @@ export function createRouter(options: {
     interaction,
   });
 
-  /**
-   * Run `work`; when it is not done within DEFER_AFTER_MS, `defer` first so Discord's 3 s window is met.
-   * An interaction a web replica already deferred is not deferred again.
-   */
-  async function answerWithinDeferWindow(
+  const answerWithinDeferWindow = (
     responder: Responder,
     work: Promise<MessagePayload>,
     defer: () => Promise<unknown>,
     deferAfter = deferAfterMs,
-  ): Promise<{ outcome: Outcome; deferred: boolean }> {
-    const guarded = work.then(
-      (payload): Outcome => ({ ok: true, payload }),
-      (error: unknown): Outcome => ({ ok: false, error }),
-    );
-    if (responder.answered) return { outcome: await guarded, deferred: true };
-    const timer = new AbortController();
-    const first = await Promise.race([
-      guarded,
-      delay(deferAfter, null, { signal: timer.signal }).catch(() => null),
-    ]);
-    timer.abort();
-    if (first) return { outcome: first, deferred: false };
-    await defer();
-    return { outcome: await guarded, deferred: true };
-  }
+  ) => withinDeferWindow(responder, work, defer, deferAfter);
 
   /** Counts a use of a lookup command or of its components; past the limit, answers "slow down" privately. */
   async function refusedByCooldown(
@@ -128,23 +106,7 @@ export function createRouter(options: {
     return true;
   }
 
-  function logOutcome(base: Record<string, unknown>, outcome: Outcome, started: number): void {
-    const elapsed = performance.now() - started;
-    const ms = Math.round(elapsed);
-    const name =
-      typeof base.command === 'string' ? base.command : String(base.customId).split('|', 2).join(':');
-    const kind = outcome.ok ? 'ok' : isWeb3BioError(outcome.error) ? outcome.error.kind : 'error';
-    options.onAnswered?.({ name, outcome: kind, ms: elapsed });
-    if (outcome.ok) {
-      deps.logger.info({ ...base, ms }, 'interaction answered');
-    } else if (isWeb3BioError(outcome.error)) {
-      const level =
-        outcome.error.kind === 'not_found' || outcome.error.kind === 'invalid_identity' ? 'info' : 'warn';
-      deps.logger[level]({ ...base, ms, err: outcome.error.toLog() }, 'interaction answered with an error');
-    } else {
-      deps.logger.error({ ...base, ms, err: outcome.error }, 'interaction failed');
-    }
-  }
+  const logOutcome = outcomeLogger(deps.logger, options.onAnswered);
 
   async function handleCommand(
     interaction: CommandInteraction,

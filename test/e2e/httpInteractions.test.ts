@@ -159,6 +159,16 @@ describe('one web replica: no gateway, answers in the response body', () => {
     ).toHaveLength(1);
   });
 
+  it('a body over 1 MiB is refused unread (413), signed or not', async () => {
+    const body = JSON.stringify({
+      ...discord.buildCommandInteraction({ ...whoisVitalik, userId: ALICE }),
+      pad: 'x'.repeat(1_100_000),
+    });
+    const headers = { 'content-type': 'application/json', ...discord.webhookEvents.sign(body) };
+    const answer = await fetch(r.endpoint, { method: 'POST', headers, body });
+    expect(answer.status).toBe(413);
+  });
+
   it('a body that is not an interaction, though signed, gets 400', async () => {
     const answer = await discord.deliverInteraction({ payload: '{"hello":"world"}', url: r.endpoint });
     expect(answer.status).toBe(400);

@@ -102,6 +102,40 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
     });
   });
 
+  describe('interaction hand-offs', () => {
+    const interaction = { id: '1234567890123456789', token: HOSTILE, data: { name: 'verify' } };
+
+    it('queue in order, claim once under a lease, and are gone when finished', async () => {
+      store = await open({ leaseMs: 1_000 });
+      const first = await store.enqueueHandoff(G, interaction);
+      const second = await store.enqueueHandoff('guild-2', { ...interaction, id: '2' });
+      expect(await store.openHandoffs(10)).toEqual([
+        { id: first, guildId: G },
+        { id: second, guildId: 'guild-2' },
+      ]);
+      const claim = await store.claimHandoff(first);
+      expect(claim).toMatchObject({ id: first, guildId: G, interaction, attempts: 1, createdAt: time.t });
+      expect(await store.claimHandoff(first)).toBeNull();
+      expect((await store.openHandoffs(10)).map((h) => h.id)).toEqual([second]);
+      expect(await store.finishHandoff(first, 'not-the-token')).toBe(false);
+      expect(await store.finishHandoff(first, claim?.claimToken ?? '')).toBe(true);
+      expect(await store.claimHandoff(first)).toBeNull();
+    });
+
+    it('a claim that lapses (the worker died) is taken over, and the old claim can no longer finish it', async () => {
+      store = await open({ leaseMs: 1_000 });
+      const id = await store.enqueueHandoff(G, interaction);
+      const crashed = await store.claimHandoff(id);
+      time.t += 999;
+      expect(await store.openHandoffs(10)).toEqual([]);
+      time.t += 1;
+      const taken = await store.claimHandoff(id);
+      expect(taken?.attempts).toBe(2);
+      expect(await store.finishHandoff(id, crashed?.claimToken ?? '')).toBe(false);
+      expect(await store.finishHandoff(id, taken?.claimToken ?? '')).toBe(true);
+    });
+  });
+
   describe('verify panels', () => {
     it('remember one panel message per guild and channel; saving again replaces it', async () => {
       expect(await store.getVerifyPanel(G, 'chan-1')).toBeUndefined();

@@ -13,6 +13,7 @@ import type { BotDeps, Command } from '../discord/command.ts';
 import { HandoffInbox } from '../discord/interactionHandoff.ts';
 import { callbackResponse, Responder } from '../discord/responder.ts';
 import type { InteractionRouter } from '../discord/router.ts';
+import { provenIdentitiesOf } from '../gating/provenIdentities.ts';
 import { MEMBER_LIST_PAGES_PER_SECOND, servesGuild } from '../gating/roles/discordReads.ts';
 import { GatingService } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
@@ -216,7 +217,12 @@ export async function startBot(options: {
     logger,
     web3bio,
     recentLookups,
-    ...(gating ? { gating: gating.service } : {}),
+    ...(gating
+      ? {
+          gating: gating.service,
+          provenIdentities: (userId, guildId) => provenIdentitiesOf(gating.store, userId, guildId),
+        }
+      : {}),
   };
   const router = interactionRouter(config, deps, metrics, commands);
   routeInteraction = (interaction, responder) => router.handle(interaction, responder);

@@ -15,6 +15,7 @@ import type { BotDeps, Command } from '../discord/command.ts';
 import { handoffQueue } from '../discord/interactionHandoff.ts';
 import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
 import type { InteractionRouter } from '../discord/router.ts';
+import { provenIdentitiesOf } from '../gating/provenIdentities.ts';
 import type { Logger } from '../ops/log.ts';
 import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
@@ -73,6 +74,12 @@ export async function startWebReplica(options: {
           web3bio,
           recentLookups,
           ...(store && config.GATING_ENABLED ? { handoff: handoffQueue(store) } : {}),
+          ...(store
+            ? {
+                provenIdentities: (userId: string, guildId: string | null) =>
+                  provenIdentitiesOf(store, userId, guildId),
+              }
+            : {}),
         };
         const made = interactionRouter(config, deps, metrics, options.commands);
         router = made;

@@ -35,6 +35,8 @@ export interface BotDeps {
    * `handedToGateway` commands to the gateway worker, which runs gating (interactionHandoff.ts).
    */
   handoff?: { handOver(interaction: APIInteraction): Promise<void> };
+  /** The identities a member proved (gating or Linked Roles on), suggested first after their own lookups. */
+  provenIdentities?: (userId: string, guildId: string | null) => Promise<string[]>;
   /** The recent lookups identity options suggest (autocomplete); none are remembered without it. */
   recentLookups?: RecentLookups;
 }

@@ -63,13 +63,7 @@ export function rememberLookup(deps: BotDeps, command: Command, options: Command
 
 /** What the member proved here (or anywhere, in a DM), and their Linked Roles identity; none without gating. */
 async function provenIdentities(deps: BotDeps, asker: Asker): Promise<string[]> {
-  const { gating } = deps;
-  if (!gating) return [];
-  const [links, connection] = await Promise.all([
-    gating.members.provenIdentities(asker.userId, asker.guildId),
-    gating.linkedRoles?.status(asker.userId),
-  ]);
-  return connection && connection.releasedReason === null ? [...links, connection.identity] : links;
+  return deps.provenIdentities ? deps.provenIdentities(asker.userId, asker.guildId) : [];
 }
 
 /** `work`'s result, or [] when it is absent or takes longer than SUGGESTION_SOURCE_DEADLINE_MS. */

@@ -2,17 +2,17 @@ import { describe, expect, it } from 'vitest';
 import type { RecentLookups } from '../../src/cache/recentLookups.ts';
 import type { BotDeps } from '../../src/discord/command.ts';
 import { SUGGESTION_SOURCE_DEADLINE_MS, suggestIdentities } from '../../src/discord/identitySuggestions.ts';
-import type { GatingService } from '../../src/gating/service.ts';
+import { provenIdentitiesOf } from '../../src/gating/provenIdentities.ts';
 
 const warnings: unknown[] = [];
 const logger = { warn: (...args: unknown[]) => warnings.push(args) } as unknown as BotDeps['logger'];
 const ASKER = { userId: 'alice', guildId: 'guild' };
 
-function deps(recentLookups: Partial<RecentLookups>, gating?: unknown): BotDeps {
+function deps(recentLookups: Partial<RecentLookups>, proven?: BotDeps['provenIdentities']): BotDeps {
   return {
     logger,
     recentLookups: recentLookups as RecentLookups,
-    ...(gating ? { gating: gating as GatingService } : {}),
+    ...(proven ? { provenIdentities: proven } : {}),
   } as BotDeps;
 }
 
@@ -40,11 +40,8 @@ describe('suggestIdentities', () => {
   });
 
   it('offers proven identities and the Linked Roles identity after the member’s own lookups', async () => {
-    const gating = {
-      members: { provenIdentities: async () => ['dwr.farcaster'] },
-      linkedRoles: { status: async () => ({ identity: 'dwr.eth', releasedReason: null }) },
-    };
-    const d = deps({ ofUser: async () => ['dwright.eth'], ofGuild: async () => ['dwx.eth'] }, gating);
+    const proven = async () => ['dwr.farcaster', 'dwr.eth'];
+    const d = deps({ ofUser: async () => ['dwright.eth'], ofGuild: async () => ['dwx.eth'] }, proven);
     expect((await values(d, 'dw')).slice(0, 4)).toEqual([
       'dwright.eth',
       'dwr.farcaster',
@@ -53,11 +50,24 @@ describe('suggestIdentities', () => {
     ]);
   });
 
-  it('a released Linked Roles connection is not offered; no guild means no server list', async () => {
-    const gating = {
-      members: { provenIdentities: async () => [] },
-      linkedRoles: { status: async () => ({ identity: 'gone.eth', releasedReason: 'proven_elsewhere' }) },
-    };
+  it('proven identities: released links and a released Linked Roles connection are not offered', async () => {
+    const store = {
+      getUserLinks: async () => [
+        { identity: 'kept.eth', releasedAt: null },
+        { identity: 'moved.eth', releasedAt: 5 },
+      ],
+      getLinksOfUser: async () => [{ identity: 'anywhere.eth', releasedAt: null }],
+      getRoleConnection: async (userId: string) =>
+        userId === 'alice'
+          ? { identity: 'dwr.eth', releasedAt: null }
+          : { identity: 'gone.eth', releasedAt: 9 },
+    } as unknown as Parameters<typeof provenIdentitiesOf>[0];
+    expect(await provenIdentitiesOf(store, 'alice', 'guild')).toEqual(['kept.eth', 'dwr.eth']);
+    expect(await provenIdentitiesOf(store, 'bob', null)).toEqual(['anywhere.eth']);
+  });
+
+  it('no guild means no server list', async () => {
+    const gating = async () => [];
     let askedGuild = false;
     const d = deps(
       {

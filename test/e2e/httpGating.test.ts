@@ -77,6 +77,11 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
     await waitFor(() => hasRole(g, ALICE, g.humanRoleId) && hasRole(g, BOB, g.humanRoleId), 'the roles');
     expect(seen(visibleMessage(alice))).toContain('alice.eth');
     expect(seen(visibleMessage(bob))).toContain('bob.eth');
+    // Either replica suggests what she proved, read from the shared store.
+    for (let i = 0; i < 2; i++) {
+      const typed = await g.h.typeIn('whois', 'identity', 'ali', { userId: ALICE });
+      expect(typed.callbacks[0]?.data.choices.map((c: { value: string }) => c.value)).toContain('alice.eth');
+    }
   });
 
   it('the verify panel: the replica opens the modal itself; its submit goes to the worker', async () => {

@@ -58,15 +58,6 @@ export class MemberGating {
     this.#tasks = options.tasks;
   }
 
-  /** The identities a member proved (active links) in one server, or in any with `guildId` null; store reads only. */
-  async provenIdentities(userId: string, guildId: string | null): Promise<string[]> {
-    const links =
-      guildId === null
-        ? await this.#store.getLinksOfUser(userId)
-        : await this.#store.getUserLinks(guildId, userId);
-    return links.filter((link) => link.releasedAt === null).map((link) => link.identity);
-  }
-
   /** A member's proven identities, their credentials, and the roles the rules want against the roles held. */
   async report(guildId: string, userId: string, opts: { fresh?: boolean } = {}): Promise<MemberReport> {
     const [settings, all, losses, exemptions] = await Promise.all([

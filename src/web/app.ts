@@ -166,7 +166,7 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       }
     });
   }
-  if (o.interactions) registerInteractions(app, o.interactions, log);
+  if (o.interactions) registerInteractions(app, o.interactions, limits.refusedDeliveries, log);
   const linked = o.linkedRoles;
   if (linked?.oauth.publicKey) {
     new WebhookEventReceiver({

@@ -12,6 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { Responder } from '../discord/responder.ts';
 import { checkDiscordSignature, header, parseJson, SeenSignatures } from './discordSignature.ts';
+import type { RefusalCounter } from './limits.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
 
 export const INTERACTIONS_PATH = '/interactions';
@@ -38,10 +39,14 @@ const Envelope = z.object({
   token: z.string().min(1).max(1_000),
 });
 
-/** Mounts the endpoint on `app`. No per-client request limit: every delivery comes from Discord's few addresses. */
+/**
+ * Mounts the endpoint on `app`. No per-client request limit: every delivery comes from Discord's few
+ * addresses. A client whose deliveries keep being refused is turned away unchecked (`refusals`).
+ */
 export function registerInteractions(
   app: FastifyInstance,
   endpoint: InteractionEndpoint,
+  refusals: RefusalCounter,
   logger: WebLogger,
 ): void {
   const seen = new SeenSignatures();
@@ -54,20 +59,39 @@ export function registerInteractions(
       (_req, body, done) => done(null, body),
     );
     scope.post(INTERACTIONS_PATH, { config: { rateLimit: false } }, (request, reply) =>
-      receive(request, reply, endpoint, seen, now(), logger),
+      receive(request, reply, { endpoint, seen, refusals, logger }, now()),
     );
     refuseOtherMethods(scope, INTERACTIONS_PATH, 'POST');
   });
 }
 
+interface Receiver {
+  endpoint: InteractionEndpoint;
+  seen: SeenSignatures;
+  refusals: RefusalCounter;
+  logger: WebLogger;
+}
+
 async function receive(
   request: FastifyRequest,
   reply: FastifyReply,
-  endpoint: InteractionEndpoint,
-  seen: SeenSignatures,
+  { endpoint, seen, refusals, logger }: Receiver,
   now: number,
-  logger: WebLogger,
 ): Promise<FastifyReply> {
+  // A client that keeps sending what Discord never sends is turned away before any curve arithmetic.
+  const wait = await refusals.wait(request);
+  if (wait !== undefined) {
+    reply.header('retry-after', String(wait));
+    return sendJson(reply, 429, { error: 'too many refused deliveries' });
+  }
+  const refuse = async (reason: string) => {
+    await refusals.count(request);
+    logger.warn(
+      { route: INTERACTIONS_PATH, refusal: reason, client: request.ip },
+      'interaction delivery refused',
+    );
+    return sendJson(reply, 401, { error: 'invalid request signature' });
+  };
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const signature = header(request, 'x-signature-ed25519');
   const check = checkDiscordSignature({
@@ -77,14 +101,13 @@ async function receive(
     body,
     now,
   });
-  if (check !== 'ok') return refuse(reply, logger, check);
+  if (check !== 'ok') return refuse(check);
   const raw = parseJson(body);
   const envelope = Envelope.safeParse(raw);
   if (!envelope.success) return sendJson(reply, 400, { error: 'malformed interaction' });
-  if (envelope.data.application_id !== endpoint.applicationId)
-    return refuse(reply, logger, 'other_application');
+  if (envelope.data.application_id !== endpoint.applicationId) return refuse('other_application');
   // A captured delivery sent again within the window acts once.
-  if (!seen.firstSighting(signature ?? '', now)) return refuse(reply, logger, 'replayed');
+  if (!seen.firstSighting(signature ?? '', now)) return refuse('replayed');
   const interaction = raw as APIInteraction;
   if (interaction.type === InteractionType.Ping)
     return sendJson(reply, 200, { type: InteractionResponseType.Pong });
@@ -109,9 +132,4 @@ async function receive(
     });
   await sent;
   return reply;
-}
-
-function refuse(reply: FastifyReply, logger: WebLogger, reason: string): FastifyReply {
-  logger.warn({ route: INTERACTIONS_PATH, refusal: reason }, 'interaction delivery refused');
-  return sendJson(reply, 401, { error: 'invalid request signature' });
 }

@@ -28,6 +28,11 @@ export interface WebLimitSettings {
   provesPerClientPerMinute: number;
   /** Webhook event deliveries per client per minute. */
   eventsPerClientPerMinute: number;
+  /**
+   * Interaction deliveries refused (bad signature, stale, replayed) per client per minute before its
+   * deliveries are turned away unchecked. Discord's own never fail, so they are never counted.
+   */
+  refusedDeliveriesPerClientPerMinute: number;
 }
 
 export const DEFAULT_LIMITS: WebLimitSettings = {
@@ -39,6 +44,7 @@ export const DEFAULT_LIMITS: WebLimitSettings = {
   provesPerAccountPerMinute: 5,
   provesPerClientPerMinute: 20,
   eventsPerClientPerMinute: 120,
+  refusedDeliveriesPerClientPerMinute: 30,
 };
 
 /** A signature and its message fit in far less: a larger body is refused unread (413). */
@@ -62,12 +68,20 @@ export interface WebLimiters {
   refusedWait(request: FastifyRequest): Promise<number | undefined>;
   /** Counts one refused signature against the client. */
   countRefused(request: FastifyRequest): Promise<void>;
+  /** Interaction deliveries: seconds to wait when this client sent too many refused ones, and the count. */
+  refusedDeliveries: RefusalCounter;
   /** Counts a sign-in start; seconds to wait when over the limit. */
   signIns(request: FastifyRequest): Promise<number | undefined>;
   /** Counts a Linked Roles proof for the account and the client; seconds to wait when either is over. */
   proves(request: FastifyRequest, accountId: string): Promise<number | undefined>;
   /** Whether this account's proof may read Web3.bio fresh (FRESH_PROOF_READS per PROVE_READ_MAX_AGE_MS), else from the cache. */
   freshRead(request: FastifyRequest, accountId: string): Promise<boolean>;
+}
+
+/** Refusals per client: checked without counting before the work, counted only when refused. */
+export interface RefusalCounter {
+  wait(request: FastifyRequest): Promise<number | undefined>;
+  count(request: FastifyRequest): Promise<void>;
 }
 
 /** The client a limit counts: the address (IPv6 by its /64, as one host usually holds the whole prefix). */
@@ -105,7 +119,19 @@ export async function registerLimits(
   const windowMs = settings.windowMs;
   const counter = (name: string, max: number, timeWindow: number, key = clientKey) =>
     app.createRateLimit({ max, timeWindow, keyGenerator: (request) => `${name}:${key(request)}` });
-  const refused = counter('refused', settings.refusedSignaturesPerClient, windowMs);
+  const refusals = (name: string, max: number, timeWindow: number): RefusalCounter => {
+    const limit = counter(name, max, timeWindow);
+    return {
+      async wait(request) {
+        const state = await limit(request, { increment: false });
+        return !state.isAllowed && state.remaining === 0 ? waitSeconds(state.ttl) : undefined;
+      },
+      async count(request) {
+        await limit(request);
+      },
+    };
+  };
+  const refused = refusals('refused', settings.refusedSignaturesPerClient, windowMs);
   const signIns = counter('sign-in', settings.signInsPerClient, windowMs);
   const provesByClient = counter('prove-client', settings.provesPerClientPerMinute, 60_000);
   const accountOf = new WeakMap<FastifyRequest, string>();
@@ -131,13 +157,9 @@ export async function registerLimits(
       keyGenerator: (request) => `event:${clientKey(request)}`,
     }),
     signatureBodyBytes,
-    async refusedWait(request) {
-      const limit = await refused(request, { increment: false });
-      return !limit.isAllowed && limit.remaining === 0 ? waitSeconds(limit.ttl) : undefined;
-    },
-    async countRefused(request) {
-      await refused(request);
-    },
+    refusedWait: (request) => refused.wait(request),
+    countRefused: (request) => refused.count(request),
+    refusedDeliveries: refusals('refused-delivery', settings.refusedDeliveriesPerClientPerMinute, 60_000),
     signIns: async (request) => over(await signIns(request)),
     async proves(request, accountId) {
       accountOf.set(request, accountId);

@@ -208,3 +208,49 @@ describe('two web replicas behind one address', () => {
     }
   });
 });
+
+describe('a flood of forged deliveries from one client, through a trusted proxy', () => {
+  let discord: FakeDiscord;
+  let upstream: FakeWeb3Bio;
+  let r: Replica;
+
+  beforeAll(async () => {
+    discord = await startFakeDiscord();
+    upstream = await startFakeWeb3Bio();
+    const guild = discord.addGuild({ name: 'HTTP Guild' });
+    discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+    r = await startReplica(discord, upstream, { TRUST_PROXY: '127.0.0.1' });
+    discord.useInteractionsEndpoint(r.endpoint);
+  });
+  afterAll(async () => {
+    await r.close();
+    await Promise.all([discord.close(), upstream.close()]);
+  });
+
+  it('turns the client away unchecked after 30 refusals, while Discord’s deliveries are answered', async () => {
+    const forged = async () => {
+      const body = JSON.stringify(discord.buildCommandInteraction({ ...whoisVitalik, userId: ALICE }));
+      const headers = {
+        'content-type': 'application/json',
+        'x-forwarded-for': '203.0.113.9',
+        'x-signature-ed25519': 'ab'.repeat(64),
+        'x-signature-timestamp': String(Math.floor(Date.now() / 1_000)),
+      };
+      return (await fetch(r.endpoint, { method: 'POST', headers, body })).status;
+    };
+    const flood = Promise.all(Array.from({ length: 200 }, forged));
+    const started = performance.now();
+    const legit = await discord.runCommand({ ...whoisVitalik, userId: ALICE });
+    expect(performance.now() - started).toBeLessThan(3_000);
+    expect(callbackTypes(legit)).toEqual([4]);
+    const statuses = await flood;
+    // Checked before, counted after: deliveries already past the check when the 30th is counted finish.
+    const refused = statuses.filter((s) => s === 401).length;
+    expect(refused).toBeGreaterThanOrEqual(30);
+    expect(refused).toBeLessThanOrEqual(40);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(200 - refused);
+    expect(r.logs.filter((l) => l.msg === 'interaction delivery refused')).toHaveLength(refused);
+    // Discord's next delivery (another client) is still checked and answered.
+    expect(callbackTypes(await discord.runCommand({ ...whoisVitalik, userId: ALICE }))).toEqual([4]);
+  });
+});

@@ -126,8 +126,8 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
   });
 });
 
-describe('docker-compose.yml', async () => {
-  const compose = await readFile(join(ROOT, 'docker-compose.yml'), 'utf8');
+describe('compose.yaml', async () => {
+  const compose = await readFile(join(ROOT, 'compose.yaml'), 'utf8');
   const { ConfigSchema } = await import('../src/app/config.ts');
 
   /** The top-level blocks under `services:`, by name (two-space indented keys). */

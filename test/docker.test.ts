@@ -128,7 +128,10 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
 
 describe('compose.yaml', async () => {
   const compose = await readFile(join(ROOT, 'compose.yaml'), 'utf8');
+  const haproxy = await readFile(join(ROOT, 'deploy/haproxy/haproxy.cfg'), 'utf8');
   const { ConfigSchema } = await import('../src/app/config.ts');
+  /** The HTTP-interactions keys the http profile sets (INTERACTIONS=gateway|http, PROCESS_ROLE=all|web|gateway). */
+  const INTERACTION_KEYS = ['INTERACTIONS', 'PROCESS_ROLE'];
 
   /** The top-level blocks under `services:`, by name (two-space indented keys). */
   function services(): Map<string, string> {
@@ -141,9 +144,133 @@ describe('compose.yaml', async () => {
     return blocks;
   }
 
-  it('runs the bot, Redis and PostgreSQL, each with a health check', () => {
+  interface Service {
+    profiles?: string[];
+    image?: string;
+    build?: unknown;
+    environment?: Record<string, string>;
+    deploy?: { replicas?: number };
+    depends_on?: Record<string, { condition: string }>;
+    healthcheck?: { test: string[] };
+    ports?: string[];
+    volumes?: string[];
+  }
+
+  /**
+   * The file as Compose itself reads it: Debian's `docker-compose` (scripts/test-prereqs.sh installs it)
+   * validates it against the Compose Specification schema, interpolates the variables from `.env`,
+   * checks every service it references, and prints the result, read back here as JSON. The project is
+   * a copy with a `.env` as README's set-up makes it.
+   */
+  async function composeConfig(
+    args: string[],
+    dotEnv: string,
+  ): Promise<{ services: Record<string, Service> }> {
+    const dir = await mkdtemp(join(tmpdir(), 'compose-'));
+    try {
+      await cp(join(ROOT, 'compose.yaml'), join(dir, 'compose.yaml'));
+      await cp(join(ROOT, 'deploy'), join(dir, 'deploy'), { recursive: true });
+      await writeFile(join(dir, '.env'), dotEnv);
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+      const { stdout } = await run('docker-compose', ['-f', 'compose.yaml', ...args, 'config'], {
+        cwd: dir,
+        env,
+      });
+      const json = await new Promise<string>((resolve, reject) => {
+        const child = execFile(
+          'python3',
+          ['-c', 'import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
+          (error, out) => (error ? reject(error) : resolve(out)),
+        );
+        child.stdin?.end(stdout);
+      });
+      return JSON.parse(json);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  const DOT_ENV = 'DISCORD_TOKEN=t\nREDIS_PASSWORD=redis-pass-in-env\nPOSTGRES_PASSWORD=pg-pass-in-env\n';
+  /** The services `docker compose --profile <profile> up` starts: those without profiles, and the profile's. */
+  const started = (all: Record<string, Service>, profile: string | undefined) =>
+    Object.entries(all)
+      .filter(([, s]) => !s.profiles || (profile !== undefined && s.profiles.includes(profile)))
+      .map(([name]) => name)
+      .sort();
+
+  it('is valid Compose for each profile, with the passwords taken from .env', async () => {
+    for (const args of [[], ['--profile', 'gateway'], ['--profile', 'http']]) {
+      const { services: resolved } = await composeConfig(args, DOT_ENV);
+      expect(resolved.redis?.environment?.REDIS_PASSWORD, args.join(' ')).toBe('redis-pass-in-env');
+      expect(resolved.bot?.environment?.DATABASE_URL).toBe('postgres://bot:pg-pass-in-env@postgres:5432/bot');
+    }
+    const refused = await composeConfig(['--profile', 'http'], 'DISCORD_TOKEN=t\n').catch((e) => e);
+    expect(String(refused.stderr)).toMatch(/set (REDIS|POSTGRES)_PASSWORD/);
+  }, 60_000);
+
+  it('runs the gateway bot, or the HTTP topology, never both', async () => {
+    const { services: all } = await composeConfig([], DOT_ENV);
+    expect(started(all, undefined)).toEqual(['postgres', 'redis']);
+    expect(started(all, 'gateway')).toEqual(['bot', 'postgres', 'redis']);
+    expect(started(all, 'http')).toEqual(['gateway', 'lb', 'postgres', 'redis', 'web']);
+    // The default bot is today's: interactions over the gateway, one process doing everything.
+    expect(all.bot?.environment).not.toHaveProperty('INTERACTIONS');
+    expect(all.bot?.environment).not.toHaveProperty('PROCESS_ROLE');
+  }, 60_000);
+
+  it('http profile: 2 web replicas and one gateway worker, on the same Redis and PostgreSQL', async () => {
+    const { services: all } = await composeConfig(['--profile', 'http'], DOT_ENV);
+    const web = all.web as Service;
+    const gateway = all.gateway as Service;
+    expect(web.deploy?.replicas).toBe(2);
+    expect(web.environment).toMatchObject({ INTERACTIONS: 'http', PROCESS_ROLE: 'web', HTTP_PORT: '8080' });
+    // Behind the terminator and the load balancer: per-client limits see the member, not the proxy.
+    expect(web.environment?.TRUST_PROXY).toBe('2');
+    expect(web.healthcheck?.test.join(' ')).toContain('http://127.0.0.1:8080/healthz');
+    expect(gateway.deploy?.replicas ?? 1).toBe(1);
+    expect(gateway.environment).toMatchObject({ INTERACTIONS: 'http', PROCESS_ROLE: 'gateway' });
+    expect(gateway.healthcheck?.test.join(' ')).toContain('/readyz');
+    expect(gateway.ports).toBeUndefined();
+    expect(web.ports).toBeUndefined();
+    for (const service of [web, gateway]) {
+      expect(service.environment?.REDIS_URL).toBe(all.bot?.environment?.REDIS_URL);
+      expect(service.environment?.DATABASE_URL).toBe(all.bot?.environment?.DATABASE_URL);
+      expect(service.depends_on).toEqual({
+        redis: { condition: 'service_healthy' },
+        postgres: { condition: 'service_healthy' },
+      });
+      // What the file sets (.env's own keys, passed through env_file, aside).
+      const fromFile = Object.keys(service.environment ?? {}).filter((k) => !DOT_ENV.includes(`${k}=`));
+      for (const key of fromFile) {
+        expect([...Object.keys(ConfigSchema.shape), ...INTERACTION_KEYS], key).toContain(key);
+      }
+    }
+  }, 60_000);
+
+  it('http profile: the load balancer round-robins over the healthy web replicas', async () => {
+    const { services: all } = await composeConfig(['--profile', 'http'], DOT_ENV);
+    const lb = all.lb as Service;
+    expect(lb.image).toMatch(/^haproxy:\d+\.\d+-alpine$/);
+    expect(lb.depends_on).toEqual({ web: { condition: 'service_healthy' } });
+    expect(
+      lb.volumes?.some((v) =>
+        v.endsWith('/deploy/haproxy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro'),
+      ),
+    ).toBe(true);
+    // Published on loopback, for a TLS terminator on the same host.
+    expect(lb.ports).toEqual(['127.0.0.1:8080:8080/tcp']);
+    expect(haproxy).toMatch(/^\s+bind :8080$/m);
+    expect(haproxy).toMatch(/^\s+option forwardfor$/m);
+    const backend = haproxy.split(/^backend web$/m)[1] ?? '';
+    expect(backend).toMatch(/^\s+balance roundrobin$/m);
+    expect(backend).toMatch(/^\s+http-check send meth GET uri \/healthz$/m);
+    expect(backend).toMatch(/^\s+server-template web- \d+ web:8080 check .*resolvers docker/m);
+    expect(haproxy).toMatch(/^\s+nameserver \w+ 127\.0\.0\.11:53$/m);
+  }, 60_000);
+
+  it('every service has a health check; the bot and the gateway worker report readiness', () => {
     const blocks = services();
-    expect([...blocks.keys()].sort()).toEqual(['bot', 'postgres', 'redis']);
+    expect([...blocks.keys()].sort()).toEqual(['bot', 'gateway', 'lb', 'postgres', 'redis', 'web']);
     for (const [name, block] of blocks) expect(block, name).toMatch(/^ {4}healthcheck:/m);
     expect(blocks.get('bot')).toContain('/readyz');
   });
@@ -155,12 +282,23 @@ describe('compose.yaml', async () => {
     expect(dependsOn).toMatch(/postgres:\n\s+condition: service_healthy/);
   });
 
-  it('sets only configuration keys the bot knows, and no password in clear', () => {
+  it('sets only configuration keys the bot knows, and no secret in clear', () => {
     const env = compose.split(/^x-bot-env: &bot-env\n/m)[1]?.split(/^\n/m)[0] ?? '';
     const keys = [...env.matchAll(/^ {2}([A-Z_]+):/gm)].map((m) => m[1]);
     expect(keys).toContain('REDIS_URL');
     expect(keys).toContain('DATABASE_URL');
     for (const key of keys) expect(Object.keys(ConfigSchema.shape), key).toContain(key);
     expect(compose).not.toMatch(/PASSWORD: (?!\$\{)/);
+    // A password in a URL is always a variable; the bot's secrets come from .env, never from this file.
+    expect(compose).not.toMatch(/:\/\/[^\s@/]*:(?!\$\{)[^\s@]*@/);
+    for (const secret of [
+      'DISCORD_TOKEN',
+      'DISCORD_CLIENT_SECRET',
+      'TOKEN_ENCRYPTION_KEY',
+      'METRICS_TOKEN',
+      'WEB3BIO_API_KEY',
+    ]) {
+      expect(compose).not.toMatch(new RegExp(`^\\s+${secret}:`, 'm'));
+    }
   });
 });

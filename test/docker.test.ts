@@ -268,6 +268,45 @@ describe('compose.yaml', async () => {
     expect(haproxy).toMatch(/^\s+nameserver \w+ 127\.0\.0\.11:53$/m);
   }, 60_000);
 
+  it("health checks pass against the bot's own routes: /readyz with METRICS_TOKEN, /healthz open", async () => {
+    const { default: Fastify } = await import('fastify');
+    const { registerOpsRoutes } = await import('../src/web/ops.ts');
+    const { services: all } = await composeConfig(['--profile', 'http'], DOT_ENV);
+    const token = 'metrics-token-of-20ch';
+    let ready = true;
+    const app = Fastify();
+    registerOpsRoutes(app, {
+      metrics: false,
+      metricsToken: token,
+      openWithoutToken: false,
+      readiness: { gateway: () => (ready ? undefined : Promise.reject(new Error('down'))) },
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    /** Runs a service's `CMD node -e <script>` health check against this app, as the container would. */
+    const check = (name: string, env: Record<string, string>) => {
+      const [kind, node, flag, script = ''] = all[name]?.healthcheck?.test ?? [];
+      expect([kind, node, flag]).toEqual(['CMD', 'node', '-e']);
+      const local = script.replace(/127\.0\.0\.1:(8080|9464)/, `127.0.0.1:${port}`);
+      return run(process.execPath, ['-e', local], { env }).then(
+        () => 0,
+        (e: { code: number }) => e.code,
+      );
+    };
+    try {
+      for (const name of ['bot', 'gateway']) {
+        expect(await check(name, { METRICS_TOKEN: token }), name).toBe(0);
+        expect(await check(name, { METRICS_TOKEN: 'another-token-of-20ch' }), name).toBe(1);
+        ready = false;
+        expect(await check(name, { METRICS_TOKEN: token }), name).toBe(1);
+        ready = true;
+      }
+      expect(await check('web', {})).toBe(0);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+
   it('every service has a health check; the bot and the gateway worker report readiness', () => {
     const blocks = services();
     expect([...blocks.keys()].sort()).toEqual(['bot', 'gateway', 'lb', 'postgres', 'redis', 'web']);

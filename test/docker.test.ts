@@ -157,8 +157,9 @@ describe('compose.yaml', async () => {
   }
 
   /**
-   * The file as Compose itself reads it: Debian's `docker-compose` (scripts/test-prereqs.sh installs it)
-   * validates it against the Compose Specification schema, interpolates the variables from `.env`,
+   * The file as Compose itself reads it: Debian's `docker-compose` (scripts/test-prereqs.sh installs it;
+   * Compose v1.29, which has profiles) validates it against the Compose Specification schema of its day
+   * (the test below checks today's), interpolates the variables from `.env`,
    * checks every service it references, and prints the result, read back here as JSON. The project is
    * a copy with a `.env` as README's set-up makes it.
    */
@@ -206,6 +207,24 @@ describe('compose.yaml', async () => {
     }
     const refused = await composeConfig(['--profile', 'http'], 'DISCORD_TOKEN=t\n').catch((e) => e);
     expect(String(refused.stderr)).toMatch(/set (REDIS|POSTGRES)_PASSWORD/);
+  }, 60_000);
+
+  it('matches the current Compose Specification schema (dclint ships it), which refuses an unknown key', async () => {
+    const dclint = join(ROOT, 'node_modules/.bin/dclint');
+    // --quiet: schema errors only, not dclint's style rules (key order and the like).
+    const { stdout } = await run(dclint, ['--quiet', '--color', 'false', 'compose.yaml'], { cwd: ROOT });
+    expect(stdout.trim()).toBe('');
+    const dir = await mkdtemp(join(tmpdir(), 'compose-'));
+    try {
+      await writeFile(join(dir, 'compose.yaml'), compose.replace('      replicas: 2', '      replica: 2'));
+      const refused = await run(dclint, ['--quiet', '--color', 'false', 'compose.yaml'], { cwd: dir }).catch(
+        (e) => e,
+      );
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toMatch(/\/services\/web\/deploy.*must NOT have additional properties/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('runs the gateway bot, or the HTTP topology, never both', async () => {

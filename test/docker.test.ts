@@ -129,9 +129,7 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
 describe('compose.yaml', async () => {
   const compose = await readFile(join(ROOT, 'compose.yaml'), 'utf8');
   const haproxy = await readFile(join(ROOT, 'deploy/haproxy/haproxy.cfg'), 'utf8');
-  const { ConfigSchema } = await import('../src/app/config.ts');
-  /** The HTTP-interactions keys the http profile sets (INTERACTIONS=gateway|http, PROCESS_ROLE=all|web|gateway). */
-  const INTERACTION_KEYS = ['INTERACTIONS', 'PROCESS_ROLE'];
+  const { ConfigSchema, loadConfig } = await import('../src/app/config.ts');
 
   /** The top-level blocks under `services:`, by name (two-space indented keys). */
   function services(): Map<string, string> {
@@ -261,9 +259,38 @@ describe('compose.yaml', async () => {
       // What the file sets (.env's own keys, passed through env_file, aside).
       const fromFile = Object.keys(service.environment ?? {}).filter((k) => !DOT_ENV.includes(`${k}=`));
       for (const key of fromFile) {
-        expect([...Object.keys(ConfigSchema.shape), ...INTERACTION_KEYS], key).toContain(key);
+        expect(Object.keys(ConfigSchema.shape), key).toContain(key);
       }
     }
+  }, 60_000);
+
+  it("each bot service's environment passes the bot's own start-up checks, gating on and sharded", async () => {
+    // A full .env for the http topology: gating on, SHARD_COUNT for the gateway worker, METRICS_TOKEN
+    // (METRICS_HOST is 0.0.0.0).
+    const full = [
+      DOT_ENV,
+      'DISCORD_APPLICATION_ID=123456789012345678',
+      `DISCORD_PUBLIC_KEY=${'ab'.repeat(32)}`,
+      'PUBLIC_URL=https://bot.example.org',
+      'GATING_ENABLED=true',
+      'SHARD_COUNT=2',
+      'METRICS_TOKEN=metrics-token-of-20ch',
+      '',
+    ].join('\n');
+    const { services: all } = await composeConfig(['--profile', 'http'], full);
+    const roles: Record<string, [string, string]> = {
+      web: ['http', 'web'],
+      gateway: ['http', 'gateway'],
+      bot: ['gateway', 'all'],
+    };
+    for (const [name, [interactions, role]] of Object.entries(roles)) {
+      const env = all[name]?.environment;
+      const config = loadConfig({ ...env });
+      expect([config.INTERACTIONS, config.PROCESS_ROLE], name).toEqual([interactions, role]);
+      expect(config.DATABASE_URL, name).toBe('postgres://bot:pg-pass-in-env@postgres:5432/bot');
+    }
+    expect(loadConfig({ ...all.web?.environment }).SHARD_COUNT).toBeUndefined();
+    expect(loadConfig({ ...all.gateway?.environment }).SHARD_COUNT).toBeDefined();
   }, 60_000);
 
   it('http profile: the load balancer round-robins over the healthy web replicas', async () => {

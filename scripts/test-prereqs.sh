@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs before `npm test`: makes sure what the tests use for real is there.
 # - Chromium (headless browser test of the signing page): installed from Debian's packages when missing.
+# - docker-compose (test/docker.test.ts reads compose.yaml through it: schema, interpolation, profiles):
+#   Debian's package, installed when missing. No Docker daemon is needed, it only runs `config`.
 # - PostgreSQL and Redis on 127.0.0.1 (storage and shared-cache tests): started when installed but down.
 set -uo pipefail
 
@@ -13,6 +15,17 @@ if [ ! -x /usr/bin/chromium ]; then
       { echo "test-prereqs: Chromium install failed, see /tmp/test-prereqs-apt.log" >&2; exit 1; }
   else
     echo "test-prereqs: /usr/bin/chromium is missing; install Debian's 'chromium' package (the browser test needs it)" >&2
+    exit 1
+  fi
+fi
+
+if ! have docker-compose || ! have python3 || ! python3 -c 'import yaml' 2>/dev/null; then
+  if [ "$(id -u)" = 0 ] && have apt-get; then
+    echo "test-prereqs: installing docker-compose (Debian package) for the compose.yaml test"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq docker-compose python3-yaml; } >/tmp/test-prereqs-apt.log 2>&1 ||
+      { echo "test-prereqs: docker-compose install failed, see /tmp/test-prereqs-apt.log" >&2; exit 1; }
+  else
+    echo "test-prereqs: docker-compose is missing; install Debian's 'docker-compose' package (the compose.yaml test needs it)" >&2
     exit 1
   fi
 fi

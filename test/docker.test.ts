@@ -126,9 +126,10 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
   });
 });
 
-describe('docker-compose.yml', async () => {
-  const compose = await readFile(join(ROOT, 'docker-compose.yml'), 'utf8');
-  const { ConfigSchema } = await import('../src/app/config.ts');
+describe('compose.yaml', async () => {
+  const compose = await readFile(join(ROOT, 'compose.yaml'), 'utf8');
+  const haproxy = await readFile(join(ROOT, 'deploy/haproxy/haproxy.cfg'), 'utf8');
+  const { ConfigSchema, loadConfig } = await import('../src/app/config.ts');
 
   /** The top-level blocks under `services:`, by name (two-space indented keys). */
   function services(): Map<string, string> {
@@ -141,9 +142,220 @@ describe('docker-compose.yml', async () => {
     return blocks;
   }
 
-  it('runs the bot, Redis and PostgreSQL, each with a health check', () => {
+  interface Service {
+    profiles?: string[];
+    image?: string;
+    build?: unknown;
+    environment?: Record<string, string>;
+    deploy?: { replicas?: number };
+    depends_on?: Record<string, { condition: string }>;
+    healthcheck?: { test: string[] };
+    ports?: string[];
+    volumes?: string[];
+  }
+
+  /**
+   * The file as Compose itself reads it: Debian's `docker-compose` (scripts/test-prereqs.sh installs it;
+   * Compose v1.29, which has profiles) validates it against the Compose Specification schema of its day
+   * (the test below checks today's), interpolates the variables from `.env`,
+   * checks every service it references, and prints the result, read back here as JSON. The project is
+   * a copy with a `.env` as README's set-up makes it.
+   */
+  async function composeConfig(
+    args: string[],
+    dotEnv: string,
+  ): Promise<{ services: Record<string, Service> }> {
+    const dir = await mkdtemp(join(tmpdir(), 'compose-'));
+    try {
+      await cp(join(ROOT, 'compose.yaml'), join(dir, 'compose.yaml'));
+      await cp(join(ROOT, 'deploy'), join(dir, 'deploy'), { recursive: true });
+      await writeFile(join(dir, '.env'), dotEnv);
+      const env = { PATH: process.env.PATH ?? '/usr/bin:/bin' };
+      const { stdout } = await run('docker-compose', ['-f', 'compose.yaml', ...args, 'config'], {
+        cwd: dir,
+        env,
+      });
+      const json = await new Promise<string>((resolve, reject) => {
+        const child = execFile(
+          'python3',
+          ['-c', 'import json, sys, yaml; json.dump(yaml.safe_load(sys.stdin), sys.stdout)'],
+          (error, out) => (error ? reject(error) : resolve(out)),
+        );
+        child.stdin?.end(stdout);
+      });
+      return JSON.parse(json);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  const DOT_ENV = 'DISCORD_TOKEN=t\nREDIS_PASSWORD=redis-pass-in-env\nPOSTGRES_PASSWORD=pg-pass-in-env\n';
+  /** The services `docker compose --profile <profile> up` starts: those without profiles, and the profile's. */
+  const started = (all: Record<string, Service>, profile: string | undefined) =>
+    Object.entries(all)
+      .filter(([, s]) => !s.profiles || (profile !== undefined && s.profiles.includes(profile)))
+      .map(([name]) => name)
+      .sort();
+
+  it('is valid Compose for each profile, with the passwords taken from .env', async () => {
+    for (const args of [[], ['--profile', 'gateway'], ['--profile', 'http']]) {
+      const { services: resolved } = await composeConfig(args, DOT_ENV);
+      expect(resolved.redis?.environment?.REDIS_PASSWORD, args.join(' ')).toBe('redis-pass-in-env');
+      expect(resolved.bot?.environment?.DATABASE_URL).toBe('postgres://bot:pg-pass-in-env@postgres:5432/bot');
+    }
+    const refused = await composeConfig(['--profile', 'http'], 'DISCORD_TOKEN=t\n').catch((e) => e);
+    expect(String(refused.stderr)).toMatch(/set (REDIS|POSTGRES)_PASSWORD/);
+  }, 60_000);
+
+  it('matches the current Compose Specification schema (dclint ships it), which refuses an unknown key', async () => {
+    const dclint = join(ROOT, 'node_modules/.bin/dclint');
+    // --quiet: schema errors only, not dclint's style rules (key order and the like).
+    const { stdout } = await run(dclint, ['--quiet', '--color', 'false', 'compose.yaml'], { cwd: ROOT });
+    expect(stdout.trim()).toBe('');
+    const dir = await mkdtemp(join(tmpdir(), 'compose-'));
+    try {
+      await writeFile(join(dir, 'compose.yaml'), compose.replace('      replicas: 2', '      replica: 2'));
+      const refused = await run(dclint, ['--quiet', '--color', 'false', 'compose.yaml'], { cwd: dir }).catch(
+        (e) => e,
+      );
+      expect(refused.code).toBe(1);
+      expect(refused.stdout).toMatch(/\/services\/web\/deploy.*must NOT have additional properties/);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('runs the gateway bot, or the HTTP topology, never both', async () => {
+    const { services: all } = await composeConfig([], DOT_ENV);
+    expect(started(all, undefined)).toEqual(['postgres', 'redis']);
+    expect(started(all, 'gateway')).toEqual(['bot', 'postgres', 'redis']);
+    expect(started(all, 'http')).toEqual(['gateway', 'lb', 'postgres', 'redis', 'web']);
+    // The default bot is today's: interactions over the gateway, one process doing everything.
+    expect(all.bot?.environment).not.toHaveProperty('INTERACTIONS');
+    expect(all.bot?.environment).not.toHaveProperty('PROCESS_ROLE');
+  }, 60_000);
+
+  it('http profile: 2 web replicas and one gateway worker, on the same Redis and PostgreSQL', async () => {
+    const { services: all } = await composeConfig(['--profile', 'http'], DOT_ENV);
+    const web = all.web as Service;
+    const gateway = all.gateway as Service;
+    expect(web.deploy?.replicas).toBe(2);
+    expect(web.environment).toMatchObject({ INTERACTIONS: 'http', PROCESS_ROLE: 'web', HTTP_PORT: '8080' });
+    // Behind the terminator and the load balancer: per-client limits see the member, not the proxy.
+    expect(web.environment?.TRUST_PROXY).toBe('2');
+    expect(web.healthcheck?.test.join(' ')).toContain('http://127.0.0.1:8080/healthz');
+    expect(gateway.deploy?.replicas ?? 1).toBe(1);
+    expect(gateway.environment).toMatchObject({ INTERACTIONS: 'http', PROCESS_ROLE: 'gateway' });
+    expect(gateway.healthcheck?.test.join(' ')).toContain('/readyz');
+    expect(gateway.ports).toBeUndefined();
+    expect(web.ports).toBeUndefined();
+    for (const service of [web, gateway]) {
+      expect(service.environment?.REDIS_URL).toBe(all.bot?.environment?.REDIS_URL);
+      expect(service.environment?.DATABASE_URL).toBe(all.bot?.environment?.DATABASE_URL);
+      expect(service.depends_on).toEqual({
+        redis: { condition: 'service_healthy' },
+        postgres: { condition: 'service_healthy' },
+      });
+      // What the file sets (.env's own keys, passed through env_file, aside).
+      const fromFile = Object.keys(service.environment ?? {}).filter((k) => !DOT_ENV.includes(`${k}=`));
+      for (const key of fromFile) {
+        expect(Object.keys(ConfigSchema.shape), key).toContain(key);
+      }
+    }
+  }, 60_000);
+
+  it("each bot service's environment passes the bot's own start-up checks, gating on and sharded", async () => {
+    // A full .env for the http topology: gating on, SHARD_COUNT for the gateway worker, METRICS_TOKEN
+    // (METRICS_HOST is 0.0.0.0).
+    const full = [
+      DOT_ENV,
+      'DISCORD_APPLICATION_ID=123456789012345678',
+      `DISCORD_PUBLIC_KEY=${'ab'.repeat(32)}`,
+      'PUBLIC_URL=https://bot.example.org',
+      'GATING_ENABLED=true',
+      'SHARD_COUNT=2',
+      'METRICS_TOKEN=metrics-token-of-20ch',
+      '',
+    ].join('\n');
+    const { services: all } = await composeConfig(['--profile', 'http'], full);
+    const roles: Record<string, [string, string]> = {
+      web: ['http', 'web'],
+      gateway: ['http', 'gateway'],
+      bot: ['gateway', 'all'],
+    };
+    for (const [name, [interactions, role]] of Object.entries(roles)) {
+      const env = all[name]?.environment;
+      const config = loadConfig({ ...env });
+      expect([config.INTERACTIONS, config.PROCESS_ROLE], name).toEqual([interactions, role]);
+      expect(config.DATABASE_URL, name).toBe('postgres://bot:pg-pass-in-env@postgres:5432/bot');
+    }
+    expect(loadConfig({ ...all.web?.environment }).SHARD_COUNT).toBeUndefined();
+    expect(loadConfig({ ...all.gateway?.environment }).SHARD_COUNT).toBeDefined();
+  }, 60_000);
+
+  it('http profile: the load balancer round-robins over the healthy web replicas', async () => {
+    const { services: all } = await composeConfig(['--profile', 'http'], DOT_ENV);
+    const lb = all.lb as Service;
+    expect(lb.image).toMatch(/^haproxy:\d+\.\d+-alpine$/);
+    expect(lb.depends_on).toEqual({ web: { condition: 'service_healthy' } });
+    expect(
+      lb.volumes?.some((v) =>
+        v.endsWith('/deploy/haproxy/haproxy.cfg:/usr/local/etc/haproxy/haproxy.cfg:ro'),
+      ),
+    ).toBe(true);
+    // Published on loopback, for a TLS terminator on the same host.
+    expect(lb.ports).toEqual(['127.0.0.1:8080:8080/tcp']);
+    expect(haproxy).toMatch(/^\s+bind :8080$/m);
+    expect(haproxy).toMatch(/^\s+option forwardfor$/m);
+    const backend = haproxy.split(/^backend web$/m)[1] ?? '';
+    expect(backend).toMatch(/^\s+balance roundrobin$/m);
+    expect(backend).toMatch(/^\s+http-check send meth GET uri \/healthz$/m);
+    expect(backend).toMatch(/^\s+server-template web- \d+ web:8080 check .*resolvers docker/m);
+    expect(haproxy).toMatch(/^\s+nameserver \w+ 127\.0\.0\.11:53$/m);
+  }, 60_000);
+
+  it("health checks pass against the bot's own routes: /readyz with METRICS_TOKEN, /healthz open", async () => {
+    const { default: Fastify } = await import('fastify');
+    const { registerOpsRoutes } = await import('../src/web/ops.ts');
+    const { services: all } = await composeConfig(['--profile', 'http'], DOT_ENV);
+    const token = 'metrics-token-of-20ch';
+    let ready = true;
+    const app = Fastify();
+    registerOpsRoutes(app, {
+      metrics: false,
+      metricsToken: token,
+      openWithoutToken: false,
+      readiness: { gateway: () => (ready ? undefined : Promise.reject(new Error('down'))) },
+    });
+    await app.listen({ host: '127.0.0.1', port: 0 });
+    const { port } = app.server.address() as { port: number };
+    /** Runs a service's `CMD node -e <script>` health check against this app, as the container would. */
+    const check = (name: string, env: Record<string, string>) => {
+      const [kind, node, flag, script = ''] = all[name]?.healthcheck?.test ?? [];
+      expect([kind, node, flag]).toEqual(['CMD', 'node', '-e']);
+      const local = script.replace(/127\.0\.0\.1:(8080|9464)/, `127.0.0.1:${port}`);
+      return run(process.execPath, ['-e', local], { env }).then(
+        () => 0,
+        (e: { code: number }) => e.code,
+      );
+    };
+    try {
+      for (const name of ['bot', 'gateway']) {
+        expect(await check(name, { METRICS_TOKEN: token }), name).toBe(0);
+        expect(await check(name, { METRICS_TOKEN: 'another-token-of-20ch' }), name).toBe(1);
+        ready = false;
+        expect(await check(name, { METRICS_TOKEN: token }), name).toBe(1);
+        ready = true;
+      }
+      expect(await check('web', {})).toBe(0);
+    } finally {
+      await app.close();
+    }
+  }, 60_000);
+
+  it('every service has a health check; the bot and the gateway worker report readiness', () => {
     const blocks = services();
-    expect([...blocks.keys()].sort()).toEqual(['bot', 'postgres', 'redis']);
+    expect([...blocks.keys()].sort()).toEqual(['bot', 'gateway', 'lb', 'postgres', 'redis', 'web']);
     for (const [name, block] of blocks) expect(block, name).toMatch(/^ {4}healthcheck:/m);
     expect(blocks.get('bot')).toContain('/readyz');
   });
@@ -155,12 +367,23 @@ describe('docker-compose.yml', async () => {
     expect(dependsOn).toMatch(/postgres:\n\s+condition: service_healthy/);
   });
 
-  it('sets only configuration keys the bot knows, and no password in clear', () => {
+  it('sets only configuration keys the bot knows, and no secret in clear', () => {
     const env = compose.split(/^x-bot-env: &bot-env\n/m)[1]?.split(/^\n/m)[0] ?? '';
     const keys = [...env.matchAll(/^ {2}([A-Z_]+):/gm)].map((m) => m[1]);
     expect(keys).toContain('REDIS_URL');
     expect(keys).toContain('DATABASE_URL');
     for (const key of keys) expect(Object.keys(ConfigSchema.shape), key).toContain(key);
     expect(compose).not.toMatch(/PASSWORD: (?!\$\{)/);
+    // A password in a URL is always a variable; the bot's secrets come from .env, never from this file.
+    expect(compose).not.toMatch(/:\/\/[^\s@/]*:(?!\$\{)[^\s@]*@/);
+    for (const secret of [
+      'DISCORD_TOKEN',
+      'DISCORD_CLIENT_SECRET',
+      'TOKEN_ENCRYPTION_KEY',
+      'METRICS_TOKEN',
+      'WEB3BIO_API_KEY',
+    ]) {
+      expect(compose).not.toMatch(new RegExp(`^\\s+${secret}:`, 'm'));
+    }
   });
 });

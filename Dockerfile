@@ -18,6 +18,6 @@ COPY commands ./commands
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
-# The bot touches $DATA_DIR/heartbeat while its gateway session is ready.
+# The bot touches $DATA_DIR/heartbeat while its gateway session is ready (a web replica, INTERACTIONS=http, while it runs).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["node", "src/ops/healthcheck.ts"]
 CMD ["node", "src/app/main.ts"]

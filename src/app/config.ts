@@ -284,6 +284,14 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
   return result.data;
 }
 
+/** Whether this process is a web replica (no gateway connection) rather than a bot (bot.ts). */
+export function runsAsWebReplica(
+  config: Pick<Config, 'INTERACTIONS' | 'PROCESS_ROLE' | 'GATING_ENABLED'>,
+): boolean {
+  if (config.INTERACTIONS !== 'http') return false;
+  return config.PROCESS_ROLE === 'web' || (config.PROCESS_ROLE === 'all' && !config.GATING_ENABLED);
+}
+
 /** Whether `host` (a bind address) is reachable from this machine only. */
 export function isLoopbackHost(host: string): boolean {
   const bare = host.replace(/^\[|\]$/g, '').toLowerCase();

@@ -24,14 +24,6 @@ import type { Config } from './config.ts';
 import { httpEndpoint, interactionRouter } from './interactionRouting.ts';
 import { startWebTier } from './webTier.ts';
 
-/** Whether this process is a web replica (no gateway connection) rather than a bot (bot.ts). */
-export function runsAsWebReplica(
-  config: Pick<Config, 'INTERACTIONS' | 'PROCESS_ROLE' | 'GATING_ENABLED'>,
-): boolean {
-  if (config.INTERACTIONS !== 'http') return false;
-  return config.PROCESS_ROLE === 'web' || (config.PROCESS_ROLE === 'all' && !config.GATING_ENABLED);
-}
-
 export interface WebReplica {
   router: InteractionRouter;
   /** Where the web app listens (HTTP_HOST:HTTP_PORT). */

@@ -2,10 +2,7 @@ import 'dotenv/config';
 import { startHeartbeat } from '../ops/heartbeat.ts';
 import { createLogger } from '../ops/log.ts';
 import { createMetrics } from '../ops/metrics.ts';
-import { startBot } from './bot.ts';
-import { ConfigError, ConfigSchema, configSecrets, loadConfig } from './config.ts';
-import { runsAsWebReplica, startWebReplica } from './httpMode.ts';
-import { joinShardManager, shardProcessSlice, startShardManager } from './sharding.ts';
+import { ConfigError, ConfigSchema, configSecrets, loadConfig, runsAsWebReplica } from './config.ts';
 import { createWeb3BioFromConfig } from './wiring.ts';
 
 const USAGE = `web3bio-discord-bot: Discord embeds for web3 identities, from the Web3.bio Profile API.
@@ -30,64 +27,32 @@ async function main(): Promise<void> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
 
   const metrics = createMetrics();
-  const shardProcess = shardProcessSlice();
-  const log = shardProcess
-    ? logger.child({ process: shardProcess.processId, shards: shardProcess.shards.ids, pid: process.pid })
-    : logger;
-  const web3bio = createWeb3BioFromConfig(config, log, metrics);
+  let stop: () => Promise<void> = async () => {};
+  let stopping = false;
+  async function shutdown(signal: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await stop();
+    logger.info('stopped');
+    logger.flush();
+  }
 
-  let stop: () => Promise<void>;
+  // Each kind of process imports only what it runs: a web replica never loads discord.js or the sharding code.
   if (runsAsWebReplica(config)) {
     // INTERACTIONS=http without a gateway connection (httpMode.ts).
+    const { startWebReplica } = await import('./httpMode.ts');
+    const web3bio = createWeb3BioFromConfig(config, logger, metrics);
     const replica = await startWebReplica({ config, logger, web3bio, metrics });
     const stopHeartbeat = await startHeartbeat(config.DATA_DIR, () => true);
     stop = async () => {
       stopHeartbeat();
       await replica.stop();
+      await web3bio.close();
     };
-  } else if (config.SHARD_COUNT !== undefined && !shardProcess) {
-    // The shard manager: spawns this entry point once per process of shards, serves HTTP once.
-    const manager = await startShardManager({
-      config,
-      logger,
-      metrics,
-      web3bio,
-      entry: process.argv[1] ?? '',
-    });
-    stop = () => manager.stop();
   } else {
-    const bot = await startBot({
-      config,
-      logger: log,
-      web3bio,
-      metrics,
-      ...(shardProcess ? { shards: shardProcess.shards } : {}),
-    });
-    const stopHeartbeat = shardProcess
-      ? () => {}
-      : await startHeartbeat(config.DATA_DIR, () => bot.client.isReady());
-    if (shardProcess) {
-      joinShardManager(bot, log);
-      // The manager is gone (its IPC channel closed): stop rather than run unmanaged.
-      process.once('disconnect', () => void shutdown('manager gone'));
-    }
-    stop = async () => {
-      stopHeartbeat();
-      await bot.stop();
-      // A forked shard process stays alive while its IPC channel to the manager is open.
-      if (shardProcess && process.connected) process.disconnect?.();
-    };
-  }
-
-  let stopping = false;
-  async function shutdown(signal: string): Promise<void> {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    await stop();
-    await web3bio.close();
-    log.info('stopped');
-    log.flush();
+    const { startGatewayProcess } = await import('./gatewayProcess.ts');
+    stop = await startGatewayProcess(config, logger, metrics, (reason) => void shutdown(reason));
   }
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));

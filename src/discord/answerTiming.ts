@@ -1,5 +1,4 @@
 /** The router's timing and logging of an answer: the deferral window, and one log line per answer. */
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Logger } from '../ops/log.ts';
 import type { MessagePayload } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
@@ -22,12 +21,13 @@ export async function withinDeferWindow(
     (error: unknown): Outcome => ({ ok: false, error }),
   );
   if (responder.answered) return { outcome: await guarded, deferred: true };
-  const timer = new AbortController();
-  const first = await Promise.race([
-    guarded,
-    delay(deferAfterMs, null, { signal: timer.signal }).catch(() => null),
-  ]);
-  timer.abort();
+  // A plain timer: aborting a timers/promises delay makes an AbortError (with its stack) every answer.
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<null>((resolve) => {
+    timer = setTimeout(resolve, deferAfterMs, null);
+  });
+  const first = await Promise.race([guarded, late]);
+  clearTimeout(timer);
   if (first) return { outcome: first, deferred: false };
   await defer();
   return { outcome: await guarded, deferred: true };

@@ -1,0 +1,61 @@
+/**
+ * `npm start` for a process with a gateway connection: the bot (one process, or a shard process), or the
+ * shard manager with SHARD_COUNT. main.ts imports this only then, so a web replica never loads discord.js.
+ */
+import { startHeartbeat } from '../ops/heartbeat.ts';
+import type { Logger } from '../ops/log.ts';
+import type { BotMetrics } from '../ops/metrics.ts';
+import { startBot } from './bot.ts';
+import type { Config } from './config.ts';
+import { joinShardManager, shardProcessSlice, startShardManager } from './sharding.ts';
+import { createWeb3BioFromConfig } from './wiring.ts';
+
+/** Starts the process's part and returns how to stop it; `shutdown` is called when the shard manager is gone. */
+export async function startGatewayProcess(
+  config: Config,
+  logger: Logger,
+  metrics: BotMetrics,
+  shutdown: (reason: string) => void,
+): Promise<() => Promise<void>> {
+  const shardProcess = shardProcessSlice();
+  const log = shardProcess
+    ? logger.child({ process: shardProcess.processId, shards: shardProcess.shards.ids, pid: process.pid })
+    : logger;
+  const web3bio = createWeb3BioFromConfig(config, log, metrics);
+  if (config.SHARD_COUNT !== undefined && !shardProcess) {
+    // The shard manager: spawns this entry point once per process of shards, serves HTTP once.
+    const manager = await startShardManager({
+      config,
+      logger,
+      metrics,
+      web3bio,
+      entry: process.argv[1] ?? '',
+    });
+    return async () => {
+      await manager.stop();
+      await web3bio.close();
+    };
+  }
+  const bot = await startBot({
+    config,
+    logger: log,
+    web3bio,
+    metrics,
+    ...(shardProcess ? { shards: shardProcess.shards } : {}),
+  });
+  const stopHeartbeat = shardProcess
+    ? () => {}
+    : await startHeartbeat(config.DATA_DIR, () => bot.client.isReady());
+  if (shardProcess) {
+    joinShardManager(bot, log);
+    // The manager is gone (its IPC channel closed): stop rather than run unmanaged.
+    process.once('disconnect', () => shutdown('manager gone'));
+  }
+  return async () => {
+    stopHeartbeat();
+    await bot.stop();
+    await web3bio.close();
+    // A forked shard process stays alive while its IPC channel to the manager is open.
+    if (shardProcess && process.connected) process.disconnect?.();
+  };
+}

@@ -189,7 +189,7 @@ describe('SHARD_COUNT=auto with one shard per process', () => {
     expect(answer).toMatchObject({ status: 200, body: { ok: true } });
     expect(answer.body.message).toMatch(/^Verified/);
     await until(() => hasRole(guild, ALICE, humanRole[1] ?? ''), 'the human role on shard 1');
-    const linked = manager.logLines().find((l) => l.msg === 'signed proof linked by its shard');
+    const linked = await manager.waitForLog((l) => l.msg === 'signed proof linked by its shard');
     expect(linked).toMatchObject({ shards: [1], guildId: guild.id, userId: ALICE, ok: true });
   });
 
@@ -204,9 +204,10 @@ describe('SHARD_COUNT=auto with one shard per process', () => {
     });
     expect(answer).toMatchObject({ status: 200, body: { ok: true } });
     await until(() => hasRole(guild, BOB, humanRole[1] ?? ''), 'the human role after the respawn', 60_000);
-    const linkedBy = manager
-      .logLines()
-      .find((l) => l.msg === 'signed proof linked by its shard' && l.userId === BOB);
+    // The shard logs the link once the store has its answer, which may be after the role edit.
+    const linkedBy = await manager.waitForLog(
+      (l) => l.msg === 'signed proof linked by its shard' && l.userId === BOB,
+    );
     expect(linkedBy?.shards).toEqual([1]);
     expect(linkedBy?.pid).not.toBe(oldPid);
     // Linked once: one role edit, however the kill fell.

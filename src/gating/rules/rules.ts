@@ -73,8 +73,17 @@ export interface DecisionWhy {
     | 'noHumanOrScore'
     | 'noFlag'
     | 'lookupFailed'
-    | 'tooNew';
+    | 'tooNew'
+    | 'ruleScore'
+    | 'rulePlatform'
+    | 'ruleNameAge'
+    | 'ruleNameExpiry'
+    | 'ruleFollowers'
+    | 'ruleAll'
+    | 'ruleAny';
   values?: Readonly<Record<string, string | number>>;
+  /** A role rule of several conditions: the reasons of the conditions that decided (`ruleAll`, `ruleAny`). */
+  parts?: readonly DecisionWhy[];
 }
 
 export interface RoleDecision {
@@ -117,7 +126,7 @@ const MAX_IDENTITY = 100;
 const LISTED_IDENTITIES = 3;
 
 /** Upstream labels and identities go into audit-log reasons: one line, bounded. */
-function oneLine(text: string, max: number): string {
+export function oneLine(text: string, max: number): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
   const flat = text.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -127,7 +136,7 @@ function nameOf(c: Credential): string {
   return oneLine(c.label || c.source || c.platform || c.category, MAX_LABEL);
 }
 
-function listIdentities(identities: string[]): string {
+export function listIdentities(identities: string[]): string {
   const shown = identities.slice(0, LISTED_IDENTITIES).map((i) => oneLine(i, MAX_IDENTITY));
   const more = identities.length - shown.length;
   return more > 0 ? `${shown.join(', ')} +${more} more` : shown.join(', ');

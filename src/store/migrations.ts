@@ -283,6 +283,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX gating_due_checks_by_time ON gating_due_checks (due_at);
     `,
   },
+  {
+    version: 13,
+    name: 'role rules: conditions on what members proved, each giving a role (all of / any of)',
+    sql: ({ types: t }) => `
+      CREATE TABLE gating_rules (
+        guild_id TEXT NOT NULL,
+        role_id TEXT NOT NULL,
+        condition TEXT NOT NULL,
+        match_mode TEXT NOT NULL CHECK (match_mode IN ('all', 'any')),
+        added_by TEXT NOT NULL,
+        added_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (guild_id, role_id, condition)
+      );
+    `,
+  },
 ];
 
 /**

@@ -7,6 +7,7 @@ import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
 import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
+import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
@@ -14,6 +15,7 @@ export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
 export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
+export type * from './roleRuleTypes.ts';
 export type * from './signedProofTypes.ts';
 export type * from './verifyPanelTypes.ts';
 
@@ -205,6 +207,7 @@ export interface GatingStore
     SignedProofStore,
     VerifyPanelStore,
     ExemptionStore,
+    RoleRuleStore,
     DueCheckStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */

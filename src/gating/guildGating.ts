@@ -2,6 +2,7 @@
  * A guild's gating: its rules (checked against the role hierarchy before they are saved), turning it
  * off, its health, whole-guild re-checks and their dry run.
  */
+
 import type { Client } from 'discord.js';
 import type { GatingStore, GuildSettings } from '../store/types.ts';
 import type { BackgroundTasks } from './rechecks/backgroundTasks.ts';
@@ -17,6 +18,7 @@ import {
 } from './roles/discordReads.ts';
 import type { RoleProblem } from './roles/hierarchy.ts';
 import type { RoleWorker } from './roles/roleWorker.ts';
+import { loadRoleRules } from './rules/ruleReads.ts';
 import type { GuildPreview, GuildStatus, RecheckResult, SetupInput } from './types.ts';
 
 const PREVIEW_SAMPLE = 10;
@@ -130,6 +132,7 @@ export class GuildGating {
         dryRun: true,
         checkRecords: true,
         exemptions: await this.#store.listExemptions(guildId),
+        roleRules: await loadRoleRules(this.#store, guildId),
       },
       async (state, { diff, failed }) => {
         result.members += 1;

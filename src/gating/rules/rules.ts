@@ -15,6 +15,8 @@
  * - Account and join age: with `minAccountAgeDays` / `minJoinAgeDays`, a member who would earn the human
  *   role is not granted it before both ages are reached (`tooNew`, `notBefore`); a role held is kept.
  */
+
+import type { GuildSettings } from '../../store/types.ts';
 import { credentialIsTrue, credentialScore, isCredentialExpired } from '../../web3bio/credentials.ts';
 import type { Credential, CredentialCategory, CredentialSet } from '../../web3bio/types.ts';
 import type { UncountedCredential } from './credentialSubjects.ts';
@@ -299,4 +301,17 @@ export function diffRoles(decisions: RoleDecision[], currentRoleIds: ReadonlySet
       diff.remove.push({ roleId, because, ...(byFlag ? { byFlag } : {}), ...(unproven ? { unproven } : {}) });
   }
   return diff;
+}
+
+/** The rules of a guild's settings. */
+export function rulesOf(settings: GuildSettings): GatingRules {
+  return {
+    humanRoleId: settings.humanRoleId,
+    spamRoleId: settings.spamRoleId,
+    riskyRoleId: settings.riskyRoleId,
+    minScore: settings.minScore,
+    spamRemovesHuman: settings.spamRemovesHuman,
+    minAccountAgeDays: settings.minAccountAgeDays ?? null,
+    minJoinAgeDays: settings.minJoinAgeDays ?? null,
+  };
 }

@@ -1,4 +1,5 @@
 import type {
+  AutocompleteInteraction,
   ChatInputCommandInteraction,
   MessageComponentInteraction,
   MessageContextMenuCommandInteraction,
@@ -6,6 +7,7 @@ import type {
   UserContextMenuCommandInteraction,
 } from 'discord.js';
 import {
+  type APIApplicationCommandOptionChoice,
   type APIApplicationCommandStringOption,
   ApplicationCommandOptionType,
   ApplicationIntegrationType,
@@ -52,8 +54,22 @@ export interface CommandContext {
    */
   guildId: string | null;
   /** The discord.js interaction, when there is one (absent in `npm run preview`). */
-  interaction?: CommandInteraction | MessageComponentInteraction | ModalSubmitInteraction;
+  interaction?:
+    | CommandInteraction
+    | MessageComponentInteraction
+    | ModalSubmitInteraction
+    | AutocompleteInteraction;
 }
+
+/**
+ * Suggestions for an option while it is typed (autocomplete): answered at once, so read only what is at
+ * hand; never rejects (an empty list is an answer). `options` are the other options typed so far.
+ */
+export type OptionSuggester = (
+  typed: string,
+  options: CommandOptions,
+  ctx: CommandContext,
+) => Promise<APIApplicationCommandOptionChoice<string>[]>;
 
 /** Lookups: installable to a server or to a user's account, and usable in servers, the bot's DM and other DMs. */
 export const USER_INSTALLABLE = {
@@ -106,6 +122,8 @@ export interface Command {
   modals?: Record<string, ModalHandler>;
   /** Only the user who ran the command may use its components (others get a short private note). */
   componentsOwnerOnly?: boolean;
+  /** Suggesters for string options with `autocomplete`, by option name (the router asks them). */
+  suggest?: Record<string, OptionSuggester>;
 }
 
 /** What the guild commands route accepts: the command without the fields only global commands take. */

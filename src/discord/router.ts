@@ -91,7 +91,10 @@ export function createRouter(options: {
 
   type RoutedInteraction = CommandInteraction | MessageComponentInteraction | ModalSubmitInteraction;
 
-  const commandContext = (interaction: RoutedInteraction, render: RenderContext): CommandContext => ({
+  const commandContext = (
+    interaction: RoutedInteraction | AutocompleteInteraction,
+    render: RenderContext,
+  ): CommandContext => ({
     deps,
     render,
     userId: interaction.user.id,
@@ -309,8 +312,15 @@ export function createRouter(options: {
     const started = performance.now();
     const command = byName.get(interaction.commandName);
     const focused = interaction.options.getFocused(true);
-    const choices =
-      command && identityOptionNames(command).includes(focused.name) && typeof focused.value === 'string'
+    const suggest = command?.suggest?.[focused.name];
+    const typedSoFar = readOptions(interaction.options.data);
+    const choices = suggest
+      ? await suggest(
+          String(focused.value),
+          typedSoFar,
+          commandContext(interaction, renderContext(interaction.locale)),
+        )
+      : command && identityOptionNames(command).includes(focused.name) && typeof focused.value === 'string'
         ? await suggestIdentities(
             deps,
             { userId: interaction.user.id, guildId: interaction.guildId },

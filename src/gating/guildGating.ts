@@ -18,7 +18,9 @@ import {
 } from './roles/discordReads.ts';
 import type { RoleProblem } from './roles/hierarchy.ts';
 import type { RoleWorker } from './roles/roleWorker.ts';
+import type { RoleRule } from './rules/roleRules.ts';
 import { loadRoleRules } from './rules/ruleReads.ts';
+import type { RoleDiff } from './rules/rules.ts';
 import type { GuildPreview, GuildStatus, RecheckResult, SetupInput } from './types.ts';
 
 const PREVIEW_SAMPLE = 10;
@@ -117,8 +119,14 @@ export class GuildGating {
     return this.#rechecks.recheckGuild(guildId, opts);
   }
 
-  /** A dry run of a guild re-check (cached lookups, nothing written). */
-  async preview(guildId: string): Promise<GuildPreview> {
+  /**
+   * A dry run of a guild re-check (cached lookups, nothing written). With `only`, the guild's role rules
+   * are replaced by `only.roleRules` and only the changes of `only.roleId` are counted (a rule's preview).
+   */
+  async preview(
+    guildId: string,
+    only?: { roleRules: readonly RoleRule[]; roleId: string },
+  ): Promise<GuildPreview> {
     const result: GuildPreview = { members: 0, addCount: 0, removeCount: 0, unknownCount: 0, sample: [] };
     const settings = await this.#store.getGuildSettings(guildId);
     const guild = await guildOf(this.#discord, guildId);
@@ -132,9 +140,11 @@ export class GuildGating {
         dryRun: true,
         checkRecords: true,
         exemptions: await this.#store.listExemptions(guildId),
-        roleRules: await loadRoleRules(this.#store, guildId),
+        roleRules: only?.roleRules ?? (await loadRoleRules(this.#store, guildId)),
       },
-      async (state, { diff, failed }) => {
+      async (state, evaluation) => {
+        const { failed } = evaluation;
+        const diff = only ? onlyRole(evaluation.diff, only.roleId) : evaluation.diff;
         result.members += 1;
         result.addCount += diff.add.length;
         result.removeCount += diff.remove.length;
@@ -186,4 +196,12 @@ export class GuildGating {
       signingLinksBound: this.#signingLinksBound,
     };
   }
+}
+
+/** A diff's changes of one role. */
+function onlyRole(diff: RoleDiff, roleId: string): RoleDiff {
+  return {
+    add: diff.add.filter((c) => c.roleId === roleId),
+    remove: diff.remove.filter((c) => c.roleId === roleId),
+  };
 }

@@ -283,3 +283,18 @@ export async function startSecondBot(
   }
   return { url: `http://127.0.0.1:${port}`, stop };
 }
+
+/** A role at `position` (with these permissions), once the bot's client has seen it. */
+export async function addGuildRole(
+  g: GatingHarness,
+  name: string,
+  position: number,
+  permissions = 0n,
+): Promise<string> {
+  const role = g.h.discord.addRole(g.guildId, { name, position, permissions: permissions.toString() });
+  await waitFor(
+    () => g.h.bot.client.guilds.cache.get(g.guildId)?.roles.cache.has(role.id) === true,
+    `the ${name} role to reach the client`,
+  );
+  return role.id;
+}

@@ -169,14 +169,18 @@ export class GuildGating {
 
   /** Permissions, intents, hierarchy problems, blocked roles, held removals, last sync and queue. */
   async status(guildId: string): Promise<GuildStatus> {
-    const [settings, queueLength, linkedMembers, losses] = await Promise.all([
+    const [settings, queueLength, linkedMembers, losses, roleRules] = await Promise.all([
       this.#store.getGuildSettings(guildId),
       this.#store.pendingRoleChanges(guildId),
       this.#store.countLinkedUsers(guildId),
       this.#store.listPendingLosses(guildId),
+      loadRoleRules(this.#store, guildId),
     ]);
     const guild = await guildOf(this.#discord, guildId);
-    const roleIds = settings ? [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId] : [];
+    const ruleRoles = roleRules.map((r) => r.roleId);
+    const roleIds = settings
+      ? [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId, ...ruleRoles]
+      : [];
     return {
       enabled: settings?.enabled ?? false,
       settings: settings ?? null,

@@ -26,6 +26,7 @@ import {
   addOptions,
   addRule,
   buttonIds,
+  moveRole,
   recheckTwice,
   ruleCommand,
   scoreOf,
@@ -162,20 +163,46 @@ describe('escalation and failures', () => {
       await ruleCommand(g, 'add', addOptions(helpers, 'platform', 'ens'), moderator),
     );
     expect(seen(preview)).toContain('Preview: role rule');
-    const roles = g.h.discord.state.guilds.get(g.guildId)?.roles;
-    const moved = { ...(roles?.get(helpers) ?? {}), position: 7 };
-    roles?.set(helpers, moved as never);
-    g.h.discord.dispatch('GUILD_ROLE_UPDATE', { guild_id: g.guildId, role: moved });
-    await waitFor(
-      () => g.h.bot.client.guilds.cache.get(g.guildId)?.roles.cache.get(helpers)?.rawPosition === 7,
-      'the moved role to reach the client',
-    );
+    await moveRole(g, helpers, 7);
     const apply = buttonIds(preview).find((id) => id.startsWith('gating|ruleApply|')) ?? '';
     const applied = seen(visibleMessage(await g.h.click(preview, apply, undefined, { userId: moderator })));
     expect(applied).toContain('“Helpers” is at or above your highest role');
     expect(await g.gating.store.listRuleConditions(g.guildId)).toEqual([]);
     const audit = await g.gating.store.listAuditEvents({ guildId: g.guildId, userId: moderator });
     expect(audit.filter((e) => e.kind.startsWith('rule_'))).toEqual([]);
+  });
+
+  it('an exemption holds rule roles too, so exempting takes rights over them: a moderator below one is refused', async () => {
+    const g = await startGating();
+    await setup(g);
+    const mods = await addGuildRole(g, 'Mods', 5, MODERATOR);
+    const vip = await addGuildRole(g, 'VIP', 6);
+    const moderator = await addMember(g, 'mod', { roles: [mods] });
+    await addRule(g, vip, 'score', '50');
+    const exempt = await g.h.discord.runCommand({
+      name: 'gating',
+      userId: moderator,
+      options: [
+        {
+          type: ApplicationCommandOptionType.SubcommandGroup,
+          name: 'exempt',
+          options: [
+            {
+              type: ApplicationCommandOptionType.Subcommand,
+              name: 'add',
+              options: [option(ApplicationCommandOptionType.User, 'member', moderator)],
+            },
+          ],
+        } as never,
+      ],
+      timeoutMs: 15_000,
+    });
+    expect(seen(visibleMessage(exempt))).toContain('You cannot manage the gated role **VIP**');
+    expect(await g.gating.store.listExemptions(g.guildId)).toEqual([]);
+    // /gating status names a rule role the bot can no longer hand out.
+    await moveRole(g, vip, 11);
+    const status = seen(visibleMessage(await gatingCommandRun(g, 'status')));
+    expect(status).toContain('Move the bot’s role above “VIP”');
   });
 
   it('a failed /domain read never removes a name-age role', async () => {

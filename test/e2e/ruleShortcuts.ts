@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import type { InteractionResult } from '../../fakes/discord/interactions.ts';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
 import { rawCredential } from '../../fakes/web3bio/builders.ts';
-import { type GatingHarness, gatingCommandRun, option, seen } from './gatingHarness.ts';
+import { type GatingHarness, gatingCommandRun, option, seen, waitFor } from './gatingHarness.ts';
 import { visibleMessage } from './harness.ts';
 
 const { Role, String: Text } = ApplicationCommandOptionType;
@@ -117,4 +117,16 @@ export async function recheckTwice(g: GatingHarness): Promise<void> {
     await gatingCommandRun(g, 'recheck');
     await g.gating.service.idle(g.guildId);
   }
+}
+
+/** Moves a role to `position` (as a moderator would in Server Settings), once the bot's client has seen it. */
+export async function moveRole(g: GatingHarness, roleId: string, position: number): Promise<void> {
+  const roles = g.h.discord.state.guilds.get(g.guildId)?.roles;
+  const moved = { ...(roles?.get(roleId) ?? {}), position };
+  roles?.set(roleId, moved as never);
+  g.h.discord.dispatch('GUILD_ROLE_UPDATE', { guild_id: g.guildId, role: moved });
+  await waitFor(
+    () => g.h.bot.client.guilds.cache.get(g.guildId)?.roles.cache.get(roleId)?.rawPosition === position,
+    'the moved role to reach the client',
+  );
 }

@@ -119,6 +119,28 @@ export function gatingCommandRun(
   });
 }
 
+/** Plays `/gating <group> <sub>` by `userId` (default: the guild owner). */
+export function gatingGroupRun(
+  g: GatingHarness,
+  group: string,
+  sub: string,
+  options: APIApplicationCommandInteractionDataOption[] = [],
+  userId = g.ownerId,
+): Promise<InteractionResult> {
+  return g.h.discord.runCommand({
+    name: 'gating',
+    userId,
+    options: [
+      {
+        type: ApplicationCommandOptionType.SubcommandGroup,
+        name: group,
+        options: [{ type: ApplicationCommandOptionType.Subcommand, name: sub, options }],
+      } as never,
+    ],
+    timeoutMs: 15_000,
+  });
+}
+
 export async function setup(g: GatingHarness, withLogChannel = true): Promise<FakeMessage> {
   const result = await gatingCommandRun(g, 'setup', [
     option(ApplicationCommandOptionType.Role, 'human-role', g.humanRoleId),

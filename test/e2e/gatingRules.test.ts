@@ -11,6 +11,7 @@ import {
   addMember,
   closeGating,
   gatingCommandRun,
+  gatingGroupRun,
   hasRole,
   logChannelMessages,
   option,
@@ -179,24 +180,8 @@ describe('escalation and failures', () => {
     const vip = await addGuildRole(g, 'VIP', 6);
     const moderator = await addMember(g, 'mod', { roles: [mods] });
     await addRule(g, vip, 'score', '50');
-    const exempt = await g.h.discord.runCommand({
-      name: 'gating',
-      userId: moderator,
-      options: [
-        {
-          type: ApplicationCommandOptionType.SubcommandGroup,
-          name: 'exempt',
-          options: [
-            {
-              type: ApplicationCommandOptionType.Subcommand,
-              name: 'add',
-              options: [option(ApplicationCommandOptionType.User, 'member', moderator)],
-            },
-          ],
-        } as never,
-      ],
-      timeoutMs: 15_000,
-    });
+    const self = option(ApplicationCommandOptionType.User, 'member', moderator);
+    const exempt = await gatingGroupRun(g, 'exempt', 'add', [self], moderator);
     expect(seen(visibleMessage(exempt))).toContain('You cannot manage the gated role **VIP**');
     expect(await g.gating.store.listExemptions(g.guildId)).toEqual([]);
     // /gating status names a rule role the bot can no longer hand out.

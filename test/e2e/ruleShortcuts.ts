@@ -7,7 +7,14 @@ import { expect } from 'vitest';
 import type { InteractionResult } from '../../fakes/discord/interactions.ts';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
 import { rawCredential } from '../../fakes/web3bio/builders.ts';
-import { type GatingHarness, gatingCommandRun, option, seen, waitFor } from './gatingHarness.ts';
+import {
+  type GatingHarness,
+  gatingCommandRun,
+  gatingGroupRun,
+  option,
+  seen,
+  waitFor,
+} from './gatingHarness.ts';
 import { visibleMessage } from './harness.ts';
 
 const { Role, String: Text } = ApplicationCommandOptionType;
@@ -18,18 +25,7 @@ export function ruleCommand(
   options: APIApplicationCommandInteractionDataOption[] = [],
   userId = g.ownerId,
 ): Promise<InteractionResult> {
-  return g.h.discord.runCommand({
-    name: 'gating',
-    userId,
-    options: [
-      {
-        type: ApplicationCommandOptionType.SubcommandGroup,
-        name: 'rule',
-        options: [{ type: ApplicationCommandOptionType.Subcommand, name: sub, options }],
-      } as never,
-    ],
-    timeoutMs: 15_000,
-  });
+  return gatingGroupRun(g, 'rule', sub, options, userId);
 }
 
 export const addOptions = (roleId: string, kind: string, value: string, match?: 'all' | 'any') => [

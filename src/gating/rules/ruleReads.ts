@@ -7,28 +7,23 @@
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore, LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
-import { DOMAIN_KINDS, type IdentityKind, parseIdentity } from '../../web3bio/identity.ts';
+import {
+  DOMAIN_KINDS,
+  type IdentityKind,
+  KIND_PROFILE_SEGMENT,
+  parseIdentity,
+} from '../../web3bio/identity.ts';
 import type { FollowerFact, NameFact, RuleFacts } from './roleRuleDecisions.ts';
 import { evaluateRoleRules } from './roleRuleDecisions.ts';
 import {
   type FollowerPlatform,
   type RoleRule,
+  RULE_PLATFORMS,
   type RulePlatform,
   rulesNeed,
   rulesOfRows,
 } from './roleRules.ts';
 import type { IdentityEvidence, RoleDecision } from './rules.ts';
-
-const PLATFORM_OF_KIND: Readonly<Partial<Record<IdentityKind, RulePlatform>>> = {
-  ens: 'ens',
-  basenames: 'basenames',
-  linea: 'linea',
-  farcaster: 'farcaster',
-  'farcaster-fid': 'farcaster',
-  lens: 'lens',
-  sns: 'solana',
-  'solana-address': 'solana',
-};
 
 function kindOf(identity: string): IdentityKind | null {
   try {
@@ -41,7 +36,8 @@ function kindOf(identity: string): IdentityKind | null {
 /** The rule platform an identity is on (a Solana wallet is on Solana; an EVM wallet on none of them). */
 export function rulePlatformOf(identity: string): RulePlatform | null {
   const kind = kindOf(identity);
-  return kind === null ? null : (PLATFORM_OF_KIND[kind] ?? null);
+  const segment = kind === null ? undefined : KIND_PROFILE_SEGMENT[kind];
+  return RULE_PLATFORMS.find((p) => p === segment) ?? null;
 }
 
 export interface RuleReadDeps {

@@ -93,6 +93,12 @@ describe('/gating rule add, list and remove; score tiers re-checked', () => {
       ),
     );
     expect(report).toContain('no unexpired humanity score ≥ 20');
+    // The member reads it in their own language.
+    const whoami = seen(
+      visibleMessage(await g.h.run('whoami', {}, { userId: ALICE, locale: 'de' as never })),
+    );
+    expect(whoami).toContain('**Tier 30**');
+    expect(whoami.replace(/\\/g, '')).toContain('kein gültiger Menschlichkeits-Score ≥ 30 (alice.eth)');
 
     const list = seen(visibleMessage(await ruleCommand(g, 'list')));
     expect(list).toContain('**Tier 20**: all of: humanity score ≥ 20');

@@ -196,6 +196,27 @@ describe('escalation and failures', () => {
     expect(status).toContain('Move the bot’s role above “VIP”');
   });
 
+  it('a rule role later made the human role by /gating setup follows the human rules only', async () => {
+    const g = await startGating({ env: { GATING_CONFIRM_MINUTES: '0' } });
+    await setup(g);
+    const tier = await addGuildRole(g, 'Tier 20', 1);
+    addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
+    scoreOf(g, 'alice.eth', 25);
+    await verifyByRecord(g);
+    await addRule(g, tier, 'score', '20');
+    await waitFor(() => hasRole(g, ALICE, tier), 'the tier role');
+
+    // Now the human role: a score with no min-score earns it nothing, and the rule no longer decides it.
+    await gatingCommandRun(g, 'setup', [option(ApplicationCommandOptionType.Role, 'human-role', tier)]);
+    await g.gating.service.idle(g.guildId);
+    await recheckTwice(g);
+    expect(hasRole(g, ALICE, tier)).toBe(false);
+    const removal = g.h.discord.state.auditLog.find(
+      (e) => e.action === 'member_role_remove' && e.roleIds.includes(tier),
+    );
+    expect(removal?.reason).toContain('no unexpired isHuman credential is true');
+  });
+
   it('a failed /domain read never removes a name-age role', async () => {
     const g = await startGating({ env: { GATING_CONFIRM_MINUTES: '0' } });
     await setup(g);

@@ -166,7 +166,10 @@ export class Evaluator {
         d.roleId === rules.humanRoleId && d.want === false ? { ...d, unproven: true } : d,
       );
     const deps = { web3bio: this.#web3bio, logger: this.#logger };
-    const ruled = await roleRuleDecisions(deps, o.roleRules ?? [], {
+    // A rule never decides a role `/gating setup` gates: its age delay and spam flag stay in force.
+    const setupRoles = [rules.humanRoleId, rules.spamRoleId, rules.riskyRoleId];
+    const roleRules = (o.roleRules ?? []).filter((r) => !setupRoles.includes(r.roleId));
+    const ruled = await roleRuleDecisions(deps, roleRules, {
       active,
       evidence: counted,
       fresh: o.fresh,

@@ -32,6 +32,7 @@ import { renderPanelPost } from '../src/render/gatingPanel.ts';
 import { renderMemberRecheck, renderMemberReport } from '../src/render/gatingReport.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 import { answerExempt, EXEMPT_GROUP } from './gatingExempt.ts';
+import { answerRule, RULE_COMPONENTS, RULE_GROUP, RULE_SUGGEST } from './gatingRule.ts';
 
 /** How long `/gating recheck` waits for a whole-server re-check before it answers "still running". */
 export const GUILD_RECHECK_WAIT_MS = 10_000;
@@ -228,6 +229,7 @@ export default {
         },
       ]),
       EXEMPT_GROUP,
+      RULE_GROUP,
       subcommand('export', [
         {
           type: ApplicationCommandOptionType.Integer,
@@ -242,10 +244,13 @@ export default {
   },
   ephemeral: true,
   defersAtOnce: (options) => options.subcommand === 'export',
+  components: RULE_COMPONENTS,
+  suggest: RULE_SUGGEST,
   async answer(options, ctx) {
     const access = gatingAccess(ctx, { moderator: true });
     if (!access.ok) return access.answer;
     if (options.group === 'exempt') return answerExempt(access.service, access.guildId, options, ctx);
+    if (options.group === 'rule') return answerRule(access.service, access.guildId, options, ctx);
     const run: Run = { service: access.service, guildId: access.guildId, options, ctx };
     const name = typeof options.subcommand === 'string' ? options.subcommand : '';
     const settings = await access.service.guilds.getSettings(access.guildId);

@@ -22,6 +22,7 @@ import { roleConnectionFor } from '../src/gating/linkedRoles/linkedRoles.ts';
 import { LINKED_ROLES_SCOPE } from '../src/gating/proofs/challengeMessage.ts';
 import { createChallenge } from '../src/gating/proofs/siwe.ts';
 import { roleProblems } from '../src/gating/roles/hierarchy.ts';
+import { rulesOfRows } from '../src/gating/rules/roleRules.ts';
 import { diffRoles, evaluateRules, type GatingRules } from '../src/gating/rules/rules.ts';
 import type { GuildStatus, MemberReport } from '../src/gating/types.ts';
 import { renderStatus } from '../src/render/gatingGuild.ts';
@@ -29,6 +30,7 @@ import type { GuildNames } from '../src/render/gatingLabels.ts';
 import { renderVerifyResult } from '../src/render/gatingMember.ts';
 import { renderVerifyPanel } from '../src/render/gatingPanel.ts';
 import { renderMemberReport } from '../src/render/gatingReport.ts';
+import { renderRuleList } from '../src/render/gatingRule.ts';
 import type { MessagePayload, RenderContext } from '../src/render/types.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
 import type { GuildSettings, LinkRecord, NonceRecord } from '../src/store/types.ts';
@@ -127,6 +129,26 @@ const CREDENTIALS: CredentialSet = {
   isSpam: [],
 };
 
+const RULE_ROLES = {
+  tier20: { id: '1187654321098765511', name: 'Passport 20+' },
+  tier30: { id: '1187654321098765512', name: 'Passport 30+' },
+  og: { id: '1187654321098765513', name: 'OG Name Holder' },
+  caster: { id: '1187654321098765514', name: 'Farcaster Voice' },
+};
+const RULE_NAMES: GuildNames = {
+  ...NAMES,
+  roles: new Map([...NAMES.roles, ...Object.values(RULE_ROLES).map((r) => [r.id, r.name] as const)]),
+};
+/** The role rules of `/gating rule list`, as the store would give them back. */
+const ROLE_RULES = rulesOfRows([
+  { roleId: RULE_ROLES.tier20.id, condition: 'score:20', match: 'all' },
+  { roleId: RULE_ROLES.tier30.id, condition: 'score:30', match: 'all' },
+  { roleId: RULE_ROLES.og.id, condition: 'name-age:730', match: 'all' },
+  { roleId: RULE_ROLES.og.id, condition: 'name-expiry:90', match: 'all' },
+  { roleId: RULE_ROLES.caster.id, condition: 'followers:farcaster:1000', match: 'any' },
+  { roleId: RULE_ROLES.caster.id, condition: 'followers:lens:1000', match: 'any' },
+]);
+
 /** A gating message: the reply it photographs and the slash command shown above it. */
 interface GatingMessageShot {
   name: string;
@@ -163,6 +185,11 @@ export const GATING_SCREENSHOTS: readonly GatingMessageShot[] = [
     name: 'gating-status',
     command: '/gating status',
     render: () => renderStatus(guildStatus(), NAMES, RENDER),
+  },
+  {
+    name: 'gating-rules',
+    command: '/gating rule list',
+    render: () => renderRuleList(ROLE_RULES, RULE_NAMES, RENDER),
   },
   {
     name: 'gating-panel',

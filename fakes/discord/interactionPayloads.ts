@@ -210,13 +210,31 @@ export function buildAutocompleteInteraction(
     value: input.value,
     focused: true,
   };
-  const command = buildCommandInteraction(ctx, { ...input, options: [...others, focused] }, id, token);
+  const command = buildCommandInteraction(
+    ctx,
+    { ...input, options: withFocused(others, focused) },
+    id,
+    token,
+  );
   const { resolved: _resolved, ...data } = command.data as APIChatInputApplicationCommandInteractionData;
   return {
     ...command,
     type: 4 as InteractionType.ApplicationCommandAutocomplete,
     data,
   } as APIApplicationCommandAutocompleteInteraction;
+}
+
+/** The options with the focused one beside the others of the innermost subcommand (as Discord nests it). */
+function withFocused<T extends { type: number; options?: unknown }>(options: T[], focused: T): T[] {
+  const nested = options.findIndex(
+    (o) =>
+      o.type === ApplicationCommandOptionType.Subcommand ||
+      o.type === ApplicationCommandOptionType.SubcommandGroup,
+  );
+  const group = options[nested];
+  if (!group) return [...options, focused];
+  const inner = Array.isArray(group.options) ? (group.options as T[]) : [];
+  return options.map((o, i) => (i === nested ? { ...o, options: withFocused(inner, focused) } : o));
 }
 
 /** Builds the INTERACTION_CREATE payload for a click on a button or a choice in a select menu. */

@@ -1,5 +1,7 @@
 import {
+  type APIApplicationCommandAutocompleteInteraction,
   type APIApplicationCommandInteraction,
+  type APIApplicationCommandOptionChoice,
   type APIApplicationCommandStringOption,
   type APIInteraction,
   type APIMessageComponentInteraction,
@@ -51,8 +53,22 @@ export interface CommandContext {
    */
   guildId: string | null;
   /** The interaction as Discord sent it, when there is one (absent in `npm run preview`). */
-  interaction?: APIApplicationCommandInteraction | APIMessageComponentInteraction | APIModalSubmitInteraction;
+  interaction?:
+    | APIApplicationCommandInteraction
+    | APIApplicationCommandAutocompleteInteraction
+    | APIMessageComponentInteraction
+    | APIModalSubmitInteraction;
 }
+
+/**
+ * Suggestions for an option while it is typed (autocomplete): answered at once, so read only what is at
+ * hand; never rejects (an empty list is an answer). `options` are the other options typed so far.
+ */
+export type OptionSuggester = (
+  typed: string,
+  options: CommandOptions,
+  ctx: CommandContext,
+) => Promise<APIApplicationCommandOptionChoice<string>[]>;
 
 /** Lookups: installable to a server or to a user's account, and usable in servers, the bot's DM and other DMs. */
 export const USER_INSTALLABLE = {
@@ -110,6 +126,8 @@ export interface Command {
    * being pure, still answer at once).
    */
   handedToGateway?: boolean;
+  /** Suggesters for string options with `autocomplete`, by option name (the router asks them). */
+  suggest?: Record<string, OptionSuggester>;
 }
 
 /** What the guild commands route accepts: the command without the fields only global commands take. */

@@ -74,7 +74,10 @@ export function createRouter(options: {
 
   const userIdOf = (interaction: APIInteraction): string => actingUser(interaction)?.id ?? '';
 
-  const commandContext = (interaction: RoutedInteraction, render: RenderContext): CommandContext => ({
+  const commandContext = (
+    interaction: RoutedInteraction | AutocompleteInteraction,
+    render: RenderContext,
+  ): CommandContext => ({
     deps,
     render,
     userId: userIdOf(interaction),
@@ -323,14 +326,22 @@ export function createRouter(options: {
     const started = performance.now();
     const command = byName.get(interaction.data.name);
     const focused = focusedOption(interaction.data.options);
-    const choices =
-      command && focused && identityOptionNames(command).includes(focused.name)
-        ? await suggestIdentities(
-            deps,
-            { userId: userIdOf(interaction), guildId: interaction.guild_id ?? null },
+    const suggest = focused ? command?.suggest?.[focused.name] : undefined;
+    const choices = !focused
+      ? []
+      : suggest
+        ? await suggest(
             focused.value,
+            readOptions(interaction.data.options),
+            commandContext(interaction, renderContext(localeOf(interaction))),
           )
-        : [];
+        : command && identityOptionNames(command).includes(focused.name)
+          ? await suggestIdentities(
+              deps,
+              { userId: userIdOf(interaction), guildId: interaction.guild_id ?? null },
+              focused.value,
+            )
+          : [];
     await responder.suggest(choices);
     const name = `${interaction.data.name}:autocomplete`;
     options.onAnswered?.({ name, outcome: 'ok', ms: performance.now() - started });

@@ -7,6 +7,7 @@ import type { Exemption, ExemptionKind, GatingStore } from '../store/types.ts';
 import { guildOf, invokerRights, memberOf, roleInfoOf } from './roles/discordReads.ts';
 import type { RoleInfo } from './roles/hierarchy.ts';
 import { type ExemptRefusal, exemptRefusal } from './rules/exemptions.ts';
+import { loadRoleRules } from './rules/ruleReads.ts';
 
 /** At most this many exempt members' names are looked up for a list. */
 const NAMED_MAX = 25;
@@ -77,7 +78,9 @@ export class ExemptionGating {
     if (!settings) return { kind: 'not_set_up' };
     const guild = await guildOf(this.#discord, guildId);
     if (!guild) throw new Error('the bot is not in this server');
-    const gatedRoles = [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId]
+    // Role rules' roles too: an exemption holds their removals as well.
+    const ruleRoles = (await loadRoleRules(this.#store, guildId)).map((r) => r.roleId);
+    const gatedRoles = [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId, ...ruleRoles]
       .filter((id) => id !== null)
       .map((id) => roleInfoOf(guild, id))
       .filter((r): r is RoleInfo => r !== undefined);

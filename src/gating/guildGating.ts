@@ -2,6 +2,7 @@
  * A guild's gating: its rules (checked against the role hierarchy before they are saved), turning it
  * off, its health, whole-guild re-checks and their dry run.
  */
+
 import type { Client } from 'discord.js';
 import type { GatingStore, GuildSettings } from '../store/types.ts';
 import type { BackgroundTasks } from './rechecks/backgroundTasks.ts';
@@ -17,6 +18,9 @@ import {
 } from './roles/discordReads.ts';
 import type { RoleProblem } from './roles/hierarchy.ts';
 import type { RoleWorker } from './roles/roleWorker.ts';
+import type { RoleRule } from './rules/roleRules.ts';
+import { loadRoleRules } from './rules/ruleReads.ts';
+import type { RoleDiff } from './rules/rules.ts';
 import type { GuildPreview, GuildStatus, RecheckResult, SetupInput } from './types.ts';
 
 const PREVIEW_SAMPLE = 10;
@@ -115,8 +119,14 @@ export class GuildGating {
     return this.#rechecks.recheckGuild(guildId, opts);
   }
 
-  /** A dry run of a guild re-check (cached lookups, nothing written). */
-  async preview(guildId: string): Promise<GuildPreview> {
+  /**
+   * A dry run of a guild re-check (cached lookups, nothing written). With `only`, the guild's role rules
+   * are replaced by `only.roleRules` and only the changes of `only.roleId` are counted (a rule's preview).
+   */
+  async preview(
+    guildId: string,
+    only?: { roleRules: readonly RoleRule[]; roleId: string },
+  ): Promise<GuildPreview> {
     const result: GuildPreview = { members: 0, addCount: 0, removeCount: 0, unknownCount: 0, sample: [] };
     const settings = await this.#store.getGuildSettings(guildId);
     const guild = await guildOf(this.#discord, guildId);
@@ -130,8 +140,11 @@ export class GuildGating {
         dryRun: true,
         checkRecords: true,
         exemptions: await this.#store.listExemptions(guildId),
+        roleRules: only?.roleRules ?? (await loadRoleRules(this.#store, guildId)),
       },
-      async (state, { diff, failed }) => {
+      async (state, evaluation) => {
+        const { failed } = evaluation;
+        const diff = only ? onlyRole(evaluation.diff, only.roleId) : evaluation.diff;
         result.members += 1;
         result.addCount += diff.add.length;
         result.removeCount += diff.remove.length;
@@ -156,14 +169,18 @@ export class GuildGating {
 
   /** Permissions, intents, hierarchy problems, blocked roles, held removals, last sync and queue. */
   async status(guildId: string): Promise<GuildStatus> {
-    const [settings, queueLength, linkedMembers, losses] = await Promise.all([
+    const [settings, queueLength, linkedMembers, losses, roleRules] = await Promise.all([
       this.#store.getGuildSettings(guildId),
       this.#store.pendingRoleChanges(guildId),
       this.#store.countLinkedUsers(guildId),
       this.#store.listPendingLosses(guildId),
+      loadRoleRules(this.#store, guildId),
     ]);
     const guild = await guildOf(this.#discord, guildId);
-    const roleIds = settings ? [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId] : [];
+    const ruleRoles = roleRules.map((r) => r.roleId);
+    const roleIds = settings
+      ? [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId, ...ruleRoles]
+      : [];
     return {
       enabled: settings?.enabled ?? false,
       settings: settings ?? null,
@@ -183,4 +200,12 @@ export class GuildGating {
       signingLinksBound: this.#signingLinksBound,
     };
   }
+}
+
+/** A diff's changes of one role. */
+function onlyRole(diff: RoleDiff, roleId: string): RoleDiff {
+  return {
+    add: diff.add.filter((c) => c.roleId === roleId),
+    remove: diff.remove.filter((c) => c.roleId === roleId),
+  };
 }

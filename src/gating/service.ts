@@ -39,6 +39,7 @@ import { LogChannel } from './roles/logChannel.ts';
 import { MemberGating } from './roles/memberGating.ts';
 import { RoleSync } from './roles/roleSync.ts';
 import { RoleWorker, type RoleWorkerOptions } from './roles/roleWorker.ts';
+import { RuleGating } from './ruleGating.ts';
 import { Evaluator } from './rules/evaluation.ts';
 import type { NoticeText } from './types.ts';
 
@@ -99,6 +100,8 @@ export class GatingService {
   readonly panels: VerifyPanelStore;
   /** `/gating exempt`: members and roles gating never removes a gated role from. */
   readonly exemptions: ExemptionGating;
+  /** `/gating rule`: roles given for conditions on what members proved. */
+  readonly rules: RuleGating;
   /** The paged reads `/gating export` streams from. */
   readonly exports: ExportStore;
   /** Linked Roles (LINKED_ROLES_ENABLED): the metadata each member's proven identity earns; null when off. */
@@ -271,6 +274,7 @@ export class GatingService {
       walk,
       signingLinksBound: options.siwe.discordSignIn === true,
     });
+    this.rules = new RuleGating({ store, discord, guilds: this.guilds, tasks });
   }
 
   /** Start the role worker (resuming pending changes left by a crash), the periodic re-check and upkeep. */

@@ -26,7 +26,8 @@ import { unboundLinksField } from './signing.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
 
-function problemLines(problems: RoleProblem[], locale: string): string[] {
+/** Each role problem on a line of its own, with its fix. */
+export function problemLines(problems: RoleProblem[], locale: string): string[] {
   return problems.map(
     (p) => `⚠️ ${escapeText(truncate(roleProblemText(p, locale), REASON_MAX)).replace(/\n+/g, ' ')}`,
   );

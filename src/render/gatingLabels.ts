@@ -4,7 +4,7 @@
  * sensibly), and the plain embed the messages use. Every user-controlled string goes through text/safety.ts.
  */
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
-import type { RoleDecision, RoleDiff } from '../gating/rules/rules.ts';
+import type { DecisionWhy, RoleDecision, RoleDiff } from '../gating/rules/rules.ts';
 import { t } from '../i18n/index.ts';
 import { DISCORD_LIMITS, discordTime, escapeLine, inlineCode, truncate } from '../text/safety.ts';
 import { fieldsWithin } from './format.ts';
@@ -37,7 +37,17 @@ export function reasonText(reason: string): string {
 /** Why a rule decided, in `locale` (the English `because` when the decision carries no code). */
 export function decisionReason(d: Pick<RoleDecision, 'because' | 'why'>, locale: string): string {
   if (!d.why) return reasonText(d.because);
-  return reasonText(t(locale, `gating.reason.${d.why.code}`, d.why.values));
+  return reasonText(whyText(d.why, locale));
+}
+
+/** A reason in `locale`; a role rule's parts are each worded and joined (`all of: …; …`). */
+function whyText(why: DecisionWhy, locale: string): string {
+  const parts = why.parts?.map((p) => whyText(p, locale)).join('; ');
+  return t(
+    locale,
+    `gating.reason.${why.code}`,
+    parts === undefined ? why.values : { ...why.values, conditions: parts },
+  );
 }
 
 /** An identity as members typed it: one escaped line, bounded. */

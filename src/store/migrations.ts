@@ -284,6 +284,21 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 13,
+    name: 'role rules: conditions on what members proved, each giving a role (all of / any of)',
+    sql: ({ types: t }) => `
+      CREATE TABLE gating_rules (
+        guild_id TEXT NOT NULL,
+        role_id TEXT NOT NULL,
+        condition TEXT NOT NULL,
+        match_mode TEXT NOT NULL CHECK (match_mode IN ('all', 'any')),
+        added_by TEXT NOT NULL,
+        added_at ${t.bigint} NOT NULL,
+        PRIMARY KEY (guild_id, role_id, condition)
+      );
+    `,
+  },
+  {
     version: 14,
     name: 'interactions a web replica hands to the gateway worker (INTERACTIONS=http, PROCESS_ROLE=web)',
     sql: ({ types: t }) => `

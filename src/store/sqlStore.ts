@@ -8,6 +8,7 @@ import { createSqlNonces } from './sqlNonces.ts';
 import { createSqlPendingLosses } from './sqlPendingLosses.ts';
 import { createSqlRoleConnections } from './sqlRoleConnections.ts';
 import { createSqlRoleQueue } from './sqlRoleQueue.ts';
+import { createSqlRoleRules } from './sqlRoleRules.ts';
 import { sqlRows } from './sqlRows.ts';
 import { createSqlSignedProofs } from './sqlSignedProofs.ts';
 import { createSqlVerifyPanels } from './sqlVerifyPanels.ts';
@@ -159,6 +160,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlNonces(driver, now, mappers),
     ...createSqlVerifyPanels(driver, now),
     ...createSqlExemptions(driver, { now, rows: mappers }),
+    ...createSqlRoleRules(driver, { now, rows: mappers }),
     ...createSqlDueChecks(driver),
 
     async getGuildSettings(guildId) {

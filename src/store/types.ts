@@ -8,6 +8,7 @@ import type { ExemptionStore } from './exemptionTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
 import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
+import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
@@ -15,6 +16,7 @@ export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
 export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
+export type * from './roleRuleTypes.ts';
 export type * from './signedProofTypes.ts';
 export type * from './verifyPanelTypes.ts';
 
@@ -206,6 +208,7 @@ export interface GatingStore
     SignedProofStore,
     VerifyPanelStore,
     ExemptionStore,
+    RoleRuleStore,
     DueCheckStore,
     HandoffStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;

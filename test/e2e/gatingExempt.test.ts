@@ -18,6 +18,7 @@ import {
   closeGating,
   type GatingHarness,
   gatingCommandRun,
+  gatingGroupRun,
   hasRole,
   logChannelMessages,
   memberOf,
@@ -43,18 +44,7 @@ function exempt(
   options: APIApplicationCommandInteractionDataOption[] = [],
   userId = g.ownerId,
 ): Promise<InteractionResult> {
-  return g.h.discord.runCommand({
-    name: 'gating',
-    userId,
-    options: [
-      {
-        type: ApplicationCommandOptionType.SubcommandGroup,
-        name: 'exempt',
-        options: [{ type: ApplicationCommandOptionType.Subcommand, name: sub, options }],
-      } as never,
-    ],
-    timeoutMs: 15_000,
-  });
+  return gatingGroupRun(g, 'exempt', sub, options, userId);
 }
 
 const said = async (result: Promise<InteractionResult>) => seen(visibleMessage(await result));

@@ -119,6 +119,28 @@ export function gatingCommandRun(
   });
 }
 
+/** Plays `/gating <group> <sub>` by `userId` (default: the guild owner). */
+export function gatingGroupRun(
+  g: GatingHarness,
+  group: string,
+  sub: string,
+  options: APIApplicationCommandInteractionDataOption[] = [],
+  userId = g.ownerId,
+): Promise<InteractionResult> {
+  return g.h.discord.runCommand({
+    name: 'gating',
+    userId,
+    options: [
+      {
+        type: ApplicationCommandOptionType.SubcommandGroup,
+        name: group,
+        options: [{ type: ApplicationCommandOptionType.Subcommand, name: sub, options }],
+      } as never,
+    ],
+    timeoutMs: 15_000,
+  });
+}
+
 export async function setup(g: GatingHarness, withLogChannel = true): Promise<FakeMessage> {
   const result = await gatingCommandRun(g, 'setup', [
     option(ApplicationCommandOptionType.Role, 'human-role', g.humanRoleId),
@@ -282,4 +304,19 @@ export async function startSecondBot(
     throw error;
   }
   return { url: `http://127.0.0.1:${port}`, stop };
+}
+
+/** A role at `position` (with these permissions), once the bot's client has seen it. */
+export async function addGuildRole(
+  g: GatingHarness,
+  name: string,
+  position: number,
+  permissions = 0n,
+): Promise<string> {
+  const role = g.h.discord.addRole(g.guildId, { name, position, permissions: permissions.toString() });
+  await waitFor(
+    () => g.h.bot.client.guilds.cache.get(g.guildId)?.roles.cache.has(role.id) === true,
+    `the ${name} role to reach the client`,
+  );
+  return role.id;
 }

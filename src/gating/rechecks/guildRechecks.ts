@@ -3,6 +3,7 @@
  * store (a lease); removals confirmed over time and held back by the mass-removal breaker; and the
  * periodic pass, each guild when its own interval is up (spread by a per-guild offset), not all at once.
  */
+
 import { createHash, randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Client, Guild } from 'discord.js';
@@ -11,6 +12,7 @@ import type { GatingStore, GuildSettings } from '../../store/types.ts';
 import { guildOf, roleHolders, servesGuild } from '../roles/discordReads.ts';
 import type { MemberGating } from '../roles/memberGating.ts';
 import { PassLosses, type RoleSync } from '../roles/roleSync.ts';
+import { loadRoleRules } from '../rules/ruleReads.ts';
 import type { RecheckResult } from '../types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
 import type { GuildWalk } from './guildWalk.ts';
@@ -203,6 +205,7 @@ export class GuildRechecks {
         dryRun: false,
         checkRecords: true,
         exemptions: await this.#store.listExemptions(guildId),
+        roleRules: await loadRoleRules(this.#store, guildId),
       },
       async (state, evaluation) => {
         totals.members += 1;

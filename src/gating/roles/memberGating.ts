@@ -2,6 +2,7 @@
  * One member at a time: evaluating their proven identities and queueing the role changes that follow,
  * the report behind /whoami and /check-credentials, and the member events Discord sends.
  */
+
 import type { Client, GuildMember } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore } from '../../store/types.ts';
@@ -9,6 +10,7 @@ import type { BackgroundTasks } from '../rechecks/backgroundTasks.ts';
 import type { RemovalMode } from '../rechecks/losses.ts';
 import { hasRecordLink, UsernameWatch } from '../rechecks/usernameWatch.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
+import { loadRoleRules } from '../rules/ruleReads.ts';
 import { notBeforeOf, type RoleDiff } from '../rules/rules.ts';
 import type { MemberReport, MemberSync } from '../types.ts';
 import { guildOf, memberOf, memberState, servesGuild } from './discordReads.ts';
@@ -60,11 +62,12 @@ export class MemberGating {
 
   /** A member's proven identities, their credentials, and the roles the rules want against the roles held. */
   async report(guildId: string, userId: string, opts: { fresh?: boolean } = {}): Promise<MemberReport> {
-    const [settings, all, losses, exemptions] = await Promise.all([
+    const [settings, all, losses, exemptions, roleRules] = await Promise.all([
       this.#store.getGuildSettings(guildId),
       this.#store.getUserLinks(guildId, userId),
       this.#store.listPendingLosses(guildId, userId),
       this.#store.listExemptions(guildId),
+      loadRoleRules(this.#store, guildId),
     ]);
     const guild = await guildOf(this.#discord, guildId);
     const state = memberState(userId, guild ? await memberOf(guild, userId) : null);
@@ -87,6 +90,7 @@ export class MemberGating {
       dryRun: true,
       checkRecords: false,
       exemptions,
+      roleRules,
     });
     const { evidence, decisions, diff, kept, exemptBy } = evaluation;
     return { ...base, evidence, decisions, diff, kept, exemptBy };
@@ -135,10 +139,11 @@ export class MemberGating {
     if (!guild) return NO_SYNC;
     const member = await memberOf(guild, userId);
     if (!member) return NO_SYNC;
-    const [links, queued, exemptions] = await Promise.all([
+    const [links, queued, exemptions, roleRules] = await Promise.all([
       this.#store.getUserLinks(guildId, userId),
       this.#store.openRoleChanges(guildId, userId),
       this.#store.listExemptions(guildId),
+      loadRoleRules(this.#store, guildId),
     ]);
     if (hasRecordLink(links)) this.usernames.note(userId, member.user.username);
     const evaluation = await this.#evaluator.evaluate(memberState(userId, member, queued), links, {
@@ -147,6 +152,7 @@ export class MemberGating {
       dryRun: false,
       checkRecords: o.checkRecords,
       exemptions,
+      roleRules,
     });
     const outcome = await this.#roles.applyMember(guildId, userId, evaluation, o.mode, cause);
     const notBefore = notBeforeOf(evaluation.decisions);

@@ -19,6 +19,8 @@ import {
   type RecordRead,
   readRecord,
 } from './recordReads.ts';
+import type { RoleRule } from './roleRules.ts';
+import { roleRuleDecisions } from './ruleReads.ts';
 import {
   carriesFlag,
   diffRoles,
@@ -29,6 +31,7 @@ import {
   type RoleChangeWanted,
   type RoleDecision,
   type RoleDiff,
+  rulesOf,
 } from './rules.ts';
 
 const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
@@ -51,6 +54,8 @@ export interface EvaluateOptions {
   batch?: Promise<Map<string, BatchedRecord>>;
   /** The guild's exemptions: an exempt member's removals are held (`kept`), never in `diff`. */
   exemptions?: readonly Exemption[];
+  /** The guild's role rules: what they need is read (cached) only when there are some. */
+  roleRules?: readonly RoleRule[];
 }
 
 /** A record link whose record, read just now, does not name the member. */
@@ -160,6 +165,17 @@ export class Evaluator {
       decisions = decisions.map((d) =>
         d.roleId === rules.humanRoleId && d.want === false ? { ...d, unproven: true } : d,
       );
+    const deps = { web3bio: this.#web3bio, logger: this.#logger };
+    // A rule never decides a role `/gating setup` gates: its age delay and spam flag stay in force.
+    const setupRoles = [rules.humanRoleId, rules.spamRoleId, rules.riskyRoleId];
+    const roleRules = (o.roleRules ?? []).filter((r) => !setupRoles.includes(r.roleId));
+    const ruled = await roleRuleDecisions(deps, roleRules, {
+      active,
+      evidence: counted,
+      fresh: o.fresh,
+      nowSec,
+    });
+    decisions = [...decisions, ...ruled.decisions];
     const clearedHolds: LinkRecord[] = [];
     const stillFlagged = new Set<string>();
     released.forEach((link, i) => {
@@ -186,7 +202,7 @@ export class Evaluator {
       recordsNaming,
       clearedHolds,
       stillFlagged,
-      failed: evidence.some((e) => e.credentials === null),
+      failed: ruled.failed || evidence.some((e) => e.credentials === null),
       confirmable: reads.every((r) => r.seen !== 'not_found' || !r.knownBefore),
     };
   }
@@ -356,18 +372,6 @@ export class Evaluator {
     }
     return { evidence: { identity: link.identity, credentials }, seen, knownBefore };
   }
-}
-
-export function rulesOf(settings: GuildSettings): GatingRules {
-  return {
-    humanRoleId: settings.humanRoleId,
-    spamRoleId: settings.spamRoleId,
-    riskyRoleId: settings.riskyRoleId,
-    minScore: settings.minScore,
-    spamRemovesHuman: settings.spamRemovesHuman,
-    minAccountAgeDays: settings.minAccountAgeDays ?? null,
-    minJoinAgeDays: settings.minJoinAgeDays ?? null,
-  };
 }
 
 /**

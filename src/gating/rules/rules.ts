@@ -15,6 +15,8 @@
  * - Account and join age: with `minAccountAgeDays` / `minJoinAgeDays`, a member who would earn the human
  *   role is not granted it before both ages are reached (`tooNew`, `notBefore`); a role held is kept.
  */
+
+import type { GuildSettings } from '../../store/types.ts';
 import { credentialIsTrue, credentialScore, isCredentialExpired } from '../../web3bio/credentials.ts';
 import type { Credential, CredentialCategory, CredentialSet } from '../../web3bio/types.ts';
 import type { UncountedCredential } from './credentialSubjects.ts';
@@ -73,8 +75,17 @@ export interface DecisionWhy {
     | 'noHumanOrScore'
     | 'noFlag'
     | 'lookupFailed'
-    | 'tooNew';
+    | 'tooNew'
+    | 'ruleScore'
+    | 'rulePlatform'
+    | 'ruleNameAge'
+    | 'ruleNameExpiry'
+    | 'ruleFollowers'
+    | 'ruleAll'
+    | 'ruleAny';
   values?: Readonly<Record<string, string | number>>;
+  /** A role rule of several conditions: the reasons of the conditions that decided (`ruleAll`, `ruleAny`). */
+  parts?: readonly DecisionWhy[];
 }
 
 export interface RoleDecision {
@@ -117,7 +128,7 @@ const MAX_IDENTITY = 100;
 const LISTED_IDENTITIES = 3;
 
 /** Upstream labels and identities go into audit-log reasons: one line, bounded. */
-function oneLine(text: string, max: number): string {
+export function oneLine(text: string, max: number): string {
   // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping control characters is the point
   const flat = text.replace(/[\u0000-\u001f\u007f\s]+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
@@ -127,7 +138,7 @@ function nameOf(c: Credential): string {
   return oneLine(c.label || c.source || c.platform || c.category, MAX_LABEL);
 }
 
-function listIdentities(identities: string[]): string {
+export function listIdentities(identities: string[]): string {
   const shown = identities.slice(0, LISTED_IDENTITIES).map((i) => oneLine(i, MAX_IDENTITY));
   const more = identities.length - shown.length;
   return more > 0 ? `${shown.join(', ')} +${more} more` : shown.join(', ');
@@ -290,4 +301,17 @@ export function diffRoles(decisions: RoleDecision[], currentRoleIds: ReadonlySet
       diff.remove.push({ roleId, because, ...(byFlag ? { byFlag } : {}), ...(unproven ? { unproven } : {}) });
   }
   return diff;
+}
+
+/** The rules of a guild's settings. */
+export function rulesOf(settings: GuildSettings): GatingRules {
+  return {
+    humanRoleId: settings.humanRoleId,
+    spamRoleId: settings.spamRoleId,
+    riskyRoleId: settings.riskyRoleId,
+    minScore: settings.minScore,
+    spamRemovesHuman: settings.spamRemovesHuman,
+    minAccountAgeDays: settings.minAccountAgeDays ?? null,
+    minJoinAgeDays: settings.minJoinAgeDays ?? null,
+  };
 }

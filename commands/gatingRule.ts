@@ -1,0 +1,202 @@
+/**
+ * `/gating rule add|remove|list`: the subcommand group of commands/gating.ts, kept apart from it, with
+ * its buttons (Apply and Cancel on a preview) and its suggestions (kinds, and the guild's conditions).
+ */
+import {
+  type APIApplicationCommandOptionChoice,
+  type APIApplicationCommandSubcommandGroupOption,
+  ApplicationCommandOptionType,
+} from 'discord-api-types/v10';
+import type {
+  CommandContext,
+  CommandOptions,
+  ComponentHandler,
+  OptionSuggester,
+} from '../src/discord/command.ts';
+import { encodeCustomId } from '../src/discord/customId.ts';
+import { gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
+import type { RuleProposal } from '../src/gating/ruleGating.ts';
+import {
+  conditionKey,
+  conditionOfKey,
+  RULE_KINDS,
+  RULE_MATCHES,
+  type RuleMatch,
+} from '../src/gating/rules/roleRules.ts';
+import type { GatingService } from '../src/gating/service.ts';
+import { described, localizations, t } from '../src/i18n/index.ts';
+import { renderNotSetUp } from '../src/render/gatingGuild.ts';
+import {
+  renderRuleAdd,
+  renderRuleCancelled,
+  renderRuleList,
+  renderRuleRemove,
+  ruleChoiceName,
+  ruleKindChoice,
+} from '../src/render/gatingRule.ts';
+import type { MessagePayload } from '../src/render/types.ts';
+
+const { String: Text, Role, Subcommand, SubcommandGroup } = ApplicationCommandOptionType;
+const MAX_CHOICES = 25;
+
+export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
+  type: SubcommandGroup,
+  name: 'rule',
+  ...described('commands.gating.rule.description'),
+  options: [
+    {
+      type: Subcommand,
+      name: 'add',
+      ...described('commands.gating.rule.add.description'),
+      options: [
+        { type: Role, name: 'role', ...described('commands.gating.rule.add.options.role'), required: true },
+        {
+          type: Text,
+          name: 'kind',
+          ...described('commands.gating.rule.add.options.kind'),
+          required: true,
+          autocomplete: true,
+          max_length: 20,
+        },
+        {
+          type: Text,
+          name: 'value',
+          ...described('commands.gating.rule.add.options.value'),
+          required: true,
+          max_length: 40,
+        },
+        {
+          type: Text,
+          name: 'match',
+          ...described('commands.gating.rule.add.options.match'),
+          required: false,
+          choices: RULE_MATCHES.map((match) => ({
+            name: t('en-US', `gating.rule.match.${match}`),
+            name_localizations: localizations(`gating.rule.match.${match}`),
+            value: match,
+          })),
+        },
+      ],
+    },
+    {
+      type: Subcommand,
+      name: 'remove',
+      ...described('commands.gating.rule.remove.description'),
+      options: [
+        {
+          type: Text,
+          name: 'rule',
+          ...described('commands.gating.rule.remove.options.rule'),
+          required: true,
+          autocomplete: true,
+          max_length: 100,
+        },
+      ],
+    },
+    { type: Subcommand, name: 'list', ...described('commands.gating.rule.list.description') },
+  ],
+};
+
+const text = (options: CommandOptions, name: string): string => {
+  const value = options[name];
+  return typeof value === 'string' ? value : '';
+};
+
+const matchOf = (value: string): RuleMatch | null =>
+  (RULE_MATCHES as readonly string[]).includes(value) ? (value as RuleMatch) : null;
+
+/** Apply and Cancel: Apply carries the whole proposal, so it works after a restart or on another process. */
+function buttonIds(proposal: RuleProposal): { apply: string; cancel: string } {
+  return {
+    apply: encodeCustomId(
+      'gating',
+      'ruleApply',
+      proposal.roleId,
+      conditionKey(proposal.condition),
+      proposal.match ?? '-',
+    ),
+    cancel: encodeCustomId('gating', 'ruleCancel'),
+  };
+}
+
+/** `/gating rule …` for a moderator who passed `gatingAccess`. */
+export async function answerRule(
+  service: GatingService,
+  guildId: string,
+  options: CommandOptions,
+  ctx: CommandContext,
+): Promise<MessagePayload> {
+  if (options.subcommand === 'list') {
+    return renderRuleList(await service.rules.list(guildId), guildNames(ctx), ctx.render);
+  }
+  if (options.subcommand === 'remove') {
+    const result = await service.rules.remove(guildId, text(options, 'rule'), ctx.userId);
+    if (result.kind === 'not_set_up') return renderNotSetUp(ctx.render);
+    return renderRuleRemove(result, guildNames(ctx), ctx.render);
+  }
+  const typed = {
+    roleId: text(options, 'role'),
+    kind: text(options, 'kind'),
+    value: text(options, 'value'),
+    match: matchOf(text(options, 'match')),
+  };
+  const result = await service.rules.preview(guildId, typed, ctx.userId);
+  if (result.kind === 'not_set_up') return renderNotSetUp(ctx.render);
+  const ids = result.kind === 'preview' ? buttonIds(result.proposal) : { apply: '', cancel: '' };
+  return renderRuleAdd(result, ids, guildNames(ctx), ctx.render);
+}
+
+/** Apply on a preview: everything is checked again now (rights, hierarchy, the value), then stored. */
+const apply: ComponentHandler = async ([roleId = '', key = '', match = ''], _values, ctx) => {
+  const access = gatingAccess(ctx, { moderator: true });
+  if (!access.ok) return access.answer;
+  const condition = conditionOfKey(key);
+  if (!condition) return renderRuleRemove({ kind: 'not_found' }, guildNames(ctx), ctx.render);
+  const proposal: RuleProposal = { roleId, condition, match: matchOf(match) };
+  const result = await access.service.rules.apply(access.guildId, proposal, ctx.userId);
+  if (result.kind === 'not_set_up') return renderNotSetUp(ctx.render);
+  return renderRuleAdd(result, buttonIds(proposal), guildNames(ctx), ctx.render);
+};
+
+export const RULE_COMPONENTS: Record<string, ComponentHandler> = {
+  ruleApply: apply,
+  ruleCancel: async (_args, _values, ctx) => renderRuleCancelled(ctx.render),
+};
+
+const matching = (typed: string) => {
+  const needle = typed.trim().toLowerCase();
+  return (choice: APIApplicationCommandOptionChoice<string>) =>
+    needle === '' ||
+    choice.value.toLowerCase().includes(needle) ||
+    choice.name.toLowerCase().includes(needle);
+};
+
+/** The kinds, with what each checks, in the member's language. */
+const suggestKinds: OptionSuggester = async (typed, _options, ctx) =>
+  RULE_KINDS.map((kind) => ruleKindChoice(kind, ctx.render.locale))
+    .filter(matching(typed))
+    .slice(0, MAX_CHOICES);
+
+/** The guild's conditions, by role name, for a moderator only (others are told nothing). */
+const suggestRules: OptionSuggester = async (typed, _options, ctx) => {
+  const access = gatingAccess(ctx, { moderator: true });
+  if (!access.ok) return [];
+  try {
+    const rules = await access.service.rules.list(access.guildId);
+    const names = guildNames(ctx);
+    return rules
+      .flatMap((rule) =>
+        rule.conditions.map((c) => ({
+          name: ruleChoiceName(rule.roleId, c, names, ctx.render.locale),
+          value: `${rule.roleId}:${conditionKey(c)}`,
+        })),
+      )
+      .filter(matching(typed))
+      .slice(0, MAX_CHOICES);
+  } catch (error) {
+    ctx.deps.logger.warn({ err: error, guildId: access.guildId }, 'role rule suggestions failed');
+    return [];
+  }
+};
+
+export const RULE_SUGGEST: Record<string, OptionSuggester> = { kind: suggestKinds, rule: suggestRules };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   type HttpRound,
+  heapFigures,
   isWhoisAnswer,
   pairedRatio,
   presign,
@@ -89,5 +90,25 @@ describe('throughput rows', () => {
     expect(slow[0]?.[THROUGHPUT_COLUMNS.indexOf('Result')]).toBe('FAIL');
     const failing = throughputRows({ replica: [round(90, 1)], bare: [round(100)], gateway: [round(50)] });
     expect(failing[0]?.[THROUGHPUT_COLUMNS.indexOf('Result')]).toBe('FAIL');
+  });
+});
+
+describe('heapFigures', () => {
+  it('reads the V8 heap figures of prom-client default metrics', () => {
+    const exposition = [
+      '# HELP nodejs_heap_size_total_bytes Process heap size from Node.js in bytes.',
+      'nodejs_heap_size_total_bytes 169738240',
+      'nodejs_heap_size_used_bytes 1.15e+8',
+      'nodejs_heap_space_size_total_bytes{space="new"} 66060288',
+      'nodejs_heap_space_size_total_bytes{space="large_object"} 35545088',
+      'nodejs_heap_space_size_total_bytes{space="old"} 49283072',
+    ].join('\n');
+    expect(heapFigures(exposition)).toEqual({
+      total: 169_738_240,
+      used: 115_000_000,
+      newSpace: 66_060_288,
+      largeObjects: 35_545_088,
+    });
+    expect(Number.isNaN(heapFigures('').total)).toBe(true);
   });
 });

@@ -122,6 +122,31 @@ export function pinning(): { command: string[]; core: number } | null {
   return { command: ['taskset', '-c', String(core)], core };
 }
 
+/** The affinity mask `taskset -p` reports for a process (hex, e.g. "3"), or null when it cannot be read. */
+export function affinityMask(tasksetOutput: string): string | null {
+  return /affinity mask:\s*([0-9a-f,]+)\s*$/i.exec(tasksetOutput.trim())?.[1] ?? null;
+}
+
+/**
+ * Keep this process (the load and the stand-ins) off the servers' core while `work` runs, then give it
+ * back its affinity: the servers then compete with each other only, not with the load generator.
+ */
+async function onOtherCore<T>(pin: ReturnType<typeof pinning>, work: () => Promise<T>): Promise<T> {
+  if (!pin || cpus().length < 2) return work();
+  const pid = String(process.pid);
+  const before = affinityMask(spawnSync('taskset', ['-p', pid], { encoding: 'utf8' }).stdout ?? '');
+  const others = cpus()
+    .map((_, core) => core)
+    .filter((core) => core !== pin.core)
+    .join(',');
+  spawnSync('taskset', ['-a', '-p', '-c', others, pid], { stdio: 'ignore' });
+  try {
+    return await work();
+  } finally {
+    if (before !== null) spawnSync('taskset', ['-a', '-p', before, pid], { stdio: 'ignore' });
+  }
+}
+
 /** One round against one case. Latencies in ms. */
 export interface HttpRound {
   latency: Summary;
@@ -484,7 +509,7 @@ async function runThroughput(
         method: [
           `${rounds} round(s) of ${formatNumber(roundMs)} ms per case after ${formatNumber(warmupMs)} ms of warm-up each, the three cases alternating with the order rotated every round (ABC, BCA, …)`,
           `${concurrency} interactions in flight from this process (a keep-alive undici Pool of ${concurrency} connections per server, no pipelining); latency from sending to the end of the answer's body`,
-          `servers in child processes ${pin ? `pinned to core ${pin.core} with taskset` : 'NOT pinned (taskset unavailable)'}: the replica and the bare endpoint share one process, the gateway bot has its own on the same core; the stand-in Discord and Web3.bio run in this process`,
+          `servers in child processes ${pin ? `pinned to core ${pin.core} with taskset (this process, the load and the stand-ins, moved to the other core(s) meanwhile)` : 'NOT pinned (taskset unavailable)'}: the replica and the bare endpoint share one process, the gateway bot has its own on the same core; the stand-in Discord and Web3.bio run in this process`,
           `replica = startWebReplica (INTERACTIONS=http, PROCESS_ROLE=all, no gating, USER_COOLDOWN_COMMANDS=0, logs made at info then dropped), its cache warmed first (${upstreamBefore} upstream request(s) before the rounds: one for the replica, one for the gateway bot); every request a distinct interaction from the stand-in's payload builder (own id and token), signed before its round with an ed25519 key whose public half is DISCORD_PUBLIC_KEY, timestamps of that moment`,
           `bare = node:http in the replica's process: reads the body, checkDiscordSignature (the bot's node:crypto verify), answers the replica's own /whois answer (${formatNumber(Buffer.byteLength(firstAnswer.text))} bytes) as a constant`,
           `gateway = startBot against the stand-in gateway, each /whois dispatched by the stand-in (runCommand) until its type-4 callback reaches the stand-in's REST`,
@@ -854,7 +879,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
   };
   const stand = await startStand();
   try {
-    const throughput = await runThroughput(stand, settings);
+    const throughput = await onOtherCore(settings.pin, () => runThroughput(stand, settings));
     const memory = await runMemory(stand, settings);
     const startup = await runStartup(stand, settings);
     return [throughput.table, memory, startup];

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  affinityMask,
   type HttpRound,
   heapFigures,
   isWhoisAnswer,
@@ -110,5 +111,13 @@ describe('heapFigures', () => {
       largeObjects: 35_545_088,
     });
     expect(Number.isNaN(heapFigures('').total)).toBe(true);
+  });
+});
+
+describe('affinityMask', () => {
+  it('reads the mask taskset -p prints', () => {
+    expect(affinityMask("pid 4242's current affinity mask: 3\n")).toBe('3');
+    expect(affinityMask("pid 1's current affinity mask: ff,ffffffff")).toBe('ff,ffffffff');
+    expect(affinityMask('taskset: failed')).toBeNull();
   });
 });

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export] [--quick]
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http] [--quick]
  * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
  * as markdown.
  */
@@ -9,6 +9,7 @@ import { runCacheBench } from './cache.ts';
 import { runClientBench } from './client.ts';
 import { runExportBench } from './gatingExport.ts';
 import { runGuildScaleBench } from './guildScale.ts';
+import { runHttpBench } from './http.ts';
 import { runInteractionBench } from './interaction.ts';
 import { runSharedQuotaBench } from './sharedQuota.ts';
 import { type BenchTable, machineLine, renderTable, tableFromRecords } from './stats.ts';
@@ -23,6 +24,7 @@ export const SUITES = [
   'guild-scale',
   'web',
   'export',
+  'http',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
@@ -133,6 +135,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runWebBench({ quick, progress });
     case 'export':
       return runExportBench({ quick, progress });
+    case 'http':
+      return runHttpBench({ quick, progress });
   }
 }
 
@@ -164,7 +168,8 @@ async function main(): Promise<number> {
           const resultColumn = table.columns.indexOf('Result');
           for (const row of table.rows) {
             const cell = resultColumn === -1 ? undefined : row[resultColumn];
-            if (cell === 'PASS' || cell === 'MISS') verdicts.push(`${cell}  ${table.suite} · ${row[0]}`);
+            if (cell === 'PASS' || cell === 'MISS' || cell === 'FAIL')
+              verdicts.push(`${cell}  ${table.suite} · ${row[0]}`);
           }
         }
     } catch (error) {

@@ -180,7 +180,17 @@ describe('tableFromRecords', () => {
 describe('parseRunArgs', () => {
   it('runs every suite by default', () => {
     expect(parseRunArgs([])).toEqual({
-      suites: ['client', 'cache', 'interaction', 'shared-quota', 'gating', 'guild-scale', 'web', 'export'],
+      suites: [
+        'client',
+        'cache',
+        'interaction',
+        'shared-quota',
+        'gating',
+        'guild-scale',
+        'web',
+        'export',
+        'http',
+      ],
       quick: false,
       help: false,
     });
@@ -200,7 +210,9 @@ describe('parseRunArgs', () => {
       'guild-scale',
       'web',
       'export',
+      'http',
     ]);
+    expect(parseRunArgs(['--only', 'http']).suites).toEqual(['http']);
     expect(parseRunArgs(['--only', 'web']).suites).toEqual(['web']);
     expect(parseRunArgs(['--only', 'export']).suites).toEqual(['export']);
     expect(parseRunArgs(['--only', 'guild-scale']).suites).toEqual(['guild-scale']);

@@ -1,0 +1,889 @@
+/**
+ * Issue #18: HTTP interactions (INTERACTIONS=http). Three tables:
+ * 1. Cached /whois over HTTP end to end: a web replica (`startWebReplica`) in a child process pinned to
+ *    one core, against a bare `node:http` endpoint in the same process that only checks the signature
+ *    (the bot's node:crypto ed25519 check) and answers a constant body, and against the same /whois
+ *    through gateway mode (`startBot` + discord.js in another child pinned to the same core, driven over
+ *    the stand-in gateway). Rounds of fixed length, cases alternating, a fixed number in flight.
+ * 2. The memory of a web replica started as `npm start` starts it (`node src/app/main.ts`): RSS idle after
+ *    start and after 10,000 interactions.
+ * 3. Start to first answer: spawning `node src/app/main.ts` until a signed /whois is first answered 200.
+ *
+ * Requests are signed before the timed rounds (with a key made here, whose public half the servers are
+ * configured with), so signing is not measured; every one is a distinct interaction (its own id and
+ * token), as the endpoint refuses replayed signatures.
+ */
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import {
+  type APIApplicationCommandInteractionDataOption,
+  ApplicationCommandOptionType,
+} from 'discord-api-types/v10';
+import { Pool, request } from 'undici';
+import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+import { nextMessage, rssBytes } from './childProcess.ts';
+import type { HttpServersMessage, ServerMode } from './httpServers.ts';
+import {
+  type BenchTable,
+  type Cell,
+  formatBytes,
+  formatNumber,
+  formatRatio,
+  median,
+  medianOfRounds,
+  rotate,
+  type Summary,
+  summarize,
+} from './stats.ts';
+
+export interface HttpBenchOptions {
+  /** A short smoke run: one short round per case, fewer interactions, one start, main.ts only. */
+  quick?: boolean;
+  /** Rounds per case; default 10 (quick: 1). */
+  rounds?: number;
+  /** Length of a round, ms; default 1,000 (quick: 300). */
+  roundMs?: number;
+  /** Warm-up per case before the first round, ms; default 1,500 (quick: 200). */
+  warmupMs?: number;
+  /** Interactions in flight; default 8. */
+  concurrency?: number;
+  /** Interactions sent to the replica between the two RSS readings; default 10,000 (quick: 300). */
+  memoryInteractions?: number;
+  /** Starts of `node src/app/main.ts` timed to the first answer; default 5 (quick: 1). */
+  starts?: number;
+  progress?: (line: string) => void;
+}
+
+export const THROUGHPUT_RATIO_TARGET = 0.7;
+export const RSS_TARGET_BYTES = 100 * 1024 * 1024;
+export const FIRST_ANSWER_TARGET_MS = 1_000;
+const HIT_IDENTITY = 'vitalik.eth';
+const USER_ID = '300000000000000001';
+const SERVERS = fileURLToPath(new URL('./httpServers.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/app/main.ts', import.meta.url));
+const LEAN_MAIN = fileURLToPath(new URL('./httpReplicaMain.ts', import.meta.url));
+const PATH = '/interactions';
+/** Every this many answers, the body is parsed and checked (the others are read in full, not parsed). */
+const CHECK_EVERY = 16;
+
+/** One request as Discord would send it: the JSON body and its signature headers. */
+export interface SignedRequest {
+  body: string;
+  headers: { 'x-signature-ed25519': string; 'x-signature-timestamp': string };
+}
+
+/** An ed25519 key pair for signing requests, with the public key as DISCORD_PUBLIC_KEY wants it (hex). */
+export function signingKeys(): { privateKey: KeyObject; publicKeyHex: string } {
+  const { privateKey, publicKey } = generateKeyPairSync('ed25519');
+  const x = publicKey.export({ format: 'jwk' }).x ?? '';
+  return { privateKey, publicKeyHex: Buffer.from(x, 'base64url').toString('hex') };
+}
+
+/** `body` signed as Discord signs: ed25519 over the timestamp (Unix seconds, as text) followed by the body. */
+export function signRequest(privateKey: KeyObject, body: string, timestampSeconds: number): SignedRequest {
+  const timestamp = String(timestampSeconds);
+  const signature = sign(null, Buffer.from(timestamp + body, 'utf8'), privateKey);
+  return {
+    body,
+    headers: { 'x-signature-ed25519': signature.toString('hex'), 'x-signature-timestamp': timestamp },
+  };
+}
+
+/** Sign every body with one timestamp, before a timed round (so signing is not part of what is measured). */
+export function presign(
+  privateKey: KeyObject,
+  bodies: readonly string[],
+  timestampSeconds: number = Math.floor(Date.now() / 1_000),
+): SignedRequest[] {
+  return bodies.map((body) => signRequest(privateKey, body, timestampSeconds));
+}
+
+/** Whether an answer is what a cached /whois answers over HTTP: type 4 (a message) with an embed. */
+export function isWhoisAnswer(text: string): boolean {
+  try {
+    const answer = JSON.parse(text) as { type?: unknown; data?: { embeds?: unknown } };
+    return answer.type === 4 && Array.isArray(answer.data?.embeds) && answer.data.embeds.length > 0;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `taskset` can pin a process here (Linux with util-linux); the core to pin to. */
+export function pinning(): { command: string[]; core: number } | null {
+  const probe = spawnSync('taskset', ['-V'], { stdio: 'ignore' });
+  if (probe.error || probe.status !== 0) return null;
+  const core = cpus().length > 1 ? 1 : 0;
+  return { command: ['taskset', '-c', String(core)], core };
+}
+
+/** The affinity mask `taskset -p` reports for a process (hex, e.g. "3"), or null when it cannot be read. */
+export function affinityMask(tasksetOutput: string): string | null {
+  return /affinity mask:\s*([0-9a-f,]+)\s*$/i.exec(tasksetOutput.trim())?.[1] ?? null;
+}
+
+/**
+ * Keep this process (the load and the stand-ins) off the servers' core while `work` runs, then give it
+ * back its affinity: the servers then compete with each other only, not with the load generator.
+ */
+async function onOtherCore<T>(pin: ReturnType<typeof pinning>, work: () => Promise<T>): Promise<T> {
+  if (!pin || cpus().length < 2) return work();
+  const pid = String(process.pid);
+  const before = affinityMask(spawnSync('taskset', ['-p', pid], { encoding: 'utf8' }).stdout ?? '');
+  const others = cpus()
+    .map((_, core) => core)
+    .filter((core) => core !== pin.core)
+    .join(',');
+  spawnSync('taskset', ['-a', '-p', '-c', others, pid], { stdio: 'ignore' });
+  try {
+    return await work();
+  } finally {
+    if (before !== null) spawnSync('taskset', ['-a', '-p', before, pid], { stdio: 'ignore' });
+  }
+}
+
+/** One round against one case. Latencies in ms. */
+export interface HttpRound {
+  latency: Summary;
+  perSecond: number;
+  requests: number;
+  /** Answers other than 200. */
+  failures: number;
+  /** Answers checked that were not a type-4 message with an embed (or results with no embed, over the gateway). */
+  wrong: number;
+  checked: number;
+  /** The serving process's user + system CPU time per interaction, µs. */
+  cpuMicrosPerRequest: number;
+  /** The pre-signed requests ran out before the end of the round (it ended early). */
+  ranOut: boolean;
+}
+
+interface Sampled {
+  samples: number[];
+  elapsedMs: number;
+  failures: number;
+  wrong: number;
+  checked: number;
+  ranOut: boolean;
+}
+
+/** `concurrency` workers, each POSTing the next pre-signed request once the last answer's body has arrived. */
+async function postRound(
+  pool: Pool,
+  requests: readonly SignedRequest[],
+  concurrency: number,
+  durationMs: number,
+): Promise<Sampled> {
+  const samples: number[] = [];
+  let failures = 0;
+  let wrong = 0;
+  let checked = 0;
+  let next = 0;
+  let ranOut = false;
+  const started = performance.now();
+  const deadline = started + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const request = requests[next++];
+        if (!request) {
+          ranOut = true;
+          return;
+        }
+        const t0 = performance.now();
+        const response = await pool.request({
+          path: PATH,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...request.headers },
+          body: request.body,
+        });
+        const text = await response.body.text();
+        samples.push(performance.now() - t0);
+        if (response.statusCode !== 200) failures++;
+        else if (samples.length % CHECK_EVERY === 1) {
+          checked++;
+          if (!isWhoisAnswer(text)) wrong++;
+        }
+      }
+    }),
+  );
+  return { samples, elapsedMs: performance.now() - started, failures, wrong, checked, ranOut };
+}
+
+/** The same, through the stand-in gateway: the stand-in dispatches /whois and waits for the bot's answer at its REST. */
+async function gatewayRound(discord: FakeDiscord, concurrency: number, durationMs: number): Promise<Sampled> {
+  const samples: number[] = [];
+  let wrong = 0;
+  const started = performance.now();
+  const deadline = started + durationMs;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (performance.now() < deadline) {
+        const t0 = performance.now();
+        const result = await runWhois(discord);
+        samples.push(performance.now() - t0);
+        if ((result.message?.embeds.length ?? 0) === 0) wrong++;
+      }
+    }),
+  );
+  return {
+    samples,
+    elapsedMs: performance.now() - started,
+    failures: 0,
+    wrong,
+    checked: samples.length,
+    ranOut: false,
+  };
+}
+
+function runWhois(discord: FakeDiscord) {
+  return discord.runCommand({ name: 'whois', userId: USER_ID, options: whoisOptions() });
+}
+
+function whoisOptions(): APIApplicationCommandInteractionDataOption[] {
+  return [{ name: 'identity', type: ApplicationCommandOptionType.String, value: HIT_IDENTITY }];
+}
+
+/** Distinct /whois interactions (each its own id and token) as JSON, from the stand-in's payload builder. */
+function whoisBodies(discord: FakeDiscord, count: number): string[] {
+  return Array.from({ length: count }, () =>
+    JSON.stringify(
+      discord.buildCommandInteraction({ name: 'whois', userId: USER_ID, options: whoisOptions() }),
+    ),
+  );
+}
+
+interface Stand {
+  discord: FakeDiscord;
+  upstream: FakeWeb3Bio;
+  keys: ReturnType<typeof signingKeys>;
+  dataDir: string;
+  close(): Promise<void>;
+}
+
+async function startStand(): Promise<Stand> {
+  const discord = await startFakeDiscord();
+  const upstream = await startFakeWeb3Bio();
+  const guild = discord.addGuild({ name: 'Bench Guild' });
+  discord.addMember(guild.id, { id: USER_ID, username: 'bench' });
+  const dataDir = await mkdtemp(join(tmpdir(), 'bench-http-'));
+  return {
+    discord,
+    upstream,
+    keys: signingKeys(),
+    dataDir,
+    async close() {
+      await Promise.allSettled([discord.close(), upstream.close()]);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** The configuration every process here runs with (HTTP mode unless `gateway`). */
+function benchEnv(stand: Stand, mode: 'http' | 'gateway', port = 0): Record<string, string> {
+  const common = {
+    DISCORD_TOKEN: stand.discord.token,
+    DISCORD_APPLICATION_ID: stand.discord.applicationId,
+    DISCORD_API_URL: stand.discord.apiUrl,
+    WEB3BIO_API_URL: stand.upstream.url,
+    WEB3BIO_RATE_LIMIT: 'off',
+    USER_COOLDOWN_COMMANDS: '0',
+    DATA_DIR: stand.dataDir,
+    LOG_LEVEL: 'info',
+  };
+  if (mode === 'gateway') return common;
+  return {
+    ...common,
+    INTERACTIONS: 'http',
+    PUBLIC_URL: 'https://bot.example.test',
+    DISCORD_PUBLIC_KEY: stand.keys.publicKeyHex,
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: String(port),
+  };
+}
+
+/** Fork bench/httpServers.ts (pinned when it can be), with an IPC channel. */
+function forkServers(mode: ServerMode, pin: ReturnType<typeof pinning>): ChildProcess {
+  const [command, ...args] = [...(pin?.command ?? []), process.execPath, SERVERS, mode];
+  return spawn(command ?? process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  try {
+    if (child.connected) child.send({ type: 'stop' });
+    else child.kill('SIGTERM');
+  } catch {
+    child.kill('SIGTERM');
+  }
+  await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 8_000).unref())]);
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+}
+
+async function cpuMicros(child: ChildProcess): Promise<number> {
+  const answer = nextMessage<Extract<HttpServersMessage, { type: 'cpu' }>>(child, 'cpu');
+  child.send({ type: 'cpu' });
+  const { userMicros, systemMicros } = await answer;
+  return userMicros + systemMicros;
+}
+
+type CaseName = 'replica' | 'bare' | 'gateway';
+
+interface Case {
+  name: CaseName;
+  child: ChildProcess;
+  run: (durationMs: number) => Promise<Sampled>;
+  rounds: HttpRound[];
+}
+
+const ROW_LABELS: Record<CaseName, string> = {
+  replica: '/whois over HTTP: web replica (startWebReplica), cache hit',
+  bare: 'bare node:http: signature check + constant body',
+  gateway: '/whois over the gateway: startBot + discord.js, cache hit',
+};
+
+export const THROUGHPUT_COLUMNS = [
+  'Case',
+  'Interactions',
+  'p50 ms',
+  'p99 ms',
+  'interactions/s',
+  'server CPU µs/interaction',
+  'non-200 / wrong',
+  'throughput vs bare',
+  'Target',
+  'Result',
+] as const;
+
+/** Median over ABAB pairs of `a`'s interactions/s over `b`'s in the same round. */
+export function pairedRatio(a: readonly HttpRound[], b: readonly HttpRound[]): number {
+  const pairs = Math.min(a.length, b.length);
+  return median(
+    Array.from(
+      { length: pairs },
+      (_, i) => (a[i]?.perSecond ?? Number.NaN) / (b[i]?.perSecond ?? Number.NaN),
+    ),
+  );
+}
+
+/** The throughput table's rows: the replica (with its verdict), the bare endpoint, the gateway. */
+export function throughputRows(rounds: Readonly<Record<CaseName, readonly HttpRound[]>>): Cell[][] {
+  const replicaRatio = pairedRatio(rounds.replica, rounds.bare);
+  const row = (name: CaseName, target: string, result: string): Cell[] => {
+    const list = rounds[name];
+    const latency = medianOfRounds(list.map((round) => round.latency));
+    const failures = list.reduce((sum, round) => sum + round.failures, 0);
+    const wrong = list.reduce((sum, round) => sum + round.wrong, 0);
+    return [
+      ROW_LABELS[name],
+      formatNumber(latency.n),
+      formatNumber(latency.p50, 2),
+      formatNumber(latency.p99, 2),
+      formatNumber(median(list.map((round) => round.perSecond))),
+      formatNumber(median(list.map((round) => round.cpuMicrosPerRequest))),
+      `${formatNumber(failures)} / ${formatNumber(wrong)}`,
+      name === 'bare' ? '1.00×' : formatRatio(pairedRatio(list, rounds.bare), 1),
+      target,
+      result,
+    ];
+  };
+  const clean = (name: CaseName) => rounds[name].every((round) => round.failures === 0 && round.wrong === 0);
+  const ok = Number.isFinite(replicaRatio) && replicaRatio >= THROUGHPUT_RATIO_TARGET && clean('replica');
+  return [
+    row('replica', `≥ ${THROUGHPUT_RATIO_TARGET}× bare, all 200 with the embed`, ok ? 'PASS' : 'FAIL'),
+    row('bare', '', ''),
+    row('gateway', '', ''),
+  ];
+}
+
+async function runThroughput(
+  stand: Stand,
+  settings: Settings,
+): Promise<{ table: BenchTable; upstreamDuringRounds: number }> {
+  const { rounds, roundMs, warmupMs, concurrency, progress, pin } = settings;
+  const { discord, upstream, keys } = stand;
+  const replicaChild = forkServers('replica', pin);
+  const gatewayChild = forkServers('gateway', pin);
+  const pools: Pool[] = [];
+  try {
+    const replicaReady = nextMessage<Extract<HttpServersMessage, { type: 'ready' }>>(replicaChild, 'ready');
+    replicaChild.send({ type: 'start', env: benchEnv(stand, 'http') });
+    const gatewayReady = nextMessage<Extract<HttpServersMessage, { type: 'ready' }>>(gatewayChild, 'ready');
+    gatewayChild.send({ type: 'start', env: benchEnv(stand, 'gateway') });
+    const [{ replicaUrl, bareUrl }] = await Promise.all([replicaReady, gatewayReady]);
+    if (!replicaUrl || !bareUrl) throw new Error('the replica child did not say where it listens');
+    const pool = (url: string) => {
+      const made = new Pool(url, { connections: concurrency, pipelining: 1 });
+      pools.push(made);
+      return made;
+    };
+    const replicaPool = pool(replicaUrl);
+    const barePool = pool(bareUrl);
+
+    // Warm the replica's cache (the one upstream request), and give the bare endpoint the very same answer.
+    const [first] = presign(keys.privateKey, whoisBodies(discord, 1));
+    const sample = await postRound(replicaPool, first ? [first] : [], 1, 60_000);
+    if (sample.failures > 0) throw new Error('the replica did not answer the first /whois with 200');
+    const firstAnswer = await (async () => {
+      const [request] = presign(keys.privateKey, whoisBodies(discord, 1));
+      if (!request) throw new Error('no request');
+      const response = await replicaPool.request({
+        path: PATH,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...request.headers },
+        body: request.body,
+      });
+      return { status: response.statusCode, text: await response.body.text() };
+    })();
+    if (firstAnswer.status !== 200 || !isWhoisAnswer(firstAnswer.text))
+      throw new Error(
+        `the replica answered /whois with ${firstAnswer.status}: ${firstAnswer.text.slice(0, 200)}`,
+      );
+    const bodySet = nextMessage(replicaChild, 'body-set');
+    replicaChild.send({ type: 'body', body: firstAnswer.text });
+    await bodySet;
+    // The gateway bot's cache too.
+    await runWhois(discord);
+
+    // Pre-signed requests per round: 1.5× the most a round of that case has used, and more when one ran out.
+    const capacity: Record<'replica' | 'bare', number> = {
+      replica: Math.ceil((6_000 * roundMs) / 1_000),
+      bare: Math.ceil((12_000 * roundMs) / 1_000),
+    };
+    const signedRound = (name: 'replica' | 'bare', target: Pool) => async (durationMs: number) => {
+      const requests = presign(keys.privateKey, whoisBodies(discord, capacity[name]));
+      const result = await postRound(target, requests, concurrency, durationMs);
+      capacity[name] = Math.max(capacity[name], Math.ceil(result.samples.length * (result.ranOut ? 2 : 1.5)));
+      return result;
+    };
+    const cases: Case[] = [
+      { name: 'replica', child: replicaChild, run: signedRound('replica', replicaPool), rounds: [] },
+      { name: 'bare', child: replicaChild, run: signedRound('bare', barePool), rounds: [] },
+      {
+        name: 'gateway',
+        child: gatewayChild,
+        run: (durationMs) => gatewayRound(discord, concurrency, durationMs),
+        rounds: [],
+      },
+    ];
+    progress('http: warm-up');
+    for (const item of cases) await item.run(warmupMs);
+    const upstreamBefore = upstream.requests.length;
+    for (let round = 0; round < rounds; round++) {
+      progress(`http: round ${round + 1}/${rounds}`);
+      // ABAB…: every case once per round, the order rotated from one round to the next.
+      for (const item of rotate(cases, round)) {
+        const cpuBefore = await cpuMicros(item.child);
+        const sampled = await item.run(roundMs);
+        const cpu = (await cpuMicros(item.child)) - cpuBefore;
+        item.rounds.push({
+          latency: summarize(sampled.samples),
+          perSecond: (sampled.samples.length / sampled.elapsedMs) * 1_000,
+          requests: sampled.samples.length,
+          failures: sampled.failures,
+          wrong: sampled.wrong,
+          checked: sampled.checked,
+          cpuMicrosPerRequest: sampled.samples.length > 0 ? cpu / sampled.samples.length : Number.NaN,
+          ranOut: sampled.ranOut,
+        });
+      }
+    }
+    const upstreamDuringRounds = upstream.requests.length - upstreamBefore;
+    const [replica, bare, gateway] = cases as [Case, Case, Case];
+    const byName = { replica: replica.rounds, bare: bare.rounds, gateway: gateway.rounds };
+    const rows = throughputRows(byName);
+    const checked = replica.rounds.reduce((sum, round) => sum + round.checked, 0);
+    const ranOut = [...replica.rounds, ...bare.rounds].filter((round) => round.ranOut).length;
+    const p50 = (list: readonly HttpRound[]) => medianOfRounds(list.map((r) => r.latency)).p50;
+    return {
+      upstreamDuringRounds,
+      table: {
+        suite:
+          'HTTP interactions: cached /whois POSTed to a web replica vs a bare signature-checking node:http endpoint, and through the gateway (issue #18)',
+        method: [
+          `${rounds} round(s) of ${formatNumber(roundMs)} ms per case after ${formatNumber(warmupMs)} ms of warm-up each, the three cases alternating with the order rotated every round (ABC, BCA, …)`,
+          `${concurrency} interactions in flight from this process (a keep-alive undici Pool of ${concurrency} connections per server, no pipelining); latency from sending to the end of the answer's body`,
+          `servers in child processes ${pin ? `pinned to core ${pin.core} with taskset (this process, the load and the stand-ins, moved to the other core(s) meanwhile)` : 'NOT pinned (taskset unavailable)'}: the replica and the bare endpoint share one process, the gateway bot has its own on the same core; the stand-in Discord and Web3.bio run in this process`,
+          `replica = startWebReplica (INTERACTIONS=http, PROCESS_ROLE=all, no gating, USER_COOLDOWN_COMMANDS=0, logs made at info then dropped), its cache warmed first (${upstreamBefore} upstream request(s) before the rounds: one for the replica, one for the gateway bot); every request a distinct interaction from the stand-in's payload builder (own id and token), signed before its round with an ed25519 key whose public half is DISCORD_PUBLIC_KEY, timestamps of that moment`,
+          `bare = node:http in the replica's process: reads the body, checkDiscordSignature (the bot's node:crypto verify), answers the replica's own /whois answer (${formatNumber(Buffer.byteLength(firstAnswer.text))} bytes) as a constant`,
+          `gateway = startBot against the stand-in gateway, each /whois dispatched by the stand-in (runCommand) until its type-4 callback reaches the stand-in's REST`,
+          `every ${CHECK_EVERY}th 200 answer parsed and checked (type 4 with an embed; ${formatNumber(checked)} replica answers checked), every gateway result checked; figures are medians of rounds, ratios medians of the per-round ratios; server CPU = the serving child's user + system time per interaction (the replica and bare share a process: each is measured over its own rounds only)`,
+        ].join('; '),
+        targets: [
+          `replica interactions/s ≥ ${THROUGHPUT_RATIO_TARGET}× the bare endpoint's, every answer 200 with the embed`,
+        ],
+        columns: THROUGHPUT_COLUMNS,
+        rows,
+        notes: [
+          `Upstream requests during the timed rounds: ${upstreamDuringRounds} (every /whois a cache hit when 0).`,
+          `Gateway vs HTTP: the replica's p50 is ${formatRatio(p50(replica.rounds), p50(gateway.rounds))} the gateway's and its throughput ${formatRatio(pairedRatio(replica.rounds, gateway.rounds), 1)} (paired rounds). The gateway figures include the stand-in's own dispatch and REST work in this process.`,
+          ...(ranOut > 0
+            ? [
+                `${ranOut} round(s) ran out of pre-signed requests and ended early (their rate is over their own length).`,
+              ]
+            : []),
+        ],
+      },
+    };
+  } finally {
+    await Promise.all(pools.map((p) => p.close()));
+    await Promise.all([stopChild(replicaChild), stopChild(gatewayChild)]);
+  }
+}
+
+interface Settings {
+  quick: boolean;
+  rounds: number;
+  roundMs: number;
+  warmupMs: number;
+  concurrency: number;
+  memoryInteractions: number;
+  starts: number;
+  progress: (line: string) => void;
+  pin: ReturnType<typeof pinning>;
+}
+
+/** A free TCP port on 127.0.0.1 (there is a tiny window for another process to take it). */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** The processes started as `npm start` would: the real entry point, and main.ts's replica branch alone. */
+export type Entry = 'main' | 'lean';
+const ENTRIES: Record<Entry, { file: string; label: string }> = {
+  main: { file: MAIN, label: 'node src/app/main.ts' },
+  lean: { file: LEAN_MAIN, label: 'node bench/httpReplicaMain.ts (main.ts without bot.ts, sharding.ts)' },
+};
+
+interface MainProcess {
+  child: ChildProcess;
+  url: string;
+  metricsUrl: string | undefined;
+  spawnedAt: number;
+  /** When the "web replica ready" log line arrived, ms after spawn (null until then). */
+  readyMs: () => number | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * An entry as `npm start` runs main.ts, with only the bench's configuration in its environment (and
+ * PATH), in an empty working directory (so no stray .env is read); with a loopback /metrics listener
+ * when `metrics`, for the V8 heap figures.
+ */
+async function spawnMain(stand: Stand, entry: Entry, metrics = false): Promise<MainProcess> {
+  const port = await freePort();
+  const metricsPort = metrics ? await freePort() : undefined;
+  const env = {
+    PATH: process.env.PATH ?? '',
+    ...benchEnv(stand, 'http', port),
+    ...(metricsPort === undefined ? {} : { METRICS_PORT: String(metricsPort), METRICS_HOST: '127.0.0.1' }),
+  };
+  const spawnedAt = performance.now();
+  const child = spawn(process.execPath, [ENTRIES[entry].file], {
+    cwd: stand.dataDir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let ready: number | null = null;
+  let buffered = '';
+  const errors: string[] = [];
+  child.stdout?.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    if (ready === null && buffered.includes('"web replica ready"')) ready = performance.now() - spawnedAt;
+    if (buffered.length > 65_536) buffered = buffered.slice(-4_096);
+  });
+  child.stderr?.on('data', (chunk: Buffer) => errors.push(chunk.toString('utf8')));
+  child.once('exit', (code) => {
+    if (code !== 0 && code !== null && errors.length > 0)
+      console.error(`${ENTRIES[entry].label} exited ${code}: ${errors.join('')}`);
+  });
+  return {
+    child,
+    url: `http://127.0.0.1:${port}`,
+    metricsUrl: metricsPort === undefined ? undefined : `http://127.0.0.1:${metricsPort}/metrics`,
+    spawnedAt,
+    readyMs: () => ready,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 8_000).unref())]);
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    },
+  };
+}
+
+/** POST signed requests one after another until one is answered 200 (refused connections are retried); ms after spawn. */
+async function firstAnswer(main: MainProcess, requests: readonly SignedRequest[], timeoutMs: number) {
+  const pool = new Pool(main.url, { connections: 1, pipelining: 1 });
+  try {
+    for (const request of requests) {
+      if (performance.now() - main.spawnedAt > timeoutMs) break;
+      if (main.child.exitCode !== null)
+        throw new Error(`the replica exited (${main.child.exitCode}) before answering`);
+      try {
+        const response = await pool.request({
+          path: PATH,
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...request.headers },
+          body: request.body,
+        });
+        const text = await response.body.text();
+        if (response.statusCode === 200) {
+          return { ms: performance.now() - main.spawnedAt, whois: isWhoisAnswer(text) };
+        }
+      } catch {
+        // Not listening yet.
+      }
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  } finally {
+    await pool.close();
+  }
+  throw new Error(`the replica did not answer a signed /whois within ${timeoutMs} ms`);
+}
+
+async function waitFor(predicate: () => boolean, timeoutMs: number, what: string): Promise<void> {
+  const deadline = performance.now() + timeoutMs;
+  while (!predicate()) {
+    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+const SETTLE_MS = 2_000;
+const START_TIMEOUT_MS = 60_000;
+
+/** The V8 figures of prom-client's default metrics: heap committed and used, new space and large objects committed. */
+export interface HeapFigures {
+  total: number;
+  used: number;
+  newSpace: number;
+  largeObjects: number;
+}
+
+/** Read the V8 heap figures from a Prometheus text exposition (NaN where absent). */
+export function heapFigures(exposition: string): HeapFigures {
+  const value = (pattern: RegExp) => Number(pattern.exec(exposition)?.[1] ?? Number.NaN);
+  return {
+    total: value(/^nodejs_heap_size_total_bytes ([\d.e+]+)$/m),
+    used: value(/^nodejs_heap_size_used_bytes ([\d.e+]+)$/m),
+    newSpace: value(/^nodejs_heap_space_size_total_bytes\{space="new"\} ([\d.e+]+)$/m),
+    largeObjects: value(/^nodejs_heap_space_size_total_bytes\{space="large_object"\} ([\d.e+]+)$/m),
+  };
+}
+
+async function scrapeHeap(main: MainProcess): Promise<HeapFigures> {
+  if (!main.metricsUrl) return heapFigures('');
+  try {
+    const response = await request(main.metricsUrl);
+    return heapFigures(await response.body.text());
+  } catch {
+    return heapFigures('');
+  }
+}
+
+interface MemoryReading {
+  rss: number;
+  heap: HeapFigures;
+}
+
+async function reading(main: MainProcess): Promise<MemoryReading> {
+  // RSS first: the scrape itself allocates.
+  const rss = await rssBytes(main.child.pid ?? 0);
+  return { rss, heap: await scrapeHeap(main) };
+}
+
+async function measureMemory(stand: Stand, settings: Settings, entry: Entry) {
+  const { memoryInteractions, concurrency } = settings;
+  const main = await spawnMain(stand, entry, true);
+  const pool = new Pool(main.url, { connections: concurrency, pipelining: 1 });
+  try {
+    await waitFor(() => main.readyMs() !== null, START_TIMEOUT_MS, 'the "web replica ready" log line');
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const idle = await reading(main);
+    const requests = presign(stand.keys.privateKey, whoisBodies(stand.discord, memoryInteractions));
+    const sent = await postRound(pool, requests, concurrency, 600_000);
+    const loaded = await reading(main);
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const settled = await reading(main);
+    return { idle, loaded, settled, sent };
+  } finally {
+    await pool.close();
+    await main.stop();
+  }
+}
+
+function measureLean(stand: Stand, settings: Settings, progress: (line: string) => void) {
+  progress('http: replica memory (bench/httpReplicaMain.ts)');
+  return measureMemory(stand, settings, 'lean');
+}
+
+async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> {
+  const { memoryInteractions, concurrency, progress } = settings;
+  progress('http: replica memory (main.ts)');
+  const main = await measureMemory(stand, settings, 'main');
+  const lean = settings.quick ? undefined : await measureLean(stand, settings, progress);
+  const target = `≤ ${formatBytes(RSS_TARGET_BYTES)}`;
+  const ok = (bytes: number) => (bytes <= RSS_TARGET_BYTES ? 'PASS' : 'FAIL');
+  const rows: Cell[][] = [];
+  const measured = lean
+    ? ([
+        ['main', main],
+        ['lean', lean],
+      ] as const)
+    : ([['main', main]] as const);
+  for (const [entry, figures] of measured) {
+    const clean = figures.sent.failures === 0 && figures.sent.wrong === 0 && !figures.sent.ranOut;
+    const judged = entry === 'main';
+    const row = (what: string, at: MemoryReading, result: string): Cell[] => [
+      `${ENTRIES[entry].label}: ${what}`,
+      formatBytes(at.rss),
+      formatBytes(at.heap.total),
+      formatBytes(at.heap.used),
+      formatBytes(at.heap.newSpace),
+      formatBytes(at.heap.largeObjects),
+      judged && result !== '' ? target : '',
+      judged ? result : '',
+    ];
+    rows.push(row('idle after start', figures.idle, ok(figures.idle.rss)));
+    rows.push(
+      row(
+        `right after ${formatNumber(memoryInteractions)} interactions`,
+        figures.loaded,
+        clean ? ok(figures.loaded.rss) : 'FAIL',
+      ),
+    );
+    rows.push(row(`${formatNumber(SETTLE_MS)} ms later`, figures.settled, ''));
+  }
+  const sentLine = (entry: Entry, sent: Sampled) =>
+    `${ENTRIES[entry].label}: ${formatNumber(sent.samples.length)} sent, ${formatNumber(sent.failures)} non-200, ${formatNumber(sent.wrong)} wrong of ${formatNumber(sent.checked)} checked, ${formatNumber((sent.samples.length / sent.elapsedMs) * 1_000)} interactions/s`;
+  return {
+    suite:
+      'HTTP interactions: web replica memory, started as npm start starts it (INTERACTIONS=http, issue #18)',
+    method: `node src/app/main.ts spawned with process.execPath (${process.version}) as npm start runs it, INTERACTIONS=http, PROCESS_ROLE=all, no gating, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; then, for comparison only, bench/httpReplicaMain.ts (the same steps as main.ts's replica branch, without its static imports of bot.ts and sharding.ts) the same way; RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
+    targets: [
+      `RSS ${target} idle and after ${formatNumber(memoryInteractions)} interactions (node src/app/main.ts)`,
+    ],
+    columns: [
+      'Measurement',
+      'RSS',
+      'V8 heap committed',
+      'V8 heap used',
+      'new space',
+      'large objects',
+      'Target',
+      'Result',
+    ],
+    rows,
+    notes: [
+      sentLine('main', main.sent),
+      ...(lean ? [sentLine('lean', lean.sent)] : ['Quick run: bench/httpReplicaMain.ts left out.']),
+    ],
+  };
+}
+
+/** Spawn to exit of `node -e ""`: what any Node start costs here. */
+function bareNodeStartMs(): number {
+  const t0 = performance.now();
+  spawnSync(process.execPath, ['-e', ''], { stdio: 'ignore' });
+  return performance.now() - t0;
+}
+
+async function timeStart(stand: Stand, entry: Entry) {
+  // Enough distinct requests to poll every 5 ms for a while; signed now, so timestamps stay fresh.
+  const requests = presign(stand.keys.privateKey, whoisBodies(stand.discord, 2_000));
+  const main = await spawnMain(stand, entry);
+  try {
+    const first = await firstAnswer(main, requests, START_TIMEOUT_MS);
+    return { ...first, ready: main.readyMs() };
+  } finally {
+    await main.stop();
+  }
+}
+
+async function runStartup(stand: Stand, settings: Settings): Promise<BenchTable> {
+  const { starts, progress } = settings;
+  const answers: Record<Entry, number[]> = { main: [], lean: [] };
+  const readies: Record<Entry, number[]> = { main: [], lean: [] };
+  const bare: number[] = [];
+  let notWhois = 0;
+  for (let start = 0; start < starts; start++) {
+    progress(`http: start to first answer ${start + 1}/${starts}`);
+    bare.push(bareNodeStartMs());
+    // ABAB: main.ts, then the lean entry, then the other way round.
+    for (const entry of rotate<Entry>(settings.quick ? ['main'] : ['main', 'lean'], start)) {
+      const first = await timeStart(stand, entry);
+      answers[entry].push(first.ms);
+      if (first.ready !== null) readies[entry].push(first.ready);
+      if (!first.whois) notWhois++;
+    }
+  }
+  const stats = (list: readonly number[]) => [
+    formatNumber(median(list)),
+    formatNumber(Math.min(...list)),
+    formatNumber(Math.max(...list)),
+  ];
+  const ok = median(answers.main) < FIRST_ANSWER_TARGET_MS && notWhois === 0;
+  const target = `< ${formatNumber(FIRST_ANSWER_TARGET_MS)} ms`;
+  return {
+    suite: 'HTTP interactions: start to first answer (issue #18)',
+    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians. bench/httpReplicaMain.ts = main.ts's replica branch without its static imports of bot.ts and sharding.ts, for comparison only`,
+    targets: [`first answer ${target} (median, node src/app/main.ts)`],
+    columns: ['Measurement', 'median ms', 'min ms', 'max ms', 'Target', 'Result'],
+    rows: [
+      [
+        `${ENTRIES.main.label}: spawn → first 200 to a signed /whois`,
+        ...stats(answers.main),
+        target,
+        ok ? 'PASS' : 'FAIL',
+      ],
+      [`${ENTRIES.main.label}: spawn → "web replica ready" logged`, ...stats(readies.main), '', ''],
+      ...(settings.quick
+        ? []
+        : [
+            [`${ENTRIES.lean.label}: spawn → first 200`, ...stats(answers.lean), '', ''],
+            [`${ENTRIES.lean.label}: spawn → "web replica ready" logged`, ...stats(readies.lean), '', ''],
+          ]),
+      ['spawn → exit of node -e "" (any Node start)', ...stats(bare), '', ''],
+    ],
+  };
+}
+
+export async function runHttpBench(options: HttpBenchOptions = {}): Promise<BenchTable[]> {
+  const quick = options.quick === true;
+  const settings: Settings = {
+    quick,
+    rounds: options.rounds ?? (quick ? 1 : 10),
+    roundMs: options.roundMs ?? (quick ? 300 : 1_000),
+    warmupMs: options.warmupMs ?? (quick ? 200 : 1_500),
+    concurrency: options.concurrency ?? 8,
+    memoryInteractions: options.memoryInteractions ?? (quick ? 300 : 10_000),
+    starts: options.starts ?? (quick ? 1 : 5),
+    progress: options.progress ?? (() => {}),
+    pin: pinning(),
+  };
+  const stand = await startStand();
+  try {
+    const throughput = await onOtherCore(settings.pin, () => runThroughput(stand, settings));
+    const memory = await runMemory(stand, settings);
+    const startup = await runStartup(stand, settings);
+    return [throughput.table, memory, startup];
+  } finally {
+    await stand.close();
+  }
+}

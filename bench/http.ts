@@ -15,6 +15,7 @@
  */
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
@@ -66,8 +67,18 @@ export const FIRST_ANSWER_TARGET_MS = 1_000;
 const HIT_IDENTITY = 'vitalik.eth';
 const USER_ID = '300000000000000001';
 const SERVERS = fileURLToPath(new URL('./httpServers.ts', import.meta.url));
+const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MAIN = fileURLToPath(new URL('../src/app/main.ts', import.meta.url));
-const LEAN_MAIN = fileURLToPath(new URL('./httpReplicaMain.ts', import.meta.url));
+/** What `npm start` runs after `node`: its V8 flags and the entry point (package.json's start script). */
+export function startArgs(script: string, root: string): string[] {
+  const [node, ...args] = script.trim().split(/\s+/);
+  if (node !== 'node') throw new Error(`the start script runs ${node}, not node`);
+  return args.map((arg) => (arg.startsWith('-') ? arg : `${root}${arg}`));
+}
+const START_ARGS = startArgs(
+  (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start,
+  ROOT,
+);
 const PATH = '/interactions';
 /** Every this many answers, the body is parsed and checked (the others are read in full, not parsed). */
 const CHECK_EVERY = 16;
@@ -562,11 +573,14 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** The processes started as `npm start` would: the real entry point, and main.ts's replica branch alone. */
+/** The processes: as `npm start` starts it (its V8 flags included), and the entry point without them. */
 export type Entry = 'main' | 'lean';
-const ENTRIES: Record<Entry, { file: string; label: string }> = {
-  main: { file: MAIN, label: 'node src/app/main.ts' },
-  lean: { file: LEAN_MAIN, label: 'node bench/httpReplicaMain.ts (main.ts without bot.ts, sharding.ts)' },
+const ENTRIES: Record<Entry, { args: string[]; label: string }> = {
+  main: {
+    args: START_ARGS,
+    label: `npm start (node ${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')})`,
+  },
+  lean: { args: [MAIN], label: 'node src/app/main.ts without the V8 flags' },
 };
 
 interface MainProcess {
@@ -593,7 +607,7 @@ async function spawnMain(stand: Stand, entry: Entry, metrics = false): Promise<M
     ...(metricsPort === undefined ? {} : { METRICS_PORT: String(metricsPort), METRICS_HOST: '127.0.0.1' }),
   };
   const spawnedAt = performance.now();
-  const child = spawn(process.execPath, [ENTRIES[entry].file], {
+  const child = spawn(process.execPath, ENTRIES[entry].args, {
     cwd: stand.dataDir,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -729,7 +743,7 @@ async function measureMemory(stand: Stand, settings: Settings, entry: Entry) {
 }
 
 function measureLean(stand: Stand, settings: Settings, progress: (line: string) => void) {
-  progress('http: replica memory (bench/httpReplicaMain.ts)');
+  progress('http: replica memory (main.ts without the V8 flags)');
   return measureMemory(stand, settings, 'lean');
 }
 
@@ -775,10 +789,8 @@ async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> 
   return {
     suite:
       'HTTP interactions: web replica memory, started as npm start starts it (INTERACTIONS=http, issue #18)',
-    method: `node src/app/main.ts spawned with process.execPath (${process.version}) as npm start runs it, INTERACTIONS=http, PROCESS_ROLE=all, no gating, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; then, for comparison only, bench/httpReplicaMain.ts (the same steps as main.ts's replica branch, without its static imports of bot.ts and sharding.ts) the same way; RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
-    targets: [
-      `RSS ${target} idle and after ${formatNumber(memoryInteractions)} interactions (node src/app/main.ts)`,
-    ],
+    method: `node with npm start's arguments (${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')}) spawned with process.execPath (${process.version}), INTERACTIONS=http, PROCESS_ROLE=all, no gating, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; then, for comparison only, node src/app/main.ts without npm start's V8 flags the same way; RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
+    targets: [`RSS ${target} idle and after ${formatNumber(memoryInteractions)} interactions (npm start)`],
     columns: [
       'Measurement',
       'RSS',
@@ -792,7 +804,7 @@ async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> 
     rows,
     notes: [
       sentLine('main', main.sent),
-      ...(lean ? [sentLine('lean', lean.sent)] : ['Quick run: bench/httpReplicaMain.ts left out.']),
+      ...(lean ? [sentLine('lean', lean.sent)] : ['Quick run: the run without V8 flags left out.']),
     ],
   };
 }
@@ -842,8 +854,8 @@ async function runStartup(stand: Stand, settings: Settings): Promise<BenchTable>
   const target = `< ${formatNumber(FIRST_ANSWER_TARGET_MS)} ms`;
   return {
     suite: 'HTTP interactions: start to first answer (issue #18)',
-    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians. bench/httpReplicaMain.ts = main.ts's replica branch without its static imports of bot.ts and sharding.ts, for comparison only`,
-    targets: [`first answer ${target} (median, node src/app/main.ts)`],
+    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians. the entry without V8 flags for comparison only`,
+    targets: [`first answer ${target} (median, npm start)`],
     columns: ['Measurement', 'median ms', 'min ms', 'max ms', 'Target', 'Result'],
     rows: [
       [

@@ -53,7 +53,7 @@ describe('Dockerfile', () => {
     expect(
       runtime.lines.some((l) => l.startsWith('HEALTHCHECK') && l.includes('src/ops/healthcheck.ts')),
     ).toBe(true);
-    expect(runtime.lines.find((l) => l.startsWith('CMD'))).toBe('CMD ["node", "src/app/main.ts"]');
+    expect(runtime.lines.find((l) => l.startsWith('CMD'))).toBe('CMD ["node", "--max-semi-space-size=8", "src/app/main.ts"]');
   });
 });
 

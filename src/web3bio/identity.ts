@@ -353,7 +353,21 @@ function lensHandle(name: string, original: string): Detected {
   return { kind: 'lens', value: name };
 }
 
+/**
+ * Names of lower-case letters, digits and hyphens only: ENSIP-15 leaves every such label as it is and
+ * refuses only an empty one or one with "--" as its third and fourth characters (test/web3bio checks this
+ * against the library on every short name of these characters). Answered here, they never make the
+ * library build its tables: about 0.4 s and 22 MiB kept, which a web replica need not pay for
+ * `vitalik.eth`; the first other name does.
+ */
+const PLAIN_NAME = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/;
+
+export function isPlainValidName(text: string): boolean {
+  return PLAIN_NAME.test(text) && !text.split('.').some((label) => label[2] === '-' && label[3] === '-');
+}
+
 function normaliseEns(text: string, original: string): string {
+  if (isPlainValidName(text)) return text;
   try {
     return ens_normalize(text);
   } catch (error) {

@@ -1,9 +1,11 @@
+import { ens_normalize } from '@adraffy/ens-normalize';
 import { describe, expect, it } from 'vitest';
 import { InvalidIdentityError } from '../../src/web3bio/errors.ts';
 import {
   ACCEPTED_FORMS,
   encodeSegment,
   friendlyEnsReason,
+  isPlainValidName,
   MAX_IDENTITY_LENGTH,
   PARSE_MEMO_MAX,
   parseBatchId,
@@ -272,5 +274,44 @@ describe('parseIdentity memo', () => {
     expect(parseIdentity(padded)).not.toBe(parseIdentity(padded));
     for (let i = 0; i < 100; i++) expect(() => parseIdentity(`bad name ${i}`)).toThrow(InvalidIdentityError);
     expect(parseMemoSize()).toBe(PARSE_MEMO_MAX);
+  });
+});
+
+describe('the plain-name fast path agrees with ENSIP-15 (ens-normalize)', () => {
+  const library = (name: string): string | null => {
+    try {
+      return ens_normalize(name);
+    } catch {
+      return null;
+    }
+  };
+
+  it('on every name of up to 4 characters of a-z, 0-9, "-" and ".", and on longer hyphen patterns', () => {
+    const alphabet = ['a', 'z', '0', '9', '-', '.'];
+    const names: string[] = [];
+    const grow = (prefix: string) => {
+      if (prefix.length > 0) names.push(prefix);
+      if (prefix.length < 4) for (const c of alphabet) grow(prefix + c);
+    };
+    grow('');
+    names.push(
+      'ab--c.eth',
+      'a--b.eth',
+      'xn--abc.eth',
+      'ab-c.eth',
+      '--ab.eth',
+      'abc--.eth',
+      'vitalik.eth',
+      'a.b.c.d',
+    );
+    let fast = 0;
+    for (const name of names) {
+      if (!isPlainValidName(name)) continue;
+      fast += 1;
+      expect(library(name), name).toBe(name);
+    }
+    // Every name the library keeps unchanged is taken by the fast path, so none of these builds its tables.
+    for (const name of names) if (library(name) === name) expect(isPlainValidName(name), name).toBe(true);
+    expect(fast).toBeGreaterThan(1_000);
   });
 });

@@ -2,8 +2,11 @@
  * The bot's metrics read from discord.js and the gating store: gateway pings, the role queue and
  * re-check staleness at each scrape, each guild re-check, and role edits as Discord answered them.
  */
-import { RESTEvents } from '@discordjs/rest';
-import type { Client } from 'discord.js';
+import type { Client, RESTEvents } from 'discord.js';
+
+/** `RESTEvents.Response`, named by its value so a web replica (which reads the store gauges here) loads no REST library. */
+const REST_RESPONSE = 'response' as RESTEvents.Response;
+
 import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import type { GatingStore } from '../store/types.ts';
@@ -50,7 +53,7 @@ const ROLE_EDIT_PATH = /^\/guilds\/\d+\/members\/\d+\/roles\/\d+$/;
  * REST responses, so the gating code needs no metrics of its own. A retried 429 counts once per answer.
  */
 export function countRoleEdits(client: Client, metrics: BotMetrics): void {
-  client.rest.on(RESTEvents.Response, (request, response) => {
+  client.rest.on(REST_RESPONSE, (request, response) => {
     if (request.method !== 'PUT' && request.method !== 'DELETE') return;
     if (!ROLE_EDIT_PATH.test(request.path)) return;
     metrics.roleEdits.inc({ result: roleEditResult(request.method, response.status) });

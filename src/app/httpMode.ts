@@ -9,12 +9,12 @@
  *   handed-over interactions and signatures (bot.ts).
  * - `all`: one process does both; without gating it is a web replica, with no gateway connection at all.
  */
-import { REST } from '@discordjs/rest';
 import { createRecentLookups } from '../cache/index.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
 import { handoffQueue } from '../discord/interactionHandoff.ts';
 import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
 import type { InteractionRouter } from '../discord/router.ts';
+import { InteractionWebhooks } from '../discord/webhookRest.ts';
 import { provenIdentitiesOf } from '../gating/provenIdentities.ts';
 import type { Logger } from '../ops/log.ts';
 import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
@@ -43,7 +43,7 @@ export async function startWebReplica(options: {
   const { config, logger, web3bio } = options;
   const metrics = options.metrics ?? createMetrics();
   // Webhook answers carry the interaction's token: this REST client never holds the bot token.
-  const rest = new REST({ api: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL });
+  const rest = new InteractionWebhooks(config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL);
   const recentLookups = createRecentLookups({ redisUrl: config.REDIS_URL, redisPrefix: config.REDIS_PREFIX });
   let router: InteractionRouter | undefined;
   const lone = config.PROCESS_ROLE === 'all';

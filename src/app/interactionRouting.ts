@@ -1,9 +1,10 @@
 /** What every process that answers interactions builds the same way: the router, and the HTTP endpoint. */
-import type { REST } from '@discordjs/rest';
+
 import { commandsFor } from '../../commands/index.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
 import { Cooldown } from '../discord/cooldown.ts';
 import { createRouter, type InteractionRouter } from '../discord/router.ts';
+import type { WebhookRest } from '../discord/webhookRest.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import type { InteractionEndpoint } from '../web/interactions.ts';
 import type { Config } from './config.ts';
@@ -11,7 +12,7 @@ import type { Config } from './config.ts';
 /** The endpoint for `dispatch` (the router's handle), from config (loadConfig made sure of the key). */
 export function httpEndpoint(
   config: Pick<Config, 'DISCORD_PUBLIC_KEY' | 'DISCORD_APPLICATION_ID'>,
-  rest: REST,
+  rest: WebhookRest,
   dispatch: InteractionEndpoint['dispatch'],
 ): InteractionEndpoint {
   if (!config.DISCORD_PUBLIC_KEY) throw new Error('INTERACTIONS=http needs DISCORD_PUBLIC_KEY');

@@ -8,13 +8,14 @@
  * dropped, as nobody could see its answer.
  * @see https://discord.com/developers/docs/interactions/receiving-and-responding#interaction-response-object
  */
-import type { REST } from '@discordjs/rest';
+
 import type { APIInteraction } from 'discord-api-types/v10';
 import { CoalescedPoller } from '../ops/coalescedPoller.ts';
 import type { Logger } from '../ops/log.ts';
 import type { HandoffStore } from '../store/handoffTypes.ts';
 import type { JsonValue } from '../store/types.ts';
 import { Responder } from './responder.ts';
+import type { WebhookRest } from './webhookRest.ts';
 
 /** How long an interaction token lets the app answer. */
 export const INTERACTION_TOKEN_LIFE_MS = 15 * 60_000;
@@ -42,7 +43,7 @@ export interface HandoffInboxOptions {
   /** The router's `handle`. */
   run: (interaction: APIInteraction, responder: Responder) => Promise<void>;
   /** For the webhook answers. */
-  rest: REST;
+  rest: WebhookRest;
   /** Whether this process's shards serve the guild (a sharded worker claims only its own guilds'). */
   ownsGuild: (guildId: string) => boolean;
   pollMs?: number;

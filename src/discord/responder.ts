@@ -6,7 +6,6 @@
  * @see https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction
  */
 import type { Readable } from 'node:stream';
-import type { RawFile, REST } from '@discordjs/rest';
 import {
   type APIApplicationCommandOptionChoice,
   type APIInteractionResponse,
@@ -15,9 +14,10 @@ import {
   Routes,
 } from 'discord-api-types/v10';
 import type { MessageFile, MessagePayload, ModalPayload } from '../render/types.ts';
+import type { WebhookFile, WebhookRest } from './webhookRest.ts';
 
 /** Sends an interaction's first response. */
-export type InitialResponse = (body: APIInteractionResponse, files?: RawFile[]) => Promise<void>;
+export type InitialResponse = (body: APIInteractionResponse, files?: WebhookFile[]) => Promise<void>;
 
 /** The interaction fields answering needs. */
 export interface Answerable {
@@ -27,7 +27,7 @@ export interface Answerable {
 }
 
 /** The first response as a callback POST (gateway interactions, and the tests' HTTP-less paths). */
-export function callbackResponse(rest: REST, interaction: Answerable): InitialResponse {
+export function callbackResponse(rest: WebhookRest, interaction: Answerable): InitialResponse {
   return async (body, files) => {
     await rest.post(Routes.interactionCallback(interaction.id, interaction.token), {
       body,
@@ -44,7 +44,7 @@ async function readAll(data: Readable): Promise<Buffer> {
 }
 
 /** The files of a payload, read (Discord takes them in one multipart body). */
-async function rawFiles(files: readonly MessageFile[] | undefined): Promise<RawFile[]> {
+async function rawFiles(files: readonly MessageFile[] | undefined): Promise<WebhookFile[]> {
   return Promise.all((files ?? []).map(async (f) => ({ name: f.name, data: await readAll(f.data) })));
 }
 
@@ -62,13 +62,13 @@ export function messageBody(payload: MessagePayload, ephemeral = false): Record<
 
 /** One interaction's answers, in order; knows whether the first response was sent. */
 export class Responder {
-  readonly #rest: REST;
+  readonly #rest: WebhookRest;
   readonly #interaction: Answerable;
   readonly #initial: InitialResponse;
   #state: 'new' | 'deferred' | 'replied';
 
   constructor(
-    rest: REST,
+    rest: WebhookRest,
     interaction: Answerable,
     initial: InitialResponse,
     /** A web replica already deferred it before handing it over (see interactionHandoff.ts). */
@@ -89,7 +89,7 @@ export class Responder {
     return this.#state === 'deferred';
   }
 
-  async #first(body: APIInteractionResponse, files?: RawFile[]): Promise<void> {
+  async #first(body: APIInteractionResponse, files?: WebhookFile[]): Promise<void> {
     await this.#initial(body, files);
     // Only once sent: a first response Discord refused leaves room for the error reply.
     this.#state =

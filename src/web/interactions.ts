@@ -6,12 +6,13 @@
  * (later answers use the interaction's webhook).
  * @see https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint
  */
-import type { REST } from '@discordjs/rest';
+
 import { type APIInteraction, InteractionResponseType, InteractionType } from 'discord-api-types/v10';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { Responder } from '../discord/responder.ts';
+import type { WebhookRest } from '../discord/webhookRest.ts';
 import { checkDiscordSignature, header, parseJson, SeenSignatures } from './discordSignature.ts';
 import { clientKey, type RefusalCounter } from './limits.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
@@ -29,7 +30,7 @@ export interface InteractionEndpoint {
   /** Answers one interaction through the responder (the router's `handle`, or a hand-off to the gateway worker). */
   dispatch: (interaction: APIInteraction, responder: Responder) => Promise<void>;
   /** For follow-ups and edits through the interaction webhook (no bot token needed). */
-  rest: REST;
+  rest: WebhookRest;
   now?: () => number;
 }
 

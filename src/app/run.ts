@@ -1,0 +1,66 @@
+/** The bot process: config, logs and metrics, then a web replica or a gateway process (main.ts starts it). */
+import 'dotenv/config';
+import { startHeartbeat } from '../ops/heartbeat.ts';
+import { createLogger } from '../ops/log.ts';
+import { createMetrics } from '../ops/metrics.ts';
+import { ConfigError, ConfigSchema, configSecrets, loadConfig, runsAsWebReplica } from './config.ts';
+import { createWeb3BioFromConfig } from './wiring.ts';
+
+const USAGE = `web3bio-discord-bot: Discord embeds for web3 identities, from the Web3.bio Profile API.
+
+Usage: npm start            run the bot (reads .env, see .env.example)
+       npm start -- --help  this text
+
+Configuration keys (environment or .env):
+  ${Object.keys(ConfigSchema.shape).join('\n  ')}
+`;
+
+async function main(): Promise<void> {
+  if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  const config = loadConfig(process.env);
+  const logger = createLogger({
+    level: config.LOG_LEVEL,
+    secrets: configSecrets(config),
+  });
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+
+  const metrics = createMetrics();
+  let stop: () => Promise<void> = async () => {};
+  let stopping = false;
+  async function shutdown(signal: string): Promise<void> {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    await stop();
+    logger.info('stopped');
+    logger.flush();
+  }
+
+  // Each kind of process imports only what it runs: a web replica never loads discord.js or the sharding code.
+  if (runsAsWebReplica(config)) {
+    // INTERACTIONS=http without a gateway connection (httpMode.ts).
+    const { startWebReplica } = await import('./httpMode.ts');
+    const web3bio = createWeb3BioFromConfig(config, logger, metrics);
+    const replica = await startWebReplica({ config, logger, web3bio, metrics });
+    const stopHeartbeat = await startHeartbeat(config.DATA_DIR, () => true);
+    stop = async () => {
+      stopHeartbeat();
+      await replica.stop();
+      await web3bio.close();
+    };
+  } else {
+    const { startGatewayProcess } = await import('./gatewayProcess.ts');
+    stop = await startGatewayProcess(config, logger, metrics, (reason) => void shutdown(reason));
+  }
+  process.once('SIGTERM', () => void shutdown('SIGTERM'));
+  process.once('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((error: unknown) => {
+  if (error instanceof ConfigError) console.error(error.message);
+  else console.error('The bot could not start:', error instanceof Error ? error.message : String(error));
+  process.exitCode = 1;
+});

@@ -310,7 +310,7 @@ describe('logger', () => {
         note: `key ${API_KEY} in text`,
         list: [{ deep: DB_PASSWORD }],
         // A config nested deeper than the redaction paths: its secrets are scrubbed by value.
-        wiring: { web3bio: { config } },
+        wiring: { web3bio: { config: { ...config } } },
         err: new Error(`redis refused ${REDIS_PASSWORD}`, { cause: new Error(`db ${DB_PASSWORD}`) }),
         config,
       },

@@ -20,4 +20,4 @@ USER node
 VOLUME ["/data"]
 # The bot touches $DATA_DIR/heartbeat while its gateway session is ready (a web replica, INTERACTIONS=http, while it runs).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ["node", "src/ops/healthcheck.ts"]
-CMD ["node", "--max-semi-space-size=8", "src/app/main.ts"]
+CMD ["node", "--max-semi-space-size=8", "src/app/main.js"]

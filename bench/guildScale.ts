@@ -256,7 +256,7 @@ export async function runGuildScaleBench(options: GuildScaleBenchOptions = {}): 
     const viaMain: ShardRun[] = [];
     for (const shardsPerProcess of layouts) {
       progress(
-        `guild-scale: node src/app/main.ts, ${shardsPerProcess ? `4 shards, ${shardsPerProcess} per process` : 'no sharding'}`,
+        `guild-scale: node src/app/main.js, ${shardsPerProcess ? `4 shards, ${shardsPerProcess} per process` : 'no sharding'}`,
       );
       viaMain.push(
         await runMainBot(env, {

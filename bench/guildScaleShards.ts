@@ -1,5 +1,5 @@
 /**
- * The sharded rows of the guild-scale benchmark (bench/guildScale.ts): `node src/app/main.ts` with
+ * The sharded rows of the guild-scale benchmark (bench/guildScale.ts): `node src/app/main.js` with
  * SHARD_COUNT=4 and SHARDS_PER_PROCESS=1, 2 or 4, as an operator runs it (the discord-hybrid-sharding
  * manager and its shard processes), against the same stand-ins and database. Ready is the manager's
  * "all shards ready"; then every guild is marked re-checked one interval ago, and the pass is the periodic
@@ -13,7 +13,7 @@ import pg from 'pg';
 import { rssBytes } from './childProcess.ts';
 import { type BenchTable, formatNumber } from './stats.ts';
 
-const MAIN = fileURLToPath(new URL('../src/app/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/app/main.js', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const MIB = 1024 * 1024;
 export const SHARD_COUNT = 4;
@@ -24,7 +24,7 @@ export interface ShardRun {
   /** Undefined: no SHARD_COUNT, one process as `npm start` runs by default. */
   shardsPerProcess: number | undefined;
   processes: number;
-  /** From spawning `node src/app/main.ts` to "all shards ready" (unsharded: "bot ready"). */
+  /** From spawning `node src/app/main.js` to "all shards ready" (unsharded: "bot ready"). */
   readyMs: number;
   managerRssReady: number;
   shardRssReady: number[];
@@ -46,7 +46,7 @@ async function shardRss(managerPid: number): Promise<number[]> {
   return Promise.all((await childPids(managerPid)).map((pid) => rssBytes(pid).catch(() => 0)));
 }
 
-/** One start of `node src/app/main.ts` (sharded or not): ready, RSS, one periodic pass over every guild, RSS, stop. */
+/** One start of `node src/app/main.js` (sharded or not): ready, RSS, one periodic pass over every guild, RSS, stop. */
 export async function runMainBot(
   env: Record<string, string>,
   o: {
@@ -189,7 +189,7 @@ function range(values: readonly number[]): string {
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 
-/** The table of `node src/app/main.ts` runs: unsharded, then each shard layout. */
+/** The table of `node src/app/main.js` runs: unsharded, then each shard layout. */
 export function shardTable(runs: ShardRun[], guilds: number): BenchTable {
   const rows = runs.map((run) => [
     run.shardsPerProcess === undefined
@@ -207,7 +207,7 @@ export function shardTable(runs: ShardRun[], guilds: number): BenchTable {
   ]);
   return {
     suite: `Guild scale: ${formatNumber(guilds)} guilds of 200 members, one process vs ${SHARD_COUNT} shards, configured caches (issue #9)`,
-    method: `one run per row; \`node src/app/main.ts\` as an operator runs it (gating on, PostgreSQL), unsharded or with SHARD_COUNT=${SHARD_COUNT} and SHARDS_PER_PROCESS as named (the discord-hybrid-sharding manager plus its shard processes; the manager serves the signing page), SHARD_SPAWN_DELAY_SECONDS=0 (the stand-in has no identify limit; each process still identifies its shards 5 s apart, as discord.js does with max_concurrency 1); the same stand-ins' process and guilds as above; "ready" = from spawn to "all shards ready" (unsharded: "bot ready"); the pass is the periodic re-check (GATING_RECHECK_HOURS=0.01; every guild made due once all shards are ready), one guild at a time per process as the scheduler runs it, from the first to the last "guild re-checked" line; RSS = VmRSS of each process read from /proc by the parent, with no forced GC (so higher than the table above, whose figures follow a memory-reducing GC)`,
+    method: `one run per row; \`node src/app/main.js\` as an operator runs it (gating on, PostgreSQL), unsharded or with SHARD_COUNT=${SHARD_COUNT} and SHARDS_PER_PROCESS as named (the discord-hybrid-sharding manager plus its shard processes; the manager serves the signing page), SHARD_SPAWN_DELAY_SECONDS=0 (the stand-in has no identify limit; each process still identifies its shards 5 s apart, as discord.js does with max_concurrency 1); the same stand-ins' process and guilds as above; "ready" = from spawn to "all shards ready" (unsharded: "bot ready"); the pass is the periodic re-check (GATING_RECHECK_HOURS=0.01; every guild made due once all shards are ready), one guild at a time per process as the scheduler runs it, from the first to the last "guild re-checked" line; RSS = VmRSS of each process read from /proc by the parent, with no forced GC (so higher than the table above, whose figures follow a memory-reducing GC)`,
     targets: [],
     columns: [
       'Layout',

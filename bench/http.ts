@@ -5,9 +5,9 @@
  *    (the bot's node:crypto ed25519 check) and answers a constant body, and against the same /whois
  *    through gateway mode (`startBot` + discord.js in another child pinned to the same core, driven over
  *    the stand-in gateway). Rounds of fixed length, cases alternating, a fixed number in flight.
- * 2. The memory of a web replica started as `npm start` starts it (`node src/app/main.ts`): RSS idle after
+ * 2. The memory of a web replica started as `npm start` starts it (`node src/app/main.js`): RSS idle after
  *    start and after 10,000 interactions.
- * 3. Start to first answer: spawning `node src/app/main.ts` until a signed /whois is first answered 200.
+ * 3. Start to first answer: spawning `node src/app/main.js` until a signed /whois is first answered 200.
  *
  * Requests are signed before the timed rounds (with a key made here, whose public half the servers are
  * configured with), so signing is not measured; every one is a distinct interaction (its own id and
@@ -44,7 +44,7 @@ import {
 } from './stats.ts';
 
 export interface HttpBenchOptions {
-  /** A short smoke run: one short round per case, fewer interactions, one start, main.ts only. */
+  /** A short smoke run: one short round per case, fewer interactions, one start, main.js only. */
   quick?: boolean;
   /** Rounds per case; default 10 (quick: 1). */
   rounds?: number;
@@ -56,7 +56,7 @@ export interface HttpBenchOptions {
   concurrency?: number;
   /** Interactions sent to the replica between the two RSS readings; default 10,000 (quick: 300). */
   memoryInteractions?: number;
-  /** Starts of `node src/app/main.ts` timed to the first answer; default 5 (quick: 1). */
+  /** Starts of `node src/app/main.js` timed to the first answer; default 5 (quick: 1). */
   starts?: number;
   progress?: (line: string) => void;
 }
@@ -68,7 +68,7 @@ const HIT_IDENTITY = 'vitalik.eth';
 const USER_ID = '300000000000000001';
 const SERVERS = fileURLToPath(new URL('./httpServers.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
-const MAIN = fileURLToPath(new URL('../src/app/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../src/app/main.js', import.meta.url));
 /** What `npm start` runs after `node`: its V8 flags and the entry point (package.json's start script). */
 export function startArgs(script: string, root: string): string[] {
   const [node, ...args] = script.trim().split(/\s+/);
@@ -580,7 +580,7 @@ const ENTRIES: Record<Entry, { args: string[]; label: string }> = {
     args: START_ARGS,
     label: `npm start (node ${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')})`,
   },
-  lean: { args: [MAIN], label: 'node src/app/main.ts without the V8 flags' },
+  lean: { args: [MAIN], label: 'node src/app/main.js without the V8 flags' },
 };
 
 interface MainProcess {
@@ -594,7 +594,7 @@ interface MainProcess {
 }
 
 /**
- * An entry as `npm start` runs main.ts, with only the bench's configuration in its environment (and
+ * An entry as `npm start` runs main.js, with only the bench's configuration in its environment (and
  * PATH), in an empty working directory (so no stray .env is read); with a loopback /metrics listener
  * when `metrics`, for the V8 heap figures.
  */
@@ -724,6 +724,10 @@ async function reading(main: MainProcess): Promise<MemoryReading> {
 
 async function measureMemory(stand: Stand, settings: Settings, entry: Entry) {
   const { memoryInteractions, concurrency } = settings;
+  // A replica as it restarts on a machine: one start before fills Node's compile cache (main.js).
+  const first = await spawnMain(stand, entry);
+  await waitFor(() => first.readyMs() !== null, START_TIMEOUT_MS, 'the first start');
+  await first.stop();
   const main = await spawnMain(stand, entry, true);
   const pool = new Pool(main.url, { connections: concurrency, pipelining: 1 });
   try {
@@ -743,13 +747,13 @@ async function measureMemory(stand: Stand, settings: Settings, entry: Entry) {
 }
 
 function measureLean(stand: Stand, settings: Settings, progress: (line: string) => void) {
-  progress('http: replica memory (main.ts without the V8 flags)');
+  progress('http: replica memory (main.js without the V8 flags)');
   return measureMemory(stand, settings, 'lean');
 }
 
 async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> {
   const { memoryInteractions, concurrency, progress } = settings;
-  progress('http: replica memory (main.ts)');
+  progress('http: replica memory (main.js)');
   const main = await measureMemory(stand, settings, 'main');
   const lean = settings.quick ? undefined : await measureLean(stand, settings, progress);
   const target = `≤ ${formatBytes(RSS_TARGET_BYTES)}`;
@@ -789,7 +793,7 @@ async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> 
   return {
     suite:
       'HTTP interactions: web replica memory, started as npm start starts it (INTERACTIONS=http, issue #18)',
-    method: `node with npm start's arguments (${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')}) spawned with process.execPath (${process.version}), INTERACTIONS=http, PROCESS_ROLE=all, no gating, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; then, for comparison only, node src/app/main.ts without npm start's V8 flags the same way; RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
+    method: `node with npm start's arguments (${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')}) spawned with process.execPath (${process.version}), INTERACTIONS=http, PROCESS_ROLE=all, no gating, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; then, for comparison only, node src/app/main.js without npm start's V8 flags the same way; each measured start preceded by one start of the same entry (a replica restarted on its machine: Node's compile cache warm, see src/app/main.js); RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
     targets: [`RSS ${target} idle and after ${formatNumber(memoryInteractions)} interactions (npm start)`],
     columns: [
       'Measurement',
@@ -837,7 +841,7 @@ async function runStartup(stand: Stand, settings: Settings): Promise<BenchTable>
   for (let start = 0; start < starts; start++) {
     progress(`http: start to first answer ${start + 1}/${starts}`);
     bare.push(bareNodeStartMs());
-    // ABAB: main.ts, then the lean entry, then the other way round.
+    // ABAB: main.js, then the lean entry, then the other way round.
     for (const entry of rotate<Entry>(settings.quick ? ['main'] : ['main', 'lean'], start)) {
       const first = await timeStart(stand, entry);
       answers[entry].push(first.ms);
@@ -854,7 +858,7 @@ async function runStartup(stand: Stand, settings: Settings): Promise<BenchTable>
   const target = `< ${formatNumber(FIRST_ANSWER_TARGET_MS)} ms`;
   return {
     suite: 'HTTP interactions: start to first answer (issue #18)',
-    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians. the entry without V8 flags for comparison only`,
+    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians; Node's compile cache warm (the memory measurement started the same entries before; a first start on a machine fills it); the entry without V8 flags for comparison only`,
     targets: [`first answer ${target} (median, npm start)`],
     columns: ['Measurement', 'median ms', 'min ms', 'max ms', 'Target', 'Result'],
     rows: [

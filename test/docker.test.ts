@@ -53,7 +53,9 @@ describe('Dockerfile', () => {
     expect(
       runtime.lines.some((l) => l.startsWith('HEALTHCHECK') && l.includes('src/ops/healthcheck.ts')),
     ).toBe(true);
-    expect(runtime.lines.find((l) => l.startsWith('CMD'))).toBe('CMD ["node", "--max-semi-space-size=8", "src/app/main.ts"]');
+    expect(runtime.lines.find((l) => l.startsWith('CMD'))).toBe(
+      'CMD ["node", "--max-semi-space-size=8", "src/app/main.js"]',
+    );
   });
 });
 
@@ -94,8 +96,8 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
     }
   });
 
-  it('starts: `node src/app/main.ts --help` loads every module and lists the configuration keys', async () => {
-    const { stdout } = await run(process.execPath, ['src/app/main.ts', '--help'], {
+  it('starts: `node src/app/main.js --help` loads every module and lists the configuration keys', async () => {
+    const { stdout } = await run(process.execPath, ['src/app/main.js', '--help'], {
       cwd: app,
       env: { PATH: '' },
     });
@@ -104,7 +106,7 @@ describe('the production tree, built the way the Dockerfile builds it', () => {
   });
 
   it('refuses to start without configuration, naming the missing keys', async () => {
-    const result = await run(process.execPath, ['src/app/main.ts'], { cwd: app, env: { PATH: '' } }).catch(
+    const result = await run(process.execPath, ['src/app/main.js'], { cwd: app, env: { PATH: '' } }).catch(
       (e) => e,
     );
     expect(result.code).toBe(1);

@@ -1,6 +1,6 @@
 /**
  * `npm start` for a process with a gateway connection: the bot (one process, or a shard process), or the
- * shard manager with SHARD_COUNT. main.ts imports this only then, so a web replica never loads discord.js.
+ * shard manager with SHARD_COUNT. run.ts imports this only then, so a web replica never loads discord.js.
  */
 import { startHeartbeat } from '../ops/heartbeat.ts';
 import type { Logger } from '../ops/log.ts';

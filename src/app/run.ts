@@ -1,4 +1,4 @@
-/** The bot process: config, logs and metrics, then a web replica or a gateway process (main.ts starts it). */
+/** The bot process: config, logs and metrics, then a web replica or a gateway process (main.js starts it). */
 import 'dotenv/config';
 import { startHeartbeat } from '../ops/heartbeat.ts';
 import { createLogger } from '../ops/log.ts';
@@ -17,6 +17,8 @@ Configuration keys (environment or .env):
 
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
+    // Every module either kind of process runs is loaded: `--help` also checks an install is complete.
+    await Promise.all([import('./httpMode.ts'), import('./gatewayProcess.ts')]);
     process.stdout.write(USAGE);
     return;
   }

@@ -458,11 +458,11 @@ describe('PostgreSQL (DATABASE_URL)', () => {
 });
 
 describe('a crash mid-sync', () => {
-  const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
+  const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
   const MEMBERS = 16;
   const EDITS_PER_SECOND = 4;
 
-  /** `node src/app/main.ts` with exactly `env` (plus PATH), from an empty directory so no `.env` is read. */
+  /** `node src/app/main.js` with exactly `env` (plus PATH), from an empty directory so no `.env` is read. */
   function runBot(
     env: Record<string, string>,
     cwd: string,

@@ -261,10 +261,10 @@ export function directMessages(g: GatingHarness, userId: string): string[] {
     .map((m) => m.content);
 }
 
-const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 
 /**
- * A second bot process (`node src/app/main.ts`) on the same stand-in Discord and Web3.bio as `g`, with
+ * A second bot process (`node src/app/main.js`) on the same stand-in Discord and Web3.bio as `g`, with
  * `env` on top (a shared DATABASE_URL, say) and its pages on a port of its own; resolves once it is
  * ready. `stop` kills it and removes its directory.
  */

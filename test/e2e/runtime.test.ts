@@ -1,5 +1,5 @@
 /**
- * The bot as an operator runs it: `node src/app/main.ts` and `node src/app/deploy.ts` as child processes,
+ * The bot as an operator runs it: `node src/app/main.js` and `node src/app/deploy.ts` as child processes,
  * configured only through the environment, against the stand-in Discord and Web3.bio.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,7 +14,7 @@ import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRol
 import { ALICE, callbackTypes, toCommandOptions, visibleMessage } from './harness.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const DEPLOY = fileURLToPath(new URL('../../src/app/deploy.ts', import.meta.url));
 /** Recognisable secrets: neither may ever show up in the bot's output. */
 const TOKEN = 'e2e-DISCORD-TOKEN-must-not-leak-7f3a9c';
@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(workDir, { recursive: true, force: true }));
 
-describe('npm start (node src/app/main.ts)', () => {
+describe('npm start (node src/app/main.js)', () => {
   let discord: FakeDiscord;
   let upstream: FakeWeb3Bio;
   let bot: NodeProcess;

@@ -1,6 +1,6 @@
 /**
  * `npm start` with SHARD_COUNT, as an operator runs it for many servers: a shard manager and one process
- * per shard (`node src/app/main.ts`), on one PostgreSQL, against the stand-in Discord (which routes each
+ * per shard (`node src/app/main.js`), on one PostgreSQL, against the stand-in Discord (which routes each
  * guild to its shard like Discord) and the stand-in Web3.bio.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -20,7 +20,7 @@ import { POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, type LogLine, visibleMessage } from './harness.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/app/main.ts', import.meta.url));
+const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const TOKEN = 'e2e-SHARDED-DISCORD-TOKEN-must-not-leak-93ac1';
 const PUBLIC_URL = 'https://verify.example.org';
 const SCHEMA = `shard_e2e_${process.pid}`;

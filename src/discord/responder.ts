@@ -28,13 +28,32 @@ export interface Answerable {
 
 /** The first response as a callback POST (gateway interactions, and the tests' HTTP-less paths). */
 export function callbackResponse(rest: WebhookRest, interaction: Answerable): InitialResponse {
-  return async (body, files) => {
-    await rest.post(Routes.interactionCallback(interaction.id, interaction.token), {
-      body,
-      auth: false,
-      ...(files && files.length > 0 ? { files } : {}),
-    });
-  };
+  return (body, files) =>
+    withoutToken(interaction.token, () =>
+      rest.post(Routes.interactionCallback(interaction.id, interaction.token), {
+        body,
+        auth: false,
+        ...(files && files.length > 0 ? { files } : {}),
+      }),
+    );
+}
+
+/**
+ * Runs a call whose route carries the interaction token (a credential for 15 minutes): a failure is
+ * rethrown with the token cut out of its URL and message, so the error boundary's log never holds it.
+ */
+async function withoutToken(token: string, call: () => Promise<unknown>): Promise<void> {
+  try {
+    await call();
+  } catch (error) {
+    if (error instanceof Error && token !== '') {
+      const hidden = (text: string) => text.split(token).join('[interaction token]');
+      error.message = hidden(error.message);
+      const withUrl = error as Error & { url?: unknown };
+      if (typeof withUrl.url === 'string') withUrl.url = hidden(withUrl.url);
+    }
+    throw error;
+  }
 }
 
 async function readAll(data: Readable): Promise<Buffer> {
@@ -140,26 +159,32 @@ export class Responder {
   /** Edit the deferred reply (or the message a deferred component sits on). */
   async editReply(payload: MessagePayload): Promise<void> {
     const files = await rawFiles(payload.files);
-    await this.#rest.patch(this.#webhookMessage('@original'), {
-      body: messageBody(payload),
-      auth: false,
-      ...(files.length > 0 ? { files } : {}),
-    });
+    await withoutToken(this.#interaction.token, () =>
+      this.#rest.patch(this.#webhookMessage('@original'), {
+        body: messageBody(payload),
+        auth: false,
+        ...(files.length > 0 ? { files } : {}),
+      }),
+    );
     this.#state = 'replied';
   }
 
   async deleteReply(): Promise<void> {
-    await this.#rest.delete(this.#webhookMessage('@original'), { auth: false });
+    await withoutToken(this.#interaction.token, () =>
+      this.#rest.delete(this.#webhookMessage('@original'), { auth: false }),
+    );
   }
 
   async followUp(payload: MessagePayload, ephemeral: boolean): Promise<void> {
     const files = await rawFiles(payload.files);
     const { application_id: app, token } = this.#interaction;
-    await this.#rest.post(Routes.webhook(app, token), {
-      body: messageBody(payload, ephemeral),
-      auth: false,
-      ...(files.length > 0 ? { files } : {}),
-    });
+    await withoutToken(token, () =>
+      this.#rest.post(Routes.webhook(app, token), {
+        body: messageBody(payload, ephemeral),
+        auth: false,
+        ...(files.length > 0 ? { files } : {}),
+      }),
+    );
   }
 
   #webhookMessage(messageId: string): `/${string}` {

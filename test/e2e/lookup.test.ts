@@ -535,6 +535,13 @@ describe('error boundary, cooldown and stale data', () => {
       const logged = h.logs.find((line) => line.interactionId === result.interactionId && line.msg === msg);
       expect(logged).toMatchObject({ level: 50, command: name, userId, guildId: h.guild.id });
       expect(logged?.err).toBeDefined();
+      // The interaction token is a credential: a refused answer's logged error does not carry it.
+      const callback = h.discord.requests.find((r) =>
+        r.path.startsWith(`/interactions/${result.interactionId}/`),
+      );
+      const token = callback?.path.split('/')[3] ?? '';
+      expect(token.length).toBeGreaterThan(10);
+      expect(JSON.stringify(h.logs)).not.toContain(token);
 
       const next = await h.run('avatar', { identity: 'vitalik.eth' }, { userId });
       expect(firstEmbed(visibleMessage(next)).title).toBe('Avatar of vitalik.eth');

@@ -56,6 +56,10 @@ describe('Dockerfile', () => {
     expect(runtime.lines.find((l) => l.startsWith('CMD'))).toBe(
       'CMD ["node", "--max-semi-space-size=8", "src/app/main.js"]',
     );
+    // The compile cache is filled at build time with CMD's own flags (V8 keys the cache on them).
+    const cmdFlags = /"(--[^"]+)"/.exec(runtime.lines.find((l) => l.startsWith('CMD')) ?? '')?.[1];
+    expect(runtime.lines).toContain('ENV NODE_COMPILE_CACHE=/app/.compile-cache');
+    expect(runtime.lines).toContain(`RUN node ${cmdFlags} src/app/main.js --help > /dev/null`);
   });
 });
 

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
+import { createRequire } from 'node:module';
+import type { Redis } from 'ioredis';
 import type { CacheStore, FillClaim, StoredEntry } from './types.ts';
+
+const loadIoredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis');
 
 export interface RedisStoreOptions {
   /** Connection URL such as `redis://127.0.0.1:6379`; used when no `client` is given. */
@@ -39,7 +42,9 @@ const OWNED_CLIENT_OPTIONS = {
  * listener only keeps ioredis from printing them as unhandled.
  */
 export function createRedisClient(url: string | undefined): Redis {
-  const client = url === undefined ? new Redis(OWNED_CLIENT_OPTIONS) : new Redis(url, OWNED_CLIENT_OPTIONS);
+  // Loaded on the first client: a process without REDIS_URL never loads ioredis (about 9 MiB).
+  const { Redis: Client } = loadIoredis();
+  const client = url === undefined ? new Client(OWNED_CLIENT_OPTIONS) : new Client(url, OWNED_CLIENT_OPTIONS);
   client.on('error', () => {});
   return client;
 }

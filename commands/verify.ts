@@ -13,8 +13,11 @@ import { renderVerifyModal } from '../src/render/gatingPanel.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 import { MAX_IDENTITY_LENGTH } from '../src/web3bio/identity.ts';
 
-/** `/verify <identity>` for the member who asked: linked at once by record, else the signing link. */
-async function verify(identity: string, ctx: CommandContext): Promise<MessagePayload> {
+/**
+ * `/verify <identity>` for the member who asked: linked at once by record, else the signing link (also
+ * /whoami's sign button, for a wallet).
+ */
+export async function verify(identity: string, ctx: CommandContext): Promise<MessagePayload> {
   const access = gatingAccess(ctx);
   if (!access.ok) return access.answer;
   const username = invokerUsername(ctx);

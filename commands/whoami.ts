@@ -5,29 +5,16 @@ import {
   GUILD_ONLY_CONTEXTS,
   gatingAccess,
   guildNames,
-  invokerUsername,
 } from '../src/discord/gatingContext.ts';
 import { described } from '../src/i18n/index.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
-import { renderLinkedRoleStatus, renderVerifyResult } from '../src/render/gatingMember.ts';
+import { renderLinkedRoleStatus } from '../src/render/gatingMember.ts';
 import { renderWhoami } from '../src/render/gatingReport.ts';
 import type { MessagePayload } from '../src/render/types.ts';
+import { verify } from './verify.ts';
 
 /** A button on /whoami that starts /verify of a wallet for whoever clicks it. */
 const signButtonId = (address: string) => encodeCustomId('whoami', 'sign', address);
-
-/** `/verify <address>` for the member who clicked: its signing link, privately (the message is theirs). */
-async function signWith(address: string, ctx: CommandContext): Promise<MessagePayload> {
-  const access = gatingAccess(ctx);
-  if (!access.ok) return access.answer;
-  const username = invokerUsername(ctx);
-  const result = await access.service.verification.verify(
-    access.guildId,
-    { id: ctx.userId, username },
-    address,
-  );
-  return renderVerifyResult(result, address, guildNames(ctx), ctx.render);
-}
 
 /** The member's links, roles and Linked Roles connection in this server. */
 async function whoami(ctx: CommandContext): Promise<MessagePayload> {
@@ -58,7 +45,7 @@ export default {
   },
   components: {
     sign([address], _values, ctx) {
-      return signWith(address ?? '', ctx);
+      return verify(address ?? '', ctx);
     },
   },
   // "Check my status" on the verify panel (verifyPanel.ts): the same answer, privately.

@@ -85,7 +85,8 @@ export async function startWebReplica(options: {
       { url, role: config.PROCESS_ROLE, handsOverGating: config.GATING_ENABLED },
       'web replica ready',
     );
-    const made = router as unknown as InteractionRouter;
+    const made = router;
+    if (!made) throw new Error('the web tier did not set up the interactions endpoint');
     return {
       router: made,
       url,

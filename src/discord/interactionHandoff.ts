@@ -53,40 +53,22 @@ export interface HandoffInboxOptions {
 }
 
 /** The worker's side: claims queued interactions and answers them. */
-export class HandoffInbox {
+export class HandoffInbox extends CoalescedPoller {
   readonly #o: HandoffInboxOptions & { now: () => number; maxAttempts: number };
-  readonly #poller: CoalescedPoller;
 
   constructor(options: HandoffInboxOptions) {
-    this.#o = { now: Date.now, maxAttempts: 3, ...options };
-    this.#poller = new CoalescedPoller({
-      look: () => this.#drain(),
+    super({
       pollMs: options.pollMs ?? DEFAULT_HANDOFF_POLL_MS,
       logger: options.logger,
       what: 'interaction hand-off inbox',
     });
+    this.#o = { now: Date.now, maxAttempts: 3, ...options };
   }
 
-  start(): void {
-    this.#poller.start();
-  }
-
-  nudge(): void {
-    this.#poller.nudge();
-  }
-
-  async idle(): Promise<void> {
-    await this.#poller.idle();
-  }
-
-  async stop(): Promise<void> {
-    await this.#poller.stop();
-  }
-
-  async #drain(): Promise<void> {
+  protected async look(): Promise<void> {
     const { store, ownsGuild } = this.#o;
     for (;;) {
-      if (this.#poller.stopping) return;
+      if (this.stopping) return;
       const open = (await store.openHandoffs(CONCURRENCY * 4)).filter((h) => ownsGuild(h.guildId));
       if (open.length === 0) return;
       for (let i = 0; i < open.length; i += CONCURRENCY) {

@@ -1,12 +1,11 @@
 /**
  * Work that looks for something to do every `pollMs`, and at once when nudged; looks never overlap (a
  * nudge during one runs one more afterwards). The store-backed inboxes (signed proofs, interaction
- * hand-offs) run on it.
+ * hand-offs) extend it with their `look`.
  */
 import type { Logger } from './log.ts';
 
-export class CoalescedPoller {
-  readonly #look: () => Promise<void>;
+export abstract class CoalescedPoller {
   readonly #pollMs: number;
   readonly #logger: Logger;
   readonly #what: string;
@@ -15,12 +14,14 @@ export class CoalescedPoller {
   #again = false;
   #stopping = false;
 
-  constructor(options: { look: () => Promise<void>; pollMs: number; logger: Logger; what: string }) {
-    this.#look = options.look;
+  constructor(options: { pollMs: number; logger: Logger; what: string }) {
     this.#pollMs = options.pollMs;
     this.#logger = options.logger;
     this.#what = options.what;
   }
+
+  /** One look for work; a rejection is logged, and the next look comes as usual. */
+  protected abstract look(): Promise<void>;
 
   get stopping(): boolean {
     return this.#stopping;
@@ -41,7 +42,7 @@ export class CoalescedPoller {
       this.#again = true;
       return;
     }
-    this.#running = this.#look()
+    this.#running = this.look()
       .catch((error: unknown) => this.#logger.error({ err: error }, `${this.#what} failed`))
       .finally(() => {
         this.#running = null;

@@ -74,43 +74,19 @@ export interface SignedProofInboxOptions {
 }
 
 /** Claims and links, in a shard process, the queued proofs of the guilds its shards serve. */
-export class SignedProofInbox {
+export class SignedProofInbox extends CoalescedPoller {
   readonly #o: Required<SignedProofInboxOptions>;
-  readonly #poller: CoalescedPoller;
 
   constructor(options: SignedProofInboxOptions) {
-    this.#o = { pollMs: 5_000, maxAttempts: 5, ...options };
-    this.#poller = new CoalescedPoller({
-      look: () => this.#drain(),
-      pollMs: this.#o.pollMs,
-      logger: this.#o.logger,
-      what: 'signed-proof inbox',
-    });
+    const o = { pollMs: 5_000, maxAttempts: 5, ...options };
+    super({ pollMs: o.pollMs, logger: o.logger, what: 'signed-proof inbox' });
+    this.#o = o;
   }
 
-  /** Look now, then every `pollMs`. */
-  start(): void {
-    this.#poller.start();
-  }
-
-  /** Look for proofs now (coalesced with a look in progress). */
-  nudge(): void {
-    this.#poller.nudge();
-  }
-
-  /** Resolves when no look is in progress (tests). */
-  async idle(): Promise<void> {
-    await this.#poller.idle();
-  }
-
-  async stop(): Promise<void> {
-    await this.#poller.stop();
-  }
-
-  async #drain(): Promise<void> {
+  protected async look(): Promise<void> {
     const { store, logger, ownsGuild, complete, maxAttempts } = this.#o;
     for (const open of await store.openSignedProofs(100)) {
-      if (this.#poller.stopping) return;
+      if (this.stopping) return;
       if (!ownsGuild(open.guildId)) continue;
       const claim = await store.claimSignedProof(open.id);
       if (!claim) continue;

@@ -31,10 +31,13 @@ export function estimateEntryBytes(key: string, entry: StoredEntry): number {
 /** In-process LRU store, bounded by entry count and by estimated bytes; entries drop after `retainMs`. */
 export class MemoryStore implements CacheStore {
   readonly #lru: LRUCache<string, StoredEntry>;
+  readonly #maxEntries: number;
 
   constructor(options: MemoryStoreOptions = {}) {
+    this.#maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+    // The entry bound is kept here, not as lru-cache's `max`, which would allocate its arrays for every
+    // entry up front (growingLru.ts); `maxSize` bounds the bytes.
     this.#lru = new LRUCache<string, StoredEntry>({
-      max: options.maxEntries ?? DEFAULT_MAX_ENTRIES,
       maxSize: options.maxBytes ?? DEFAULT_MAX_BYTES,
       sizeCalculation: (entry, key) => estimateEntryBytes(key, entry),
     });
@@ -62,6 +65,7 @@ export class MemoryStore implements CacheStore {
     }
     // An entry larger than maxBytes is silently not stored by lru-cache (and any old value is dropped).
     this.#lru.set(key, entry, { ttl: Math.ceil(retainMs) });
+    while (this.#lru.size > this.#maxEntries) this.#lru.pop();
   }
 
   async delete(key: string): Promise<void> {

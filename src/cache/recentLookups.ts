@@ -2,7 +2,8 @@
  * Recently looked-up identities, per member and per server, for autocomplete. In memory (LRU-bounded)
  * by default; in Redis with REDIS_URL so every process sees the same lists (redisRecentLookups.ts).
  */
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
+import { growingLru } from './growingLru.ts';
 
 /** One successful lookup to remember. */
 export interface LookupToRemember {
@@ -125,8 +126,8 @@ export class MemoryRecentLookups implements RecentLookups {
   constructor(limits: Partial<RecentLookupsLimits> = {}) {
     this.#limits = { ...DEFAULT_RECENT_LOOKUPS_LIMITS, ...limits };
     const ttl = this.#limits.ttlMs;
-    this.#users = new LRUCache({ max: this.#limits.users, ttl });
-    this.#guilds = new LRUCache({ max: this.#limits.guilds, ttl });
+    this.#users = growingLru({ maxEntries: this.#limits.users, ttl });
+    this.#guilds = growingLru({ maxEntries: this.#limits.guilds, ttl });
   }
 
   async remember(lookup: LookupToRemember): Promise<void> {

@@ -5,7 +5,7 @@
  * `~` and a hash of it instead; decoding looks it up. Kept args are bounded in number and age.
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
+import { growingLru } from '../cache/growingLru.ts';
 
 export const CUSTOM_ID_MAX = 100;
 /** Args kept server-side at most, and for how long after their last use. */
@@ -14,8 +14,8 @@ export const KEPT_ARGS_TTL_MS = 24 * 60 * 60_000;
 
 const SEPARATOR = '|';
 const KEPT = '~';
-const keptArgs = new LRUCache<string, string>({
-  max: KEPT_ARGS_MAX,
+const keptArgs = growingLru<string, string>({
+  maxEntries: KEPT_ARGS_MAX,
   ttl: KEPT_ARGS_TTL_MS,
   updateAgeOnGet: true,
 });

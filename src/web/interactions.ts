@@ -9,8 +9,9 @@
 
 import { type APIInteraction, InteractionResponseType, InteractionType } from 'discord-api-types/v10';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { LRUCache } from 'lru-cache';
+import type { LRUCache } from 'lru-cache';
 import { z } from 'zod';
+import { growingLru } from '../cache/growingLru.ts';
 import { Responder } from '../discord/responder.ts';
 import type { WebhookRest } from '../discord/webhookRest.ts';
 import { checkDiscordSignature, header, parseJson, SeenSignatures } from './discordSignature.ts';
@@ -53,7 +54,7 @@ export function registerInteractions(
 ): void {
   const seen = new SeenSignatures();
   // Clients refused lately: only theirs pay the count's lookup (a Redis round trip with REDIS_URL).
-  const suspects = new LRUCache<string, true>({ max: 10_000, ttl: 60_000 });
+  const suspects = growingLru<string, true>({ maxEntries: 10_000, ttl: 60_000 });
   const now = endpoint.now ?? Date.now;
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();

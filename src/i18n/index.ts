@@ -112,11 +112,19 @@ function compile(message: string, catalogLocale: string, key: string, numbersLoc
   return format;
 }
 
+/**
+ * Characters that make a message more than literal text: an argument or plural (`{`, `}`) or ICU quoting
+ * (`'`). `#` means something only inside a plural, and tags are text here (`ignoreTag`).
+ */
+const ICU_SYNTAX = /[{}']/;
+
 /** The message `key` for `locale` (unknown locales fall back to en-US), with `values` filled in. */
 export function t(locale: string, key: MessageKey, values?: MessageValues): string {
   for (const catalogLocale of catalogChain(locale)) {
     const message = catalogs.get(catalogLocale)?.[key];
     if (message === undefined) continue;
+    // Literal text needs no formatter (nor its Intl objects, for every locale's command descriptions).
+    if (!ICU_SYNTAX.test(message)) return message;
     const numbersLocale = formatLocale(locale, catalogLocale);
     return String(compile(message, catalogLocale, key, numbersLocale).format(values));
   }

@@ -8,7 +8,7 @@ import type { APIApplicationCommandOption } from 'discord-api-types/v10';
 import { IntlMessageFormat } from 'intl-messageformat';
 import { describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
-import { localizations, SHIPPED_LOCALES, t } from '../../src/i18n/index.ts';
+import { localizations, type MessageKey, registerCatalog, SHIPPED_LOCALES, t } from '../../src/i18n/index.ts';
 import { ACCEPTED_FORMS } from '../../src/web3bio/identity.ts';
 
 const DESCRIPTION_MAX = 100;
@@ -81,6 +81,26 @@ describe('t', () => {
     expect(title('zh-TW')).toBe('No profiles');
     expect(title('')).toBe('No profiles');
     expect(title('not a locale!!')).toBe('No profiles');
+  });
+
+  it('gives literal messages as written, exactly as the ICU formatter would', () => {
+    // `t` skips the formatter for text with no ICU syntax; every shipped message must come out the same.
+    let literal = 0;
+    for (const locale of SHIPPED_LOCALES) {
+      const all = ['', 'gating/', 'web/'].flatMap((dir) => Object.entries(catalog(`${dir}${locale}`)));
+      for (const [key, message] of all) {
+        if (/[{}']/.test(message)) continue;
+        const formatted = String(
+          new IntlMessageFormat(message, locale, undefined, { ignoreTag: true }).format({}),
+        );
+        literal += 1;
+        expect(t(locale, key as MessageKey), `${locale} ${key}`).toBe(formatted);
+      }
+    }
+    expect(literal).toBeGreaterThan(100);
+    // ICU quoting still goes through the formatter.
+    registerCatalog('en-x-quote', { 'commands.whois.description': "it''s" });
+    expect(t('en-x-quote', 'commands.whois.description')).toBe("it's");
   });
 
   it('formats plurals and numbers for the locale', () => {

@@ -4,11 +4,16 @@
  * most 64 from one address (a proxy named in TRUST_PROXY is exempt: its clients are told apart by
  * X-Forwarded-For; behind a hop count, the proxy is expected to cap its own clients).
  */
-import { createServer, type Server } from 'node:http';
+import type { Server } from 'node:http';
 import { BlockList, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildWebApp, type WebAppOptions } from './app.ts';
 import { listenHttp } from './listen.ts';
+
+// Not `import { createServer } from 'node:http'`: importing node:http as an ES module reads all its
+// exports, its WebSocket getters included, which load Node's own copy of undici (about 3 MiB of heap in
+// every process, unused here). The CommonJS module object reads nothing it is not asked for.
+const { createServer } = process.getBuiltinModule('node:http');
 
 export interface ConnectionSettings {
   headersTimeoutMs: number;

@@ -4,10 +4,12 @@
  *    one core, against a bare `node:http` endpoint in the same process that only checks the signature
  *    (the bot's node:crypto ed25519 check) and answers a constant body, and against the same /whois
  *    through gateway mode (`startBot` + discord.js in another child pinned to the same core, driven over
- *    the stand-in gateway). Rounds of fixed length, cases alternating, a fixed number in flight.
- * 2. The memory of a web replica started as `npm start` starts it (`node src/app/main.js`): RSS idle after
- *    start and after 10,000 interactions.
- * 3. Start to first answer: spawning `node src/app/main.js` until a signed /whois is first answered 200.
+ *    the stand-in gateway). Rounds of fixed length, cases alternating, a fixed number in flight. Both
+ *    children run with npm start's V8 flags.
+ * 2. The memory of a web replica started as `npm start` starts it (dist/ built by scripts/build.ts, then
+ *    `node <flags> dist/main.js`): RSS idle after start and after 10,000 interactions; the sources
+ *    (`node src/app/main.js`) for comparison.
+ * 3. Start to first answer: spawning npm start's node command until a signed /whois is first answered 200.
  *
  * Requests are signed before the timed rounds (with a key made here, whose public half the servers are
  * configured with), so signing is not measured; every one is a distinct interaction (its own id and
@@ -28,6 +30,7 @@ import {
 import { Pool, request } from 'undici';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
+import { buildDist } from '../scripts/build.ts';
 import { nextMessage, rssBytes } from './childProcess.ts';
 import type { HttpServersMessage, ServerMode } from './httpServers.ts';
 import {
@@ -68,6 +71,7 @@ const HIT_IDENTITY = 'vitalik.eth';
 const USER_ID = '300000000000000001';
 const SERVERS = fileURLToPath(new URL('./httpServers.ts', import.meta.url));
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
+/** The bot from its TypeScript sources, for comparison (npm start runs the bundle scripts/build.ts makes). */
 const MAIN = fileURLToPath(new URL('../src/app/main.js', import.meta.url));
 /** What `npm start` runs after `node`: its V8 flags and the entry point (package.json's start script). */
 export function startArgs(script: string, root: string): string[] {
@@ -79,6 +83,8 @@ const START_ARGS = startArgs(
   (JSON.parse(readFileSync(`${ROOT}package.json`, 'utf8')) as { scripts: { start: string } }).scripts.start,
   ROOT,
 );
+/** npm start's V8 flags: the servers measured for throughput run with them too, as a replica would. */
+const V8_FLAGS = START_ARGS.filter((arg) => arg.startsWith('-'));
 const PATH = '/interactions';
 /** Every this many answers, the body is parsed and checked (the others are read in full, not parsed). */
 const CHECK_EVERY = 16;
@@ -320,7 +326,7 @@ function benchEnv(stand: Stand, mode: 'http' | 'gateway', port = 0): Record<stri
 
 /** Fork bench/httpServers.ts (pinned when it can be), with an IPC channel. */
 function forkServers(mode: ServerMode, pin: ReturnType<typeof pinning>): ChildProcess {
-  const [command, ...args] = [...(pin?.command ?? []), process.execPath, SERVERS, mode];
+  const [command, ...args] = [...(pin?.command ?? []), process.execPath, ...V8_FLAGS, SERVERS, mode];
   return spawn(command ?? process.execPath, args, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
 }
 
@@ -580,7 +586,7 @@ const ENTRIES: Record<Entry, { args: string[]; label: string }> = {
     args: START_ARGS,
     label: `npm start (node ${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')})`,
   },
-  lean: { args: [MAIN], label: 'node src/app/main.js without the V8 flags' },
+  lean: { args: [MAIN], label: 'node src/app/main.js (the sources: no build, no V8 flags)' },
 };
 
 interface MainProcess {
@@ -747,13 +753,13 @@ async function measureMemory(stand: Stand, settings: Settings, entry: Entry) {
 }
 
 function measureLean(stand: Stand, settings: Settings, progress: (line: string) => void) {
-  progress('http: replica memory (main.js without the V8 flags)');
+  progress('http: replica memory (the sources, for comparison)');
   return measureMemory(stand, settings, 'lean');
 }
 
 async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> {
   const { memoryInteractions, concurrency, progress } = settings;
-  progress('http: replica memory (main.js)');
+  progress('http: replica memory (npm start)');
   const main = await measureMemory(stand, settings, 'main');
   const lean = settings.quick ? undefined : await measureLean(stand, settings, progress);
   const target = `≤ ${formatBytes(RSS_TARGET_BYTES)}`;
@@ -793,7 +799,7 @@ async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> 
   return {
     suite:
       'HTTP interactions: web replica memory, started as npm start starts it (INTERACTIONS=http, issue #18)',
-    method: `node with npm start's arguments (${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')}) spawned with process.execPath (${process.version}), INTERACTIONS=http, PROCESS_ROLE=all, no gating, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; then, for comparison only, node src/app/main.js without npm start's V8 flags the same way; each measured start preceded by one start of the same entry (a replica restarted on its machine: Node's compile cache warm, see src/app/main.js); RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
+    method: `node with npm start's arguments (${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')}) spawned with process.execPath (${process.version}), INTERACTIONS=http, PROCESS_ROLE=all, no gating, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; dist/ built first as npm start builds it (scripts/build.ts); then, for comparison only, the sources without a build or V8 flags (node src/app/main.js) the same way; each measured start preceded by one start of the same entry (a replica restarted on its machine; for the sources, Node's compile cache warm, see src/app/main.js); RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
     targets: [`RSS ${target} idle and after ${formatNumber(memoryInteractions)} interactions (npm start)`],
     columns: [
       'Measurement',
@@ -808,7 +814,7 @@ async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> 
     rows,
     notes: [
       sentLine('main', main.sent),
-      ...(lean ? [sentLine('lean', lean.sent)] : ['Quick run: the run without V8 flags left out.']),
+      ...(lean ? [sentLine('lean', lean.sent)] : ['Quick run: the run from the sources left out.']),
     ],
   };
 }
@@ -832,7 +838,7 @@ async function timeStart(stand: Stand, entry: Entry) {
   }
 }
 
-async function runStartup(stand: Stand, settings: Settings): Promise<BenchTable> {
+async function runStartup(stand: Stand, settings: Settings, buildMs: number): Promise<BenchTable> {
   const { starts, progress } = settings;
   const answers: Record<Entry, number[]> = { main: [], lean: [] };
   const readies: Record<Entry, number[]> = { main: [], lean: [] };
@@ -858,7 +864,7 @@ async function runStartup(stand: Stand, settings: Settings): Promise<BenchTable>
   const target = `< ${formatNumber(FIRST_ANSWER_TARGET_MS)} ms`;
   return {
     suite: 'HTTP interactions: start to first answer (issue #18)',
-    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians; Node's compile cache warm (the memory measurement started the same entries before; a first start on a machine fills it); the entry without V8 flags for comparison only`,
+    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians; each timed from the spawn of node, after npm start's build (scripts/build.ts: ${formatNumber(buildMs)} ms in this run, once per start of npm start; an image builds at image build time); for the sources, Node's compile cache warm (the memory measurement started them before); the sources for comparison only`,
     targets: [`first answer ${target} (median, npm start)`],
     columns: ['Measurement', 'median ms', 'min ms', 'max ms', 'Target', 'Result'],
     rows: [
@@ -893,11 +899,16 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
     progress: options.progress ?? (() => {}),
     pin: pinning(),
   };
+  // What npm start runs first (its prestart script).
+  settings.progress("http: npm start's build (scripts/build.ts)");
+  const buildStarted = performance.now();
+  await buildDist();
+  const buildMs = performance.now() - buildStarted;
   const stand = await startStand();
   try {
     const throughput = await onOtherCore(settings.pin, () => runThroughput(stand, settings));
     const memory = await runMemory(stand, settings);
-    const startup = await runStartup(stand, settings);
+    const startup = await runStartup(stand, settings, buildMs);
     return [throughput.table, memory, startup];
   } finally {
     await stand.close();

@@ -104,7 +104,6 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
     ...(o.serverFactory ? { serverFactory: o.serverFactory } : {}),
   });
-  await app.register(cookie);
   app.addHook('onRequest', (request, reply, done) => {
     reply.headers(SECURITY_HEADERS);
     if (o.trustProxy === undefined && request.headers['x-forwarded-for'] !== undefined) warnProxyOnce(log);
@@ -146,6 +145,8 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       import('./linkedRoles/routes.ts'),
     ]);
     await app.register(async (pages) => {
+      // Only the pages keep a session: the cookie hooks run on their routes alone, not on every interaction.
+      await pages.register(cookie);
       // Signatures arrive as JSON text, parsed by the routes themselves; the Linked Roles form as a form.
       pages.removeAllContentTypeParsers();
       pages.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) =>

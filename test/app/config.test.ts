@@ -270,6 +270,40 @@ describe('logger', () => {
     expect(JSON.parse(out).nested.apiKey).toBe('[redacted]');
   });
 
+  it('redacts known secret fields by name, with no secret configured, and leaves the logged object as it was', async () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({ level: 'info', secrets: [], destination });
+    const headers = { authorization: 'Bearer abc', 'x-api-key': 'k-1', accept: 'json' };
+    const failure = Object.assign(new Error('refused'), { token: 'interaction-token' });
+    const entry = {
+      token: 'a-token',
+      password: undefined,
+      headers,
+      call: { apiKey: 'k-2', route: '/x' },
+      config: { DISCORD_TOKEN: 'discord-token', DATABASE_URL: 'postgres://u:p@db/x', LOG_LEVEL: 'info' },
+      err: failure,
+    };
+    logger.child({ session: { password: 'hunter2' } }).info(entry, 'calling');
+    await new Promise((resolve) => setImmediate(resolve));
+    const line = lines.join('');
+    for (const secret of ['a-token', 'Bearer abc', 'k-1', 'k-2', 'discord-token', 'postgres://', 'hunter2'])
+      expect(line).not.toContain(secret);
+    expect(line).not.toContain('interaction-token');
+    const out = JSON.parse(line);
+    expect(out).toMatchObject({
+      token: '[redacted]',
+      headers: { authorization: '[redacted]', 'x-api-key': '[redacted]', accept: 'json' },
+      call: { apiKey: '[redacted]', route: '/x' },
+      config: { DISCORD_TOKEN: '[redacted]', DATABASE_URL: '[redacted]', LOG_LEVEL: 'info' },
+      err: { message: 'refused', token: '[redacted]' },
+      session: { password: '[redacted]' },
+    });
+    expect(out).not.toHaveProperty('password');
+    expect(entry.token).toBe('a-token');
+    expect(headers.authorization).toBe('Bearer abc');
+    expect(failure.token).toBe('interaction-token');
+  });
+
   // Secrets with the characters JSON escapes: scrubbing the finished line would miss `tok\"en\\…`.
   const TOKEN = 'MTIz"tok\\en.discord';
   const API_KEY = 'key"with\\backslash42';

@@ -83,6 +83,14 @@ describe('t', () => {
     expect(title('not a locale!!')).toBe('No profiles');
   });
 
+  it('reads catalog files for shipped locale codes only: a locale that looks like a path reads nothing', () => {
+    // The locale comes from the interaction (the member's client); catalogs are files read on first use.
+    for (const hostile of ['../web/de', 'gating/de', '../../../../etc/passwd', 'de/../../x', 'de\u0000']) {
+      expect(t(hostile, 'whois.empty.title')).toBe('No profiles');
+    }
+    expect(t('de', 'whois.empty.title')).not.toBe('No profiles');
+  });
+
   it('gives literal messages as written, exactly as the ICU formatter would', () => {
     // `t` skips the formatter for text with no ICU syntax; every shipped message must come out the same.
     let literal = 0;

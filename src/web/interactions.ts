@@ -87,7 +87,8 @@ async function receive(
   now: number,
 ): Promise<FastifyReply> {
   // A client that keeps sending what Discord never sends is turned away before any curve arithmetic.
-  const wait = suspects.has(clientKey(request)) ? await refusals.wait(request) : undefined;
+  const wait =
+    suspects.size > 0 && suspects.has(clientKey(request)) ? await refusals.wait(request) : undefined;
   if (wait !== undefined) {
     reply.header('retry-after', String(wait));
     return sendJson(reply, 429, { error: 'too many refused deliveries' });

@@ -16,9 +16,17 @@ export interface NodeProcess {
   readonly exited: Promise<number | null>;
 }
 
-/** Runs `node <script>` with exactly `env` (plus PATH), from an empty directory so no `.env` is read. */
-export function runNode(script: string, env: Record<string, string>, cwd: string): NodeProcess {
-  const child = spawn(process.execPath, [script], {
+/**
+ * Runs `node [nodeArgs] <script>` with exactly `env` (plus PATH), from an empty directory so no `.env`
+ * is read.
+ */
+export function runNode(
+  script: string,
+  env: Record<string, string>,
+  cwd: string,
+  nodeArgs: readonly string[] = [],
+): NodeProcess {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

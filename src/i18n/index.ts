@@ -39,8 +39,9 @@ const CATALOG_DIRS = ['', 'gating/', 'web/'] as const;
 
 /**
  * A shipped catalog, read when its locale is first asked for: a process holds the locales its members
- * use, not all ten (about 0.5 MiB of heap each). `code` is one of SHIPPED_LOCALES, never user input. The
- * files sit beside this module (`npm run build` copies them next to the bundle).
+ * use, not all ten (about 0.1 MiB of heap each: 1 MiB for the nine after en-US). `code` is one of
+ * SHIPPED_LOCALES, never user input. The files sit beside this module (`npm run build` copies them next
+ * to the bundle).
  */
 function readShipped(code: string): Catalog {
   const catalog: Record<string, string> = {};

@@ -59,7 +59,7 @@ export interface HttpBenchOptions {
   concurrency?: number;
   /** Interactions sent to the replica between the two RSS readings; default 10,000 (quick: 300). */
   memoryInteractions?: number;
-  /** Starts of `node src/app/main.js` timed to the first answer; default 5 (quick: 1). */
+  /** Starts of npm start's command (and of the sources) timed to the first answer; default 5 (quick: 1). */
   starts?: number;
   progress?: (line: string) => void;
 }

@@ -6,7 +6,6 @@
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,7 +14,7 @@ import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.t
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { buildDist } from '../../scripts/build.ts';
 import { ALICE, fakesEnv, toCommandOptions, visibleMessage } from './harness.ts';
-import { type NodeProcess, runNode } from './processes.ts';
+import { freePort, type NodeProcess, runNode } from './processes.ts';
 
 const PACKAGE = fileURLToPath(new URL('../../package.json', import.meta.url));
 
@@ -25,14 +24,6 @@ function npmStart(): { flags: string[]; entry: string } {
   const [node, ...args] = start.split(/\s+/);
   expect(node).toBe('node');
   return { flags: args.filter((a) => a.startsWith('-')), entry: args.find((a) => !a.startsWith('-')) ?? '' };
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 describe('npm start: the bundle in dist/, as a web replica', () => {

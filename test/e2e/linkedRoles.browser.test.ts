@@ -6,7 +6,6 @@
  * signature; the connection follows the credentials at a re-check, survives nothing after /unverify,
  * goes stale when the member revokes the app; a replayed `state` and another account are refused.
  */
-import { createServer } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,6 +15,7 @@ import { launchChromium } from '../gating/chromium.ts';
 import { installEvmWallets, installSolanaWallet, solanaKey } from '../gating/testWallets.ts';
 import { addIdentity, closeGating, type GatingHarness, startGating } from './gatingHarness.ts';
 import { ALICE, BOB, visibleMessage } from './harness.ts';
+import { freePort } from './processes.ts';
 
 const CLIENT_SECRET = 'linked-browser-client-secret-0123456789';
 const ENCRYPTION_KEY = 'ab'.repeat(32);
@@ -34,24 +34,13 @@ afterEach(async () => {
   await closeGating();
 });
 
-/** A port free right now: PUBLIC_URL must be where Chromium reaches the bot, so it is known up front. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 interface Linked {
   g: GatingHarness;
   publicUrl: string;
 }
 
 async function startLinked(): Promise<Linked> {
+  // PUBLIC_URL must be where Chromium reaches the bot, so the port is known up front.
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const g = await startGating({

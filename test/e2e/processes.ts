@@ -1,6 +1,7 @@
 /** The bot as an operator runs it: `node <script>` as a child process, its JSON log lines readable. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { LogLine } from './harness.ts';
 
@@ -80,4 +81,16 @@ function tryParse(line: string): LogLine | null {
   } catch {
     return null;
   }
+}
+
+/** A port free right now on 127.0.0.1, for a child process that must be told where to listen (a tiny window remains for another process to take it). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
 }

@@ -18,7 +18,7 @@ import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.t
 import { openPostgresStore } from '../../src/store/index.ts';
 import { POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, type LogLine, visibleMessage } from './harness.ts';
-import { type NodeProcess, runNode } from './processes.ts';
+import { freePort, type NodeProcess, runNode } from './processes.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const TOKEN = 'e2e-SHARDED-DISCORD-TOKEN-must-not-leak-93ac1';
@@ -33,15 +33,6 @@ const guilds: FakeGuild[] = [];
 const humanRole: string[] = [];
 let httpPort = 0;
 let metricsPort = 0;
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 function readyLines(): LogLine[] {
   return manager.logLines().filter((l) => l.msg === 'bot ready');

@@ -101,4 +101,13 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
     const answer = await discord.deliverInteraction({ payload, tamper: 'forged', url: endpoint });
     expect(answer.status).toBe(401);
   });
+
+  it('keeps the bot token out of its logs, a refused delivery and its answers included', () => {
+    const { stdout, stderr } = bot.output();
+    expect(stdout).toContain('interaction delivery refused');
+    for (const text of [stdout, stderr]) {
+      expect(text).not.toContain(discord.token);
+      expect(text).not.toContain(JSON.stringify(discord.token).slice(1, -1));
+    }
+  });
 });

@@ -67,8 +67,47 @@ async function rawFiles(files: readonly MessageFile[] | undefined): Promise<Webh
   return Promise.all((files ?? []).map(async (f) => ({ name: f.name, data: await readAll(f.data) })));
 }
 
+/**
+ * The bodies of payloads shared between answers (deep-frozen, like a cached /whois card): made once per
+ * payload, and encoded once by `responseBytes` (`sharedBytes`, filled on first use).
+ */
+const sharedBodies = new WeakMap<MessagePayload, [object?, object?]>();
+const sharedBytes = new WeakMap<object, { type: number; bytes: Buffer } | null>();
+
 /** A render payload as message JSON; mentions are never parsed. */
 export function messageBody(payload: MessagePayload, ephemeral = false): Record<string, unknown> {
+  if (!Object.isFrozen(payload) || payload.files) return newMessageBody(payload, ephemeral);
+  let bodies = sharedBodies.get(payload);
+  if (!bodies) {
+    bodies = [];
+    sharedBodies.set(payload, bodies);
+  }
+  const index = ephemeral ? 1 : 0;
+  let body = bodies[index];
+  if (!body) {
+    body = Object.freeze(newMessageBody(payload, ephemeral));
+    bodies[index] = body;
+    sharedBytes.set(body, null);
+  }
+  return body as Record<string, unknown>;
+}
+
+/**
+ * An interaction response as UTF-8 JSON (the body of an HTTP interaction's answer). A shared message's
+ * response (see `messageBody`) is serialised and encoded once, not on every answer that reuses it.
+ */
+export function responseBytes(response: APIInteractionResponse): Buffer {
+  const data = 'data' in response ? response.data : undefined;
+  const shared = typeof data === 'object' && data !== null ? sharedBytes.get(data) : undefined;
+  if (shared === undefined || Object.keys(response).length !== 2)
+    return Buffer.from(JSON.stringify(response));
+  if (shared?.type === response.type) return shared.bytes;
+  const bytes = Buffer.from(JSON.stringify(response));
+  sharedBytes.set(data as object, { type: response.type, bytes });
+  return bytes;
+}
+
+function newMessageBody(payload: MessagePayload, ephemeral: boolean): Record<string, unknown> {
   return {
     content: payload.content ?? '',
     embeds: payload.embeds,

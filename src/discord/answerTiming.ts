@@ -21,16 +21,81 @@ export async function withinDeferWindow(
     (error: unknown): Outcome => ({ ok: false, error }),
   );
   if (responder.answered) return { outcome: await guarded, deferred: true };
-  // A plain timer: aborting a timers/promises delay makes an AbortError (with its stack) every answer.
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<null>((resolve) => {
-    timer = setTimeout(resolve, deferAfterMs, null);
-  });
-  const first = await Promise.race([guarded, late]);
-  clearTimeout(timer);
+  const deadline = deadlinesOf(deferAfterMs).add();
+  const first = await Promise.race([guarded, deadline.passed]);
+  deadline.cancel();
   if (first) return { outcome: first, deferred: false };
   await defer();
   return { outcome: await guarded, deferred: true };
+}
+
+/** A deadline `Deadlines.add` made: `passed` resolves (null) once it passes, unless cancelled first. */
+interface Deadline {
+  passed: Promise<null>;
+  cancel(): void;
+}
+
+/**
+ * Deadlines of one length, with one timer between them: they pass in the order they were made, so the
+ * timer waits for the oldest. A timer per answer (made and cleared on every interaction) cost several
+ * µs of every cached answer; this costs a push.
+ */
+class Deadlines {
+  readonly #ms: number;
+  readonly #queue: { at: number; pass: ((value: null) => void) | null }[] = [];
+  #head = 0;
+  #timer: NodeJS.Timeout | undefined;
+
+  constructor(ms: number) {
+    this.#ms = ms;
+  }
+
+  add(): Deadline {
+    const entry: { at: number; pass: ((value: null) => void) | null } = {
+      at: performance.now() + this.#ms,
+      pass: null,
+    };
+    const passed = new Promise<null>((resolve) => {
+      entry.pass = resolve;
+    });
+    this.#queue.push(entry);
+    if (this.#timer === undefined) this.#arm(this.#ms);
+    return {
+      passed,
+      cancel: () => {
+        entry.pass = null;
+      },
+    };
+  }
+
+  #arm(ms: number): void {
+    // Unref: an answer in progress keeps the process alive by itself; a passed deadline alone should not.
+    this.#timer = setTimeout(() => this.#tick(), Math.max(0, Math.ceil(ms))).unref();
+  }
+
+  #tick(): void {
+    this.#timer = undefined;
+    const now = performance.now();
+    let entry = this.#queue[this.#head];
+    for (; entry && (entry.pass === null || entry.at <= now); entry = this.#queue[++this.#head])
+      entry.pass?.(null);
+    if (this.#head > 1_024 && this.#head > this.#queue.length / 2) {
+      this.#queue.splice(0, this.#head);
+      this.#head = 0;
+    }
+    if (entry) this.#arm(entry.at - now);
+  }
+}
+
+const deadlinesByLength = new Map<number, Deadlines>();
+
+function deadlinesOf(ms: number): Deadlines {
+  let deadlines = deadlinesByLength.get(ms);
+  if (!deadlines) {
+    deadlines = new Deadlines(ms);
+    deadlinesByLength.set(ms, deadlines);
+  }
+  return deadlines;
 }
 
 /** Logs each answer (level by outcome) and tells `onAnswered` (metrics): the command or `command:handler`. */

@@ -80,19 +80,23 @@ export class SeenSignatures {
 
   /** False when this signature was already acted on (a repeated delivery, or a replay within the window). */
   firstSighting(signature: string, now: number): boolean {
-    this.#forget((oldest) => oldest.until <= now);
+    this.#forget(now, Number.POSITIVE_INFINITY);
     const key = signature.toLowerCase();
     if (this.#seen.has(key)) return false;
     // Full: the oldest make room (after the check, so a replay of one of them is still refused).
-    this.#forget(() => this.#seen.size >= this.#max);
+    this.#forget(Number.NEGATIVE_INFINITY, this.#max - 1);
     this.#seen.add(key);
     this.#queue.push({ signature: key, until: now + 2 * MAX_SIGNATURE_AGE_MS });
     return true;
   }
 
-  /** Forgets the oldest signatures while `drop` says so. */
-  #forget(drop: (oldest: { until: number }) => boolean): void {
-    for (let oldest = this.#queue[this.#head]; oldest && drop(oldest); oldest = this.#queue[this.#head]) {
+  /** Forgets the oldest signatures while they expired by `now`, or while more than `keep` are remembered. */
+  #forget(now: number, keep: number): void {
+    for (
+      let oldest = this.#queue[this.#head];
+      oldest && (oldest.until <= now || this.#seen.size > keep);
+      oldest = this.#queue[this.#head]
+    ) {
       this.#seen.delete(oldest.signature);
       this.#head++;
     }

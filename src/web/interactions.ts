@@ -12,7 +12,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { LRUCache } from 'lru-cache';
 import { z } from 'zod';
 import { growingLru } from '../cache/growingLru.ts';
-import { Responder } from '../discord/responder.ts';
+import { Responder, responseBytes } from '../discord/responder.ts';
 import type { WebhookRest } from '../discord/webhookRest.ts';
 import { checkDiscordSignature, header, parseJson, SeenSignatures } from './discordSignature.ts';
 import { clientKey, type RefusalCounter } from './limits.ts';
@@ -65,9 +65,11 @@ export function registerInteractions(
         { parseAs: 'buffer', bodyLimit: MAX_INTERACTION_BODY_BYTES },
         (_req, body, done) => done(null, body),
       );
-    scope.post(INTERACTIONS_PATH, { config: { rateLimit: false } }, (request, reply) =>
-      receive(request, reply, { endpoint, seen, refusals, suspects, logger }, now()),
-    );
+    const receiver: Receiver = { endpoint, seen, refusals, suspects, logger };
+    // Not async: the answer is sent when the router gives it, with no promise of the handler's own.
+    scope.post(INTERACTIONS_PATH, { config: { rateLimit: false, answers: 'api' } }, (request, reply) => {
+      receive(request, reply, receiver, now());
+    });
     refuseOtherMethods(scope, INTERACTIONS_PATH, 'POST');
   });
 }
@@ -80,28 +82,29 @@ interface Receiver {
   logger: WebLogger;
 }
 
-async function receive(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  { endpoint, seen, refusals, suspects, logger }: Receiver,
-  now: number,
-): Promise<FastifyReply> {
+/** Turns away a client refused too often lately, then checks and answers the delivery (`accept`). */
+function receive(request: FastifyRequest, reply: FastifyReply, receiver: Receiver, now: number): void {
   // A client that keeps sending what Discord never sends is turned away before any curve arithmetic.
-  const wait =
-    suspects.size > 0 && suspects.has(clientKey(request)) ? await refusals.wait(request) : undefined;
-  if (wait !== undefined) {
-    reply.header('retry-after', String(wait));
-    return sendJson(reply, 429, { error: 'too many refused deliveries' });
+  const { suspects, refusals } = receiver;
+  if (suspects.size === 0 || !suspects.has(clientKey(request))) {
+    accept(request, reply, receiver, now);
+    return;
   }
-  const refuse = async (reason: string) => {
-    suspects.set(clientKey(request), true);
-    await refusals.count(request);
-    logger.warn(
-      { route: INTERACTIONS_PATH, refusal: reason, client: request.ip },
-      'interaction delivery refused',
-    );
-    return sendJson(reply, 401, { error: 'invalid request signature' });
-  };
+  refusals.wait(request).then((wait) => {
+    if (wait === undefined) accept(request, reply, receiver, now);
+    else sendJson(reply.header('retry-after', String(wait)), 429, { error: 'too many refused deliveries' });
+  }, failed(reply));
+}
+
+/** A failure after the handler returned goes to the app's error handler (a 500 without details). */
+const failed = (reply: FastifyReply) => (error: unknown) => void reply.send(error);
+
+/**
+ * Refuses what Discord did not sign (or signed for another application, or sent before), answers PING,
+ * and hands the rest to the router, whose first response is this response's body.
+ */
+function accept(request: FastifyRequest, reply: FastifyReply, receiver: Receiver, now: number): void {
+  const { endpoint, seen, logger } = receiver;
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
   const signature = header(request, 'x-signature-ed25519');
   const check = checkDiscordSignature({
@@ -111,35 +114,57 @@ async function receive(
     body,
     now,
   });
-  if (check !== 'ok') return refuse(check);
+  if (check !== 'ok') {
+    refuse(request, reply, receiver, check);
+    return;
+  }
   const raw = parseJson(body);
   const envelope = Envelope.safeParse(raw);
-  if (!envelope.success) return sendJson(reply, 400, { error: 'malformed interaction' });
-  if (envelope.data.application_id !== endpoint.applicationId) return refuse('other_application');
-  // A captured delivery sent again within the window acts once.
-  if (!seen.firstSighting(signature ?? '', now)) return refuse('replayed');
+  if (!envelope.success) {
+    sendJson(reply, 400, { error: 'malformed interaction' });
+    return;
+  }
+  // Another application's interaction, or a captured delivery sent again within the window (acts once).
+  const refusal =
+    envelope.data.application_id !== endpoint.applicationId
+      ? 'other_application'
+      : !seen.firstSighting(signature ?? '', now)
+        ? 'replayed'
+        : undefined;
+  if (refusal) {
+    refuse(request, reply, receiver, refusal);
+    return;
+  }
   const interaction = raw as APIInteraction;
-  if (interaction.type === InteractionType.Ping)
-    return sendJson(reply, 200, { type: InteractionResponseType.Pong });
-
-  let firstSent: () => void = () => {};
-  const sent = new Promise<void>((resolve) => {
-    firstSent = resolve;
-  });
+  if (interaction.type === InteractionType.Ping) {
+    sendJson(reply, 200, { type: InteractionResponseType.Pong });
+    return;
+  }
   const responder = new Responder(endpoint.rest, interaction, async (response) => {
-    reply.code(200).header('content-type', 'application/json').send(response);
-    firstSent();
+    reply.code(200).header('content-type', 'application/json').send(responseBytes(response));
   });
   // The router never rejects and always answers first; should it end without an answer, Discord is told.
-  void endpoint
-    .dispatch(interaction, responder)
-    .catch((error: unknown) => logger.error({ err: errorSummary(error) }, 'interaction dispatch failed'))
-    .finally(() => {
-      if (!reply.sent) {
-        sendJson(reply, 500, { error: 'no answer' });
-        firstSent();
-      }
-    });
-  await sent;
-  return reply;
+  endpoint.dispatch(interaction, responder).then(
+    () => answerIfUnanswered(reply),
+    (error: unknown) => {
+      logger.error({ err: errorSummary(error) }, 'interaction dispatch failed');
+      answerIfUnanswered(reply);
+    },
+  );
+}
+
+function answerIfUnanswered(reply: FastifyReply): void {
+  if (!reply.sent) sendJson(reply, 500, { error: 'no answer' });
+}
+
+/** 401, logged and counted against the client (`receive` turns it away once it has been refused too often). */
+function refuse(request: FastifyRequest, reply: FastifyReply, receiver: Receiver, reason: string): void {
+  receiver.suspects.set(clientKey(request), true);
+  receiver.logger.warn(
+    { route: INTERACTIONS_PATH, refusal: reason, client: request.ip },
+    'interaction delivery refused',
+  );
+  receiver.refusals
+    .count(request)
+    .then(() => sendJson(reply, 401, { error: 'invalid request signature' }), failed(reply));
 }

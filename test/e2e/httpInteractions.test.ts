@@ -160,6 +160,30 @@ describe('one web replica: no gateway, answers in the response body', () => {
     ).toHaveLength(1);
   });
 
+  it('answers carry an API’s security headers; the pages beside them keep a page’s', async () => {
+    const body = JSON.stringify(discord.buildCommandInteraction({ ...whoisVitalik, userId: ALICE }));
+    const headers = { 'content-type': 'application/json', ...discord.webhookEvents.sign(body) };
+    const answer = await fetch(r.endpoint, { method: 'POST', headers, body });
+    expect(answer.status).toBe(200);
+    const page = await fetch(`${r.replica.url}/verify`);
+    expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    for (const name of [
+      'cache-control',
+      'content-security-policy',
+      'strict-transport-security',
+      'x-content-type-options',
+      'x-frame-options',
+    ]) {
+      expect(answer.headers.get(name), name).toBeTruthy();
+      expect(answer.headers.get(name), name).toBe(page.headers.get(name));
+    }
+    expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(answer.headers.get('content-type')).toBe('application/json');
+    // Page-only headers (what a browser rendering a document needs) are left out of the API's answers.
+    for (const name of ['cross-origin-opener-policy', 'permissions-policy', 'x-dns-prefetch-control'])
+      expect(answer.headers.has(name), name).toBe(false);
+  });
+
   it('a body over 1 MiB is refused unread (413), signed or not', async () => {
     const body = JSON.stringify({
       ...discord.buildCommandInteraction({ ...whoisVitalik, userId: ALICE }),

@@ -168,6 +168,9 @@ export class MemoryRecentLookups implements RecentLookups {
 
 /** Put `entry` first in `key`'s list (moving it if there), keeping at most `max`. */
 function pushFront(lists: LRUCache<string, string[]>, key: string, entry: string, max: number): void {
-  const list = lists.get(key) ?? [];
-  lists.set(key, [entry, ...list.filter((e) => e !== entry)].slice(0, max));
+  // Read as written: its age starts again. Already first (the same lookup again), nothing else changes.
+  const list = lists.get(key, WRITTEN) ?? [];
+  if (list[0] !== entry) lists.set(key, [entry, ...list.filter((e) => e !== entry)].slice(0, max));
 }
+
+const WRITTEN = { updateAgeOnGet: true } as const;

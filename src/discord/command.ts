@@ -163,12 +163,20 @@ export function identityOption(
 }
 
 /** The names of a command's identity options (the string options with suggestions). */
-export function identityOptionNames(command: Command): string[] {
-  const defs = 'options' in command.data ? (command.data.options ?? []) : [];
-  return defs
-    .filter((d) => d.type === ApplicationCommandOptionType.String && d.autocomplete === true)
-    .map((d) => d.name);
+export function identityOptionNames(command: Command): readonly string[] {
+  let names = identityOptions.get(command);
+  if (!names) {
+    const defs = 'options' in command.data ? (command.data.options ?? []) : [];
+    names = defs
+      .filter((d) => d.type === ApplicationCommandOptionType.String && d.autocomplete === true)
+      .map((d) => d.name);
+    identityOptions.set(command, names);
+  }
+  return names;
 }
+
+/** identityOptionNames per command: asked on every lookup's answer, worked out once. */
+const identityOptions = new WeakMap<Command, readonly string[]>();
 
 /** Read a required string option; the router guarantees required options are present. */
 export function stringOption(options: CommandOptions, name: string): string {

@@ -113,7 +113,22 @@ export function scrubSecrets(text: string, secrets: readonly string[]): string {
  */
 export function scrubValue<T>(value: T, secrets: readonly string[]): T {
   if (secrets.length === 0) return value;
-  return scrubAny(value, secrets, new WeakSet(), 0) as T;
+  if (typeof value === 'string') return scrubSecrets(value, secrets) as T;
+  return (scrubFlat(value) ?? scrubAny(value, secrets, new WeakSet(), 0)) as T;
+}
+
+/**
+ * Most entries (one per interaction) are a plain object of strings and numbers. Pino writes their keys
+ * as they are and their strings as JSON.stringify does, so the finished line's scrub, which looks for
+ * each secret raw and JSON-escaped, already catches a secret anywhere in them: they are passed as they
+ * are. Undefined for anything else (scrubAny's walk).
+ */
+function scrubFlat(value: unknown): unknown {
+  if (typeof value !== 'object' || value === null || Object.getPrototypeOf(value) !== Object.prototype)
+    return undefined;
+  const fields = value as Record<string, unknown>;
+  for (const key in fields) if (typeof fields[key] === 'object' && fields[key] !== null) return undefined;
+  return fields;
 }
 
 function scrubAny(value: unknown, secrets: readonly string[], seen: WeakSet<object>, depth: number): unknown {

@@ -372,6 +372,29 @@ describe('logger', () => {
     expect(JSON.parse(lines[1] ?? '{}').err.message).toBe('login failed for [redacted]');
   });
 
+  it('scrubs secrets from a flat entry (strings and numbers only), in keys and values, raw or escaped', async () => {
+    const { lines, destination } = capture();
+    const logger = createLogger({
+      level: 'info',
+      secrets: configSecrets(loadConfig(secretEnv)),
+      destination,
+    });
+    const all = [TOKEN, API_KEY, DB_PASSWORD, REDIS_PASSWORD];
+    const entry = { note: `key ${API_KEY} in text`, [`field ${TOKEN}`]: 1, quoted: `"${DB_PASSWORD}"`, n: 2 };
+    logger.child({ session: REDIS_PASSWORD }).info(entry, `as msg ${TOKEN}`);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(lines).toHaveLength(1);
+    const line = lines[0] ?? '';
+    for (const secret of all) {
+      expect(line).not.toContain(secret);
+      expect(line).not.toContain(JSON.stringify(secret).slice(1, -1));
+    }
+    const parsed = JSON.parse(line);
+    expect(parsed).toMatchObject({ note: 'key [redacted] in text', n: 2, msg: 'as msg [redacted]' });
+    expect(parsed.session).toBe('[redacted]');
+    expect(entry.note).toContain(API_KEY);
+  });
+
   it('scrubSecrets replaces every occurrence and ignores short strings', () => {
     expect(scrubSecrets('a SECRET b SECRET', ['SECRET'])).toBe('a [redacted] b [redacted]');
     expect(scrubSecrets('nothing here', ['absent'])).toBe('nothing here');

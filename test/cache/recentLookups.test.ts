@@ -88,6 +88,22 @@ describe.each(kinds)('%s', (_name, create) => {
 });
 
 describe('MemoryRecentLookups', () => {
+  it('the same lookup again renews its lists’ age; lists not written for ttlMs are dropped', async () => {
+    const store = new MemoryRecentLookups({ ttlMs: 300 });
+    const lookup = { userId: ALICE, guildId: GUILD, identity: 'vitalik.eth', private: false };
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+    await store.remember(lookup);
+    await sleep(200);
+    await store.remember(lookup);
+    await sleep(200);
+    // 400 ms after the first write, 200 after the second.
+    expect(await store.ofUser(ALICE)).toEqual(['vitalik.eth']);
+    expect(await store.ofGuild(GUILD)).toEqual(['vitalik.eth']);
+    await sleep(350);
+    expect(await store.ofUser(ALICE)).toEqual([]);
+    expect(await store.ofGuild(GUILD)).toEqual([]);
+  });
+
   it('keeps at most `users` members and `guilds` servers (LRU)', async () => {
     const store = new MemoryRecentLookups({ users: 2, guilds: 1 });
     for (const userId of ['u1', 'u2', 'u3']) {

@@ -8,9 +8,10 @@ const MAX_DEPTH = 12;
 
 /**
  * Structured JSON logs. Every configured secret value is scrubbed from every string of a log entry
- * (message, fields, errors, child bindings) before it is serialised, so escaping (`"` and `\` in JSON)
- * can't hide it; known secret fields are also redacted by name (`redactFields`). As a last line of
- * defence, the finished line is scrubbed of each secret in raw and JSON-escaped form.
+ * (message, fields, errors, child bindings): nested values and errors before they are serialised, and
+ * every finished line for each secret in raw and JSON-escaped form, so escaping (`"` and `\` in JSON)
+ * can't hide one. A flat entry (strings and numbers, one per interaction) is left to the line's scrub
+ * (`scrubFlat`). Known secret fields are also redacted by name (`redactFields`).
  */
 export function createLogger(options: {
   level: string;

@@ -9,7 +9,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import cookie from '@fastify/cookie';
 import formBody from '@fastify/formbody';
-import Fastify, { type FastifyError, type FastifyInstance, type FastifyServerFactory } from 'fastify';
+import Fastify, {
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+  type FastifyServerFactory,
+  type onRequestHookHandler,
+} from 'fastify';
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
@@ -127,9 +134,26 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
     return503OnClosing: true,
     ...(o.serverFactory ? { serverFactory: o.serverFactory } : {}),
   });
-  app.addHook('onRequest', (request, reply, done) => {
-    reply.headers(request.routeOptions.config.answers === 'api' ? API_HEADERS : SECURITY_HEADERS);
+  const setHeaders = (headers: Record<string, string>, request: FastifyRequest, reply: FastifyReply) => {
+    reply.headers(headers);
     if (o.trustProxy === undefined && request.headers['x-forwarded-for'] !== undefined) warnProxyOnce(log);
+  };
+  const headersHook =
+    (headers: Record<string, string>): onRequestHookHandler =>
+    (request, reply, done) => {
+      setHeaders(headers, request, reply);
+      done();
+    };
+  const pageHeaders = headersHook(SECURITY_HEADERS);
+  const apiHeaders = headersHook(API_HEADERS);
+  // Each route's first hook, chosen once as it is added (request.routeOptions builds an object per call);
+  // unknown paths get the page's from the app's own hook.
+  app.addHook('onRoute', (route) => {
+    const own = route.onRequest === undefined ? [] : [route.onRequest].flat();
+    route.onRequest = [route.config?.answers === 'api' ? apiHeaders : pageHeaders, ...own];
+  });
+  app.addHook('onRequest', (request, reply, done) => {
+    if (request.is404) setHeaders(SECURITY_HEADERS, request, reply);
     done();
   });
   const limits = await registerLimits(

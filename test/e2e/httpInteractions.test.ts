@@ -165,8 +165,13 @@ describe('one web replica: no gateway, answers in the response body', () => {
     const headers = { 'content-type': 'application/json', ...discord.webhookEvents.sign(body) };
     const answer = await fetch(r.endpoint, { method: 'POST', headers, body });
     expect(answer.status).toBe(200);
-    const page = await fetch(`${r.replica.url}/verify`);
-    expect(page.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+    const page = await fetch(`${r.replica.url}/healthz`);
+    const unknown = await fetch(`${r.replica.url}/no-such-page`);
+    expect(unknown.status).toBe(404);
+    for (const other of [page, unknown, await fetch(r.endpoint)]) {
+      expect(other.headers.get('cross-origin-opener-policy')).toBe('same-origin');
+      expect(other.headers.get('permissions-policy')).toContain('camera=()');
+    }
     for (const name of [
       'cache-control',
       'content-security-policy',

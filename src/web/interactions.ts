@@ -90,10 +90,13 @@ function receive(request: FastifyRequest, reply: FastifyReply, receiver: Receive
     accept(request, reply, receiver, now);
     return;
   }
-  refusals.wait(request).then((wait) => {
-    if (wait === undefined) accept(request, reply, receiver, now);
-    else sendJson(reply.header('retry-after', String(wait)), 429, { error: 'too many refused deliveries' });
-  }, failed(reply));
+  refusals
+    .wait(request)
+    .then((wait) => {
+      if (wait === undefined) accept(request, reply, receiver, now);
+      else sendJson(reply.header('retry-after', String(wait)), 429, { error: 'too many refused deliveries' });
+    })
+    .catch(failed(reply));
 }
 
 /** A failure after the handler returned goes to the app's error handler (a 500 without details). */
@@ -144,13 +147,16 @@ function accept(request: FastifyRequest, reply: FastifyReply, receiver: Receiver
     reply.code(200).header('content-type', 'application/json').send(responseBytes(response));
   });
   // The router never rejects and always answers first; should it end without an answer, Discord is told.
-  endpoint.dispatch(interaction, responder).then(
-    () => answerIfUnanswered(reply),
-    (error: unknown) => {
-      logger.error({ err: errorSummary(error) }, 'interaction dispatch failed');
-      answerIfUnanswered(reply);
-    },
-  );
+  endpoint
+    .dispatch(interaction, responder)
+    .then(
+      () => answerIfUnanswered(reply),
+      (error: unknown) => {
+        logger.error({ err: errorSummary(error) }, 'interaction dispatch failed');
+        answerIfUnanswered(reply);
+      },
+    )
+    .catch(failed(reply));
 }
 
 function answerIfUnanswered(reply: FastifyReply): void {
@@ -166,5 +172,6 @@ function refuse(request: FastifyRequest, reply: FastifyReply, receiver: Receiver
   );
   receiver.refusals
     .count(request)
-    .then(() => sendJson(reply, 401, { error: 'invalid request signature' }), failed(reply));
+    .then(() => sendJson(reply, 401, { error: 'invalid request signature' }))
+    .catch(failed(reply));
 }

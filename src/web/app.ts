@@ -1,9 +1,10 @@
 /**
  * The bot's one web app (Fastify): the signing page behind PUBLIC_URL, the Discord sign-in, the
- * Linked Roles pages, Discord's webhook events, interactions over HTTP, and the operator's routes. Every answer carries strict
- * security headers (helmet's, worked out once at start) and is never cached; every route has a
- * per-client limit (limits.ts); bodies are read only up to each route's limit; errors answer without
- * details.
+ * Linked Roles pages, Discord's webhook events, interactions over HTTP, and the operator's routes. Every
+ * answer carries strict security headers (helmet's, worked out once at start; the API set on a route only
+ * servers read) and is never cached; every route has a per-client limit (limits.ts), or, for
+ * /interactions, a limit on refused deliveries; bodies are read only up to each route's limit; errors
+ * answer without details.
  */
 
 import type { IncomingMessage, ServerResponse } from 'node:http';

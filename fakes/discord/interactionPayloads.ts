@@ -6,6 +6,7 @@ import type {
   APIChatInputApplicationCommandInteractionData,
   APIDMChannel,
   APIGroupDMChannel,
+  APIGuildMember,
   APIInteractionDataResolved,
   APIInteractionDataResolvedChannel,
   APIInteractionDataResolvedGuildMember,
@@ -19,6 +20,7 @@ import type {
   APIModalSubmitInteraction,
   APIModalSubmitStringSelectComponent,
   APIModalSubmitTextInputComponent,
+  APITextChannel,
   APIUser,
   APIUserApplicationCommandInteraction,
   APIUserApplicationCommandInteractionData,
@@ -37,7 +39,7 @@ import {
 } from 'discord-api-types/v10';
 import { asRecord } from './messages.ts';
 import { nextSnowflake } from './snowflake.ts';
-import { type FakeDiscordState, type FakeGuild, type FakeMessage, memberPermissions } from './state.ts';
+import { channelPermissions, type FakeDiscordState, type FakeGuild, type FakeMessage } from './state.ts';
 
 export interface CommandInput {
   name: string;
@@ -56,7 +58,7 @@ export interface CommandInput {
   targetMessage?: { content: string; authorId?: string };
   /** With `guildId: null`: play in a group DM with these users (the bot is not in it), not the bot's DM. */
   groupDmWith?: readonly string[];
-  /** Overrides the member's computed permissions in the payload. */
+  /** Overrides the member's permissions in the payload (by default: theirs in the channel, overwrites included). */
   memberPermissions?: bigint;
 }
 
@@ -68,6 +70,11 @@ export interface ComponentInput {
   guildId?: string | null;
   /** The user's client locale, e.g. 'en-US' or 'de' (default 'en-US'); any string is passed through. */
   locale?: string;
+  /**
+   * A modified client's click: `customId` need not be on the message (Discord documents no check that it
+   * is), sent as a button click. Without it, the stand-in refuses an id the message does not carry.
+   */
+  crafted?: boolean;
 }
 
 export interface ModalInput {
@@ -113,6 +120,15 @@ interface Invocation {
       Pick<APIBaseInteraction<InteractionType, unknown>, 'channel' | 'channel_id' | 'app_permissions'>
     >;
   readonly member: APIInteractionGuildMember | null;
+  /** Whose channel permissions resolved users and channels carry (Discord's `permissions` fields). */
+  readonly scope: ResolveScope | null;
+}
+
+/** The guild, channel and invoking member an interaction's resolved data is computed for. */
+interface ResolveScope {
+  readonly guild: FakeGuild;
+  readonly channel: APITextChannel;
+  readonly invoker: APIGuildMember;
 }
 
 const ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024;
@@ -151,7 +167,7 @@ export function buildCommandInteraction(
   const resolved: APIInteractionDataResolved = {};
   if (commandType === ApplicationCommandType.User) {
     const targetId = input.targetId ?? input.userId;
-    resolveUser(ctx.state, invocation.guild, targetId, resolved);
+    resolveUser(ctx.state, invocation.scope, targetId, resolved);
     const data: APIUserApplicationCommandInteractionData = {
       id: commandId,
       name: input.name,
@@ -176,7 +192,7 @@ export function buildCommandInteraction(
     const payload: APIMessageApplicationCommandInteraction = { ...base, data };
     return payload;
   }
-  resolveOptions(ctx.state, invocation.guild, input.options ?? [], resolved);
+  resolveOptions(ctx.state, invocation.scope, input.options ?? [], resolved);
   const data: APIChatInputApplicationCommandInteractionData = {
     id: commandId,
     name: input.name,
@@ -249,7 +265,9 @@ export function buildComponentInteraction(
     throw new Error(
       `clickComponent: message ${input.message.id} is not one the bot sent (or it was deleted)`,
     );
-  const component = findComponent(message.components ?? [], input.customId);
+  const component = input.crafted
+    ? { type: ComponentType.Button, custom_id: input.customId }
+    : findComponent(message.components ?? [], input.customId);
   if (!component)
     throw new Error(
       `clickComponent: message ${message.id} has no component with custom_id "${input.customId}"`,
@@ -264,7 +282,7 @@ export function buildComponentInteraction(
     message.channel_id,
     input.locale,
   );
-  const data = componentData(ctx.state, invocation.guild, component, input);
+  const data = componentData(ctx.state, invocation.scope, component, input);
   return {
     ...envelope(ctx, invocation, 3 as InteractionType.MessageComponent, id, token),
     message,
@@ -415,6 +433,7 @@ function invoke(
       user,
       channelId: dm.id,
       member: null,
+      scope: null,
       fields: {
         ...common,
         channel: dm,
@@ -434,13 +453,15 @@ function invoke(
   const channel = guild.channels.get(channelId);
   if (!channel) throw new Error(`unknown channel ${channelId} in guild ${guildId}`);
   const botMember = guild.members.get(state.botUser.id);
-  const appPermissions = botMember ? memberPermissions(guild, botMember) : 0n;
-  const permissions = permissionsOverride ?? memberPermissions(guild, member);
+  // Both are what the member and the app may do in this channel, overwrites included (as Discord sends them).
+  const appPermissions = botMember ? channelPermissions(guild, botMember, channel) : 0n;
+  const permissions = permissionsOverride ?? channelPermissions(guild, member, channel);
   return {
     guild,
     user,
     channelId,
     member: { ...member, user, permissions: permissions.toString() },
+    scope: { guild, channel, invoker: member },
     fields: {
       ...common,
       channel,
@@ -522,67 +543,72 @@ function syntheticCommandId(name: string): string {
 
 function resolveOptions(
   state: FakeDiscordState,
-  guild: FakeGuild | null,
+  scope: ResolveScope | null,
   options: APIApplicationCommandInteractionDataOption[],
   resolved: APIInteractionDataResolved,
 ): void {
   for (const option of options) {
     if ('options' in option && Array.isArray(option.options)) {
-      resolveOptions(state, guild, option.options as APIApplicationCommandInteractionDataOption[], resolved);
+      resolveOptions(state, scope, option.options as APIApplicationCommandInteractionDataOption[], resolved);
       continue;
     }
     if (!('value' in option)) continue;
     const value = String(option.value);
-    if (option.type === ApplicationCommandOptionType.User) resolveUser(state, guild, value, resolved);
-    else if (option.type === ApplicationCommandOptionType.Role) resolveRole(guild, value, resolved);
+    if (option.type === ApplicationCommandOptionType.User) resolveUser(state, scope, value, resolved);
+    else if (option.type === ApplicationCommandOptionType.Role) resolveRole(scope, value, resolved);
     else if (option.type === ApplicationCommandOptionType.Channel)
-      resolveChannel(state, guild, value, resolved);
+      resolveChannel(state, scope, value, resolved);
     else if (option.type === ApplicationCommandOptionType.Mentionable) {
-      if (state.users.has(value)) resolveUser(state, guild, value, resolved);
-      else resolveRole(guild, value, resolved);
+      if (state.users.has(value)) resolveUser(state, scope, value, resolved);
+      else resolveRole(scope, value, resolved);
     }
   }
 }
 
+/** A user, and in a guild their member, whose `permissions` are theirs in the interaction's channel. */
 function resolveUser(
   state: FakeDiscordState,
-  guild: FakeGuild | null,
+  scope: ResolveScope | null,
   userId: string,
   resolved: APIInteractionDataResolved,
 ): void {
   const user = state.users.get(userId);
   if (!user) throw new Error(`cannot resolve user ${userId}: add them with addMember or addUser first`);
   resolved.users = { ...resolved.users, [userId]: user };
-  const member = guild?.members.get(userId);
-  if (guild && member) {
+  const member = scope?.guild.members.get(userId);
+  if (scope && member) {
     const { user: _user, deaf: _deaf, mute: _mute, ...rest } = member;
     const partial: APIInteractionDataResolvedGuildMember = {
       ...rest,
-      permissions: memberPermissions(guild, member).toString(),
+      permissions: channelPermissions(scope.guild, member, scope.channel).toString(),
     };
     resolved.members = { ...resolved.members, [userId]: partial };
   }
 }
 
-function resolveRole(guild: FakeGuild | null, roleId: string, resolved: APIInteractionDataResolved): void {
-  const role = guild?.roles.get(roleId);
+function resolveRole(scope: ResolveScope | null, roleId: string, resolved: APIInteractionDataResolved): void {
+  const role = scope?.guild.roles.get(roleId);
   if (!role) throw new Error(`cannot resolve role ${roleId}`);
   resolved.roles = { ...resolved.roles, [roleId]: role };
 }
 
+/** A channel, with `permissions`: what the invoking member may do in it. */
 function resolveChannel(
   state: FakeDiscordState,
-  guild: FakeGuild | null,
+  scope: ResolveScope | null,
   channelId: string,
   resolved: APIInteractionDataResolved,
 ): void {
-  const channel = guild?.channels.get(channelId) ?? state.dmChannels.get(channelId);
+  const guildChannel = scope?.guild.channels.get(channelId);
+  const channel = guildChannel ?? state.dmChannels.get(channelId);
   if (!channel) throw new Error(`cannot resolve channel ${channelId}`);
+  const permissions =
+    scope && guildChannel ? channelPermissions(scope.guild, scope.invoker, guildChannel) : 0n;
   const entry = {
     id: channel.id,
     type: channel.type,
     name: channel.name ?? null,
-    permissions: '0',
+    permissions: permissions.toString(),
   } as APIInteractionDataResolvedChannel;
   resolved.channels = { ...resolved.channels, [channelId]: entry };
 }
@@ -610,7 +636,7 @@ function findComponent(components: readonly unknown[], customId: string): Record
 
 function componentData(
   state: FakeDiscordState,
-  guild: FakeGuild | null,
+  scope: ResolveScope | null,
   component: Record<string, unknown>,
   input: ComponentInput,
 ): APIMessageComponentInteractionData {
@@ -636,11 +662,11 @@ function componentData(
   }
   const resolved: APIInteractionDataResolved = {};
   for (const value of values) {
-    if (type === ComponentType.UserSelect) resolveUser(state, guild, value, resolved);
-    else if (type === ComponentType.RoleSelect) resolveRole(guild, value, resolved);
-    else if (type === ComponentType.ChannelSelect) resolveChannel(state, guild, value, resolved);
-    else if (state.users.has(value)) resolveUser(state, guild, value, resolved);
-    else resolveRole(guild, value, resolved);
+    if (type === ComponentType.UserSelect) resolveUser(state, scope, value, resolved);
+    else if (type === ComponentType.RoleSelect) resolveRole(scope, value, resolved);
+    else if (type === ComponentType.ChannelSelect) resolveChannel(state, scope, value, resolved);
+    else if (state.users.has(value)) resolveUser(state, scope, value, resolved);
+    else resolveRole(scope, value, resolved);
   }
   return {
     custom_id: input.customId,

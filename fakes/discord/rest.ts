@@ -16,6 +16,7 @@ import { asRecord, createMessage, editMessage, type MessageTarget } from './mess
 import type { RoleEditLimiter } from './rateLimit.ts';
 import { compareSnowflakes, nextSnowflake } from './snowflake.ts';
 import {
+  channelPermissions,
   compareRoles,
   type FakeDiscordState,
   type FakeGuild,
@@ -590,7 +591,10 @@ function postChannelMessage(ctx: RestContext, req: ParsedRequest, channelId: str
   if (!found) return UNKNOWN_CHANNEL;
   if (found.guild) {
     const bot = found.guild.members.get(ctx.state.botUser.id);
-    const permissions = bot ? memberPermissions(found.guild, bot) : 0n;
+    const permissions =
+      bot && 'permission_overwrites' in found.channel
+        ? channelPermissions(found.guild, bot, found.channel)
+        : 0n;
     if ((permissions & PermissionFlagsBits.ViewChannel) === 0n)
       return apiError(403, 50_001, 'Missing Access');
     if ((permissions & PermissionFlagsBits.SendMessages) === 0n) return MISSING_PERMISSIONS;

@@ -37,6 +37,8 @@ import {
   makeRole,
   makeUser,
   memberEvent,
+  type OverwriteInput,
+  setOverwrite,
   toApiGuild,
   toGuildCreate,
 } from './state.ts';
@@ -52,7 +54,14 @@ export type {
 export { InteractionFailedError } from './httpDelivery.ts';
 export type { InteractionResult, WaitUntil } from './interactions.ts';
 export type { FakeOAuth } from './oauth.ts';
-export type { AuditEntry, FakeDiscordState, FakeGuild, FakeMessage, StoredFile } from './state.ts';
+export type {
+  AuditEntry,
+  FakeDiscordState,
+  FakeGuild,
+  FakeMessage,
+  OverwriteInput,
+  StoredFile,
+} from './state.ts';
 
 export interface FakeDiscordOptions {
   /** The bot token the fake accepts (default 'test-token'). */
@@ -171,6 +180,12 @@ export interface FakeDiscord extends HttpInteractionsApi {
   removeMember(guildId: string, userId: string): void;
   /** Renames a guild as its owner would; dispatches GUILD_UPDATE. */
   renameGuild(guildId: string, name: string): void;
+  /**
+   * Sets one permission overwrite on a channel (a role's, @everyone's with the guild's id, or a member's)
+   * as an admin would; with neither `allow` nor `deny` it is removed. Dispatches CHANNEL_UPDATE. From then
+   * on interactions in that channel carry the member's permissions there.
+   */
+  setChannelOverwrite(guildId: string, channelId: string, overwrite: OverwriteInput): void;
   /**
    * Plays a user running a slash command (or user context menu); resolves when the response is complete:
    * a type-4 reply, a type-5 deferral then an edit of @original (or a first follow-up), or a modal.
@@ -488,6 +503,13 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       if (!member) return;
       guild.members.delete(userId);
       dispatch(GatewayDispatchEvents.GuildMemberRemove, { guild_id: guild.id, user: member.user });
+    },
+    setChannelOverwrite(guildId, channelId, overwrite) {
+      const guild = guildOrThrow(guildId);
+      const channel = guild.channels.get(channelId);
+      if (!channel) throw new Error(`unknown channel ${channelId} in guild ${guildId}`);
+      setOverwrite(channel, overwrite);
+      dispatch(GatewayDispatchEvents.ChannelUpdate, { ...channel, guild_id: guild.id });
     },
     renameGuild(guildId, name) {
       const guild = guildOrThrow(guildId);

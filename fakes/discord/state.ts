@@ -24,6 +24,7 @@ import {
   GuildPremiumTier,
   GuildVerificationLevel,
   Locale,
+  OverwriteType,
   PermissionFlagsBits,
 } from 'discord-api-types/v10';
 import { nextSnowflake } from './snowflake.ts';
@@ -265,12 +266,70 @@ export function highestRole(guild: FakeGuild, member: APIGuildMember): APIRole {
   return highest;
 }
 
-/** Guild-level permissions of a member (no channel overwrites in this fake). */
+/** Guild-level permissions of a member: the owner all; else @everyone's and each role's; Administrator all. */
 export function memberPermissions(guild: FakeGuild, member: APIGuildMember): bigint {
   if (member.user.id === guild.ownerId) return ALL_PERMISSIONS;
   let permissions = BigInt(guild.roles.get(guild.everyoneRoleId)?.permissions ?? '0');
   for (const roleId of member.roles) permissions |= BigInt(guild.roles.get(roleId)?.permissions ?? '0');
   return permissions & PermissionFlagsBits.Administrator ? ALL_PERMISSIONS : permissions;
+}
+
+/**
+ * A member's permissions in a channel, as Discord computes them: the guild-level ones (all of them for
+ * the owner and an Administrator, whom no overwrite restricts), then the channel's @everyone overwrite,
+ * then the overwrites of the member's roles together (every deny, then every allow), then the member's
+ * own overwrite. This is what an interaction's `member.permissions` carries: in an overwrite the Manage
+ * Roles bit means Manage Permissions of that channel.
+ * @see https://discord.com/developers/docs/topics/permissions#permission-overwrites
+ */
+export function channelPermissions(
+  guild: FakeGuild,
+  member: APIGuildMember,
+  channel: Pick<APITextChannel, 'permission_overwrites'>,
+): bigint {
+  const base = memberPermissions(guild, member);
+  if (base & PermissionFlagsBits.Administrator) return ALL_PERMISSIONS;
+  const overwrites = channel.permission_overwrites ?? [];
+  const apply = (permissions: bigint, o: { allow: string; deny: string } | undefined) =>
+    o ? (permissions & ~BigInt(o.deny)) | BigInt(o.allow) : permissions;
+  let permissions = apply(
+    base,
+    overwrites.find((o) => o.type === OverwriteType.Role && o.id === guild.everyoneRoleId),
+  );
+  let roleAllow = 0n;
+  let roleDeny = 0n;
+  for (const o of overwrites) {
+    if (o.type !== OverwriteType.Role || o.id === guild.everyoneRoleId || !member.roles.includes(o.id))
+      continue;
+    roleAllow |= BigInt(o.allow);
+    roleDeny |= BigInt(o.deny);
+  }
+  permissions = (permissions & ~roleDeny) | roleAllow;
+  return apply(
+    permissions,
+    overwrites.find((o) => o.type === OverwriteType.Member && o.id === member.user.id),
+  );
+}
+
+/** A channel permission overwrite as a test gives it (bitfields as bigint). */
+export interface OverwriteInput {
+  /** A role id (the guild's id for @everyone) or a user id. */
+  id: string;
+  type: 'role' | 'member';
+  allow?: bigint;
+  deny?: bigint;
+}
+
+/** Sets (or with neither allow nor deny, removes) one overwrite on a channel, as Edit Channel Permissions does. */
+export function setOverwrite(channel: APITextChannel, input: OverwriteInput): void {
+  const type = input.type === 'role' ? OverwriteType.Role : OverwriteType.Member;
+  const others = (channel.permission_overwrites ?? []).filter((o) => o.id !== input.id);
+  const allow = input.allow ?? 0n;
+  const deny = input.deny ?? 0n;
+  channel.permission_overwrites =
+    allow === 0n && deny === 0n
+      ? others
+      : [...others, { id: input.id, type, allow: allow.toString(), deny: deny.toString() }];
 }
 
 /** The guild as `GET /guilds/{id}` shows it. */

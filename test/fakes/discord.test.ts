@@ -13,7 +13,7 @@ import {
   type Interaction,
   StringSelectMenuBuilder,
 } from 'discord.js';
-import type { RESTPostAPIApplicationCommandsJSONBody } from 'discord-api-types/v10';
+import { PermissionFlagsBits, type RESTPostAPIApplicationCommandsJSONBody } from 'discord-api-types/v10';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { type FakeDiscord, type FakeGuild, startFakeDiscord } from '../../fakes/discord/server.ts';
@@ -55,6 +55,14 @@ async function startBot(
 }
 
 const ALICE = '200000000000000001';
+
+async function waitUntil(condition: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
 
 describe('gateway', () => {
   it('logs a real client in, with the guild, its roles and the bot member cached', async () => {
@@ -338,6 +346,83 @@ describe('interactions', () => {
     });
     await fake.runCommand({ name: 'Show profile', type: 'user', targetId: ALICE, userId: ALICE });
     expect(seen).toEqual(['option:web3bio-bot:true', 'menu:alice:member']);
+  });
+
+  it("carries the member's permissions in the channel, overwrites included; the client caches the overwrites", async () => {
+    const ticket = fake.addGuild({ name: 'Tickets', channelNames: ['general', 'ticket-7'] });
+    fake.addMember(ticket.id, { id: ALICE, username: 'alice' });
+    const [general, ticketChannel] = [...ticket.channels.keys()];
+    if (!general || !ticketChannel) throw new Error('no channels');
+    const seen: string[] = [];
+    const { client } = await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      const where = interaction.channelId === ticketChannel ? 'ticket' : 'general';
+      seen.push(`${where}:${interaction.memberPermissions?.has('ManageRoles')}`);
+      await interaction.reply('ok');
+    });
+    fake.setChannelOverwrite(ticket.id, ticketChannel, {
+      id: ALICE,
+      type: 'member',
+      allow: PermissionFlagsBits.ManageRoles,
+    });
+    const cached = () => client.guilds.cache.get(ticket.id)?.channels.cache.get(ticketChannel);
+    await waitUntil(() => {
+      const channel = cached();
+      return (
+        channel !== undefined &&
+        'permissionOverwrites' in channel &&
+        channel.permissionOverwrites.cache.has(ALICE)
+      );
+    });
+    await fake.runCommand({ name: 'whois', guildId: ticket.id, channelId: general, userId: ALICE });
+    await fake.runCommand({ name: 'whois', guildId: ticket.id, channelId: ticketChannel, userId: ALICE });
+    expect(seen).toEqual(['general:false', 'ticket:true']);
+    const payload = fake.buildCommandInteraction({
+      name: 'whois',
+      guildId: ticket.id,
+      channelId: ticketChannel,
+      userId: ALICE,
+    });
+    expect(BigInt(payload.app_permissions) & PermissionFlagsBits.SendMessages).toBe(
+      PermissionFlagsBits.SendMessages,
+    );
+    // Removed: the channel gives her nothing more than her roles do.
+    fake.setChannelOverwrite(ticket.id, ticketChannel, { id: ALICE, type: 'member' });
+    const again = fake.buildCommandInteraction({
+      name: 'whois',
+      guildId: ticket.id,
+      channelId: ticketChannel,
+      userId: ALICE,
+    });
+    expect(BigInt(again.member?.permissions ?? '0') & PermissionFlagsBits.ManageRoles).toBe(0n);
+  });
+
+  it('passes on a crafted click whose custom_id the message does not carry (the default refuses it)', async () => {
+    const clicked: string[] = [];
+    await startBot(async (interaction) => {
+      if (interaction.isChatInputCommand()) {
+        const button = new ButtonBuilder().setCustomId('real').setLabel('Real').setStyle(ButtonStyle.Primary);
+        await interaction.reply({
+          components: [new ActionRowBuilder<ButtonBuilder>().addComponents(button)],
+        });
+      } else if (interaction.isButton()) {
+        clicked.push(interaction.customId);
+        await interaction.deferUpdate();
+      }
+    });
+    const reply = await fake.runCommand({ name: 'menu', userId: ALICE });
+    if (!reply.message) throw new Error('no reply');
+    await expect(
+      fake.clickComponent({ message: reply.message, customId: 'forged', userId: ALICE }),
+    ).rejects.toThrow(/no component/);
+    await fake.clickComponent({
+      message: reply.message,
+      customId: 'forged',
+      userId: ALICE,
+      crafted: true,
+      until: 'ack',
+    });
+    expect(clicked).toEqual(['forged']);
   });
 
   it('plays commands in a DM', async () => {

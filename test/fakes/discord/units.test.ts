@@ -1,4 +1,4 @@
-import { GatewayIntentBits, PermissionFlagsBits } from 'discord-api-types/v10';
+import { GatewayIntentBits, OverwriteType, PermissionFlagsBits } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
 import { intentAllows } from '../../../fakes/discord/gateway.ts';
 import { computeMentions, type MessageTarget } from '../../../fakes/discord/messages.ts';
@@ -6,6 +6,7 @@ import { RoleEditLimiter, tooManyRequests } from '../../../fakes/discord/rateLim
 import { compareSnowflakes, nextSnowflake } from '../../../fakes/discord/snowflake.ts';
 import {
   ALL_PERMISSIONS,
+  channelPermissions,
   createGuild,
   createState,
   highestRole,
@@ -13,6 +14,7 @@ import {
   makeRole,
   makeUser,
   memberPermissions,
+  setOverwrite,
 } from '../../../fakes/discord/state.ts';
 import { validateMessagePayload } from '../../../fakes/discord/validate.ts';
 
@@ -155,6 +157,59 @@ describe('guild model', () => {
     expect(memberPermissions(guild, makeMember(user, [admin.id]))).toBe(ALL_PERMISSIONS);
     const owner = guild.members.get('900');
     expect(owner && memberPermissions(guild, owner)).toBe(ALL_PERMISSIONS);
+  });
+
+  it('channel permissions: @everyone, then the roles together (denies, then allows), then the member', () => {
+    const { state, guild } = world();
+    const user = makeUser({ id: '5', username: 'u' });
+    state.users.set(user.id, user);
+    const quiet = makeRole({ id: '11' });
+    const loud = makeRole({ id: '12' });
+    guild.roles.set(quiet.id, quiet);
+    guild.roles.set(loud.id, loud);
+    const channel = guild.channels.get(guild.textChannelId);
+    if (!channel) throw new Error('no channel');
+    const { SendMessages: Send, ViewChannel: View, ManageRoles } = PermissionFlagsBits;
+    const member = makeMember(user, [quiet.id, loud.id]);
+    expect(channelPermissions(guild, member, channel)).toBe(memberPermissions(guild, member));
+
+    setOverwrite(channel, { id: guild.everyoneRoleId, type: 'role', deny: Send });
+    expect(channelPermissions(guild, member, channel) & Send).toBe(0n);
+    // One role denies, another allows: the allow wins, whichever comes first.
+    setOverwrite(channel, { id: quiet.id, type: 'role', deny: View });
+    setOverwrite(channel, { id: loud.id, type: 'role', allow: View | Send });
+    expect(channelPermissions(guild, member, channel) & (View | Send)).toBe(View | Send);
+    expect(channelPermissions(guild, makeMember(user, [quiet.id]), channel) & (View | Send)).toBe(0n);
+    // The member's own overwrite comes last; in it, the Manage Roles bit is Manage Permissions.
+    setOverwrite(channel, { id: user.id, type: 'member', allow: ManageRoles, deny: Send });
+    const here = channelPermissions(guild, member, channel);
+    expect(here & (View | Send | ManageRoles)).toBe(View | ManageRoles);
+    expect(memberPermissions(guild, member) & ManageRoles).toBe(0n);
+    expect(channel.permission_overwrites?.find((o) => o.id === user.id)?.type).toBe(OverwriteType.Member);
+
+    // Setting an overwrite again replaces it; neither allow nor deny removes it.
+    setOverwrite(channel, { id: user.id, type: 'member' });
+    expect(channel.permission_overwrites?.map((o) => o.id).sort()).toEqual([
+      guild.everyoneRoleId,
+      '11',
+      '12',
+    ]);
+  });
+
+  it('channel permissions: no overwrite restricts the owner or an Administrator', () => {
+    const { state, guild } = world();
+    const user = makeUser({ id: '5', username: 'u' });
+    state.users.set(user.id, user);
+    const admin = makeRole({ permissions: PermissionFlagsBits.Administrator.toString() });
+    guild.roles.set(admin.id, admin);
+    const channel = guild.channels.get(guild.textChannelId);
+    if (!channel) throw new Error('no channel');
+    setOverwrite(channel, { id: guild.everyoneRoleId, type: 'role', deny: ALL_PERMISSIONS });
+    setOverwrite(channel, { id: user.id, type: 'member', deny: ALL_PERMISSIONS });
+    expect(channelPermissions(guild, makeMember(user, [admin.id]), channel)).toBe(ALL_PERMISSIONS);
+    const owner = guild.members.get('900');
+    expect(owner && channelPermissions(guild, owner, channel)).toBe(ALL_PERMISSIONS);
+    expect(channelPermissions(guild, makeMember(user, []), channel)).toBe(0n);
   });
 
   it('finds the highest role by position, the older role winning a tie', () => {

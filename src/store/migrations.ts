@@ -314,6 +314,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX interaction_handoffs_by_id ON interaction_handoffs (lease_until, id);
     `,
   },
+  {
+    version: 15,
+    name: "guild authority: each server's owner and roles as the gateway side saw them, for web replicas",
+    sql: ({ types: t }) => `
+      CREATE TABLE guild_authority (
+        guild_id TEXT PRIMARY KEY,
+        owner_id TEXT NOT NULL,
+        roles ${t.json} NOT NULL,
+        updated_at ${t.bigint} NOT NULL
+      );
+    `,
+  },
 ];
 
 /**

@@ -2,6 +2,7 @@ import type { SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
 import { createSqlDueChecks } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
+import { createSqlGuildAuthority } from './sqlGuildAuthority.ts';
 import { createSqlHandoffs } from './sqlHandoffs.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
 import { createSqlNonces } from './sqlNonces.ts';
@@ -162,6 +163,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlExemptions(driver, { now, rows: mappers }),
     ...createSqlRoleRules(driver, { now, rows: mappers }),
     ...createSqlDueChecks(driver),
+    ...createSqlGuildAuthority(driver, { now, rows: mappers }),
 
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);

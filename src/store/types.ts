@@ -5,6 +5,7 @@
 import type { CredentialSet } from '../web3bio/types.ts';
 import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
+import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
 import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
@@ -14,6 +15,7 @@ import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
 export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
+export type * from './guildAuthorityTypes.ts';
 export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
 export type * from './roleRuleTypes.ts';
@@ -210,7 +212,8 @@ export interface GatingStore
     ExemptionStore,
     RoleRuleStore,
     DueCheckStore,
-    HandoffStore {
+    HandoffStore,
+    GuildAuthorityStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

@@ -12,15 +12,18 @@ import {
   GUILD_ONLY_CONTEXTS,
   gatingAccess,
   guildNames,
+  invokerOf,
   MANAGE_ROLES_PERMISSION,
 } from '../src/discord/gatingContext.ts';
 import { answerGatingExport } from '../src/discord/gatingExport.ts';
 import { postVerifyPanel } from '../src/discord/verifyPanel.ts';
 import type { GatingService } from '../src/gating/service.ts';
+import type { RecheckResult } from '../src/gating/types.ts';
 import { described } from '../src/i18n/index.ts';
 import {
   type GuildRecheckOutcome,
   renderDisabled,
+  renderGatedRolesRefused,
   renderGuildRecheck,
   renderNotSetUp,
   renderPreview,
@@ -123,8 +126,15 @@ async function recheck({ service, guildId, options, ctx }: Run): Promise<Message
     const sync = await service.members.recheckMember(guildId, userId, cause);
     return renderMemberRecheck(userId, sync, guildNames(ctx, [userId]), ctx.render);
   }
-  const confirmRemovals = options['confirm-removals'] === true;
-  const running = service.guilds.recheckGuild(guildId, { fresh: true, cause, confirmRemovals });
+  let running: Promise<RecheckResult>;
+  if (options['confirm-removals'] === true) {
+    const confirmed = await service.guilds.confirmRemovals(guildId, ctx.userId, cause);
+    if (confirmed.kind === 'refused')
+      return renderGatedRolesRefused('confirmRemovals', confirmed.problems, ctx.render);
+    running = confirmed.run;
+  } else {
+    running = service.guilds.recheckGuild(guildId, { fresh: true, cause });
+  }
   let timer: NodeJS.Timeout | undefined;
   const waited = await Promise.race([
     running.then((summary): GuildRecheckOutcome => ({ kind: 'done', ...summary })),
@@ -159,9 +169,11 @@ async function preview({ service, guildId, ctx }: Run): Promise<MessagePayload> 
 async function panel({ service, guildId, options, ctx }: Run): Promise<MessagePayload> {
   const channelId = idOption(options, 'channel') ?? '';
   const guild = service.cachedGuild(guildId);
-  const result = guild
-    ? await postVerifyPanel(guild, channelId, service.panels, ctx.render)
-    : ({ kind: 'notPostable', channelId } as const);
+  const invoker = invokerOf(ctx);
+  const result =
+    guild && invoker
+      ? await postVerifyPanel(guild, channelId, invoker, service.panels, ctx.render)
+      : ({ kind: 'notPostable', channelId } as const);
   return renderPanelPost(result, guildNames(ctx), ctx.render);
 }
 

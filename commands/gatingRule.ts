@@ -14,18 +14,22 @@ import type {
   OptionSuggester,
 } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
-import { gatingAccess, guildNames } from '../src/discord/gatingContext.ts';
+import { answeringAuthority, gatingAccess, guildNames, invokerOf } from '../src/discord/gatingContext.ts';
+import { holdsRight } from '../src/gating/roles/authority.ts';
 import type { RuleProposal } from '../src/gating/ruleGating.ts';
 import {
   conditionKey,
   conditionOfKey,
+  type RoleRule,
   RULE_KINDS,
   RULE_MATCHES,
   type RuleMatch,
 } from '../src/gating/rules/roleRules.ts';
+import { loadRoleRules } from '../src/gating/rules/ruleReads.ts';
 import type { GatingService } from '../src/gating/service.ts';
 import { described, localizations, t } from '../src/i18n/index.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
+import { type GuildNames, NO_NAMES } from '../src/render/gatingLabels.ts';
 import {
   renderRuleAdd,
   renderRuleCancelled,
@@ -177,13 +181,28 @@ const suggestKinds: OptionSuggester = async (typed, _options, ctx) =>
     .filter(matching(typed))
     .slice(0, MAX_CHOICES);
 
-/** The guild's conditions, by role name, for a moderator only (others are told nothing). */
+/** The guild's role rules: from the service where gating runs, else (a web replica) from the shared store. */
+function rulesOf(ctx: CommandContext, guildId: string): Promise<RoleRule[]> {
+  if (ctx.deps.gating) return ctx.deps.gating.rules.list(guildId);
+  return ctx.deps.sharedGating ? loadRoleRules(ctx.deps.sharedGating, guildId) : Promise.resolve([]);
+}
+
+/**
+ * The guild's conditions, by role name, for a moderator only (others are told nothing). Suggestions
+ * cannot be handed to the gateway worker: a web replica decides from the snapshot the gateway side keeps.
+ */
 const suggestRules: OptionSuggester = async (typed, _options, ctx) => {
-  const access = gatingAccess(ctx, { moderator: true });
-  if (!access.ok) return [];
+  const guildId = ctx.guildId;
+  const invoker = invokerOf(ctx);
+  if (!guildId || !invoker) return [];
   try {
-    const rules = await access.service.rules.list(access.guildId);
-    const names = guildNames(ctx);
+    const authority = await answeringAuthority(ctx);
+    if (!authority || !holdsRight(authority, invoker, 'moderate')) return [];
+    const rules = await rulesOf(ctx, guildId);
+    const names: GuildNames = {
+      ...NO_NAMES,
+      roles: new Map([...authority.roles.values()].map((r) => [r.id, r.name])),
+    };
     return rules
       .flatMap((rule) =>
         rule.conditions.map((c) => ({
@@ -194,7 +213,7 @@ const suggestRules: OptionSuggester = async (typed, _options, ctx) => {
       .filter(matching(typed))
       .slice(0, MAX_CHOICES);
   } catch (error) {
-    ctx.deps.logger.warn({ err: error, guildId: access.guildId }, 'role rule suggestions failed');
+    ctx.deps.logger.warn({ err: error, guildId }, 'role rule suggestions failed');
     return [];
   }
 };

@@ -37,13 +37,6 @@ export function installedGuildId(
   return guildId !== null && guildOwner === guildId ? guildId : null;
 }
 
-/** Whether the member who acted holds `flag` in this channel (false outside servers). */
-export function memberHas(interaction: APIInteraction | undefined, flag: bigint): boolean {
-  const permissions = interaction?.member?.permissions;
-  if (typeof permissions !== 'string' || !/^\d+$/.test(permissions)) return false;
-  return (BigInt(permissions) & flag) === flag;
-}
-
 /**
  * Flatten interaction options into `name -> value`. A subcommand (group) is read as `subcommand`
  * (`group`) and its own options are flattened beside it.

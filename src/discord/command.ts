@@ -19,6 +19,7 @@ import type { GatingService } from '../gating/service.ts';
 import { described, type MessageKey } from '../i18n/index.ts';
 import type { Logger } from '../ops/log.ts';
 import type { MessagePayload, ModalPayload, RenderContext } from '../render/types.ts';
+import type { GatingStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';
 
@@ -37,6 +38,11 @@ export interface BotDeps {
    * `handedToGateway` commands to the gateway worker, which runs gating (interactionHandoff.ts).
    */
   handoff?: { handOver(interaction: APIInteraction): Promise<void> };
+  /**
+   * In a web replica with gating on: what the gateway side keeps in the shared store (each server's owner
+   * and roles, its role rules), for the answers a replica cannot hand over (suggestions).
+   */
+  sharedGating?: Pick<GatingStore, 'getGuildAuthority' | 'listRuleConditions'>;
   /** The identities a member proved (gating or Linked Roles on), suggested first after their own lookups. */
   provenIdentities?: (userId: string, guildId: string | null) => Promise<string[]>;
   /** The recent lookups identity options suggest (autocomplete); none are remembered without it. */

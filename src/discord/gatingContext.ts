@@ -1,6 +1,7 @@
 /**
  * What the gating commands share: the service for this guild (or the message that says why there is
- * none), the run-time Manage Roles check, and the names render shows instead of mentions.
+ * none), who may use them (asked of authority.ts, from the server's roles, never from the interaction's
+ * channel bitfield), and the names render shows instead of mentions.
  */
 
 import {
@@ -8,38 +9,82 @@ import {
   InteractionContextType,
   PermissionFlagsBits,
 } from 'discord-api-types/v10';
+import {
+  authorityOfSnapshot,
+  type GuildAuthority,
+  holdsRight,
+  type MemberRoles,
+  type Right,
+} from '../gating/roles/authority.ts';
+import { guildAuthorityOf } from '../gating/roles/authorityReads.ts';
 import type { GatingService } from '../gating/service.ts';
 import { renderGatingUnavailable, renderGuildOnly, renderNeedsManageRoles } from '../render/gatingGuild.ts';
 import type { GuildNames } from '../render/gatingLabels.ts';
 import type { MessagePayload } from '../render/types.ts';
-import { actingUser, memberHas } from './apiInteraction.ts';
+import { actingUser } from './apiInteraction.ts';
 import type { CommandContext } from './command.ts';
 
 /** Guild only, as `contexts` on the command data. */
 export const GUILD_ONLY_CONTEXTS = [InteractionContextType.Guild];
 /** Gating edits roles in the server: only a server install gives the bot a member to do it with. */
 export const GUILD_INSTALL_ONLY = [ApplicationIntegrationType.GuildInstall];
-/** `default_member_permissions` for moderator commands: Manage Roles, as Discord's string bitfield. */
+/**
+ * `default_member_permissions` for moderator commands: Manage Roles, as Discord's string bitfield. Only
+ * what Discord's client shows by default (a server can change it); the bot checks rights itself.
+ */
 export const MANAGE_ROLES_PERMISSION = PermissionFlagsBits.ManageRoles.toString();
 
 export type GatingAccess =
   | { ok: true; service: GatingService; guildId: string }
   | { ok: false; answer: MessagePayload };
 
-/** The service and guild for a gating command; with `moderator`, also requires Manage Roles now. */
+/**
+ * The service and guild for a gating command; with `moderator`, also requires the member who acted (the
+ * one who clicked, for a button) to hold Manage Roles at server level now.
+ */
 export function gatingAccess(ctx: CommandContext, opts: { moderator?: boolean } = {}): GatingAccess {
   const service = ctx.deps.gating;
   if (!service) return { ok: false, answer: renderGatingUnavailable(ctx.render) };
   if (!ctx.guildId) return { ok: false, answer: renderGuildOnly(ctx.render) };
-  // default_member_permissions can be overridden per server: check the member's permissions again.
-  if (opts.moderator && !hasManageRoles(ctx))
+  if (opts.moderator && !invokerHolds(ctx, 'moderate'))
     return { ok: false, answer: renderNeedsManageRoles(ctx.render) };
   return { ok: true, service, guildId: ctx.guildId };
 }
 
-/** Whether the member who ran the interaction holds Manage Roles (false when unknown). */
-export function hasManageRoles(ctx: CommandContext): boolean {
-  return memberHas(ctx.interaction, PermissionFlagsBits.ManageRoles);
+/**
+ * The member who acted, with the role ids Discord sends in every server interaction (handed-over ones
+ * too): their roles in the server, whatever channel they acted in. Null outside a server.
+ */
+export function invokerOf(ctx: CommandContext): MemberRoles | null {
+  const member = ctx.interaction?.member;
+  const userId = member?.user?.id;
+  if (!member || !userId || !Array.isArray(member.roles)) return null;
+  return { userId, roleIds: member.roles };
+}
+
+/** The server's owner and roles from the gateway cache of the process that runs gating; null elsewhere. */
+export function cachedAuthority(ctx: CommandContext): GuildAuthority | null {
+  const guild = ctx.guildId ? ctx.deps.gating?.cachedGuild(ctx.guildId) : undefined;
+  return guild ? guildAuthorityOf(guild) : null;
+}
+
+/** Whether the member who acted holds `right` in the server, read from the gateway cache (false when unknown). */
+export function invokerHolds(ctx: CommandContext, right: Right): boolean {
+  const authority = cachedAuthority(ctx);
+  const invoker = invokerOf(ctx);
+  return authority !== null && invoker !== null && holdsRight(authority, invoker, right);
+}
+
+/**
+ * The server's authority where this interaction is answered, for what cannot be handed to the gateway
+ * worker (suggestions): the gateway cache where gating runs, else (a web replica) the snapshot the
+ * gateway side keeps in the shared store. Null when neither has the server: decide nothing on it.
+ */
+export async function answeringAuthority(ctx: CommandContext): Promise<GuildAuthority | null> {
+  if (!ctx.guildId) return null;
+  if (ctx.deps.gating) return cachedAuthority(ctx);
+  const stored = await ctx.deps.sharedGating?.getGuildAuthority(ctx.guildId);
+  return stored ? authorityOfSnapshot(stored) : null;
 }
 
 /** The name the member who ran the interaction goes by (for records that must name them). */

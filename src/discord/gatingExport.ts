@@ -1,17 +1,17 @@
 /**
- * `/gating export` in the bot: Manage Server only; names from the guild caches; the files written to a
- * temp folder, opened, and the folder deleted at once (the open handles keep the bytes until sent).
+ * `/gating export` in the bot: Manage Server only (from the member's roles, authority.ts); names from the
+ * guild caches; the files written to a temp folder, opened, and the folder deleted at once (the open
+ * handles keep the bytes until sent).
  */
 import { mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PermissionFlagsBits } from 'discord-api-types/v10';
 import { writeGatingExport } from '../gating/exports/gatingExport.ts';
 import type { GatingService } from '../gating/service.ts';
 import { renderExport, renderExportRefused } from '../render/gatingExport.ts';
 import type { MessageFile, MessagePayload } from '../render/types.ts';
-import { memberHas } from './apiInteraction.ts';
 import type { CommandContext, CommandOptions } from './command.ts';
+import { invokerHolds } from './gatingContext.ts';
 
 export const DEFAULT_EXPORT_DAYS = 30;
 /** Discord's attachment limit for bots without boosts, when the interaction does not say. */
@@ -31,7 +31,7 @@ export async function answerGatingExport(
   ctx: CommandContext,
 ): Promise<MessagePayload> {
   const interaction = ctx.interaction;
-  if (!memberHas(interaction, PermissionFlagsBits.ManageGuild)) return renderExportRefused(ctx.render);
+  if (!invokerHolds(ctx, 'export')) return renderExportRefused(ctx.render);
   const guild = service.cachedGuild(guildId);
   const limit =
     interaction && typeof interaction.attachment_size_limit === 'number'

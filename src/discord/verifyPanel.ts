@@ -5,6 +5,8 @@
  */
 import type { Guild, PermissionsBitField } from 'discord.js';
 import { PermissionFlagsBits, RESTJSONErrorCodes } from 'discord-api-types/v10';
+import { channelPermissions, type MemberRoles } from '../gating/roles/authority.ts';
+import { channelOverwritesOf, guildAuthorityOf } from '../gating/roles/authorityReads.ts';
 import {
   type PanelIds,
   type PanelPermission,
@@ -37,16 +39,30 @@ export function missingPanelPermissions(
   return NEEDED.filter(([, flag]) => !permissions?.has(flag, true)).map(([name]) => name);
 }
 
-/** Post the panel in `channelId`, or edit the one already there; nothing is posted when it cannot be. */
+/** What the member posting the panel must be able to do in its channel by hand. */
+const INVOKER_NEEDS: readonly [PanelPermission, bigint][] = [
+  ['viewChannel', PermissionFlagsBits.ViewChannel],
+  ['sendMessages', PermissionFlagsBits.SendMessages],
+];
+
+/**
+ * Post the panel in `channelId`, or edit the one already there; nothing is posted when it cannot be, or
+ * when `invoker` could not post there by hand (their permissions in the channel, from the server's roles
+ * and the channel's overwrites: authority.ts).
+ */
 export async function postVerifyPanel(
   guild: Guild,
   channelId: string,
+  invoker: MemberRoles,
   panels: VerifyPanelStore,
   render: RenderContext,
 ): Promise<PanelPostResult> {
   const channel =
     guild.channels.cache.get(channelId) ?? (await guild.channels.fetch(channelId).catch(() => null));
   if (!channel?.isTextBased() || !channel.isSendable()) return { kind: 'notPostable', channelId };
+  const theirs = channelPermissions(guildAuthorityOf(guild), invoker, channelOverwritesOf(channel));
+  const lacking = INVOKER_NEEDS.filter(([, flag]) => (theirs & flag) !== flag).map(([name]) => name);
+  if (lacking.length > 0) return { kind: 'invokerCannotPost', channelId, missing: lacking };
   const me = guild.members.me ?? (await guild.members.fetchMe());
   const missing = missingPanelPermissions(channel.permissionsFor(me));
   if (missing.length > 0) return { kind: 'missingPermissions', channelId, missing };

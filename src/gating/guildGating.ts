@@ -8,6 +8,8 @@ import type { GatingStore, GuildSettings } from '../store/types.ts';
 import type { BackgroundTasks } from './rechecks/backgroundTasks.ts';
 import type { GuildRechecks, RecheckGuildOptions } from './rechecks/guildRechecks.ts';
 import type { GuildWalk } from './rechecks/guildWalk.ts';
+import { rolesBeyondMember } from './roles/authority.ts';
+import { guildAuthorityOf, memberRolesOf } from './roles/authorityReads.ts';
 import {
   botCanManageRoles,
   guildOf,
@@ -21,7 +23,14 @@ import type { RoleWorker } from './roles/roleWorker.ts';
 import type { RoleRule } from './rules/roleRules.ts';
 import { loadRoleRules } from './rules/ruleReads.ts';
 import type { RoleDiff } from './rules/rules.ts';
-import type { GuildPreview, GuildStatus, RecheckResult, SetupInput } from './types.ts';
+import type {
+  ConfirmRemovalsResult,
+  DisableResult,
+  GuildPreview,
+  GuildStatus,
+  RecheckResult,
+  SetupInput,
+} from './types.ts';
 
 const PREVIEW_SAMPLE = 10;
 
@@ -94,16 +103,54 @@ export class GuildGating {
     return { settings, problems: [] };
   }
 
-  /** Turn gating off in a guild (roles stay as they are); false when it was never set up. */
-  async disable(guildId: string, actorId: string): Promise<boolean> {
+  /**
+   * Turn gating off in a guild (roles stay as they are). It decides who keeps the gated roles from now
+   * on, so it takes the rights `/gating setup` takes over every one of them.
+   */
+  async disable(guildId: string, actorId: string): Promise<DisableResult> {
     const settings = await this.#store.getGuildSettings(guildId);
-    if (!settings) return false;
+    if (!settings) return { kind: 'not_set_up' };
+    if (!settings.enabled) return { kind: 'already_off' };
+    const problems = await this.gatedRolesBeyond(guildId, actorId, settings);
+    if (problems.length > 0) return { kind: 'refused', problems };
     const { lastFullSyncAt: _sync, updatedAt: _updated, ...input } = settings;
     await this.#store.saveGuildSettings(
       { ...input, enabled: false },
       { userId: actorId, reason: 'gating disabled' },
     );
-    return true;
+    return { kind: 'disabled' };
+  }
+
+  /**
+   * A moderator's whole-guild re-check that releases held removals: it takes gated roles away, so it
+   * takes the rights `/gating setup` takes over every gated role; refused, nothing runs.
+   */
+  async confirmRemovals(guildId: string, actorId: string, cause: string): Promise<ConfirmRemovalsResult> {
+    const problems = await this.gatedRolesBeyond(guildId, actorId);
+    if (problems.length > 0) return { kind: 'refused', problems };
+    return {
+      kind: 'running',
+      run: this.recheckGuild(guildId, { fresh: true, cause, confirmRemovals: true }),
+    };
+  }
+
+  /**
+   * The gated roles (human, spam, risky and every role rule's) the actor could not grant or take by hand,
+   * read now from the server's roles and the actor's (see authority.ts); none for the owner or an
+   * Administrator, and none when gating was never set up.
+   */
+  async gatedRolesBeyond(guildId: string, actorId: string, known?: GuildSettings): Promise<RoleProblem[]> {
+    const settings = known ?? (await this.#store.getGuildSettings(guildId));
+    if (!settings) return [];
+    const guild = await guildOf(this.#discord, guildId);
+    if (!guild) throw new Error('the bot is not in this server');
+    const ruleRoles = (await loadRoleRules(this.#store, guildId)).map((r) => r.roleId);
+    const gated = [settings.humanRoleId, settings.spamRoleId, settings.riskyRoleId, ...ruleRoles].filter(
+      (id) => id !== null,
+    );
+    const member = await memberOf(guild, actorId);
+    const actor = member ? memberRolesOf(member) : { userId: actorId, roleIds: [] };
+    return rolesBeyondMember(guildAuthorityOf(guild), actor, gated);
   }
 
   /** The guild's gating settings, if it was ever set up. */

@@ -74,6 +74,16 @@ export interface MemberReport {
   blockedRoleIds: string[];
 }
 
+/**
+ * Switching gating off, or releasing held removals, refused: the gated roles the invoker could not grant
+ * or take by hand (`above_invoker`, each named). Nothing changed.
+ */
+export type GatedRolesRefusal = { kind: 'refused'; problems: RoleProblem[] };
+/** `/gating disable`: off now, already off, never set up, or refused. */
+export type DisableResult = { kind: 'disabled' | 'already_off' | 'not_set_up' } | GatedRolesRefusal;
+/** `/gating recheck confirm-removals:true`: the re-check running, or refused before it started. */
+export type ConfirmRemovalsResult = { kind: 'running'; run: Promise<RecheckResult> } | GatedRolesRefusal;
+
 export interface GuildPreview {
   members: number;
   addCount: number;

@@ -4,7 +4,7 @@
  */
 import type { APIEmbedField } from 'discord-api-types/v10';
 import type { RoleProblem } from '../gating/roles/hierarchy.ts';
-import type { GuildPreview, GuildStatus, RecheckResult } from '../gating/types.ts';
+import type { DisableResult, GuildPreview, GuildStatus, RecheckResult } from '../gating/types.ts';
 import { type MessageKey, t } from '../i18n/index.ts';
 import type { GuildSettings } from '../store/types.ts';
 import { DISCORD_LIMITS, discordTime, escapeLine, escapeText, truncate } from '../text/safety.ts';
@@ -21,7 +21,7 @@ import {
   roleLabel,
   roleList,
 } from './gatingLabels.ts';
-import { roleProblemText } from './gatingNotices.ts';
+import { roleBeyondText, roleProblemText } from './gatingNotices.ts';
 import { unboundLinksField } from './signing.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
@@ -128,25 +128,41 @@ export function renderRules(
   );
 }
 
-/** `/gating disable`. */
-export function renderDisabled(changed: boolean, ctx: RenderContext): MessagePayload {
-  return changed
-    ? plain(
-        embed(
-          t(ctx.locale, 'gating.disable.title'),
-          t(ctx.locale, 'gating.disable.description'),
-          COLORS.neutral,
-        ),
-        ctx,
-      )
-    : plain(
-        embed(
-          t(ctx.locale, 'gating.disable.alreadyTitle'),
-          t(ctx.locale, 'gating.disable.nothing'),
-          COLORS.neutral,
-        ),
+/** `/gating disable`: off now, already off (or never set up), or refused with each role beyond the invoker. */
+export function renderDisabled(result: DisableResult, ctx: RenderContext): MessagePayload {
+  const { locale } = ctx;
+  switch (result.kind) {
+    case 'disabled':
+      return notice(ctx, 'gating.disable.title', 'gating.disable.description', COLORS.neutral);
+    case 'refused':
+      return renderGatedRolesRefused('disable', result.problems, ctx);
+    default:
+      return plain(
+        embed(t(locale, 'gating.disable.alreadyTitle'), t(locale, 'gating.disable.nothing'), COLORS.neutral),
         ctx,
       );
+  }
+}
+
+/**
+ * Switching gating off, or releasing held removals, refused: the invoker could not grant or take these
+ * gated roles by hand, each named on a line. Nothing changed.
+ */
+export function renderGatedRolesRefused(
+  action: 'disable' | 'confirmRemovals',
+  problems: readonly RoleProblem[],
+  ctx: RenderContext,
+): MessagePayload {
+  const { locale } = ctx;
+  const [title, intro] =
+    action === 'disable'
+      ? (['gating.disable.refusedTitle', 'gating.disable.refused'] as const)
+      : (['gating.recheck.confirmRefusedTitle', 'gating.recheck.confirmRefused'] as const);
+  const lines = problems.map(
+    (p) => `⚠️ ${escapeText(truncate(roleBeyondText(p, locale), REASON_MAX)).replace(/\n+/g, ' ')}`,
+  );
+  const description = `${t(locale, intro)}\n${joinLinesWithin(lines, LIST_MAX * 3)}`;
+  return plain(embed(t(locale, title), description, COLORS.warning), ctx);
 }
 
 export type GuildRecheckOutcome =

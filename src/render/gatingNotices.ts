@@ -46,6 +46,11 @@ export function roleProblemText(p: RoleProblem, locale: string = DEFAULT_LOCALE)
   }
 }
 
+/** A gated role the member could not grant or take by hand (rights over roles, authority.ts), named. */
+export function roleBeyondText(p: RoleProblem, locale: string = DEFAULT_LOCALE): string {
+  return t(locale, 'gating.authority.roleAbove', { name: quoted(p.roleName, locale) });
+}
+
 function refusalText(r: RoleRefusal, locale: string): string {
   if (r.problem === 'missing_permissions') {
     return r.roleName === null

@@ -15,7 +15,10 @@ export type PanelPermission = 'viewChannel' | 'sendMessages' | 'embedLinks';
 
 export type PanelPostResult =
   | { kind: 'posted' | 'updated'; channelId: string }
+  /** The bot lacks these in the channel. */
   | { kind: 'missingPermissions'; channelId: string; missing: readonly PanelPermission[] }
+  /** The member who asked could not post in the channel by hand: they lack these there. */
+  | { kind: 'invokerCannotPost'; channelId: string; missing: readonly PanelPermission[] }
   | { kind: 'notPostable'; channelId: string };
 
 /** The custom ids the panel's controls carry (built by the caller: render knows no routing). */
@@ -102,14 +105,19 @@ export function renderPanelPost(
         ),
         ctx,
       );
-    case 'missingPermissions': {
+    case 'missingPermissions':
+    case 'invokerCannotPost': {
       const permissions = result.missing
         .map((p) => `**${t(locale, `gating.panel.permission.${p}`)}**`)
         .join(t(locale, 'gating.list.separator'));
+      const key =
+        result.kind === 'missingPermissions'
+          ? 'gating.panel.missingPermissions'
+          : 'gating.panel.invokerMissing';
       return plain(
         embed(
           t(locale, 'gating.panel.failedTitle'),
-          t(locale, 'gating.panel.missingPermissions', { channel, permissions }),
+          t(locale, key, { channel, permissions }),
           COLORS.warning,
         ),
         ctx,

@@ -739,10 +739,11 @@ describe('setup', () => {
   });
 
   it('disable keeps the settings but switches gating off', async () => {
-    expect(await service.guilds.disable(guild.id, guild.ownerId)).toBe(false);
+    expect(await service.guilds.disable(guild.id, guild.ownerId)).toEqual({ kind: 'not_set_up' });
     await setUp();
-    expect(await service.guilds.disable(guild.id, guild.ownerId)).toBe(true);
+    expect(await service.guilds.disable(guild.id, guild.ownerId)).toEqual({ kind: 'disabled' });
     expect(await service.guilds.getSettings(guild.id)).toMatchObject({ enabled: false, humanRoleId: human });
+    expect(await service.guilds.disable(guild.id, guild.ownerId)).toEqual({ kind: 'already_off' });
     expect(await service.guilds.recheckGuild(guild.id)).toEqual({
       pendingRemovals: 0,
       heldRemovals: 0,

@@ -5,6 +5,7 @@ import type { GuildPreview, GuildStatus, MemberReport } from '../../src/gating/t
 import { registerCatalog } from '../../src/i18n/index.ts';
 import {
   renderDisabled,
+  renderGatedRolesRefused,
   renderGuildRecheck,
   renderNeedsManageRoles,
   renderPreview,
@@ -446,8 +447,27 @@ describe('setup, rules and disable', () => {
   });
 
   it('tells whether disable changed anything', () => {
-    expect(checked(renderDisabled(true, ctx())).embeds[0]?.title).toBe('Role gating turned off');
-    expect(checked(renderDisabled(false, ctx())).embeds[0]?.title).toBe('Role gating was already off');
+    expect(checked(renderDisabled({ kind: 'disabled' }, ctx())).embeds[0]?.title).toBe(
+      'Role gating turned off',
+    );
+    for (const kind of ['already_off', 'not_set_up'] as const)
+      expect(checked(renderDisabled({ kind }, ctx())).embeds[0]?.title).toBe('Role gating was already off');
+  });
+
+  it('a refused disable or confirm-removals names every role beyond the invoker, inert', () => {
+    const beyond: RoleProblem[] = [
+      { roleId: SPAM, roleName: 'Spam', problem: 'above_invoker' },
+      { roleId: RISKY, roleName: HOSTILE, problem: 'above_invoker' },
+    ];
+    const off = checked(renderDisabled({ kind: 'refused', problems: beyond }, ctx()));
+    expect(off.embeds[0]?.title).toBe('🔒 Role gating stays on');
+    expect(visibleText(off)).toContain('Nothing was changed');
+    expect(visibleText(off)).toContain('“Spam” is at or above your highest role');
+    const held = checked(renderGatedRolesRefused('confirmRemovals', beyond, ctx()));
+    expect(held.embeds[0]?.title).toBe('🔒 Removals still held');
+    expect(visibleText(held)).toContain('The removals stay held');
+    expect(visibleText(held)).toContain('“Spam” is at or above your highest role');
+    expect(visibleText(held)).not.toContain('@everyone');
   });
 });
 
@@ -652,7 +672,8 @@ describe(`in a pseudo-locale whose every message is 40% longer (${PSEUDO})`, () 
       renderSetupResult({ settings: null, problems: [problem] }, hostileNames, long),
       renderSetupResult({ settings: settings(), problems: [] }, hostileNames, long),
       renderRules(settings({ riskyRoleId: RISKY }), hostileNames, long),
-      renderDisabled(true, long),
+      renderDisabled({ kind: 'disabled' }, long),
+      renderDisabled({ kind: 'refused', problems: [{ ...problem, problem: 'above_invoker' }] }, long),
       renderNeedsManageRoles(long),
       renderUnverified(2, HOSTILE, long),
     ]) {

@@ -78,6 +78,7 @@ describe("the admin's answer", () => {
         channelId: CHANNEL,
         missing: ['viewChannel', 'sendMessages', 'embedLinks'],
       },
+      { kind: 'invokerCannotPost', channelId: CHANNEL, missing: ['viewChannel', 'sendMessages'] },
     ] as const) {
       const payload = renderPanelPost(result, names(HOSTILE), ctx({ locale }));
       assertWithinDiscordLimits(payload);
@@ -94,6 +95,20 @@ describe("the admin's answer", () => {
     );
     expect(text).toContain('**#welcome**');
     expect(text).toContain('**Send Messages**, **Embed Links**');
+    expect(text).toContain('Nothing was posted');
+  });
+
+  it('tells a moderator who could not post in the channel themselves what they lack there', () => {
+    const text = visibleText(
+      renderPanelPost(
+        { kind: 'invokerCannotPost', channelId: CHANNEL, missing: ['sendMessages'] },
+        names('welcome'),
+        ctx(),
+      ),
+    );
+    expect(text).toContain('You cannot post in **#welcome** yourself');
+    expect(text).toContain('**Send Messages**');
+    expect(text).not.toContain('I am missing');
     expect(text).toContain('Nothing was posted');
   });
 

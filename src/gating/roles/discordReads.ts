@@ -16,6 +16,8 @@ import type { Logger } from '../../ops/log.ts';
 import type { RoleChange } from '../../store/types.ts';
 import type { RequestLimiter } from '../../web3bio/rateLimiter.ts';
 import type { MemberState } from '../rules/evaluation.ts';
+import { handOutRights } from './authority.ts';
+import { guildAuthorityOf, memberRolesOf } from './authorityReads.ts';
 import { type InvokerRights, type RoleInfo, type RoleProblem, roleProblems } from './hierarchy.ts';
 
 /** @see https://discord.com/developers/docs/topics/opcodes-and-status-codes#json-json-error-codes */
@@ -179,8 +181,7 @@ export function botCanManageRoles(guild: Guild): boolean {
 /** What a member may hand out by hand: owners and administrators anything, others below their highest role. */
 export function invokerRights(guild: Guild, member: GuildMember | null): InvokerRights {
   if (!member) return { bypass: false, highestPosition: 0 };
-  const bypass = guild.ownerId === member.id || member.permissions.has(PermissionFlagsBits.Administrator);
-  return { bypass, highestPosition: member.roles.highest.position };
+  return handOutRights(guildAuthorityOf(guild), memberRolesOf(member));
 }
 
 /** A role as the hierarchy checks see it, from the gateway cache; undefined when the guild has none. */

@@ -84,6 +84,23 @@ export function interactionName(interaction: APIInteraction): { command?: string
   }
 }
 
+/**
+ * Whether a message carries a component with this custom id, anywhere in it: action rows, Components V2
+ * containers and sections (their accessories). Discord documents no check that a clicked id is on the
+ * clicked message, so a modified client can send any id with a click on any message it sees.
+ * @see https://discord.com/developers/docs/components/reference
+ */
+export function carriesCustomId(message: { components?: readonly unknown[] }, customId: string): boolean {
+  const visit = (node: unknown): boolean => {
+    if (typeof node !== 'object' || node === null) return false;
+    const c = node as { custom_id?: unknown; components?: unknown; accessory?: unknown; component?: unknown };
+    if (c.custom_id === customId) return true;
+    if (Array.isArray(c.components) && c.components.some(visit)) return true;
+    return visit(c.accessory) || visit(c.component);
+  };
+  return (message.components ?? []).some(visit);
+}
+
 /** A submitted modal's text inputs by custom id (in action rows, or in labels). */
 export function modalFields(components: readonly unknown[]): Record<string, string> {
   const fields: Record<string, string> = {};

@@ -16,6 +16,7 @@ import type { MessagePayload, RenderContext } from '../render/types.ts';
 import { outcomeLogger, withinDeferWindow } from './answerTiming.ts';
 import {
   actingUser,
+  carriesCustomId,
   focusedOption,
   installedGuildId,
   interactionName,
@@ -234,6 +235,12 @@ export function createRouter(options: {
     base: Record<string, unknown>,
   ): Promise<void> {
     const render = renderContext(localeOf(interaction));
+    // A click names a component of the clicked message, or it is a crafted one: it runs nothing.
+    if (!carriesCustomId(interaction.message, interaction.data.custom_id)) {
+      deps.logger.warn(base, 'click on a component the message does not carry');
+      await answerPrivatelyNow(responder, renderError(new Error('unknown component'), render));
+      return;
+    }
     const found = await routed(interaction, responder, base, render, (command, name) => {
       const opener = command.modalOpeners?.[name];
       if (opener) return { kind: 'modal' as const, opener };
@@ -253,15 +260,17 @@ export function createRouter(options: {
     if (await refusedByCooldown(command, interaction, responder, base, render)) return;
     const values =
       interaction.data.component_type === ComponentType.StringSelect ? interaction.data.values : [];
-    if (route.kind === 'private') {
+    // Only the response to the clicker's own interaction is theirs to replace: never a message the bot
+    // posted for everyone (a panel has no interaction_metadata), nor someone else's.
+    const own = interaction.message.interaction_metadata?.user.id === ctx.userId;
+    if (route.kind === 'update' && !own && command.componentsOwnerOnly) {
+      await answerPrivatelyNow(responder, renderNotYourControls(command.data.name, render.locale));
+      return;
+    }
+    if (route.kind === 'private' || !own) {
       if (handsOver(command, responder))
         await handOver(interaction, responder, () => responder.defer(true), base, render);
       else await answerPrivately(responder, route.handler(args, values, ctx), base, render);
-      return;
-    }
-    const ownerId = interaction.message.interaction_metadata?.user.id;
-    if (command.componentsOwnerOnly && ownerId && ownerId !== ctx.userId) {
-      await answerPrivatelyNow(responder, renderNotYourControls(command.data.name, render.locale));
       return;
     }
     if (handsOver(command, responder)) {

@@ -5,6 +5,7 @@ import { commandsFor } from '../../commands/index.ts';
 import whois from '../../commands/whois.ts';
 import { loadConfig } from '../../src/app/config.ts';
 import {
+  carriesCustomId,
   focusedOption,
   installedGuildId,
   modalFields,
@@ -74,6 +75,40 @@ describe('custom ids', () => {
       handler: 'select',
       expired: true,
     });
+  });
+});
+
+describe('carriesCustomId', () => {
+  it('finds an id in action rows, Components V2 containers, sections and their accessories', () => {
+    const message = {
+      components: [
+        {
+          type: 1,
+          components: [
+            { type: 2, custom_id: 'row|button' },
+            { type: 2, url: 'https://x.test' },
+          ],
+        },
+        {
+          type: 17,
+          components: [
+            { type: 10, content: 'text' },
+            {
+              type: 9,
+              components: [{ type: 10, content: 'a' }],
+              accessory: { type: 2, custom_id: 'section|accessory' },
+            },
+            { type: 1, components: [{ type: 3, custom_id: 'container|select', options: [] }] },
+          ],
+        },
+      ],
+    };
+    for (const id of ['row|button', 'section|accessory', 'container|select'])
+      expect(carriesCustomId(message, id), id).toBe(true);
+    for (const id of ['row', 'whoami|sign|0xdead', '', 'https://x.test'])
+      expect(carriesCustomId(message, id), id).toBe(false);
+    expect(carriesCustomId({}, 'row|button')).toBe(false);
+    expect(carriesCustomId({ components: [null, 'x', { custom_id: 7 }] as unknown[] }, '7')).toBe(false);
   });
 });
 

@@ -104,32 +104,36 @@ export function option(
   return { type, name, value } as APIApplicationCommandInteractionDataOption;
 }
 
-/** Plays `/gating <sub>` by `userId` (default: the guild owner). */
+/** Plays `/gating <sub>` by `userId` (default: the guild owner), in `channelId` (default: the first). */
 export function gatingCommandRun(
   g: GatingHarness,
   sub: string,
   options: APIApplicationCommandInteractionDataOption[] = [],
   userId = g.ownerId,
+  channelId?: string,
 ): Promise<InteractionResult> {
   return g.h.discord.runCommand({
     name: 'gating',
     userId,
+    ...(channelId ? { channelId } : {}),
     options: [{ type: ApplicationCommandOptionType.Subcommand, name: sub, options } as never],
     timeoutMs: 15_000,
   });
 }
 
-/** Plays `/gating <group> <sub>` by `userId` (default: the guild owner). */
+/** Plays `/gating <group> <sub>` by `userId` (default: the guild owner), in `channelId` (default: the first). */
 export function gatingGroupRun(
   g: GatingHarness,
   group: string,
   sub: string,
   options: APIApplicationCommandInteractionDataOption[] = [],
   userId = g.ownerId,
+  channelId?: string,
 ): Promise<InteractionResult> {
   return g.h.discord.runCommand({
     name: 'gating',
     userId,
+    ...(channelId ? { channelId } : {}),
     options: [
       {
         type: ApplicationCommandOptionType.SubcommandGroup,

@@ -102,6 +102,8 @@ async function startGating(input: {
         : {}),
       // The replicas cannot nudge a worker on another machine: it looks often.
       ...(input.worker && !input.shards ? { signedProofInbox: { pollMs: 500 } } : {}),
+      // The replicas have no gateway cache: they read each server's owner and roles from the store.
+      ...(input.worker ? { authoritySnapshots: {} } : {}),
       onRechecked: (event) => countRecheck(input.metrics, event),
       store,
       web3bio: input.web3bio,

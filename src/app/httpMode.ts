@@ -65,7 +65,7 @@ export async function startWebReplica(options: {
           logger,
           web3bio,
           recentLookups,
-          ...(store && config.GATING_ENABLED ? { handoff: handoffQueue(store) } : {}),
+          ...(store && config.GATING_ENABLED ? { handoff: handoffQueue(store), sharedGating: store } : {}),
           ...(store
             ? {
                 provenIdentities: (userId: string, guildId: string | null) =>

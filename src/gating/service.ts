@@ -34,6 +34,7 @@ import { GuildRechecks, type RecheckEvent } from './rechecks/guildRechecks.ts';
 import { GuildWalk } from './rechecks/guildWalk.ts';
 import { IntervalScheduler, type RecheckScheduler } from './rechecks/scheduler.ts';
 import { DEFAULT_AUDIT_RETENTION_MS, type PruneCounts, StoreUpkeep } from './rechecks/storeUpkeep.ts';
+import { AuthoritySnapshots } from './roles/authoritySnapshots.ts';
 import { servesGuild } from './roles/discordReads.ts';
 import { LogChannel } from './roles/logChannel.ts';
 import { MemberGating } from './roles/memberGating.ts';
@@ -84,6 +85,11 @@ export interface GatingServiceOptions {
   onRechecked?: (event: RecheckEvent) => void;
   /** Audit events older than this are deleted. Default 180 days. */
   auditRetentionMs?: number;
+  /**
+   * With web replicas (INTERACTIONS=http): keep each server's owner and roles in the store, where the
+   * replicas read them (authoritySnapshots.ts). `debounceMs`: how long a server's events are gathered.
+   */
+  authoritySnapshots?: { debounceMs?: number };
 }
 
 const STOP_GRACE_MS = 10_000;
@@ -264,6 +270,16 @@ export class GatingService {
       },
       this.#upkeep,
     );
+    if (options.authoritySnapshots) {
+      this.#timers.push(
+        new AuthoritySnapshots({
+          discord,
+          store,
+          logger: logger.child({ module: 'authority-snapshots' }),
+          ...options.authoritySnapshots,
+        }),
+      );
+    }
     this.exemptions = new ExemptionGating({ store, discord });
     this.guilds = new GuildGating({
       store,

@@ -4,13 +4,20 @@
  * runs gating. Gating commands, clicks and modals reach the worker through PostgreSQL, and the role
  * changes they queue are applied by the worker, whichever replica took them.
  */
-import { ApplicationCommandOptionType, InteractionResponseType } from 'discord-api-types/v10';
+import {
+  ApplicationCommandOptionType,
+  InteractionResponseType,
+  PermissionFlagsBits,
+} from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
 import { VERIFY_MODAL_IDS, VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
 import {
+  addGuildRole,
   addIdentity,
+  addMember,
   closeGating,
+  embedOf,
   type GatingHarness,
   gatingCommandRun,
   hasRole,
@@ -24,6 +31,7 @@ import {
 import { ALICE, BOB, callbackTypes, isEphemeral, visibleMessage } from './harness.ts';
 import { createDatabase } from './postgresDatabase.ts';
 import { type Replica, startReplica } from './replicaHarness.ts';
+import { addRule } from './ruleShortcuts.ts';
 
 describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof createDatabase>>;
@@ -34,7 +42,10 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
   beforeAll(async () => {
     db = await createDatabase('http_gating');
     const shared = { INTERACTIONS: 'http', DATABASE_URL: db.url };
-    g = await startGating({ env: { ...shared, PROCESS_ROLE: 'gateway' } });
+    g = await startGating({
+      env: { ...shared, PROCESS_ROLE: 'gateway' },
+      guild: { channelNames: ['general', 'ticket-7'] },
+    });
     const replicaEnv = {
       ...shared,
       PROCESS_ROLE: 'web',
@@ -52,6 +63,27 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
     await closeGating();
     await db?.drop();
   });
+  const handedOver = () => handedOverIn(replicas);
+  const until = untilTrue;
+  /** Rule-removal suggestions for `userId`, typed in `channelId` (answered by whichever replica). */
+  async function ruleSuggestions(userId: string, channelId: string): Promise<{ value: string }[]> {
+    const typed = await g.h.discord.typeInOption({
+      name: 'gating',
+      focused: 'rule',
+      value: '',
+      userId,
+      channelId,
+      options: [
+        {
+          type: ApplicationCommandOptionType.SubcommandGroup,
+          name: 'rule',
+          options: [{ type: ApplicationCommandOptionType.Subcommand, name: 'remove', options: [] }],
+        } as never,
+      ],
+    });
+    expect(callbackTypes(typed)).toEqual([InteractionResponseType.ApplicationCommandAutocompleteResult]);
+    return typed.callbacks[0]?.data.choices ?? [];
+  }
 
   it('/gating setup through a replica: deferred privately in the body, answered by the worker', async () => {
     const message = await setup(g);
@@ -114,7 +146,77 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
     await verifyByRecord(g, 'alice.eth');
     expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
   });
+
+  it('a ticket member with Manage Permissions is refused by the worker; a replica suggests rules from the stored roles', async () => {
+    const ticket = [...g.h.guild.channels.keys()][1] ?? '';
+    const tier = await addGuildRole(g, 'Tier', 4);
+    expect((await addRule(g, tier, 'score', '20')).applied).toContain('score');
+    const mods = await addGuildRole(g, 'Mods', 5, PermissionFlagsBits.ManageRoles);
+    const moderator = await addMember(g, 'moderator', { roles: [mods] });
+    const ticketer = await addMember(g, 'ticketer');
+    g.h.discord.setChannelOverwrite(g.guildId, ticket, {
+      id: ticketer,
+      type: 'member',
+      allow:
+        PermissionFlagsBits.ManageRoles | PermissionFlagsBits.ViewChannel | PermissionFlagsBits.SendMessages,
+    });
+    const payload = g.h.discord.buildCommandInteraction({
+      name: 'gating',
+      userId: ticketer,
+      channelId: ticket,
+    });
+    expect(BigInt(payload.member?.permissions ?? '0') & PermissionFlagsBits.ManageRoles).toBe(
+      PermissionFlagsBits.ManageRoles,
+    );
+
+    // Handed to the worker, which decides from the server's roles: refused, nothing changed.
+    const before = await g.gating.store.getGuildSettings(g.guildId);
+    const handedBefore = handedOver().length;
+    const refused = visibleMessage(await gatingCommandRun(g, 'disable', [], ticketer, ticket));
+    expect(isEphemeral(refused)).toBe(true);
+    expect(embedOf(refused).title).toBe('🔒 Manage Roles needed');
+    expect(handedOver().length).toBe(handedBefore + 1);
+    expect(await g.gating.store.getGuildSettings(g.guildId)).toEqual(before);
+
+    // Suggestions cannot be handed over: each replica answers from the snapshot the worker keeps in the
+    // store (written once ready and after role events), with the member's role ids from the interaction.
+    await until(
+      async () =>
+        (await g.gating.store.getGuildAuthority(g.guildId))?.roles.some((r) => r.id === mods) === true,
+      'the worker to store the Mods role',
+    );
+    const served = lb.served.length;
+    for (let i = 0; i < 2; i++) {
+      expect((await ruleSuggestions(moderator, ticket)).map((c) => c.value)).toEqual([`${tier}:score:20`]);
+      expect(await ruleSuggestions(ticketer, ticket)).toEqual([]);
+    }
+    expect(new Set(lb.served.slice(served))).toEqual(new Set(replicas.map((r) => r.replica.url)));
+    expect(handedOver().length).toBe(handedBefore + 1);
+
+    // A role made a moderator role later reaches the replicas through the store too.
+    const helpers = await addGuildRole(g, 'Helpers', 3, PermissionFlagsBits.ManageRoles);
+    const helper = await addMember(g, 'helper', { roles: [helpers] });
+    await until(
+      async () =>
+        (await g.gating.store.getGuildAuthority(g.guildId))?.roles.some((r) => r.id === helpers) === true,
+      'the worker to store the Helpers role',
+    );
+    expect((await ruleSuggestions(helper, ticket)).map((c) => c.value)).toEqual([`${tier}:score:20`]);
+  });
 });
+
+/** The replicas' log lines saying an interaction went to the worker. */
+function handedOverIn(replicas: Replica[]) {
+  return replicas.flatMap((r) => r.logs).filter((l) => l.msg === 'interaction handed to the gateway worker');
+}
+
+async function untilTrue(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
 
 describe('one process with gating over HTTP (PROCESS_ROLE=all)', () => {
   let g: GatingHarness;

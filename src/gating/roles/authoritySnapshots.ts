@@ -1,0 +1,128 @@
+/**
+ * Each server's owner and roles, kept in the shared store for the web replicas (INTERACTIONS=http,
+ * PROCESS_ROLE=web), which have no gateway cache but must decide some things themselves (suggestions
+ * cannot be handed to the gateway worker). The gateway process writes a snapshot of every server it
+ * serves once ready, and again after guild and role events (gathered per server for `debounceMs`, so a
+ * burst of role edits is one write); it forgets a server the bot left. A replica with no snapshot decides
+ * nothing (authority.ts): the safe side.
+ */
+import { type Client, Events, type Guild, type Role } from 'discord.js';
+import type { Logger } from '../../ops/log.ts';
+import type { GatingStore } from '../../store/types.ts';
+import { guildAuthorityOf } from './authorityReads.ts';
+
+/** How long a server's events are gathered before its snapshot is written. */
+export const AUTHORITY_WRITE_DEBOUNCE_MS = 1_000;
+
+export interface AuthoritySnapshotsOptions {
+  discord: Client;
+  store: Pick<GatingStore, 'saveGuildAuthority' | 'deleteGuildAuthority'>;
+  logger: Logger;
+  debounceMs?: number;
+}
+
+/** Writes the servers' authority snapshots while started. */
+export class AuthoritySnapshots {
+  readonly #o: AuthoritySnapshotsOptions & { debounceMs: number };
+  /** Servers with a write waiting for its timer. */
+  readonly #pending = new Map<string, NodeJS.Timeout>();
+  /** Each server's last write (or delete), so one server's writes land in order. */
+  readonly #writes = new Map<string, Promise<void>>();
+  #unlisten: (() => void) | null = null;
+
+  constructor(options: AuthoritySnapshotsOptions) {
+    this.#o = { debounceMs: AUTHORITY_WRITE_DEBOUNCE_MS, ...options };
+  }
+
+  /** Listen to guild and role events, and write every server the client has now (one after another). */
+  start(): void {
+    if (this.#unlisten) return;
+    const { discord } = this.#o;
+    const guildChanged = (guild: Guild) => this.#schedule(guild.id);
+    const roleChanged = (role: Role) => this.#schedule(role.guild.id);
+    const guildUpdated = (_old: Guild, guild: Guild) => this.#schedule(guild.id);
+    const roleUpdated = (_old: Role, role: Role) => this.#schedule(role.guild.id);
+    const left = (guild: Guild) => this.#forget(guild.id);
+    discord.on(Events.GuildCreate, guildChanged);
+    discord.on(Events.GuildAvailable, guildChanged);
+    discord.on(Events.GuildUpdate, guildUpdated);
+    discord.on(Events.GuildRoleCreate, roleChanged);
+    discord.on(Events.GuildRoleUpdate, roleUpdated);
+    discord.on(Events.GuildRoleDelete, roleChanged);
+    discord.on(Events.GuildDelete, left);
+    this.#unlisten = () => {
+      discord.off(Events.GuildCreate, guildChanged);
+      discord.off(Events.GuildAvailable, guildChanged);
+      discord.off(Events.GuildUpdate, guildUpdated);
+      discord.off(Events.GuildRoleCreate, roleChanged);
+      discord.off(Events.GuildRoleUpdate, roleUpdated);
+      discord.off(Events.GuildRoleDelete, roleChanged);
+      discord.off(Events.GuildDelete, left);
+    };
+    void this.#writeAll([...discord.guilds.cache.keys()]);
+  }
+
+  /** Stop listening; writes waiting for their timer are dropped (the next start writes every server). */
+  async stop(): Promise<void> {
+    this.#unlisten?.();
+    this.#unlisten = null;
+    for (const timer of this.#pending.values()) clearTimeout(timer);
+    this.#pending.clear();
+    await this.idle();
+  }
+
+  /** Resolves once every write begun so far has landed (or failed). */
+  async idle(): Promise<void> {
+    while (this.#writes.size > 0) await Promise.allSettled([...this.#writes.values()]);
+  }
+
+  async #writeAll(guildIds: readonly string[]): Promise<void> {
+    for (const guildId of guildIds) {
+      if (!this.#unlisten) return;
+      await this.#enqueue(guildId, () => this.#write(guildId));
+    }
+  }
+
+  #schedule(guildId: string): void {
+    if (!this.#unlisten || this.#pending.has(guildId)) return;
+    const timer = setTimeout(() => {
+      this.#pending.delete(guildId);
+      void this.#enqueue(guildId, () => this.#write(guildId));
+    }, this.#o.debounceMs);
+    timer.unref();
+    this.#pending.set(guildId, timer);
+  }
+
+  #forget(guildId: string): void {
+    clearTimeout(this.#pending.get(guildId));
+    this.#pending.delete(guildId);
+    void this.#enqueue(guildId, async () => {
+      await this.#o.store.deleteGuildAuthority(guildId);
+    });
+  }
+
+  /** Runs `work` after the server's previous write; never rejects (a failure is logged). */
+  #enqueue(guildId: string, work: () => Promise<void>): Promise<void> {
+    const previous = this.#writes.get(guildId) ?? Promise.resolve();
+    const next = previous.then(work).catch((error: unknown) => {
+      this.#o.logger.warn({ err: error, guildId }, 'could not store the server’s roles for the web replicas');
+    });
+    this.#writes.set(guildId, next);
+    void next.finally(() => {
+      if (this.#writes.get(guildId) === next) this.#writes.delete(guildId);
+    });
+    return next;
+  }
+
+  /** The server as the client has it now (it left: nothing to write). */
+  async #write(guildId: string): Promise<void> {
+    const guild = this.#o.discord.guilds.cache.get(guildId);
+    if (!guild?.available) return;
+    const authority = guildAuthorityOf(guild);
+    await this.#o.store.saveGuildAuthority({
+      guildId,
+      ownerId: authority.ownerId,
+      roles: [...authority.roles.values()],
+    });
+  }
+}

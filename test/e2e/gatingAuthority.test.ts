@@ -27,6 +27,7 @@ import {
   hasRole,
   option,
   seen,
+  setOverwrite,
   setup,
   startGating,
   verifyByRecord,
@@ -64,19 +65,11 @@ async function world(): Promise<World> {
   const mods = await addGuildRole(g, 'Mods', 5, ManageRoles | ManageGuild);
   const moderator = await addMember(g, 'moderator', { roles: [mods] });
   const ticketer = await addMember(g, 'ticketer');
-  g.h.discord.setChannelOverwrite(g.guildId, ticket, {
+  await setOverwrite(g, ticket, {
     id: ticketer,
     type: 'member',
     allow: ManageRoles | ViewChannel | SendMessages,
   });
-  await waitFor(() => {
-    const channel = g.h.bot.client.guilds.cache.get(g.guildId)?.channels.cache.get(ticket);
-    return (
-      channel !== undefined &&
-      'permissionOverwrites' in channel &&
-      channel.permissionOverwrites.cache.has(ticketer)
-    );
-  }, 'the overwrite to reach the client');
   addIdentity(g, 'alice.eth', { discordHandle: 'alice', human: true });
   await verifyByRecord(g, 'alice.eth');
   expect(hasRole(g, ALICE, g.humanRoleId)).toBe(true);
@@ -310,25 +303,8 @@ describe('posting the verify panel', () => {
     const mods = await addGuildRole(g, 'Mods', 5, ManageRoles);
     const moderator = await addMember(g, 'moderator', { roles: [mods] });
     // Only the bot's role may post in announcements; members read it.
-    g.h.discord.setChannelOverwrite(g.guildId, announcements, {
-      id: g.guildId,
-      type: 'role',
-      deny: SendMessages,
-    });
-    const botRole = g.h.guild.botRoleId;
-    g.h.discord.setChannelOverwrite(g.guildId, announcements, {
-      id: botRole,
-      type: 'role',
-      allow: SendMessages,
-    });
-    await waitFor(() => {
-      const channel = g.h.bot.client.guilds.cache.get(g.guildId)?.channels.cache.get(announcements);
-      return (
-        channel !== undefined &&
-        'permissionOverwrites' in channel &&
-        channel.permissionOverwrites.cache.has(botRole)
-      );
-    }, 'the overwrites to reach the client');
+    await setOverwrite(g, announcements, { id: g.guildId, type: 'role', deny: SendMessages });
+    await setOverwrite(g, announcements, { id: g.h.guild.botRoleId, type: 'role', allow: SendMessages });
     const panels = (channelId: string) =>
       [...g.h.discord.state.messages.values()].filter(
         (m) =>

@@ -15,7 +15,7 @@ import type {
 } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { memberJoined } from '../../fakes/discord/client.ts';
-import type { FakeMessage, InteractionResult } from '../../fakes/discord/server.ts';
+import type { FakeMessage, InteractionResult, OverwriteInput } from '../../fakes/discord/server.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
 import type { BotGating } from '../../src/app/bot.ts';
 import { assertWithinDiscordLimits, visibleText } from '../render/limits.ts';
@@ -323,4 +323,22 @@ export async function addGuildRole(
     `the ${name} role to reach the client`,
   );
   return role.id;
+}
+
+/** Sets a permission overwrite on a channel (as an admin would), once the bot's client has seen it. */
+export async function setOverwrite(
+  g: GatingHarness,
+  channelId: string,
+  overwrite: OverwriteInput,
+): Promise<void> {
+  g.h.discord.setChannelOverwrite(g.guildId, channelId, overwrite);
+  const wanted = JSON.stringify([overwrite.allow ?? 0n, overwrite.deny ?? 0n].map(String));
+  await waitFor(() => {
+    const channel = g.h.bot.client.guilds.cache.get(g.guildId)?.channels.cache.get(channelId);
+    const cached =
+      channel && 'permissionOverwrites' in channel
+        ? channel.permissionOverwrites.cache.get(overwrite.id)
+        : undefined;
+    return JSON.stringify([cached?.allow.bitfield ?? 0n, cached?.deny.bitfield ?? 0n].map(String)) === wanted;
+  }, 'the overwrite to reach the client');
 }

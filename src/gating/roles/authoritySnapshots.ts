@@ -6,7 +6,7 @@
  * burst of role edits is one write); it forgets a server the bot left. A replica with no snapshot decides
  * nothing (authority.ts): the safe side.
  */
-import { type Client, Events, type Guild, type Role } from 'discord.js';
+import { type Client, type ClientEvents, Events } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore } from '../../store/types.ts';
 import { guildAuthorityOf } from './authorityReads.ts';
@@ -38,26 +38,20 @@ export class AuthoritySnapshots {
   start(): void {
     if (this.#unlisten) return;
     const { discord } = this.#o;
-    const guildChanged = (guild: Guild) => this.#schedule(guild.id);
-    const roleChanged = (role: Role) => this.#schedule(role.guild.id);
-    const guildUpdated = (_old: Guild, guild: Guild) => this.#schedule(guild.id);
-    const roleUpdated = (_old: Role, role: Role) => this.#schedule(role.guild.id);
-    const left = (guild: Guild) => this.#forget(guild.id);
-    discord.on(Events.GuildCreate, guildChanged);
-    discord.on(Events.GuildAvailable, guildChanged);
-    discord.on(Events.GuildUpdate, guildUpdated);
-    discord.on(Events.GuildRoleCreate, roleChanged);
-    discord.on(Events.GuildRoleUpdate, roleUpdated);
-    discord.on(Events.GuildRoleDelete, roleChanged);
-    discord.on(Events.GuildDelete, left);
+    const offs: (() => void)[] = [];
+    const on = <E extends keyof ClientEvents>(event: E, listener: (...args: ClientEvents[E]) => void) => {
+      discord.on(event, listener);
+      offs.push(() => discord.off(event, listener));
+    };
+    on(Events.GuildCreate, (guild) => this.#schedule(guild.id));
+    on(Events.GuildAvailable, (guild) => this.#schedule(guild.id));
+    on(Events.GuildUpdate, (_old, guild) => this.#schedule(guild.id));
+    on(Events.GuildRoleCreate, (role) => this.#schedule(role.guild.id));
+    on(Events.GuildRoleUpdate, (_old, role) => this.#schedule(role.guild.id));
+    on(Events.GuildRoleDelete, (role) => this.#schedule(role.guild.id));
+    on(Events.GuildDelete, (guild) => this.#forget(guild.id));
     this.#unlisten = () => {
-      discord.off(Events.GuildCreate, guildChanged);
-      discord.off(Events.GuildAvailable, guildChanged);
-      discord.off(Events.GuildUpdate, guildUpdated);
-      discord.off(Events.GuildRoleCreate, roleChanged);
-      discord.off(Events.GuildRoleUpdate, roleUpdated);
-      discord.off(Events.GuildRoleDelete, roleChanged);
-      discord.off(Events.GuildDelete, left);
+      for (const off of offs) off();
     };
     void this.#writeAll([...discord.guilds.cache.keys()]);
   }

@@ -3,7 +3,7 @@
  * timeout) is an error of the one operation that was using it, never of the process, and some operations
  * can safely run again. pg-pool listens for errors only on idle clients: it removes its listener from a
  * client it hands out (`_acquireClient` in pg-pool), so a checked-out client whose connection ends emits
- * an `'error'` nobody handles and Node exits. `checkOut` listens for as long as the client is out.
+ * an `'error'` nobody handles and Node exits. `watchConnections` gives every client a listener of its own.
  * @see https://www.postgresql.org/docs/current/errcodes-appendix.html (class 08, 57P01-57P03)
  */
 import type pg from 'pg';
@@ -51,34 +51,47 @@ export function readsOnly(sql: string): boolean {
   return /^\s*SELECT\b/i.test(sql) && !/\bFOR\s+(UPDATE|SHARE|NO\s+KEY|KEY)\b/i.test(sql);
 }
 
-/** A client checked out of the pool, with an error listener for as long as it is out. */
+/**
+ * Every client of `pool` gets an error listener of its own as it connects (the pool's `'connect'` event),
+ * which it keeps while idle and while checked out, recording what broke it. A listener attached after
+ * `pool.connect()` resolves would come too late for a new connection: the server's termination can arrive
+ * in the same read as the connection's ready message, and pg parses both in one tick, before that promise
+ * settles. Returns what a client reported, if anything. Idle clients' errors also reach the pool, which
+ * drops them (the `'error'` listener here keeps that from crashing the process too).
+ */
+export function watchConnections(pool: Pick<pg.Pool, 'on'>): (client: pg.PoolClient) => Error | undefined {
+  const faults = new WeakMap<pg.PoolClient, Error>();
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', (error) => {
+      if (!faults.has(client)) faults.set(client, error);
+    });
+  });
+  return (client) => faults.get(client);
+}
+
+/** A client checked out of the pool. */
 export interface CheckedOut {
   readonly client: pg.PoolClient;
-  /** The error the connection reported while out (it dropped), if any. */
+  /** The error the connection reported (it dropped), if any. */
   fault(): Error | undefined;
-  /**
-   * Hand the client back: with an error (given, or the one it reported), the pool destroys it instead of
-   * keeping it. The listener goes after the pool's own is back, so no error is ever unheard.
-   */
+  /** Hand the client back: with an error (given, or the one it reported) the pool destroys it. */
   release(error?: Error): void;
 }
 
-export async function checkOut(pool: Pick<pg.Pool, 'connect'>): Promise<CheckedOut> {
+export async function checkOut(
+  pool: Pick<pg.Pool, 'connect'>,
+  faultOf: (client: pg.PoolClient) => Error | undefined,
+): Promise<CheckedOut> {
   const client = await pool.connect();
-  let fault: Error | undefined;
-  const onError = (error: Error) => {
-    fault ??= error;
-  };
-  client.on('error', onError);
   let released = false;
   return {
     client,
-    fault: () => fault,
+    fault: () => faultOf(client),
     release(error) {
       if (released) return;
       released = true;
-      client.release(error ?? fault);
-      client.off('error', onError);
+      client.release(error ?? faultOf(client));
     },
   };
 }

@@ -8,6 +8,7 @@ import {
   isConnectionFault,
   neverSent,
   readsOnly,
+  watchConnections,
 } from './postgresFaults.ts';
 import {
   type Dialect,
@@ -79,11 +80,12 @@ const RETRY_STEP_MS = 25;
  * Any other error (a constraint, a syntax error) reaches the caller at once, as before.
  */
 export function createPostgresDriver(pool: pg.Pool): SqlDriver {
+  const faultOf = watchConnections(pool);
   async function statement(sql: string, params: readonly SqlParam[]): Promise<Row[]> {
     for (let attempt = 1; ; attempt += 1) {
       let out: CheckedOut | undefined;
       try {
-        out = await checkOut(pool);
+        out = await checkOut(pool, faultOf);
         const result = await out.client.query(sql, storable(params));
         out.release();
         return result.rows as Row[];
@@ -108,7 +110,7 @@ export function createPostgresDriver(pool: pg.Pool): SqlDriver {
         let out: CheckedOut | undefined;
         let commitSent = false;
         try {
-          out = await checkOut(pool);
+          out = await checkOut(pool, faultOf);
           await out.client.query('BEGIN');
           const result = await fn(executor(out.client));
           commitSent = true;
@@ -154,12 +156,10 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     max: opts.maxConnections ?? 10,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  // An idle client's error (e.g. a server restart) must not crash the process; the pool replaces it. A
-  // checked-out client's error is the operation's (checkOut).
-  pool.on('error', () => undefined);
+  // Before any connection: every client gets its error listener as it connects (watchConnections).
+  const driver = createPostgresDriver(pool);
   try {
-    if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    const driver = createPostgresDriver(pool);
+    if (schema) await driver.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await runMigrations(driver, (opts.now ?? Date.now)());
     return createSqlStore(driver, opts);
   } catch (error) {

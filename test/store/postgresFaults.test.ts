@@ -69,7 +69,7 @@ function scriptedPool(script: (sql: string, attempt: number) => Step) {
   const log: string[] = [];
   const released: (Error | undefined)[] = [];
   let attempt = 0;
-  const pool = {
+  const pool = Object.assign(new EventEmitter(), {
     async connect() {
       attempt += 1;
       const tryNumber = attempt;
@@ -88,15 +88,12 @@ function scriptedPool(script: (sql: string, attempt: number) => Step) {
         if (step.fail) throw Object.assign(new Error(step.fail), { code: '23505' });
         return { rows: step.rows ?? [] };
       };
-      client.release = (error?: Error) => {
-        released.push(error);
-        // What pg-pool does with a client handed back: its own listener.
-        client.on('error', () => {});
-      };
+      client.release = (error?: Error) => released.push(error);
+      pool.emit('connect', client);
       return client;
     },
     end: async () => {},
-  };
+  });
   return { driver: createPostgresDriver(pool as unknown as pg.Pool), log, released };
 }
 
@@ -161,7 +158,7 @@ describe('the retry rule', () => {
 
   it('a statement whose connection could not be had runs again', async () => {
     let connects = 0;
-    const pool = {
+    const pool = Object.assign(new EventEmitter(), {
       async connect() {
         connects += 1;
         if (connects === 1)
@@ -172,7 +169,7 @@ describe('the retry rule', () => {
         return client;
       },
       end: async () => {},
-    };
+    });
     const driver = createPostgresDriver(pool as unknown as pg.Pool);
     expect(await driver.query("INSERT INTO t VALUES ('x') RETURNING true AS ok")).toEqual([{ ok: true }]);
     expect(connects).toBe(2);

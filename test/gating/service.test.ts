@@ -76,6 +76,22 @@ async function setUp(over: { logChannelId?: string | null; spamRoleId?: string |
   return result;
 }
 
+/** A signing link made for `userId` and just used (what the signing page hands to completeSignature). */
+function usedNonce(userId: string, identity: string, address: string, fill: string) {
+  return {
+    nonce: fill.repeat(32),
+    guildId: guild.id,
+    userId,
+    identity,
+    address,
+    expiresAt: Date.now() + 60_000,
+    usedAt: Date.now(),
+    userName: 'second',
+    guildName: null,
+    failedAttempts: 0,
+  };
+}
+
 /** A member proven by record, holding the human role, with the queue drained. */
 async function verifiedMember(username: string) {
   const identity = addEnsIdentity(fakes, uniqueName(username), { discordHandle: username });
@@ -792,18 +808,7 @@ describe('the roles a proof decides are durable', () => {
       ),
     );
     const second = await addMember(fakes, guild, 'gus-alt');
-    const record = {
-      nonce: 'e'.repeat(32),
-      guildId: guild.id,
-      userId: second,
-      identity: identity.name,
-      address,
-      expiresAt: Date.now() + 60_000,
-      usedAt: Date.now(),
-      userName: 'second',
-      guildName: null,
-      failedAttempts: 0,
-    };
+    const record = usedNonce(second, identity.name, address, 'e');
     expect(await faulty.verification.completeSignature({ record, address: signer.address })).toEqual({
       ok: true,
     });
@@ -947,18 +952,7 @@ describe('members and links', () => {
     const first = await addMember(fakes, guild, 'cat');
     await service.verification.verify(guild.id, { id: first, username: 'cat' }, identity.name);
     const second = await addMember(fakes, guild, 'cat-alt');
-    const record = {
-      nonce: 'f'.repeat(32),
-      guildId: guild.id,
-      userId: second,
-      identity: identity.name,
-      address,
-      expiresAt: Date.now() + 60_000,
-      usedAt: Date.now(),
-      userName: 'second',
-      guildName: null,
-      failedAttempts: 0,
-    };
+    const record = usedNonce(second, identity.name, address, 'f');
     await service.verification.completeSignature({ record, address: signer.address });
     await service.idle(guild.id);
     expect(await store.getIdentityLinks(guild.id, identity.name)).toEqual([

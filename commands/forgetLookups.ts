@@ -1,3 +1,4 @@
+import { NOTHING_FORGOTTEN } from '../src/cache/recentLookups.ts';
 import { type Command, USER_INSTALLABLE } from '../src/discord/command.ts';
 import { described } from '../src/i18n/index.ts';
 import { renderForgottenLookups } from '../src/render/recentLookups.ts';
@@ -10,7 +11,7 @@ export default {
   },
   ephemeral: true,
   async answer(_options, ctx) {
-    const forgotten = (await ctx.deps.recentLookups?.forgetUser(ctx.userId)) ?? { lookups: 0, servers: 0 };
+    const forgotten = (await ctx.deps.recentLookups?.forgetUser(ctx.userId)) ?? NOTHING_FORGOTTEN;
     return renderForgottenLookups(forgotten, ctx.render.locale);
   },
 } satisfies Command;

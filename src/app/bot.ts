@@ -8,6 +8,7 @@ import {
 import type { APIInteraction } from 'discord-api-types/v10';
 import { commandsFor } from '../../commands/index.ts';
 import { createRecentLookups } from '../cache/index.ts';
+import type { RecentLookups } from '../cache/recentLookups.ts';
 import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
 import { HandoffInbox } from '../discord/interactionHandoff.ts';
@@ -112,6 +113,7 @@ async function startGating(input: {
       siwe,
       noticeText: gatingNoticeText,
       recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
+      dueCheckMs: config.GATING_DUE_CHECK_SECONDS * 1_000,
       confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
       auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     });
@@ -181,6 +183,11 @@ export async function startBot(options: {
   shards?: ShardSlice;
   /** discord.js's own caches instead of the bot's (the guild-scale benchmark's baseline); default 'lean'. */
   discordCaches?: CachePolicy;
+  /**
+   * The recent lookups autocomplete reads (closed by `stop`); default from config (Redis with REDIS_URL,
+   * else this process's memory). A shard process without Redis gets one that forgets in every process.
+   */
+  recentLookups?: RecentLookups;
 }): Promise<Bot> {
   const { config, logger, web3bio } = options;
   const metrics = options.metrics ?? createMetrics();
@@ -213,7 +220,9 @@ export async function startBot(options: {
           metrics,
         })
       : undefined;
-  const recentLookups = createRecentLookups({ redisUrl: config.REDIS_URL, redisPrefix: config.REDIS_PREFIX });
+  const recentLookups =
+    options.recentLookups ??
+    createRecentLookups({ redisUrl: config.REDIS_URL, redisPrefix: config.REDIS_PREFIX });
   const deps: BotDeps = {
     config,
     logger,

@@ -2,12 +2,14 @@
  * `npm start` for a process with a gateway connection: the bot (one process, or a shard process), or the
  * shard manager with SHARD_COUNT. run.ts imports this only then, so a web replica never loads discord.js.
  */
+
+import { MemoryRecentLookups } from '../cache/recentLookups.ts';
 import { startHeartbeat } from '../ops/heartbeat.ts';
 import type { Logger } from '../ops/log.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import { startBot } from './bot.ts';
 import type { Config } from './config.ts';
-import { joinShardManager, shardProcessSlice, startShardManager } from './sharding.ts';
+import { joinShardManager, ShardRecentLookups, shardProcessSlice, startShardManager } from './sharding.ts';
 import { createWeb3BioFromConfig } from './wiring.ts';
 
 /** Starts the process's part and returns how to stop it; `shutdown` is called when the shard manager is gone. */
@@ -36,18 +38,22 @@ export async function startGatewayProcess(
       await web3bio.close();
     };
   }
+  // Without Redis each shard process keeps its own lists: /forget-lookups clears them in all (sharding.ts).
+  const lookups =
+    shardProcess && !config.REDIS_URL ? new ShardRecentLookups(new MemoryRecentLookups()) : undefined;
   const bot = await startBot({
     config,
     logger: log,
     web3bio,
     metrics,
     ...(shardProcess ? { shards: shardProcess.shards } : {}),
+    ...(lookups ? { recentLookups: lookups } : {}),
   });
   const stopHeartbeat = shardProcess
     ? () => {}
     : await startHeartbeat(config.DATA_DIR, () => bot.client.isReady());
   if (shardProcess) {
-    joinShardManager(bot, log);
+    joinShardManager(bot, log, lookups);
     // The manager is gone (its IPC channel closed): stop rather than run unmanaged.
     process.once('disconnect', () => shutdown('manager gone'));
   }

@@ -9,10 +9,16 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { REST, Routes } from 'discord.js';
+import { type Client, REST, Routes } from 'discord.js';
 import type { RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
 import { ClusterClient, ClusterManager, getInfo } from 'discord-hybrid-sharding';
 import { AggregatorRegistry, type MetricObjectWithValues, type MetricValue } from 'prom-client';
+import {
+  type ForgottenLookups,
+  type LookupToRemember,
+  NOTHING_FORGOTTEN,
+  type RecentLookups,
+} from '../cache/recentLookups.ts';
 import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
@@ -23,8 +29,22 @@ import { recordGatewayPings } from './botMetrics.ts';
 import type { Config } from './config.ts';
 import { startWebTier, type WebTier } from './webTier.ts';
 
-/** The IPC messages between the manager and its shard processes. */
-type ShardMessage = { kind: 'metrics' } | { kind: 'signed-proof'; guildId: string };
+/**
+ * The IPC messages between the manager and its shard processes. `forget-lookups`: a shard process asks
+ * the manager to forget a member's recent lookups everywhere; `forget-lookups-here`: the manager asks each
+ * shard process to forget them in its own memory.
+ */
+type ShardMessage =
+  | { kind: 'metrics' }
+  | { kind: 'signed-proof'; guildId: string }
+  | { kind: 'forget-lookups'; userId: string }
+  | { kind: 'forget-lookups-here'; userId: string };
+
+/** A shard process's answer to `forget-lookups-here`, and the manager's to `forget-lookups`. */
+type ForgetAnswer = { forgotten: ForgottenLookups } | { unreached: number };
+
+/** How long the manager waits for each shard process to forget, and a shard process for the manager. */
+const FORGET_TIMEOUT_MS = 5_000;
 
 /** In a process the shard manager spawned: its number and shards; undefined in a plain `npm start`. */
 export function shardProcessSlice(
@@ -105,6 +125,13 @@ export async function startShardManager(o: {
     });
   });
   logger.info({ shards: count, shardsPerProcess: perProcess, processes }, 'starting shards');
+  manager.on('clientRequest', (raw) => {
+    const message = raw as unknown as ShardMessage & { reply(answer: object): Promise<void> };
+    if (message.kind !== 'forget-lookups') return;
+    forgetInEveryProcess(manager, message.userId)
+      .then((answer) => message.reply(answer))
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not answer a forget-lookups request'));
+  });
 
   const http = await startManagerHttp({ ...o, manager, processes });
   manager
@@ -179,6 +206,88 @@ async function summedMetrics(manager: ClusterManager, metrics: BotMetrics): Prom
   return AggregatorRegistry.aggregate(all).metrics();
 }
 
+/**
+ * Every ready shard process forgets the member's lookups in its memory; their counts summed. A process not
+ * ready (starting, respawning) has taken no interaction since it started, so it holds nothing of theirs;
+ * a ready one that does not answer makes the whole answer `unreached`.
+ */
+async function forgetInEveryProcess(manager: ClusterManager, userId: string): Promise<ForgetAnswer> {
+  const request: ShardMessage = { kind: 'forget-lookups-here', userId };
+  const answers = await Promise.all(
+    [...manager.clusters.values()]
+      .filter((cluster) => cluster.ready)
+      .map((cluster) =>
+        (cluster.request({ ...request, options: { timeout: FORGET_TIMEOUT_MS } }) as Promise<ForgetAnswer>)
+          .then((answer) => ('forgotten' in answer ? answer.forgotten : null))
+          .catch(() => null),
+      ),
+  );
+  const unreached = answers.filter((a) => a === null).length;
+  if (unreached > 0) return { unreached };
+  return {
+    forgotten: answers.reduce<ForgottenLookups>(
+      (sum, a) => ({
+        lookups: sum.lookups + (a?.lookups ?? 0),
+        publicLookups: sum.publicLookups + (a?.publicLookups ?? 0),
+        servers: sum.servers + (a?.servers ?? 0),
+      }),
+      NOTHING_FORGOTTEN,
+    ),
+  };
+}
+
+/**
+ * The recent lookups of a shard process without Redis: kept in its own memory (each process has the
+ * lookups made through its shards), and forgotten in every shard process at once, through the manager.
+ */
+export class ShardRecentLookups implements RecentLookups {
+  readonly #local: RecentLookups;
+  #cluster: ClusterClient<Client> | null = null;
+
+  constructor(local: RecentLookups) {
+    this.#local = local;
+  }
+
+  /** From now on, forget through the manager (joinShardManager). */
+  join(cluster: ClusterClient<Client>): void {
+    this.#cluster = cluster;
+  }
+
+  remember(lookup: LookupToRemember): Promise<void> {
+    return this.#local.remember(lookup);
+  }
+
+  ofUser(userId: string): Promise<string[]> {
+    return this.#local.ofUser(userId);
+  }
+
+  ofGuild(guildId: string): Promise<string[]> {
+    return this.#local.ofGuild(guildId);
+  }
+
+  /** In every shard process; rejects when one that is running did not confirm. */
+  async forgetUser(userId: string): Promise<ForgottenLookups> {
+    if (!this.#cluster) return this.#local.forgetUser(userId);
+    const request: ShardMessage = { kind: 'forget-lookups', userId };
+    const answer = (await this.#cluster.request({
+      ...request,
+      options: { timeout: FORGET_TIMEOUT_MS * 2 },
+    })) as ForgetAnswer;
+    if ('unreached' in answer)
+      throw new Error(`${answer.unreached} shard process(es) did not confirm forgetting the lookups`);
+    return answer.forgotten;
+  }
+
+  /** This process's own lists only (the manager's `forget-lookups-here`). */
+  forgetHere(userId: string): Promise<ForgottenLookups> {
+    return this.#local.forgetUser(userId);
+  }
+
+  close(): Promise<void> {
+    return this.#local.close();
+  }
+}
+
 /** SIGTERM to every shard process (each drains and stops), SIGKILL to those still running after `graceMs`. */
 async function stopShardProcesses(manager: ClusterManager, graceMs: number): Promise<void> {
   const children = [...manager.clusters.values()]
@@ -196,14 +305,21 @@ async function stopShardProcesses(manager: ClusterManager, graceMs: number): Pro
 
 /**
  * In a shard process: tell the manager when the bot is ready, answer its metrics requests (with fresh
- * gateway pings), and look for signed proofs when it says one is waiting.
+ * gateway pings), look for signed proofs when it says one is waiting, and (without Redis) forget a
+ * member's recent lookups here when it asks, and everywhere through it (`lookups`).
  */
-export function joinShardManager(bot: Bot, logger: Logger): void {
+export function joinShardManager(bot: Bot, logger: Logger, lookups?: ShardRecentLookups): void {
   const cluster = new ClusterClient(bot.client);
+  lookups?.join(cluster);
   cluster.on('message', (raw) => {
     const message = raw as ShardMessage & { reply?(answer: object): Promise<void> };
     if (message.kind === 'signed-proof') bot.gating?.service.nudgeSignedProofs();
-    else if (message.kind === 'metrics' && message.reply) {
+    else if (message.kind === 'forget-lookups-here' && message.reply) {
+      const answered = (answer: ForgetAnswer) => message.reply?.(answer);
+      (lookups ? lookups.forgetHere(message.userId) : Promise.resolve(NOTHING_FORGOTTEN))
+        .then((forgotten) => answered({ forgotten }))
+        .catch((error: unknown) => logger.warn({ err: error }, 'could not forget lookups here'));
+    } else if (message.kind === 'metrics' && message.reply) {
       recordGatewayPings(bot.client, bot.metrics);
       bot.metrics.registry
         .getMetricsAsJSON()

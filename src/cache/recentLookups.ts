@@ -8,7 +8,10 @@ import { growingLru } from './growingLru.ts';
 /** One successful lookup to remember. */
 export interface LookupToRemember {
   userId: string;
-  /** The server it was made in; null in a DM or a private channel. */
+  /**
+   * The server it was made in, when that server installed the bot; null in a DM, a private channel, or a
+   * server reached only through the member's own install (its other members are never offered it).
+   */
   guildId: string | null;
   /** The normalised identity. */
   identity: string;
@@ -20,9 +23,13 @@ export interface LookupToRemember {
 export interface ForgottenLookups {
   /** Identities removed from the member's own list. */
   lookups: number;
+  /** The member's public lookups taken out of server lists (suggested to the other members until then). */
+  publicLookups: number;
   /** Servers whose list the member's public lookups were taken out of. */
   servers: number;
 }
+
+export const NOTHING_FORGOTTEN: ForgottenLookups = { lookups: 0, publicLookups: 0, servers: 0 };
 
 export interface RecentLookups {
   remember(lookup: LookupToRemember): Promise<void>;
@@ -31,8 +38,8 @@ export interface RecentLookups {
   /** The server's recent public lookups, most recent first, without repeats. */
   ofGuild(guildId: string): Promise<string[]>;
   /**
-   * Clear the member's own list, and take their public lookups out of the lists of the servers named in
-   * it (lookups that already fell off the member's list stay in server lists until they age out).
+   * Clear the member's own list, and take every public lookup of theirs out of every server's list,
+   * however long ago it fell off their own list.
    */
   forgetUser(userId: string): Promise<ForgottenLookups>;
   close(): Promise<void>;
@@ -60,8 +67,8 @@ export const DEFAULT_RECENT_LOOKUPS_LIMITS: RecentLookupsLimits = {
 };
 
 /**
- * A member's entry names the server its public copy went to ('' when none), so `forgetUser` can take it
- * out again; a server's entry names the member. Both are JSON so a shared store keeps them as strings.
+ * A member's entry names the server its public copy went to ('' when none); a server's entry names the
+ * member, so `forgetUser` can take out all of theirs. Both are JSON so a shared store keeps them as strings.
  */
 export type UserEntry = [identity: string, guildId: string];
 export type GuildEntry = [identity: string, userId: string];
@@ -95,17 +102,19 @@ export function identitiesOf(entries: readonly string[]): string[] {
   return [...seen];
 }
 
-/** The servers a member's entries sent a public copy to, with the copies to take out of each. */
-export function publicCopies(userId: string, entries: readonly string[]): Map<string, string[]> {
-  const byGuild = new Map<string, string[]>();
+/** The servers a member's own entries sent a public copy to. */
+export function guildsNamed(entries: readonly string[]): Set<string> {
+  const guilds = new Set<string>();
   for (const text of entries) {
-    const entry = decodeEntry(text);
-    if (!entry || entry[1] === '') continue;
-    const copies = byGuild.get(entry[1]) ?? [];
-    copies.push(encodeEntry([entry[0], userId]));
-    byGuild.set(entry[1], copies);
+    const guildId = decodeEntry(text)?.[1];
+    if (guildId) guilds.add(guildId);
   }
-  return byGuild;
+  return guilds;
+}
+
+/** The member a server's entry names, or undefined for junk. */
+export function memberOf(guildEntry: string): string | undefined {
+  return decodeEntry(guildEntry)?.[1];
 }
 
 /** The entries `remember` writes: the member's, and the server's unless the lookup was private or in a DM. */
@@ -117,24 +126,41 @@ export function entriesOf(lookup: LookupToRemember): { user: string; guild: stri
   };
 }
 
-/** In this process's memory, bounded by `limits` (LRU over members and over servers). */
+/**
+ * In this process's memory, bounded by `limits` (LRU over members and over servers). Beside the lists, an
+ * index of the servers whose lists hold each member's public lookups, kept in step with those lists (a
+ * write, a trim, an eviction or an expiry updates it), so `forgetUser` finds every copy and the index
+ * never holds more than the lists do.
+ */
 export class MemoryRecentLookups implements RecentLookups {
   readonly #limits: RecentLookupsLimits;
   readonly #users: LRUCache<string, string[]>;
   readonly #guilds: LRUCache<string, string[]>;
+  /** Member -> the servers whose lists hold at least one public lookup of theirs. */
+  readonly #sharedTo = new Map<string, Set<string>>();
 
   constructor(limits: Partial<RecentLookupsLimits> = {}) {
     this.#limits = { ...DEFAULT_RECENT_LOOKUPS_LIMITS, ...limits };
     const ttl = this.#limits.ttlMs;
     this.#users = growingLru({ maxEntries: this.#limits.users, ttl });
-    this.#guilds = growingLru({ maxEntries: this.#limits.guilds, ttl });
+    this.#guilds = growingLru({
+      maxEntries: this.#limits.guilds,
+      ttl,
+      // A list replaced by `set` is accounted for by the writer; one evicted, expired or deleted is gone.
+      noDisposeOnSet: true,
+      dispose: (list, guildId) => this.#untrack(guildId, list, []),
+    });
   }
 
   async remember(lookup: LookupToRemember): Promise<void> {
     const { user, guild } = entriesOf(lookup);
     pushFront(this.#users, lookup.userId, user, this.#limits.perUser);
-    if (guild !== undefined && lookup.guildId !== null)
-      pushFront(this.#guilds, lookup.guildId, guild, this.#limits.perGuild);
+    if (guild === undefined || lookup.guildId === null) return;
+    const dropped = pushFront(this.#guilds, lookup.guildId, guild, this.#limits.perGuild);
+    const servers = this.#sharedTo.get(lookup.userId) ?? new Set<string>();
+    servers.add(lookup.guildId);
+    this.#sharedTo.set(lookup.userId, servers);
+    this.#untrack(lookup.guildId, dropped, this.#guilds.peek(lookup.guildId) ?? []);
   }
 
   async ofUser(userId: string): Promise<string[]> {
@@ -146,31 +172,54 @@ export class MemoryRecentLookups implements RecentLookups {
   }
 
   async forgetUser(userId: string): Promise<ForgottenLookups> {
-    const entries = this.#users.get(userId) ?? [];
+    const own = this.#users.get(userId) ?? [];
     this.#users.delete(userId);
-    const copies = publicCopies(userId, entries);
-    for (const [guildId, remove] of copies) {
-      const list = this.#guilds.get(guildId, { updateAgeOnGet: false });
-      if (list)
-        this.#guilds.set(
-          guildId,
-          list.filter((entry) => !remove.includes(entry)),
-        );
+    let publicLookups = 0;
+    let servers = 0;
+    for (const guildId of [...(this.#sharedTo.get(userId) ?? [])]) {
+      const list = this.#guilds.get(guildId, { updateAgeOnGet: false }) ?? [];
+      const kept = list.filter((entry) => memberOf(entry) !== userId);
+      if (kept.length === list.length) continue;
+      publicLookups += list.length - kept.length;
+      servers += 1;
+      if (kept.length === 0) this.#guilds.delete(guildId);
+      else this.#guilds.set(guildId, kept, { noUpdateTTL: true });
     }
-    return { lookups: identitiesOf(entries).length, servers: copies.size };
+    this.#sharedTo.delete(userId);
+    return { lookups: identitiesOf(own).length, publicLookups, servers };
   }
 
   async close(): Promise<void> {
     this.#users.clear();
     this.#guilds.clear();
+    this.#sharedTo.clear();
+  }
+
+  /** `removed` left the server's list: their members no longer have a copy there unless `kept` has one. */
+  #untrack(guildId: string, removed: readonly string[], kept: readonly string[]): void {
+    if (removed.length === 0) return;
+    const still = new Set(kept.map(memberOf));
+    for (const entry of removed) {
+      const userId = memberOf(entry);
+      if (userId === undefined || still.has(userId)) continue;
+      const servers = this.#sharedTo.get(userId);
+      servers?.delete(guildId);
+      if (servers?.size === 0) this.#sharedTo.delete(userId);
+    }
   }
 }
 
-/** Put `entry` first in `key`'s list (moving it if there), keeping at most `max`. */
-function pushFront(lists: LRUCache<string, string[]>, key: string, entry: string, max: number): void {
+/**
+ * Put `entry` first in `key`'s list (moving it if there), keeping at most `max`; returns the entries the
+ * cap pushed out.
+ */
+function pushFront(lists: LRUCache<string, string[]>, key: string, entry: string, max: number): string[] {
   // Read as written: its age starts again. Already first (the same lookup again), nothing else changes.
   const list = lists.get(key, WRITTEN) ?? [];
-  if (list[0] !== entry) lists.set(key, [entry, ...list.filter((e) => e !== entry)].slice(0, max));
+  if (list[0] === entry) return [];
+  const moved = [entry, ...list.filter((e) => e !== entry)];
+  lists.set(key, moved.slice(0, max));
+  return moved.slice(max);
 }
 
 const WRITTEN = { updateAgeOnGet: true } as const;

@@ -3,9 +3,9 @@ import {
   DEFAULT_RECENT_LOOKUPS_LIMITS,
   entriesOf,
   type ForgottenLookups,
+  guildsNamed,
   identitiesOf,
   type LookupToRemember,
-  publicCopies,
   type RecentLookups,
   type RecentLookupsLimits,
 } from './recentLookups.ts';
@@ -19,32 +19,88 @@ export interface RedisRecentLookupsOptions {
   /** Prepended to every key. Default `web3bio:`. */
   prefix?: string;
   limits?: Partial<Pick<RecentLookupsLimits, 'perUser' | 'perGuild' | 'ttlMs'>>;
+  /** The clock the server lists' entries are stamped with (tests move it). Default Date.now. */
+  now?: () => number;
 }
 
 /**
- * The lists in Redis, shared by every process: `{prefix}recent:user:{id}` and `{prefix}recent:guild:{id}`,
- * each capped with LTRIM and expiring `ttlMs` after its last write. Errors reach the caller, which
- * decides (autocomplete answers without the lists; a lookup is answered anyway).
+ * One transaction (a script runs alone in Redis): the member's own list is read and deleted, and every
+ * entry naming the member is removed from each server's list. KEYS: the member's list, the member's set of
+ * servers, then each server's list; ARGV: the member, the oldest score still suggested, then each server's
+ * id (ARGV[i] is the server of KEYS[i]). Returns the member's entries, how many of the removed entries
+ * were still suggested, and from how many servers.
+ */
+const FORGET_SCRIPT = `
+local own = redis.call('LRANGE', KEYS[1], 0, -1)
+redis.call('DEL', KEYS[1])
+local suggested, servers = 0, 0
+for i = 3, #KEYS do
+  local found = false
+  local entries = redis.call('ZRANGE', KEYS[i], 0, -1, 'WITHSCORES')
+  for j = 1, #entries, 2 do
+    local ok, value = pcall(cjson.decode, entries[j])
+    if ok and type(value) == 'table' and value[2] == ARGV[1] then
+      redis.call('ZREM', KEYS[i], entries[j])
+      if tonumber(entries[j + 1]) >= tonumber(ARGV[2]) then
+        suggested = suggested + 1
+        found = true
+      end
+    end
+  end
+  if found then servers = servers + 1 end
+  redis.call('SREM', KEYS[2], ARGV[i])
+end
+return {own, suggested, servers}
+`;
+
+/**
+ * The lists in Redis, shared by every process. A member's own list is `{prefix}recent:user:{id}` (capped
+ * with LTRIM). A server's list is the sorted set `{prefix}recent:guild-lookups:{id}`, scored by when each
+ * entry was written: capped to the most recent `perGuild`, and an entry older than `ttlMs` is no longer
+ * suggested, even while newer lookups keep the set alive. `{prefix}recent:user-guilds:{id}` names every
+ * server a member's public lookups went to, and outlives every one of them that is still suggested (its
+ * expiry is pushed back at each such lookup), so `forgetUser` reaches them all. Every key expires `ttlMs`
+ * after its last write. Errors reach the caller, which decides (autocomplete answers without the lists; a
+ * lookup is answered anyway; /forget-lookups answers with an error).
  */
 export class RedisRecentLookups implements RecentLookups {
   readonly #client: Redis;
   readonly #ownsClient: boolean;
   readonly #prefix: string;
   readonly #limits: Pick<RecentLookupsLimits, 'perUser' | 'perGuild' | 'ttlMs'>;
+  readonly #now: () => number;
+  #lastStamp = 0;
 
   constructor(options: RedisRecentLookupsOptions) {
     this.#client = options.client ?? createRedisClient(options.url);
     this.#ownsClient = options.client === undefined;
     this.#prefix = `${options.prefix ?? DEFAULT_REDIS_PREFIX}recent:`;
     this.#limits = { ...DEFAULT_RECENT_LOOKUPS_LIMITS, ...options.limits };
+    this.#now = options.now ?? Date.now;
   }
 
   async remember(lookup: LookupToRemember): Promise<void> {
     const { user, guild } = entriesOf(lookup);
-    const multi = this.#client.multi();
-    this.#pushFront(multi, this.#userKey(lookup.userId), user, this.#limits.perUser);
-    if (guild !== undefined && lookup.guildId !== null)
-      this.#pushFront(multi, this.#guildKey(lookup.guildId), guild, this.#limits.perGuild);
+    const { perUser, perGuild, ttlMs } = this.#limits;
+    const userKey = this.#userKey(lookup.userId);
+    const multi = this.#client
+      .multi()
+      .lrem(userKey, 0, user)
+      .lpush(userKey, user)
+      .ltrim(userKey, 0, perUser - 1)
+      .pexpire(userKey, ttlMs);
+    if (guild !== undefined && lookup.guildId !== null) {
+      const now = this.#stamp();
+      const guildKey = this.#guildKey(lookup.guildId);
+      const sharedKey = this.#sharedKey(lookup.userId);
+      multi
+        .zadd(guildKey, now, guild)
+        .zremrangebyscore(guildKey, '-inf', `(${now - ttlMs}`)
+        .zremrangebyrank(guildKey, 0, -perGuild - 1)
+        .pexpire(guildKey, ttlMs)
+        .sadd(sharedKey, lookup.guildId)
+        .pexpire(sharedKey, ttlMs);
+    }
     await multi.exec();
   }
 
@@ -53,42 +109,65 @@ export class RedisRecentLookups implements RecentLookups {
   }
 
   async ofGuild(guildId: string): Promise<string[]> {
-    return identitiesOf(await this.#client.lrange(this.#guildKey(guildId), 0, this.#limits.perGuild - 1));
+    const oldest = this.#now() - this.#limits.ttlMs;
+    const entries = await this.#client.zrange(
+      this.#guildKey(guildId),
+      '+inf',
+      String(oldest),
+      'BYSCORE',
+      'REV',
+      'LIMIT',
+      0,
+      this.#limits.perGuild,
+    );
+    return identitiesOf(entries);
   }
 
   async forgetUser(userId: string): Promise<ForgottenLookups> {
-    const key = this.#userKey(userId);
-    const [[, read] = [], [, deleted] = []] =
-      (await this.#client.multi().lrange(key, 0, -1).del(key).exec()) ?? [];
-    const entries = Array.isArray(read) ? (read as string[]) : [];
-    const copies = publicCopies(userId, entries);
-    if (copies.size > 0) {
-      const multi = this.#client.multi();
-      for (const [guildId, remove] of copies) {
-        for (const entry of remove) multi.lrem(this.#guildKey(guildId), 0, entry);
-      }
-      await multi.exec();
-    }
-    return { lookups: deleted === 0 ? 0 : identitiesOf(entries).length, servers: copies.size };
+    const userKey = this.#userKey(userId);
+    const sharedKey = this.#sharedKey(userId);
+    const [[, members] = [], [, own] = []] =
+      (await this.#client.multi().smembers(sharedKey).lrange(userKey, 0, -1).exec()) ?? [];
+    // The member's own entries name servers too (lists written before the set existed).
+    const guilds = [
+      ...new Set([...(Array.isArray(members) ? (members as string[]) : []), ...guildsNamed(strings(own))]),
+    ];
+    const keys = [userKey, sharedKey, ...guilds.map((id) => this.#guildKey(id))];
+    const oldest = this.#now() - this.#limits.ttlMs;
+    const [entries, publicLookups, servers] = (await this.#client.eval(
+      FORGET_SCRIPT,
+      keys.length,
+      ...keys,
+      userId,
+      oldest,
+      ...guilds,
+    )) as [string[], number, number];
+    return { lookups: identitiesOf(entries).length, publicLookups, servers };
   }
 
   async close(): Promise<void> {
     if (this.#ownsClient) await closeRedisClient(this.#client);
   }
 
-  #pushFront(multi: ReturnType<Redis['multi']>, key: string, entry: string, max: number): void {
-    multi
-      .lrem(key, 0, entry)
-      .lpush(key, entry)
-      .ltrim(key, 0, max - 1)
-      .pexpire(key, this.#limits.ttlMs);
+  /** Now, and later than any earlier stamp of this process, so two lookups in one millisecond keep their order. */
+  #stamp(): number {
+    this.#lastStamp = Math.max(this.#now(), this.#lastStamp + 1);
+    return this.#lastStamp;
   }
 
   #userKey(userId: string): string {
     return `${this.#prefix}user:${userId}`;
   }
 
-  #guildKey(guildId: string): string {
-    return `${this.#prefix}guild:${guildId}`;
+  #sharedKey(userId: string): string {
+    return `${this.#prefix}user-guilds:${userId}`;
   }
+
+  #guildKey(guildId: string): string {
+    return `${this.#prefix}guild-lookups:${guildId}`;
+  }
+}
+
+function strings(value: unknown): string[] {
+  return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
 }

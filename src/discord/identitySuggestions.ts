@@ -13,6 +13,11 @@ export const SUGGESTION_SOURCE_DEADLINE_MS = 1_000;
 
 export interface Asker {
   userId: string;
+  /**
+   * The server whose install of the bot the interaction came through (`installedGuildId`), or null: in a
+   * DM, and in a server reached only through the member's own install of the app, whose other members
+   * never see the member's lookups and whose list is never read.
+   */
   guildId: string | null;
 }
 

@@ -143,7 +143,7 @@ export function createRouter(options: {
       if (deferred) await responder.editReply(outcome.payload);
       else await responder.reply(outcome.payload, ephemeral);
       // After the answer, so the write (a Redis round trip with REDIS_URL) never delays it.
-      rememberLookup(deps, command, options, { userId: ctx.userId, guildId: interaction.guild_id ?? null });
+      rememberLookup(deps, command, options, { userId: ctx.userId, guildId: ctx.guildId });
       return;
     }
     const errorPayload = renderError(outcome.error, render);
@@ -347,7 +347,7 @@ export function createRouter(options: {
         : command && identityOptionNames(command).includes(focused.name)
           ? await suggestIdentities(
               deps,
-              { userId: userIdOf(interaction), guildId: interaction.guild_id ?? null },
+              { userId: userIdOf(interaction), guildId: installedGuildId(interaction) },
               focused.value,
             )
           : [];

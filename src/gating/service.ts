@@ -90,6 +90,8 @@ export interface GatingServiceOptions {
    * replicas read them (authoritySnapshots.ts). `debounceMs`: how long a server's events are gathered.
    */
   authoritySnapshots?: { debounceMs?: number };
+  /** How often the due-check pass runs. Default 60 s. */
+  dueCheckMs?: number;
 }
 
 const STOP_GRACE_MS = 10_000;
@@ -114,7 +116,7 @@ export class GatingService {
   readonly linkedRoles: LinkedRoleService | null;
   /** What `PUBLIC_URL/linked-role` needs; undefined when Linked Roles are off. */
   readonly linkedRolePages: LinkedRolePagesSetup | undefined;
-  /** Members too new for the human role, synced again once their due time has passed. */
+  /** Members synced again once their due time has passed (old enough; a proof whose sync failed). */
   readonly dueChecks: DueChecks;
   /** With `signedProofInbox`: look for queued proofs now (the manager said one is waiting). */
   nudgeSignedProofs: () => void = () => {};
@@ -257,7 +259,8 @@ export class GatingService {
       tasks,
       now,
       servesGuild: (guildId) => servesGuild(discord, guildId),
-      sync: (guildId, userId) => members.syncMember(guildId, userId, 'old enough'),
+      sync: (guildId, userId) => members.syncMember(guildId, userId, 'due check'),
+      ...(options.dueCheckMs === undefined ? {} : { intervalMs: options.dueCheckMs }),
     });
     this.#timers.push(
       this.dueChecks,

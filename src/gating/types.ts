@@ -31,6 +31,11 @@ export type VerifyResult =
       blockedRoleIds: string[];
       /** Too new for a role: when it comes. */
       notBefore?: NotBefore;
+      /**
+       * The sync after the proof failed (a database or Discord fault): the roles it decides are not known
+       * yet, and follow from the due check the proof saved (the due-check pass).
+       */
+      rolesLater?: true;
     }
   | { kind: 'challenge'; url: string; expiresAt: number; address: string }
   | { kind: 'refused'; refusal: VerifyRefusal };

@@ -96,7 +96,10 @@ export function renderVerifyResult(
       changes.length > 0 ? `\n${header}\n${changes.join('\n')}` : '',
       blockedNote(blocked, names, locale),
       result.notBefore ? `\n${notBeforeText(result.notBefore, names, locale)}` : '',
-      changes.length === 0 && !result.notBefore ? `\n${t(locale, 'gating.verify.rolesMatch')}` : '',
+      result.rolesLater ? `\n${t(locale, 'gating.verify.rolesLater')}` : '',
+      changes.length === 0 && !result.notBefore && !result.rolesLater
+        ? `\n${t(locale, 'gating.verify.rolesMatch')}`
+        : '',
     ];
     return plain(
       embed(

@@ -4,9 +4,10 @@ import type { MessagePayload } from './types.ts';
 
 /** What /forget-lookups cleared, privately, in the member's `locale`. */
 export function renderForgottenLookups(forgotten: ForgottenLookups, locale: string): MessagePayload {
+  const { lookups, publicLookups, servers } = forgotten;
   const content =
-    forgotten.lookups === 0
+    lookups === 0 && publicLookups === 0
       ? t(locale, 'recent.forgotNone')
-      : t(locale, 'recent.forgot', { lookups: forgotten.lookups, servers: forgotten.servers });
+      : t(locale, 'recent.forgot', { lookups, publicLookups, servers });
   return { content, embeds: [], components: [], allowed_mentions: { parse: [] } };
 }

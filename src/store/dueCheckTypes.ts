@@ -1,9 +1,13 @@
-/** Due checks (`gating_due_checks`, migration 12): when a member too new for the human role is synced again. */
+/**
+ * Due checks (`gating_due_checks`, migration 12): when a member is synced again by the due-check pass. A
+ * member too new for the human role is due when old enough; a member whose roles a proof decided (the
+ * prover, and whoever lost a link to the proof) is due at once, until the sync after the proof succeeded.
+ */
 
 export interface DueCheck {
   guildId: string;
   userId: string;
-  /** When the member becomes old enough (ms since epoch). */
+  /** When the member is synced again (ms since epoch). */
   dueAt: number;
 }
 

@@ -1,6 +1,23 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { runMigrations } from './migrations.ts';
-import { type Dialect, type Row, type SqlDriver, type SqlExecutor, toStorableText } from './sql.ts';
+import {
+  asError,
+  type CheckedOut,
+  checkOut,
+  isConnectionFault,
+  neverSent,
+  readsOnly,
+  watchConnections,
+} from './postgresFaults.ts';
+import {
+  type Dialect,
+  type Row,
+  type SqlDriver,
+  type SqlExecutor,
+  type SqlParam,
+  toStorableText,
+} from './sql.ts';
 import { createSqlStore } from './sqlStore.ts';
 import type { GatingStore, StoreOptions } from './types.ts';
 
@@ -30,11 +47,10 @@ export interface PostgresStoreOptions extends StoreOptions {
   maxConnections?: number;
 }
 
-function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
+function executor(client: pg.PoolClient): SqlExecutor {
   return {
     async query(sql, params = []) {
-      const values = params.map((p) => (typeof p === 'string' ? toStorableText(p) : p));
-      const result = await client.query(sql, values);
+      const result = await client.query(sql, storable(params));
       return result.rows as Row[];
     },
     async exec(sql) {
@@ -43,31 +59,90 @@ function executor(client: pg.Pool | pg.PoolClient): SqlExecutor {
   };
 }
 
-/** A driver over a pool: statements on any connection, transactions on one. */
+const storable = (params: readonly SqlParam[]) =>
+  params.map((p) => (typeof p === 'string' ? toStorableText(p) : p));
+
+/** Tries of one operation when its connection drops (see `createPostgresDriver`). */
+export const MAX_TRIES = 3;
+/** Wait before the n-th retry: n × this. A terminated backend is replaced by a fresh connection at once. */
+const RETRY_STEP_MS = 25;
+
+/**
+ * A driver over a pool: statements on any connection, transactions on one. A dropped connection (idle or
+ * checked out) is an error of the operation that used it, never of the process; the operation runs again
+ * (at most MAX_TRIES in all) only when that cannot apply it twice:
+ * - a transaction whose connection dropped before COMMIT was sent: the server rolled it back, so `fn`
+ *   runs again on a fresh connection (`fn` must do nothing but statements on its `tx`); dropped once
+ *   COMMIT was sent, it may have committed, and the error reaches the caller;
+ * - a statement whose connection could not be had (or had broken before the statement was sent), or a
+ *   `SELECT` that only reads; a write whose connection dropped after it was sent may have been applied,
+ *   and the error reaches the caller.
+ * Any other error (a constraint, a syntax error) reaches the caller at once, as before.
+ */
 export function createPostgresDriver(pool: pg.Pool): SqlDriver {
+  const faultOf = watchConnections(pool);
+  async function statement(sql: string, params: readonly SqlParam[]): Promise<Row[]> {
+    for (let attempt = 1; ; attempt += 1) {
+      let out: CheckedOut | undefined;
+      try {
+        out = await checkOut(pool, faultOf);
+        const result = await out.client.query(sql, storable(params));
+        out.release();
+        return result.rows as Row[];
+      } catch (error) {
+        const dropped = isConnectionFault(error) || out?.fault() !== undefined;
+        out?.release(dropped ? asError(error) : undefined);
+        const safe = out === undefined || neverSent(error) || readsOnly(sql);
+        if (!dropped || !safe || attempt >= MAX_TRIES) throw error;
+        await delay(attempt * RETRY_STEP_MS);
+      }
+    }
+  }
+
   return {
     dialect: POSTGRES_DIALECT,
-    ...executor(pool),
+    query: (sql, params = []) => statement(sql, params),
+    async exec(sql) {
+      await statement(sql, []);
+    },
     async transaction(fn) {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(executor(client));
-        await client.query('COMMIT');
-        client.release();
-        return result;
-      } catch (error) {
-        // A connection that could not roll back is destroyed rather than returned to the pool.
-        const rollbackError = await client.query('ROLLBACK').then(
-          () => undefined,
-          (e: unknown) => (e instanceof Error ? e : new Error(String(e))),
-        );
-        client.release(rollbackError);
-        throw error;
+      for (let attempt = 1; ; attempt += 1) {
+        let out: CheckedOut | undefined;
+        let commitSent = false;
+        try {
+          out = await checkOut(pool, faultOf);
+          await out.client.query('BEGIN');
+          const result = await fn(executor(out.client));
+          commitSent = true;
+          await out.client.query('COMMIT');
+          out.release();
+          return result;
+        } catch (error) {
+          const dropped = isConnectionFault(error) || out?.fault() !== undefined;
+          if (out) await endAfterError(out, dropped ? asError(error) : undefined);
+          if (!dropped || commitSent || attempt >= MAX_TRIES) throw error;
+          await delay(attempt * RETRY_STEP_MS);
+        }
       }
     },
     close: () => pool.end(),
   };
+}
+
+/**
+ * After a failed transaction: a dropped connection is destroyed (the server rolled back when it ended);
+ * a live one is rolled back, and destroyed if even that fails.
+ */
+async function endAfterError(out: CheckedOut, dropped: Error | undefined): Promise<void> {
+  if (dropped) {
+    out.release(dropped);
+    return;
+  }
+  const rollbackError = await out.client.query('ROLLBACK').then(
+    () => undefined,
+    (e: unknown) => asError(e),
+  );
+  out.release(rollbackError);
 }
 
 /** Open a PostgreSQL gating store (a pool on `url`), applying migrations first. */
@@ -81,11 +156,10 @@ export async function openPostgresStore(url: string, opts: PostgresStoreOptions 
     max: opts.maxConnections ?? 10,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
-  // An idle client's error (e.g. a server restart) must not crash the process; the pool replaces it.
-  pool.on('error', () => undefined);
+  // Before any connection: every client gets its error listener as it connects (watchConnections).
+  const driver = createPostgresDriver(pool);
   try {
-    if (schema) await pool.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
-    const driver = createPostgresDriver(pool);
+    if (schema) await driver.exec(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
     await runMigrations(driver, (opts.now ?? Date.now)());
     return createSqlStore(driver, opts);
   } catch (error) {

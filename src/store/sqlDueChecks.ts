@@ -1,13 +1,26 @@
 /** Due checks (`gating_due_checks`, migration 12), merged into `createSqlStore`. */
 
 import type { DueCheck, DueCheckStore } from './dueCheckTypes.ts';
-import type { Row, SqlDriver } from './sql.ts';
+import type { Row, SqlDriver, SqlExecutor } from './sql.ts';
 
 const toDueCheck = (r: Row): DueCheck => ({
   guildId: String(r.guild_id),
   userId: String(r.user_id),
   dueAt: Number(r.due_at),
 });
+
+/**
+ * In the caller's transaction: the member is due at `check.dueAt`, or at the earlier time already saved.
+ * A proof saves "now" with its link, so the roles it decides follow even if the sync after it fails.
+ */
+export async function dueNoLaterThan(tx: SqlExecutor, check: DueCheck): Promise<void> {
+  await tx.query(
+    `INSERT INTO gating_due_checks (guild_id, user_id, due_at) VALUES ($1, $2, $3)
+     ON CONFLICT (guild_id, user_id) DO UPDATE SET due_at = CASE
+       WHEN excluded.due_at < gating_due_checks.due_at THEN excluded.due_at ELSE gating_due_checks.due_at END`,
+    [check.guildId, check.userId, check.dueAt],
+  );
+}
 
 export function createSqlDueChecks(driver: SqlDriver): DueCheckStore {
   return {

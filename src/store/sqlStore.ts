@@ -1,6 +1,6 @@
 import type { SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
-import { createSqlDueChecks } from './sqlDueChecks.ts';
+import { createSqlDueChecks, dueNoLaterThan } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
 import { createSqlGuildAuthority } from './sqlGuildAuthority.ts';
 import { createSqlHandoffs } from './sqlHandoffs.ts';
@@ -251,7 +251,15 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     },
 
     async proveLink(link, reason, opts = {}) {
-      return driver.transaction((tx) => writeLink(tx, link, reason, { force: false, ...opts }));
+      return driver.transaction(async (tx) => {
+        const written = await writeLink(tx, link, reason, { force: false, ...opts });
+        if ('refusal' in written) return written;
+        // The roles the proof decides are due now, for the prover and whoever lost a link to it.
+        const members = new Set([link.userId, ...written.displaced.map((d) => d.userId)]);
+        for (const userId of members)
+          await dueNoLaterThan(tx, { guildId: link.guildId, userId, dueAt: link.provenAt });
+        return written;
+      });
     },
 
     async getHolding(scope, kind, subject) {

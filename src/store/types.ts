@@ -241,7 +241,9 @@ export interface GatingStore
    * A member's proof: in one transaction, claim the identity and address in the guild's registry (a
    * signature takes them over, a record proof takes the identity but never another account's address,
    * and nothing taken after `challengeIssuedAt` is taken), then save the link. The links that lost a
-   * subject to it are released (they prove nothing now) and returned.
+   * subject to it are released (they prove nothing now) and returned. In the same transaction, the member
+   * and each member who lost a link are due for a sync at `link.provenAt` (see DueCheckStore): the roles
+   * the proof decides survive a failed sync, a crash and a restart; the caller clears the check once synced.
    */
   proveLink(
     link: LinkInput,

@@ -70,19 +70,63 @@ describe.each(kinds)('%s', (_name, create) => {
     expect(await store.ofGuild(GUILD)).toEqual(['name9.eth', 'name8.eth', 'name7.eth', 'name6.eth']);
   });
 
-  it('forgetUser clears the member’s list and their public lookups in the servers it names, not others’', async () => {
+  it('forgetUser clears the member’s list and their public lookups in every server, not others’', async () => {
     const store = create({});
     await look(store, ALICE, 'vitalik.eth');
     await look(store, ALICE, 'secret.eth', { private: true });
     await store.remember({ userId: ALICE, guildId: OTHER_GUILD, identity: 'there.eth', private: false });
     await look(store, BOB, 'vitalik.eth');
     await look(store, BOB, 'stani.lens');
-    expect(await store.forgetUser(ALICE)).toEqual({ lookups: 3, servers: 2 });
+    expect(await store.forgetUser(ALICE)).toEqual({ lookups: 3, publicLookups: 2, servers: 2 });
     expect(await store.ofUser(ALICE)).toEqual([]);
     // Bob looked vitalik.eth up too: his entry stays.
     expect(await store.ofGuild(GUILD)).toEqual(['stani.lens', 'vitalik.eth']);
     expect(await store.ofGuild(OTHER_GUILD)).toEqual([]);
-    expect(await store.forgetUser(ALICE)).toEqual({ lookups: 0, servers: 0 });
+    expect(await store.forgetUser(ALICE)).toEqual({ lookups: 0, publicLookups: 0, servers: 0 });
+    await store.close();
+  });
+
+  it('forgetUser after 25+ public lookups across servers: none of hers left in any server list, others’ untouched', async () => {
+    // The default caps: 20 per member, 50 per server; her oldest public lookups are no longer in her own list.
+    const store = create({});
+    const guilds = ['g-a', 'g-b', 'g-c'];
+    await store.remember({ userId: BOB, guildId: 'g-a', identity: 'bob-first.eth', private: false });
+    for (let i = 0; i < 30; i += 1) {
+      const guildId = guilds[i % guilds.length] ?? 'g-a';
+      await store.remember({ userId: ALICE, guildId, identity: `alice${i}.eth`, private: false });
+      if (i % 10 === 0)
+        await store.remember({ userId: BOB, guildId, identity: `bob${i}.eth`, private: false });
+    }
+    await store.remember({ userId: ALICE, guildId: null, identity: 'in-a-dm.eth', private: false });
+    expect(await store.ofUser(ALICE)).toHaveLength(20);
+    // Her first public lookup fell off her own list but is still offered in its server.
+    expect(await store.ofUser(ALICE)).not.toContain('alice0.eth');
+    expect(await store.ofGuild('g-a')).toContain('alice0.eth');
+    const bobsBefore = await Promise.all(guilds.map((g) => store.ofGuild(g)));
+
+    expect(await store.forgetUser(ALICE)).toEqual({ lookups: 20, publicLookups: 30, servers: 3 });
+    expect(await store.ofUser(ALICE)).toEqual([]);
+    for (const [i, guildId] of guilds.entries()) {
+      const left = await store.ofGuild(guildId);
+      expect(left.filter((name) => name.startsWith('alice'))).toEqual([]);
+      expect(left).toEqual(bobsBefore[i]?.filter((name) => name.startsWith('bob')));
+      expect(left.length).toBeGreaterThan(0);
+    }
+    expect(await store.ofUser(BOB)).toEqual(['bob20.eth', 'bob10.eth', 'bob0.eth', 'bob-first.eth']);
+    expect(await store.forgetUser(ALICE)).toEqual({ lookups: 0, publicLookups: 0, servers: 0 });
+    await store.close();
+  });
+
+  it('forgetUser reaches servers her own (capped) list no longer names', async () => {
+    const store = create({ perUser: 2, perGuild: 3 });
+    await store.remember({ userId: ALICE, guildId: 'quiet', identity: 'once.eth', private: false });
+    for (let i = 0; i < 5; i += 1) await look(store, ALICE, `busy${i}.eth`);
+    // Pushed out of the busy server's list by the cap: nothing of that is offered any more.
+    expect(await store.ofGuild(GUILD)).toEqual(['busy4.eth', 'busy3.eth', 'busy2.eth']);
+    expect(await store.ofUser(ALICE)).toEqual(['busy4.eth', 'busy3.eth']);
+    expect(await store.forgetUser(ALICE)).toEqual({ lookups: 2, publicLookups: 4, servers: 2 });
+    expect(await store.ofGuild('quiet')).toEqual([]);
+    expect(await store.ofGuild(GUILD)).toEqual([]);
     await store.close();
   });
 });
@@ -121,13 +165,54 @@ describe('RedisRecentLookups', () => {
     const prefix = `${root}ttl:`;
     const store = new RedisRecentLookups({ client, prefix, limits: { ttlMs: 60_000 } });
     await store.remember({ userId: ALICE, guildId: GUILD, identity: 'vitalik.eth', private: false });
-    expect((await client.keys(`${prefix}*`)).sort()).toEqual([
-      `${prefix}recent:guild:${GUILD}`,
+    const keys = [
+      `${prefix}recent:guild-lookups:${GUILD}`,
+      `${prefix}recent:user-guilds:${ALICE}`,
       `${prefix}recent:user:${ALICE}`,
-    ]);
-    const ttl = await client.pttl(`${prefix}recent:user:${ALICE}`);
-    expect(ttl).toBeGreaterThan(50_000);
-    expect(ttl).toBeLessThanOrEqual(60_000);
+    ];
+    expect((await client.keys(`${prefix}*`)).sort()).toEqual(keys);
+    for (const key of keys) {
+      const ttl = await client.pttl(key);
+      expect(ttl).toBeGreaterThan(50_000);
+      expect(ttl).toBeLessThanOrEqual(60_000);
+    }
+  });
+
+  it('a server’s entry older than ttlMs is not offered, though newer lookups keep the list alive', async () => {
+    let now = 1_000_000;
+    const prefix = `${root}age:`;
+    const store = new RedisRecentLookups({ client, prefix, limits: { ttlMs: 10_000 }, now: () => now });
+    await store.remember({ userId: ALICE, guildId: GUILD, identity: 'old.eth', private: false });
+    now += 6_000;
+    await store.remember({ userId: BOB, guildId: GUILD, identity: 'new.eth', private: false });
+    expect(await store.ofGuild(GUILD)).toEqual(['new.eth', 'old.eth']);
+    now += 6_000;
+    // 12 s after hers, 6 s after his: hers is past ttlMs, and so is the set naming her servers.
+    expect(await store.ofGuild(GUILD)).toEqual(['new.eth']);
+    await store.remember({ userId: BOB, guildId: GUILD, identity: 'newer.eth', private: false });
+    expect(await client.zcard(`${prefix}recent:guild-lookups:${GUILD}`)).toBe(2);
+  });
+
+  it('forgetUser is one script: her list, her set and every server’s entries of hers go together', async () => {
+    const prefix = `${root}atomic:`;
+    const store = new RedisRecentLookups({ client, prefix });
+    await store.remember({ userId: ALICE, guildId: GUILD, identity: 'vitalik.eth', private: false });
+    await store.remember({ userId: BOB, guildId: GUILD, identity: 'vitalik.eth', private: false });
+    const removals: { command: string; source: string }[] = [];
+    const monitor = await client.duplicate().monitor();
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      const [command = '', key = ''] = args.map(String);
+      if (['del', 'zrem', 'srem', 'lrem'].includes(command.toLowerCase()) && key.startsWith(prefix))
+        removals.push({ command: command.toLowerCase(), source });
+    });
+    expect(await store.forgetUser(ALICE)).toEqual({ lookups: 1, publicLookups: 1, servers: 1 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    monitor.disconnect();
+    expect(removals.map((r) => r.command).sort()).toEqual(['del', 'srem', 'zrem']);
+    // MONITOR names a script's own commands with the source `lua`.
+    expect(removals.every((r) => r.source === 'lua')).toBe(true);
+    expect(await store.ofGuild(GUILD)).toEqual(['vitalik.eth']);
+    expect(await client.exists(`${prefix}recent:user-guilds:${ALICE}`)).toBe(0);
   });
 
   it('ignores junk in a list', async () => {

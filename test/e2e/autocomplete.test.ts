@@ -5,7 +5,9 @@
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeGuild } from '../../fakes/discord/server.ts';
 import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
+import { ensProfile, nextAddress } from '../../fakes/web3bio/builders.ts';
 import {
   ALICE,
   BOB,
@@ -26,6 +28,41 @@ async function suggestions(h: Harness, name: string, option: string, typed: stri
   const choices = result.callbacks[0]?.data?.choices as { name: string; value: string }[];
   expect(choices.length).toBeLessThanOrEqual(25);
   return choices.map((choice) => choice.value);
+}
+
+/** Names on the stand-in Web3.bio (so their lookups succeed and are remembered), `stem00.eth` and on. */
+function knownNames(h: Harness, stem: string, count: number): string[] {
+  return Array.from({ length: count }, (_, i) => {
+    const name = `${stem}${String(i).padStart(2, '0')}.eth`;
+    h.upstream.world.addProfile(ensProfile(name, nextAddress()));
+    return name;
+  });
+}
+
+/**
+ * Alice looks 25 names up publicly in the server (more than her own list keeps, 20); Bob is offered
+ * them; she runs /forget-lookups; Bob, typing in the same server, is offered none of them any more.
+ */
+async function forgetAfter25PublicLookups(h: Harness, stem: string): Promise<void> {
+  const names = knownNames(h, stem, 25);
+  for (const identity of names) expect(callbackTypes(await h.run('whois', { identity }))).toEqual([4]);
+  // The server's list keeps all 25 (her own keeps the last 20: the reply below counts them).
+  const before = await suggestions(h, 'whois', 'identity', stem, BOB);
+  expect(before).toEqual(expect.arrayContaining(names));
+  expect(await suggestions(h, 'avatar', 'identity', `${stem}0`, BOB)).toContain(names[0]);
+
+  const reply = visibleMessage(await h.run('forget-lookups'));
+  expect(isEphemeral(reply)).toBe(true);
+  expect(reply.content).toContain('Forgot your 20 recent lookups.');
+  expect(reply.content).toContain(
+    'Took 25 public lookups of yours out of what other members are offered in 1 server.',
+  );
+  for (const typed of ['', stem, `${stem}0`, `${stem}1`, `${stem}2`]) {
+    const offered = await suggestions(h, 'whois', 'identity', typed, BOB);
+    expect(offered.filter((value) => names.includes(value))).toEqual([]);
+  }
+  const own = await suggestions(h, 'whois', 'identity', stem);
+  expect(own.filter((value) => names.includes(value))).toEqual([]);
 }
 
 describe('autocomplete on identity options', () => {
@@ -87,6 +124,58 @@ describe('autocomplete on identity options', () => {
     const again = visibleMessage(await h.run('forget-lookups'));
     expect(again.content).toMatch(/no recent lookups/);
   });
+
+  it('/forget-lookups after 25 public lookups: none is offered to another member any more', async () => {
+    await forgetAfter25PublicLookups(h, 'mem');
+  });
+});
+
+describe('a server that reaches the bot only through a member’s own install', () => {
+  let h: Harness;
+  let uninstalled: FakeGuild;
+  beforeAll(async () => {
+    h = await startHarness({ env: { USER_COOLDOWN_COMMANDS: '0' } });
+    uninstalled = h.discord.addGuild({ name: 'Never installed the bot', botInstalled: false });
+    h.discord.addMember(uninstalled.id, { id: ALICE, username: 'alice' });
+    h.discord.addMember(uninstalled.id, { id: BOB, username: 'bob' });
+  });
+  afterAll(() => h.close());
+
+  it('a lookup made there is never offered to that server’s members, nor in the installed server', async () => {
+    const [name = ''] = knownNames(h, 'outside', 1);
+    const lookup = await h.discord.runCommand({
+      name: 'whois',
+      userId: ALICE,
+      guildId: uninstalled.id,
+      options: [{ type: 3, name: 'identity', value: name }],
+    });
+    expect(callbackTypes(lookup)).toEqual([4]);
+    expect(isEphemeral(visibleMessage(lookup))).toBe(false);
+    const typed = async (userId: string, guildId: string | null) => {
+      const result = await h.discord.typeInOption({
+        name: 'whois',
+        focused: 'identity',
+        value: 'outside',
+        userId,
+        guildId,
+        options: [],
+      });
+      expect(callbackTypes(result)).toEqual([8]);
+      const choices = result.callbacks[0]?.data?.choices as { value: string }[] | undefined;
+      if (!choices) throw new Error('no autocomplete answer');
+      return choices.map((c) => c.value);
+    };
+    // Hers alone: she is offered it wherever she types.
+    expect(await typed(ALICE, uninstalled.id)).toContain(name);
+    expect(await typed(ALICE, null)).toContain(name);
+    expect(await typed(BOB, uninstalled.id)).not.toContain(name);
+    expect(await typed(BOB, h.guild.id)).not.toContain(name);
+    // A public lookup in the server that installed the bot is offered to Bob there, as before.
+    const [shared = ''] = knownNames(h, 'outsidein', 1);
+    await h.run('whois', { identity: shared });
+    expect(await typed(BOB, h.guild.id)).toContain(shared);
+    expect(await typed(BOB, uninstalled.id)).not.toContain(shared);
+  });
 });
 
 describe('autocomplete with REDIS_URL: the recent lookups live in Redis', () => {
@@ -108,7 +197,7 @@ describe('autocomplete with REDIS_URL: the recent lookups live in Redis', () => 
     await h.run('whois', { identity: 'vitalik.eth' });
     await h.run('avatar', { identity: 'sujiyan.eth', private: true });
     await expect
-      .poll(() => client.lrange(`${prefix}recent:guild:${h.guild.id}`, 0, -1))
+      .poll(() => client.zrange(`${prefix}recent:guild-lookups:${h.guild.id}`, '0', '-1'))
       .toEqual([JSON.stringify(['vitalik.eth', ALICE])]);
     expect(await client.lrange(`${prefix}recent:user:${ALICE}`, 0, -1)).toEqual([
       JSON.stringify(['sujiyan.eth', '']),
@@ -119,6 +208,11 @@ describe('autocomplete with REDIS_URL: the recent lookups live in Redis', () => 
     expect(await suggestions(h, 'whois', 'identity', '')).toEqual(['sujiyan.eth', 'vitalik.eth']);
     await h.run('forget-lookups');
     expect(await client.exists(`${prefix}recent:user:${ALICE}`)).toBe(0);
-    expect(await client.lrange(`${prefix}recent:guild:${h.guild.id}`, 0, -1)).toEqual([]);
+    expect(await client.zrange(`${prefix}recent:guild-lookups:${h.guild.id}`, '0', '-1')).toEqual([]);
+  });
+
+  it('/forget-lookups after 25 public lookups: none is offered to another member any more', async () => {
+    await forgetAfter25PublicLookups(h, 'red');
+    expect(await client.keys(`${prefix}recent:*${ALICE}`)).toEqual([]);
   });
 });

@@ -163,6 +163,42 @@ describe('RoleWorker', () => {
     expect(memberRoles(fakes, guild, broken)).toEqual([]);
   });
 
+  it('a store that fails (a dropped database connection) pauses the guild’s loop; the change is applied after', async () => {
+    const userId = await addMember(fakes, guild, 'jo');
+    await store.enqueueRoleChange({
+      guildId: guild.id,
+      userId,
+      roleId: role,
+      op: 'add',
+      reason: 'web3 gating: test',
+    });
+    const failing = Object.create(store) as GatingStore;
+    let failures = 0;
+    failing.claimRoleChanges = async (...args) => {
+      if (failures < 3) {
+        failures += 1;
+        throw Object.assign(new Error('terminating connection due to administrator command'), {
+          code: '57P01',
+        });
+      }
+      return store.claimRoleChanges(...args);
+    };
+    const resilient = new RoleWorker({
+      store: failing,
+      discord: fakes.client,
+      logger: silentLogger,
+      notices: { post: () => {} },
+      pollMs: 10,
+    });
+    resilient.kick(guild.id);
+    // Back after three failures (10, 20, 40 ms pauses).
+    await waitFor(() => memberRoles(fakes, guild, userId).includes(role));
+    expect(failures).toBe(3);
+    await resilient.idle(guild.id);
+    expect(await store.pendingRoleChanges(guild.id)).toBe(0);
+    await resilient.stop(1_000);
+  });
+
   it('takes no new change after stop, leaving it for the next start', async () => {
     const userId = await addMember(fakes, guild, 'ida');
     await worker.stop(1_000);

@@ -76,6 +76,22 @@ async function setUp(over: { logChannelId?: string | null; spamRoleId?: string |
   return result;
 }
 
+/** A signing link made for `userId` and just used (what the signing page hands to completeSignature). */
+function usedNonce(userId: string, identity: string, address: string, fill: string) {
+  return {
+    nonce: fill.repeat(32),
+    guildId: guild.id,
+    userId,
+    identity,
+    address,
+    expiresAt: Date.now() + 60_000,
+    usedAt: Date.now(),
+    userName: 'second',
+    guildName: null,
+    failedAttempts: 0,
+  };
+}
+
 /** A member proven by record, holding the human role, with the queue drained. */
 async function verifiedMember(username: string) {
   const identity = addEnsIdentity(fakes, uniqueName(username), { discordHandle: username });
@@ -690,6 +706,125 @@ describe('resuming after a stop or a crash', () => {
   });
 });
 
+describe('the roles a proof decides are durable', () => {
+  /** The store, with every member sync of `userId` failing (a database fault) while `failing()` is true. */
+  function syncFailsFor(base: GatingStore, userId: () => string, failing: () => boolean): GatingStore {
+    const wrapped = Object.create(base) as GatingStore;
+    wrapped.openRoleChanges = async (guildId, member) => {
+      if (failing() && member === userId())
+        throw Object.assign(new Error('terminating connection due to administrator command'), {
+          code: '57P01',
+        });
+      return base.openRoleChanges(guildId, member);
+    };
+    return wrapped;
+  }
+  const dueChecks = (s: GatingStore) => s.listDueChecks(Date.now() + 60_000, 100);
+
+  it('a synced proof leaves no due check behind', async () => {
+    await setUp();
+    const { userId } = await verifiedMember('dan');
+    expect((await dueChecks(store)).filter((c) => c.userId === userId)).toEqual([]);
+  });
+
+  it('a failed sync after the proof: the reply says the roles follow, and the due-check pass applies them', async () => {
+    await setUp();
+    let failing = true;
+    let member = '';
+    const flaky = syncFailsFor(
+      store,
+      () => member,
+      () => failing,
+    );
+    const faulty = track(createService(fakes, flaky));
+    const identity = addEnsIdentity(fakes, uniqueName('eve'), { discordHandle: 'eve' });
+    member = await addMember(fakes, guild, 'eve');
+    const result = await faulty.verification.verify(guild.id, { id: member, username: 'eve' }, identity.name);
+    if (result.kind !== 'linked') throw new Error(`not linked: ${result.kind}`);
+    expect(result.rolesLater).toBe(true);
+    expect(result.diff).toEqual({ add: [], remove: [] });
+    await faulty.idle(guild.id);
+    expect(memberRoles(fakes, guild, member)).toEqual([]);
+    expect(await dueChecks(store)).toEqual([
+      { guildId: guild.id, userId: member, dueAt: result.link.provenAt },
+    ]);
+    // A pass while the fault lasts keeps the check.
+    expect(await faulty.dueChecks.run()).toBe(0);
+    expect(await dueChecks(store)).toHaveLength(1);
+    failing = false;
+    expect(await faulty.dueChecks.run()).toBe(1);
+    await faulty.idle(guild.id);
+    expect(memberRoles(fakes, guild, member)).toEqual([human]);
+    expect(await dueChecks(store)).toEqual([]);
+  });
+
+  it('survives a crash: a service started on the same store applies the roles by itself', async () => {
+    await setUp();
+    const member = await addMember(fakes, guild, 'fay');
+    const identity = addEnsIdentity(fakes, uniqueName('fay'), { discordHandle: 'fay' });
+    const crashed = track(
+      createService(
+        fakes,
+        syncFailsFor(
+          store,
+          () => member,
+          () => true,
+        ),
+      ),
+    );
+    const result = await crashed.verification.verify(
+      guild.id,
+      { id: member, username: 'fay' },
+      identity.name,
+    );
+    expect(result).toMatchObject({ kind: 'linked', rolesLater: true });
+    await crashed.stop();
+    expect(memberRoles(fakes, guild, member)).toEqual([]);
+
+    const restarted = track(createService(fakes, store, { dueCheckMs: 50 }));
+    restarted.start();
+    await waitFor(() => memberRoles(fakes, guild, member).includes(human));
+    await restarted.idle(guild.id);
+    expect(await dueChecks(store)).toEqual([]);
+  });
+
+  it('a member who lost a link to the proof loses its roles even when their own sync failed', async () => {
+    await setUp();
+    const address = signer.address.toLowerCase();
+    const identity = addEnsIdentity(fakes, uniqueName('gus'), { address, discordHandle: 'gus' });
+    const first = await addMember(fakes, guild, 'gus');
+    await service.verification.verify(guild.id, { id: first, username: 'gus' }, identity.name);
+    await service.idle(guild.id);
+    expect(memberRoles(fakes, guild, first)).toEqual([human]);
+    let failing = true;
+    const faulty = track(
+      createService(
+        fakes,
+        syncFailsFor(
+          store,
+          () => first,
+          () => failing,
+        ),
+      ),
+    );
+    const second = await addMember(fakes, guild, 'gus-alt');
+    const record = usedNonce(second, identity.name, address, 'e');
+    expect(await faulty.verification.completeSignature({ record, address: signer.address })).toEqual({
+      ok: true,
+    });
+    await faulty.idle(guild.id);
+    expect(memberRoles(fakes, guild, second)).toEqual([human]);
+    // The first member's sync (the link moved away) failed: the role stays, for now.
+    expect(memberRoles(fakes, guild, first)).toEqual([human]);
+    expect((await dueChecks(store)).map((c) => c.userId)).toEqual([first]);
+    failing = false;
+    expect(await faulty.dueChecks.run()).toBe(1);
+    await faulty.idle(guild.id);
+    expect(memberRoles(fakes, guild, first)).toEqual([]);
+    expect(await dueChecks(store)).toEqual([]);
+  });
+});
+
 describe('setup', () => {
   it('refuses roles it could not manage, naming each role and the fix, and saves nothing', async () => {
     const above = await addRole(fakes, guild, 'Moderators', 40);
@@ -818,18 +953,7 @@ describe('members and links', () => {
     const first = await addMember(fakes, guild, 'cat');
     await service.verification.verify(guild.id, { id: first, username: 'cat' }, identity.name);
     const second = await addMember(fakes, guild, 'cat-alt');
-    const record = {
-      nonce: 'f'.repeat(32),
-      guildId: guild.id,
-      userId: second,
-      identity: identity.name,
-      address,
-      expiresAt: Date.now() + 60_000,
-      usedAt: Date.now(),
-      userName: 'second',
-      guildName: null,
-      failedAttempts: 0,
-    };
+    const record = usedNonce(second, identity.name, address, 'f');
     await service.verification.completeSignature({ record, address: signer.address });
     await service.idle(guild.id);
     expect(await store.getIdentityLinks(guild.id, identity.name)).toEqual([

@@ -172,6 +172,29 @@ describe('renderVerifyResult', () => {
     expect(visibleText(payload)).toContain('Your roles already match');
   });
 
+  it('never says the roles match when the sync after the proof failed: they follow later', () => {
+    const payload = checked(
+      renderVerifyResult(
+        {
+          kind: 'linked',
+          link: link(),
+          diff: { add: [], remove: [] },
+          moved: false,
+          blockedRoleIds: [],
+          rolesLater: true,
+        },
+        'alice.eth',
+        names,
+        ctx(),
+      ),
+    );
+    const text = visibleText(payload);
+    expect(text).not.toContain('already match');
+    expect(text).toContain(
+      'Your roles could not be updated just now: the bot will do it shortly, by itself.',
+    );
+  });
+
   it('shows a refusal reason, escaped', () => {
     const payload = checked(
       renderVerifyResult(

@@ -4,6 +4,7 @@
  */
 import type { Client } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
+import type { DueCheck } from '../../store/dueCheckTypes.ts';
 import type { GatingStore, LinkInput, LinkRecord } from '../../store/types.ts';
 import { truncate } from '../../text/safety.ts';
 import type { BackgroundTasks } from '../rechecks/backgroundTasks.ts';
@@ -117,7 +118,12 @@ export class LinkBook {
         guild?.preferredLocale,
       );
     }
-    for (const loser of losers) this.#tasks.run(guildId, () => this.#afterLoss(guildId, loser));
+    // Their roles follow now; if that fails, from the due check the proof saved for them.
+    for (const loser of losers)
+      this.#tasks.run(guildId, async () => {
+        await this.#afterLoss(guildId, loser);
+        await clearDueCheck(this.#store, this.#logger, { guildId, userId: loser, dueAt: input.provenAt });
+      });
     return { link: proved.link, moved: losers.size > 0 };
   }
 
@@ -155,4 +161,20 @@ export class LinkBook {
 /** Whether a link carried a flag at its last check, or was never checked (then it may). */
 function mayCarryFlag(link: LinkRecord, now: number): boolean {
   return link.lastResult === null || carriesFlag(link.lastResult, Math.floor(now / 1000));
+}
+
+/**
+ * Forget the due check a proof saved, once the member was synced (a later one the sync saved stays). A
+ * failure only means one more sync by the due-check pass.
+ */
+export async function clearDueCheck(
+  store: Pick<GatingStore, 'deleteDueCheck'>,
+  logger: Logger,
+  check: DueCheck,
+): Promise<void> {
+  try {
+    await store.deleteDueCheck(check);
+  } catch (error) {
+    logger.warn({ err: error, guildId: check.guildId, userId: check.userId }, 'could not clear a due check');
+  }
 }

@@ -15,7 +15,7 @@ import type { Evaluator } from '../rules/evaluation.ts';
 import { resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
 import type { MemberSync, SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, type SiweConfig } from './challengeMessage.ts';
-import type { LinkBook } from './linkBook.ts';
+import { clearDueCheck, type LinkBook } from './linkBook.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
 import { createChallenge, signedIdentity } from './siwe.ts';
 
@@ -97,14 +97,15 @@ export class Verification {
         `the discord record of ${name} names ${user.username}`,
       );
       if ('refusal' in linked) return refused(linked.refusal);
-      const { applied: diff, notBefore } = await this.#syncAfterLink(guildId, user.id);
+      const synced = await this.#syncAfterLink(guildId, user.id, linked.link.provenAt);
       return {
         kind: 'linked',
         link: linked.link,
-        diff,
+        diff: synced.applied,
         moved: linked.moved,
         blockedRoleIds: this.#worker.blockedRoles(guildId),
-        ...(notBefore ? { notBefore } : {}),
+        ...(synced.notBefore ? { notBefore: synced.notBefore } : {}),
+        ...(synced.rolesLater ? { rolesLater: true } : {}),
       };
     }
     if (read.profiles.length === 0 && read.domain === null)
@@ -134,7 +135,7 @@ export class Verification {
       { challengeIssuedAt: record.expiresAt - (this.#siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS) },
     );
     if ('refusal' in linked) return { ok: false, refusal: linked.refusal };
-    await this.#syncAfterLink(record.guildId, record.userId);
+    await this.#syncAfterLink(record.guildId, record.userId, linked.link.provenAt);
     return { ok: true };
   }
 
@@ -183,19 +184,32 @@ export class Verification {
     };
   }
 
-  /** Roles after a fresh proof: the record was just read, so it is not read again. */
-  async #syncAfterLink(guildId: string, userId: string): Promise<Pick<MemberSync, 'applied' | 'notBefore'>> {
+  /**
+   * Roles after a fresh proof: the record was just read, so it is not read again. The proof saved a due
+   * check for now (proveLink), cleared here once the sync queued the changes; when the sync fails the
+   * check stays, and the due-check pass syncs the member (after a crash or a restart too).
+   */
+  async #syncAfterLink(
+    guildId: string,
+    userId: string,
+    provenAt: number,
+  ): Promise<Pick<MemberSync, 'applied' | 'notBefore'> & { rolesLater?: true }> {
+    let synced: MemberSync;
     try {
-      return await this.#members.sync(guildId, userId, 'verify', {
+      synced = await this.#members.sync(guildId, userId, 'verify', {
         fresh: false,
         checkRecords: false,
         mode: 'immediate',
       });
     } catch (error) {
-      // The link is stored; the next re-check applies the roles.
-      this.#logger.error({ err: error, guildId, userId }, 'sync after verification failed');
-      return { applied: EMPTY_DIFF };
+      this.#logger.error(
+        { err: error, guildId, userId },
+        'sync after verification failed; the due-check pass applies the roles',
+      );
+      return { applied: EMPTY_DIFF, rolesLater: true };
     }
+    await clearDueCheck(this.#store, this.#logger, { guildId, userId, dueAt: provenAt });
+    return synced;
   }
 }
 

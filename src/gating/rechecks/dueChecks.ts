@@ -1,13 +1,15 @@
 /**
- * Members too new for the human role get it by themselves once old enough: each `tooNew` decision saves
- * a due time in the store (so it survives restarts), and this pass syncs every member whose time has come.
+ * Members synced again at a time saved in the store (so it survives crashes and restarts): a member too
+ * new for the human role gets it by themselves once old enough (each `tooNew` decision saves when), and
+ * the roles a proof decides follow even when the sync right after it failed (the proof saved "now" with
+ * its link). This pass syncs every member whose time has come, then forgets their due times.
  */
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore } from '../../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
 
-const DUE_CHECK_MS = 60_000;
-/** Members synced in one pass; the rest wait for the next minute. */
+const DEFAULT_DUE_CHECK_MS = 60_000;
+/** Members synced in one pass; the rest wait for the next. */
 const DUE_CHECK_BATCH = 200;
 
 export interface DueChecksOptions {
@@ -18,9 +20,11 @@ export interface DueChecksOptions {
   /** Whether this process serves the guild (with shards, each syncs its own). */
   servesGuild: (guildId: string) => boolean;
   sync: (guildId: string, userId: string) => Promise<unknown>;
+  /** How often a pass runs. Default 60 s. */
+  intervalMs?: number;
 }
 
-/** Every minute, syncs the members whose due time has passed, then forgets their due times. */
+/** Every `intervalMs`, syncs the members whose due time has passed, then forgets their due times. */
 export class DueChecks {
   readonly #o: DueChecksOptions;
   #timer: NodeJS.Timeout | null = null;
@@ -33,7 +37,10 @@ export class DueChecks {
   start(): void {
     const { tasks } = this.#o;
     tasks.run('', () => this.run());
-    this.#timer = setInterval(() => tasks.run('', () => this.run()), DUE_CHECK_MS);
+    this.#timer = setInterval(
+      () => tasks.run('', () => this.run()),
+      this.#o.intervalMs ?? DEFAULT_DUE_CHECK_MS,
+    );
     this.#timer.unref();
   }
 

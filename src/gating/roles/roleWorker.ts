@@ -33,6 +33,9 @@ export interface RoleWorkerOptions {
   now?: () => number;
 }
 
+/** Longest pause of a guild's loop while its store keeps failing. */
+const MAX_STORE_BACKOFF_MS = 30_000;
+
 /** The per-guild role-change worker. */
 export class RoleWorker {
   readonly #o: { store: GatingStore; discord: Client; logger: Logger; pollMs: number; now: () => number };
@@ -146,18 +149,30 @@ export class RoleWorker {
   }
 
   async #run(guildId: string): Promise<void> {
+    let failures = 0;
     while (!this.#stopping) {
       this.#rekick.delete(guildId);
-      const [change] = await this.#o.store.claimRoleChanges(guildId, 1);
-      if (change) {
-        await this.#applier.apply(change);
-        continue;
+      try {
+        const [change] = await this.#o.store.claimRoleChanges(guildId, 1);
+        if (change) {
+          await this.#applier.apply(change);
+          failures = 0;
+          continue;
+        }
+        const pending = await this.#o.store.pendingRoleChanges(guildId);
+        // Only changes deferred behind a block are left: their probe time brings the loop back.
+        if (pending === 0 || this.blockedRoles(guildId).length > 0) return this.#probeLater(guildId);
+        failures = 0;
+        // Someone else (another process) holds the rest under a lease: look again later.
+        await this.#sleep(guildId, this.#o.pollMs);
+      } catch (error) {
+        // The store failed (a dropped database connection, say): the changes wait in it, a claimed one
+        // under its lease. Look again after a pause that grows while the failures last.
+        failures += 1;
+        const waitMs = Math.min(this.#o.pollMs * 2 ** (failures - 1), MAX_STORE_BACKOFF_MS);
+        this.#o.logger.warn({ err: error, guildId, failures, waitMs }, 'role worker failed; trying again');
+        await this.#sleep(guildId, waitMs);
       }
-      const pending = await this.#o.store.pendingRoleChanges(guildId);
-      // Only changes deferred behind a block are left: their probe time brings the loop back.
-      if (pending === 0 || this.blockedRoles(guildId).length > 0) return this.#probeLater(guildId);
-      // Someone else (another process) holds the rest under a lease: look again later.
-      await this.#sleep(guildId, this.#o.pollMs);
     }
   }
 

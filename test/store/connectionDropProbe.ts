@@ -1,0 +1,104 @@
+/**
+ * Run as its own process by postgresFaults.test.ts (`node test/store/connectionDropProbe.ts <url>`): the
+ * PostgreSQL driver while an admin connection terminates the backends it uses, at the moments that used
+ * to kill the process (a checked-out client idle between two statements of a transaction). Prints one JSON
+ * line of what happened; an `'error'` event nobody handles would exit the process with code 1 instead.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import pg from 'pg';
+import { isConnectionFault } from '../../src/store/postgresFaults.ts';
+import { createPostgresDriver, MAX_TRIES } from '../../src/store/postgresStore.ts';
+
+const url = process.argv[2] ?? '';
+const table = `fault_probe_${process.pid}`;
+const admin = new pg.Client({ connectionString: url });
+await admin.connect();
+const pool = new pg.Pool({ connectionString: url, max: 4 });
+pool.on('error', () => undefined);
+const driver = createPostgresDriver(pool);
+
+const terminate = async (pid: unknown) => {
+  await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+  // Long enough for the FATAL message and the socket's end to reach the client, while it is checked out.
+  await sleep(150);
+};
+const rows = async () =>
+  (await admin.query(`SELECT v FROM ${table} ORDER BY id`)).rows.map((r: { v: string }) => r.v);
+
+const report: Record<string, unknown> = {};
+try {
+  await admin.query(`CREATE TABLE ${table} (id SERIAL PRIMARY KEY, v TEXT NOT NULL)`);
+
+  // 1. Terminated once mid-transaction, before COMMIT: rolled back, run again on a fresh connection.
+  let runs = 0;
+  const pids: unknown[] = [];
+  const result = await driver.transaction(async (tx) => {
+    runs += 1;
+    const [row] = await tx.query('SELECT pg_backend_pid() AS pid');
+    pids.push(row?.pid);
+    await tx.query(`INSERT INTO ${table} (v) VALUES ($1)`, [`run${runs}-a`]);
+    if (runs === 1) await terminate(row?.pid);
+    await tx.query(`INSERT INTO ${table} (v) VALUES ($1)`, [`run${runs}-b`]);
+    return runs;
+  });
+  report.once = { result, runs, distinctConnections: new Set(pids).size, rows: await rows() };
+
+  // 2. Terminated on every try: the transaction rejects (nothing written), and the next one succeeds.
+  await admin.query(`TRUNCATE ${table}`);
+  let tries = 0;
+  const failed = await driver
+    .transaction(async (tx) => {
+      tries += 1;
+      const [row] = await tx.query('SELECT pg_backend_pid() AS pid');
+      await tx.query(`INSERT INTO ${table} (v) VALUES ('doomed')`);
+      await terminate(row?.pid);
+      await tx.query(`INSERT INTO ${table} (v) VALUES ('doomed too')`);
+    })
+    .then(
+      () => null,
+      (error: unknown) => ({ connectionFault: isConnectionFault(error), message: String(error) }),
+    );
+  const afterwards = await driver.transaction(async (tx) => {
+    await tx.query(`INSERT INTO ${table} (v) VALUES ('after')`);
+    return 'ok';
+  });
+  report.always = { failed, tries, maxTries: MAX_TRIES, afterwards, rows: await rows() };
+
+  // 3. A write statement whose connection is terminated while it runs: not run again (it may have been
+  //    applied); a read is. Neither takes the process down.
+  await admin.query(`TRUNCATE ${table}`);
+  const slowWrite = driver.query(`INSERT INTO ${table} (v) SELECT 'slow' FROM pg_sleep(1)`).then(
+    () => 'resolved',
+    (error: unknown) => (isConnectionFault(error) ? 'rejected: connection fault' : `rejected: ${error}`),
+  );
+  await sleep(300);
+  await admin.query(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(1)%' AND pid <> pg_backend_pid()",
+  );
+  const write = await slowWrite;
+  let readTerminated = false;
+  const slowRead = driver
+    .query('SELECT 42 AS answer FROM pg_sleep(0.6)')
+    .catch((error: unknown) => [{ answer: `rejected: ${error}` }]);
+  await sleep(300);
+  const terminated = await admin.query(
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(0.6)%' AND pid <> pg_backend_pid()",
+  );
+  readTerminated = terminated.rowCount === 1;
+  const [read] = await slowRead;
+  report.statements = { write, rows: await rows(), readTerminated, read: read?.answer };
+
+  // 4. Every idle pooled connection terminated: the next statement gets a fresh one.
+  await Promise.all([1, 2, 3].map(() => driver.query('SELECT pg_sleep(0.05)')));
+  const idle = await admin.query(
+    'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND usename = current_user',
+  );
+  await sleep(150);
+  const [after] = await driver.query('SELECT 1 AS one');
+  report.idle = { terminated: idle.rowCount, after: after?.one };
+} finally {
+  await admin.query(`DROP TABLE IF EXISTS ${table}`).catch(() => undefined);
+  await admin.end();
+  await pool.end();
+}
+process.stdout.write(`${JSON.stringify(report)}\n`);

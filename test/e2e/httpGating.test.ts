@@ -6,6 +6,7 @@
  */
 import { ApplicationCommandOptionType, InteractionResponseType } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REDIS_URL } from '../../fakes/localRedis.ts';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
 import { VERIFY_MODAL_IDS, VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
 import {
@@ -25,6 +26,9 @@ import { ALICE, BOB, callbackTypes, isEphemeral, visibleMessage } from './harnes
 import { createDatabase } from './postgresDatabase.ts';
 import { type Replica, startReplica } from './replicaHarness.ts';
 
+const ENCRYPTION_KEY = 'ab'.repeat(32);
+const PREFIX = `e2e-http-gating-${process.pid}-${Date.now().toString(36)}:`;
+
 describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof createDatabase>>;
   let g: GatingHarness;
@@ -33,7 +37,13 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
 
   beforeAll(async () => {
     db = await createDatabase('http_gating');
-    const shared = { INTERACTIONS: 'http', DATABASE_URL: db.url };
+    const shared = {
+      INTERACTIONS: 'http',
+      DATABASE_URL: db.url,
+      TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      REDIS_URL,
+      REDIS_PREFIX: PREFIX,
+    };
     g = await startGating({ env: { ...shared, PROCESS_ROLE: 'gateway' } });
     const replicaEnv = {
       ...shared,

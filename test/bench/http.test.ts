@@ -12,7 +12,8 @@ import {
   throughputRows,
 } from '../../bench/http.ts';
 import { summarize } from '../../bench/stats.ts';
-import { checkDiscordSignature, SeenSignatures } from '../../src/web/discordSignature.ts';
+import { checkDiscordSignature } from '../../src/web/discordSignature.ts';
+import { SeenDeliveries } from '../../src/web/seenDeliveries.ts';
 
 describe('signRequest and presign', () => {
   it('sign as Discord does: the bot accepts the request with the public key in hex', () => {
@@ -41,9 +42,9 @@ describe('signRequest and presign', () => {
     const now = 1_795_000_000;
     const signed = presign(privateKey, ['{"id":"1"}', '{"id":"2"}', '{"id":"3"}'], now);
     expect(signed.map((request) => request.body)).toEqual(['{"id":"1"}', '{"id":"2"}', '{"id":"3"}']);
-    const seen = new SeenSignatures();
+    const seen = new SeenDeliveries();
     expect(
-      signed.every((request) => seen.firstSighting(request.headers['x-signature-ed25519'], now * 1_000)),
+      signed.every((request) => seen.firstSighting(request.headers['x-signature-ed25519'], now, now * 1_000)),
     ).toBe(true);
     expect(signed.every((request) => request.headers['x-signature-timestamp'] === String(now))).toBe(true);
   });

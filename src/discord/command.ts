@@ -21,6 +21,7 @@ import type { Logger } from '../ops/log.ts';
 import type { MessagePayload, ModalPayload, RenderContext } from '../render/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';
+import type { HandOverResult } from './interactionHandoff.ts';
 
 export type OptionValue = string | number | boolean;
 export type CommandOptions = Readonly<Record<string, OptionValue | undefined>>;
@@ -36,7 +37,7 @@ export interface BotDeps {
    * In a web replica (INTERACTIONS=http, PROCESS_ROLE=web) with gating on: hands the interactions of
    * `handedToGateway` commands to the gateway worker, which runs gating (interactionHandoff.ts).
    */
-  handoff?: { handOver(interaction: APIInteraction): Promise<void> };
+  handoff?: { handOver(interaction: APIInteraction): Promise<HandOverResult> };
   /** The identities a member proved (gating or Linked Roles on), suggested first after their own lookups. */
   provenIdentities?: (userId: string, guildId: string | null) => Promise<string[]>;
   /** The recent lookups identity options suggest (autocomplete); none are remembered without it. */

@@ -958,14 +958,28 @@ const FLOOD_KINDS = {
   },
 } satisfies Record<string, FloodKind>;
 
-/** Opens `count` slow uploads of each kind at once, waits until all sent what they will, holds, samples RSS throughout. */
-async function flood(main: MainProcess, kinds: readonly FloodKind[], count: number) {
+/**
+ * Opens `count` slow uploads of each kind at once (each kind from FLOOD_SOURCES addresses starting at the
+ * offset `nextSources` gives), waits until all sent what they will, holds, samples RSS throughout.
+ */
+async function flood(
+  main: MainProcess,
+  kinds: readonly FloodKind[],
+  count: number,
+  nextSources: () => number,
+) {
   const port = Number(new URL(main.url).port);
-  const uploads = kinds.flatMap((kind) =>
-    Array.from({ length: count }, (_, i) =>
-      slowUpload(port, `127.0.0.${20 + (i % FLOOD_SOURCES)}`, kind.length, kind.headers()),
-    ),
-  );
+  const uploads = kinds.flatMap((kind) => {
+    const first = nextSources();
+    return Array.from({ length: count }, (_, i) =>
+      slowUpload(
+        port,
+        `127.0.${Math.floor((first + (i % FLOOD_SOURCES)) / 250)}.${1 + ((first + (i % FLOOD_SOURCES)) % 250)}`,
+        kind.length,
+        kind.headers(),
+      ),
+    );
+  });
   let peak = 0;
   const sample = async () => {
     peak = Math.max(peak, await rssBytes(main.child.pid ?? 0));
@@ -999,8 +1013,11 @@ async function runSlowUploads(stand: Stand, settings: Settings): Promise<BenchTa
       [`${count} slow uploads ${FLOOD_KINDS.invalid.label}`, [FLOOD_KINDS.invalid]],
       [`both at once (${count * 2} uploads)`, [FLOOD_KINDS.unsigned, FLOOD_KINDS.invalid]],
     ];
+    // Each kind of each row from addresses of its own: refused deliveries are counted per address, and an
+    // address refused 30 times in a minute is turned away unread (429) before any other check.
+    let sources = 0;
     for (const [label, kinds] of phases) {
-      const { peak, outcomes } = await flood(main, kinds, count);
+      const { peak, outcomes } = await flood(main, kinds, count, () => (sources += FLOOD_SOURCES));
       rows.push([
         `${label}: peak while held`,
         formatBytes(peak),
@@ -1031,7 +1048,7 @@ async function runSlowUploads(stand: Stand, settings: Settings): Promise<BenchTa
     return {
       suite:
         'HTTP interactions: slow uploads held open against a web replica started as npm start starts it (issue #26)',
-      method: `node with npm start's arguments spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis, not pinned); each slow upload a raw TCP connection from one of ${FLOOD_SOURCES} loopback addresses (127.0.0.20-${19 + FLOOD_SOURCES}, so none reaches the per-address cap of 64 connections) that sends the head of a POST /interactions, then its body in ${formatBytes(FLOOD_CHUNK_BYTES)} chunks every ${FLOOD_CHUNK_EVERY_MS} ms, all but the last byte, then holds it ${formatNumber(FLOOD_HOLD_MS)} ms; all uploads of a row opened at once; RSS = VmRSS from /proc/<pid>/status sampled every 100 ms from the first connection until they are closed, the peak shown; answers read from each socket (a status line, or none while the body was still being read)`,
+      method: `node with npm start's arguments spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis, not pinned); each slow upload a raw TCP connection from one of ${FLOOD_SOURCES} loopback addresses of its kind and row (127.0.0.x: none reaches the per-address cap of 64 connections, and no address is refused for what another row did) that sends the head of a POST /interactions, then its body in ${formatBytes(FLOOD_CHUNK_BYTES)} chunks every ${FLOOD_CHUNK_EVERY_MS} ms, all but the last byte, then holds it ${formatNumber(FLOOD_HOLD_MS)} ms; all uploads of a row opened at once; RSS = VmRSS from /proc/<pid>/status sampled every 100 ms from the first connection until they are closed, the peak shown; answers read from each socket (a status line, or none while the body was still being read)`,
       targets: [`peak RSS ${target} under each flood`],
       columns: ['Measurement', 'RSS', 'answers', 'Target', 'Result'],
       rows,

@@ -11,6 +11,25 @@ import {
 } from './recentLookups.ts';
 import { closeRedisClient, createRedisClient, DEFAULT_REDIS_PREFIX } from './redisStore.ts';
 
+/**
+ * Puts an entry first in each list (moving it if there), keeps each at most its length, and renews each
+ * list's TTL, in one round trip. KEYS: the member's list, then the server's (for a public lookup in a
+ * server). ARGV: the TTL (ms), then for each key its entry and its length.
+ */
+const REMEMBER_SCRIPT = `
+for i, key in ipairs(KEYS) do
+  local entry = ARGV[2 * i]
+  redis.call('LREM', key, 0, entry)
+  redis.call('LPUSH', key, entry)
+  redis.call('LTRIM', key, 0, tonumber(ARGV[2 * i + 1]) - 1)
+  redis.call('PEXPIRE', key, ARGV[1])
+end
+return #KEYS`;
+
+interface RememberCommand {
+  recentLookupsRemember(keyCount: number, ...keysAndArgs: (string | number)[]): Promise<number>;
+}
+
 export interface RedisRecentLookupsOptions {
   /** Used when no `client` is given (a client that never waits on a dead Redis: createRedisClient). */
   url?: string;
@@ -27,25 +46,42 @@ export interface RedisRecentLookupsOptions {
  * decides (autocomplete answers without the lists; a lookup is answered anyway).
  */
 export class RedisRecentLookups implements RecentLookups {
-  readonly #client: Redis;
+  readonly #client: Redis & RememberCommand;
   readonly #ownsClient: boolean;
   readonly #prefix: string;
   readonly #limits: Pick<RecentLookupsLimits, 'perUser' | 'perGuild' | 'ttlMs'>;
 
   constructor(options: RedisRecentLookupsOptions) {
-    this.#client = options.client ?? createRedisClient(options.url);
+    const client = (options.client ?? createRedisClient(options.url)) as Redis & Partial<RememberCommand>;
+    if (client.recentLookupsRemember === undefined)
+      client.defineCommand('recentLookupsRemember', { lua: REMEMBER_SCRIPT });
+    this.#client = client as Redis & RememberCommand;
     this.#ownsClient = options.client === undefined;
     this.#prefix = `${options.prefix ?? DEFAULT_REDIS_PREFIX}recent:`;
     this.#limits = { ...DEFAULT_RECENT_LOOKUPS_LIMITS, ...options.limits };
   }
 
+  /**
+   * One script call rather than a MULTI of eight commands: with REDIS_URL every lookup pays this, and the
+   * MULTI cost a web replica about 70 µs of CPU per /whois and grew its heap by tens of MiB under load
+   * (npm run bench -- --only http).
+   */
   async remember(lookup: LookupToRemember): Promise<void> {
     const { user, guild } = entriesOf(lookup);
-    const multi = this.#client.multi();
-    this.#pushFront(multi, this.#userKey(lookup.userId), user, this.#limits.perUser);
+    const { perUser, perGuild, ttlMs } = this.#limits;
+    const userKey = this.#userKey(lookup.userId);
     if (guild !== undefined && lookup.guildId !== null)
-      this.#pushFront(multi, this.#guildKey(lookup.guildId), guild, this.#limits.perGuild);
-    await multi.exec();
+      await this.#client.recentLookupsRemember(
+        2,
+        userKey,
+        this.#guildKey(lookup.guildId),
+        ttlMs,
+        user,
+        perUser,
+        guild,
+        perGuild,
+      );
+    else await this.#client.recentLookupsRemember(1, userKey, ttlMs, user, perUser);
   }
 
   async ofUser(userId: string): Promise<string[]> {
@@ -74,14 +110,6 @@ export class RedisRecentLookups implements RecentLookups {
 
   async close(): Promise<void> {
     if (this.#ownsClient) await closeRedisClient(this.#client);
-  }
-
-  #pushFront(multi: ReturnType<Redis['multi']>, key: string, entry: string, max: number): void {
-    multi
-      .lrem(key, 0, entry)
-      .lpush(key, entry)
-      .ltrim(key, 0, max - 1)
-      .pexpire(key, this.#limits.ttlMs);
   }
 
   #userKey(userId: string): string {

@@ -227,6 +227,21 @@ describe('bytes in flight', () => {
     expect((await discord.deliverInteraction({ payload: again, url: r.endpoint })).status).toBe(200);
   });
 
+  it('an upload without a length (chunked) holds the whole body limit: as many as fill the cap, and the next gets 503', async () => {
+    const slots = Math.floor(MAX_BYTES_IN_FLIGHT / MAX_INTERACTION_BODY_BYTES);
+    const chunkedHead = (headers: Record<string, string>) =>
+      postHead(0, { ...headers, 'Transfer-Encoding': 'chunked' }).replace('Content-Length: 0\r\n', '');
+    const slow = Array.from({ length: slots }, (_, i) =>
+      open(portOf(r), chunkedHead(shapedSignature()), `127.0.1.${10 + (i % 8)}`),
+    );
+    for (const request of slow) request.socket.write('6\r\n{"id":\r\n');
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(slow.filter((request) => request.answered)).toEqual([]);
+    const past = open(portOf(r), chunkedHead(shapedSignature()), '127.0.1.30');
+    expect((await past.answerWithin(2_000))?.status).toBe(503);
+    for (const request of slow) request.close();
+  });
+
   it('the largest interaction Discord sends this bot fits: a message context menu on a message at its limits', async () => {
     const payload = discord.buildCommandInteraction({
       name: 'Web3 identities in this message',

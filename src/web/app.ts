@@ -21,8 +21,8 @@ import Fastify, {
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
-import { BytesInFlight } from './deliveryGate.ts';
-import { type InteractionEndpoint, type InteractionGuards, registerInteractions } from './interactions.ts';
+import { BytesInFlight, type DeliveryGuards } from './deliveryGate.ts';
+import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
 import {
   clientKey,
   DEFAULT_LIMITS,
@@ -230,9 +230,9 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
   }
   const linked = o.linkedRoles;
   if (o.interactions || linked?.oauth.publicKey) {
-    // One per process: both routes' bodies count against the same bytes, and a client refused on one is
-    // a suspect on the other.
-    const guards: InteractionGuards = {
+    // One of each per process: both routes' bodies count against the same bytes, and a client's refusals
+    // on either count against it on both.
+    const guards: DeliveryGuards = {
       refusals: limits.refusedDeliveries,
       ledger: o.redis
         ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })

@@ -12,6 +12,7 @@ import { growingLru } from '../cache/growingLru.ts';
 import { checkSignatureHeaders, header } from './discordSignature.ts';
 import { clientKey, type RefusalCounter } from './limits.ts';
 import { sendJson, type WebLogger } from './responses.ts';
+import type { DeliveryLedger } from './seenDeliveries.ts';
 
 /**
  * Bytes of request bodies this process holds (or is about to) on the routes that read signed bodies:
@@ -50,6 +51,17 @@ export class BytesInFlight {
   get held(): number {
     return this.#held;
   }
+}
+
+/**
+ * What the web app lends the routes that receive Discord's signed POSTs, one of each per process: the
+ * refusal count, the deliveries acted on, the bytes in flight.
+ */
+export interface DeliveryGuards {
+  refusals: RefusalCounter;
+  /** In this process, or shared through Redis (seenDeliveries.ts). */
+  ledger: DeliveryLedger;
+  budget: BytesInFlight;
 }
 
 /** The clients whose deliveries were refused lately: only theirs pay the refusal count's lookup (Redis with REDIS_URL). */

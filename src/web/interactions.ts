@@ -14,14 +14,13 @@ import { z } from 'zod';
 import { Responder, responseBytes } from '../discord/responder.ts';
 import type { WebhookRest } from '../discord/webhookRest.ts';
 import {
-  type BytesInFlight,
   type DeliveryGateOptions,
+  type DeliveryGuards,
   deliveryGate,
   refuseDelivery,
   suspectList,
 } from './deliveryGate.ts';
 import { header, parseJson, verifySignature } from './discordSignature.ts';
-import type { RefusalCounter } from './limits.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
 import type { DeliveryLedger } from './seenDeliveries.ts';
 
@@ -59,14 +58,6 @@ const Envelope = z.object({
   token: z.string().min(1).max(1_000),
 });
 
-/** What the web app lends the endpoint: the refusal count, the deliveries acted on, the bytes in flight. */
-export interface InteractionGuards {
-  refusals: RefusalCounter;
-  /** In this process, or shared through Redis (seenDeliveries.ts). */
-  ledger: DeliveryLedger;
-  budget: BytesInFlight;
-}
-
 /**
  * Mounts the endpoint on `app`. No per-client request limit: every delivery comes from Discord's few
  * addresses. A client whose deliveries keep being refused is turned away unchecked, and everything the
@@ -75,7 +66,7 @@ export interface InteractionGuards {
 export function registerInteractions(
   app: FastifyInstance,
   endpoint: InteractionEndpoint,
-  guards: InteractionGuards,
+  guards: DeliveryGuards,
   logger: WebLogger,
 ): void {
   const now = endpoint.now ?? Date.now;

@@ -10,9 +10,14 @@ import { ApplicationWebhookEventType, ApplicationWebhookType } from 'discord-api
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { LinkedRoleService } from '../gating/linkedRoles/linkedRoleService.ts';
-import { type DeliveryGateOptions, deliveryGate, refuseDelivery, suspectList } from './deliveryGate.ts';
+import {
+  type DeliveryGateOptions,
+  type DeliveryGuards,
+  deliveryGate,
+  refuseDelivery,
+  suspectList,
+} from './deliveryGate.ts';
 import { header, parseJson, verifySignature } from './discordSignature.ts';
-import type { InteractionGuards } from './interactions.ts';
 import type { WebLimiters } from './limits.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
 
@@ -37,7 +42,7 @@ export interface WebhookEventsOptions {
   logger: WebLogger;
   now: () => number;
   /** The refusal count, the deliveries acted on and the bytes in flight, shared with `/interactions`. */
-  guards: InteractionGuards;
+  guards: DeliveryGuards;
 }
 
 /** Receives the app's webhook events: checks each, answers Discord at once, then acts on it. */

@@ -1,15 +1,18 @@
 /**
- * Issue #18: HTTP interactions (INTERACTIONS=http). Three tables:
+ * Issues #18 and #26: HTTP interactions (INTERACTIONS=http). The replicas run with REDIS_URL on the
+ * local Redis, as several replicas must (the shared replay set). Four tables:
  * 1. Cached /whois over HTTP end to end: a web replica (`startWebReplica`) in a child process pinned to
  *    one core, against a bare `node:http` endpoint in the same process that only checks the signature
- *    (the bot's node:crypto ed25519 check) and answers a constant body, and against the same /whois
- *    through gateway mode (`startBot` + discord.js in another child pinned to the same core, driven over
- *    the stand-in gateway). Rounds of fixed length, cases alternating, a fixed number in flight. Both
- *    children run with npm start's V8 flags.
+ *    (the bot's node:crypto ed25519 check) and answers a constant body, against the same replica without
+ *    REDIS_URL (what Redis costs), and against the same /whois through gateway mode (`startBot` +
+ *    discord.js in another child pinned to the same core, driven over the stand-in gateway). Rounds of
+ *    fixed length, cases alternating, a fixed number in flight. Every child runs with npm start's V8 flags.
  * 2. The memory of a web replica started as `npm start` starts it (dist/ built by scripts/build.ts, then
  *    `node <flags> dist/main.js`): RSS idle after start and after 10,000 interactions; the sources
  *    (`node src/app/main.js`) for comparison.
  * 3. Start to first answer: spawning npm start's node command until a signed /whois is first answered 200.
+ * 4. Slow uploads (unsigned, and with well-formed signatures that are not Discord's) held open against a
+ *    replica started as npm start starts it: its peak RSS.
  *
  * Requests are signed before the timed rounds (with a key made here, whose public half the servers are
  * configured with), so signing is not measured; every one is a distinct interaction (its own id and
@@ -19,7 +22,7 @@ import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { generateKeyPairSync, type KeyObject, sign } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,8 +32,11 @@ import {
 } from 'discord-api-types/v10';
 import { Pool, request } from 'undici';
 import { type FakeDiscord, startFakeDiscord } from '../fakes/discord/server.ts';
+import { deleteKeys, REDIS_URL } from '../fakes/localRedis.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../fakes/web3bio/server.ts';
 import { buildDist } from '../scripts/build.ts';
+import { closeRedisClient, createRedisClient, untilRedisReady } from '../src/cache/redisStore.ts';
+import { MAX_INTERACTION_BODY_BYTES } from '../src/web/interactions.ts';
 import { nextMessage, rssBytes } from './childProcess.ts';
 import type { HttpServersMessage, ServerMode } from './httpServers.ts';
 import {
@@ -280,6 +286,8 @@ interface Stand {
   upstream: FakeWeb3Bio;
   keys: ReturnType<typeof signingKeys>;
   dataDir: string;
+  /** The replicas' keys in the local Redis (deleted at the end). */
+  redisPrefix: string;
   close(): Promise<void>;
 }
 
@@ -289,20 +297,35 @@ async function startStand(): Promise<Stand> {
   const guild = discord.addGuild({ name: 'Bench Guild' });
   discord.addMember(guild.id, { id: USER_ID, username: 'bench' });
   const dataDir = await mkdtemp(join(tmpdir(), 'bench-http-'));
+  const redisPrefix = `bench-http-${process.pid}-${Date.now().toString(36)}:`;
   return {
     discord,
     upstream,
     keys: signingKeys(),
     dataDir,
+    redisPrefix,
     async close() {
       await Promise.allSettled([discord.close(), upstream.close()]);
       await rm(dataDir, { recursive: true, force: true });
+      const redis = createRedisClient(REDIS_URL);
+      await untilRedisReady(redis);
+      await deleteKeys(redis, `${redisPrefix}*`).catch(() => {});
+      await closeRedisClient(redis);
     },
   };
 }
 
-/** The configuration every process here runs with (HTTP mode unless `gateway`). */
-function benchEnv(stand: Stand, mode: 'http' | 'gateway', port = 0): Record<string, string> {
+/**
+ * The configuration every process here runs with: HTTP mode (a replica with REDIS_URL, as a deployment of
+ * several runs it, so deliveries are checked against the shared replay set; `redis: false` for the
+ * comparison without it) unless `gateway`.
+ */
+function benchEnv(
+  stand: Stand,
+  mode: 'http' | 'gateway',
+  port = 0,
+  redis = mode === 'http',
+): Record<string, string> {
   const common = {
     DISCORD_TOKEN: stand.discord.token,
     DISCORD_APPLICATION_ID: stand.discord.applicationId,
@@ -316,6 +339,7 @@ function benchEnv(stand: Stand, mode: 'http' | 'gateway', port = 0): Record<stri
   if (mode === 'gateway') return common;
   return {
     ...common,
+    ...(redis ? { REDIS_URL, REDIS_PREFIX: stand.redisPrefix } : {}),
     INTERACTIONS: 'http',
     PUBLIC_URL: 'https://bot.example.test',
     DISCORD_PUBLIC_KEY: stand.keys.publicKeyHex,
@@ -350,7 +374,7 @@ async function cpuMicros(child: ChildProcess): Promise<number> {
   return userMicros + systemMicros;
 }
 
-type CaseName = 'replica' | 'bare' | 'gateway';
+type CaseName = 'replica' | 'local' | 'bare' | 'gateway';
 
 interface Case {
   name: CaseName;
@@ -360,7 +384,8 @@ interface Case {
 }
 
 const ROW_LABELS: Record<CaseName, string> = {
-  replica: '/whois over HTTP: web replica (startWebReplica), cache hit',
+  replica: '/whois over HTTP: web replica (startWebReplica) with REDIS_URL, cache hit',
+  local: 'the same replica without REDIS_URL (replay set in the process only)',
   bare: 'bare node:http: signature check + constant body',
   gateway: '/whois over the gateway: startBot + discord.js, cache hit',
 };
@@ -389,7 +414,7 @@ export function pairedRatio(a: readonly HttpRound[], b: readonly HttpRound[]): n
   );
 }
 
-/** The throughput table's rows: the replica (with its verdict), the bare endpoint, the gateway. */
+/** The throughput table's rows: the replica (with its verdict), the same without Redis, the bare endpoint, the gateway. */
 export function throughputRows(rounds: Readonly<Record<CaseName, readonly HttpRound[]>>): Cell[][] {
   const replicaRatio = pairedRatio(rounds.replica, rounds.bare);
   const row = (name: CaseName, target: string, result: string): Cell[] => {
@@ -414,6 +439,7 @@ export function throughputRows(rounds: Readonly<Record<CaseName, readonly HttpRo
   const ok = Number.isFinite(replicaRatio) && replicaRatio >= THROUGHPUT_RATIO_TARGET && clean('replica');
   return [
     row('replica', `≥ ${THROUGHPUT_RATIO_TARGET}× bare, all 200 with the embed`, ok ? 'PASS' : 'FAIL'),
+    row('local', '', ''),
     row('bare', '', ''),
     row('gateway', '', ''),
   ];
@@ -426,27 +452,36 @@ async function runThroughput(
   const { rounds, roundMs, warmupMs, concurrency, progress, pin } = settings;
   const { discord, upstream, keys } = stand;
   const replicaChild = forkServers('replica', pin);
+  const localChild = forkServers('replica', pin);
   const gatewayChild = forkServers('gateway', pin);
   const pools: Pool[] = [];
   try {
-    const replicaReady = nextMessage<Extract<HttpServersMessage, { type: 'ready' }>>(replicaChild, 'ready');
-    replicaChild.send({ type: 'start', env: benchEnv(stand, 'http') });
-    const gatewayReady = nextMessage<Extract<HttpServersMessage, { type: 'ready' }>>(gatewayChild, 'ready');
-    gatewayChild.send({ type: 'start', env: benchEnv(stand, 'gateway') });
-    const [{ replicaUrl, bareUrl }] = await Promise.all([replicaReady, gatewayReady]);
-    if (!replicaUrl || !bareUrl) throw new Error('the replica child did not say where it listens');
+    const ready = (child: ChildProcess, env: Record<string, string>) => {
+      const answer = nextMessage<Extract<HttpServersMessage, { type: 'ready' }>>(child, 'ready');
+      child.send({ type: 'start', env });
+      return answer;
+    };
+    const [{ replicaUrl, bareUrl }, { replicaUrl: localUrl }] = await Promise.all([
+      ready(replicaChild, benchEnv(stand, 'http')),
+      ready(localChild, benchEnv(stand, 'http', 0, false)),
+      ready(gatewayChild, benchEnv(stand, 'gateway')),
+    ]);
+    if (!replicaUrl || !bareUrl || !localUrl) throw new Error('a replica child did not say where it listens');
     const pool = (url: string) => {
       const made = new Pool(url, { connections: concurrency, pipelining: 1 });
       pools.push(made);
       return made;
     };
     const replicaPool = pool(replicaUrl);
+    const localPool = pool(localUrl);
     const barePool = pool(bareUrl);
 
-    // Warm the replica's cache (the one upstream request), and give the bare endpoint the very same answer.
-    const [first] = presign(keys.privateKey, whoisBodies(discord, 1));
-    const sample = await postRound(replicaPool, first ? [first] : [], 1, 60_000);
-    if (sample.failures > 0) throw new Error('the replica did not answer the first /whois with 200');
+    // Warm the replicas' caches (an upstream request each), and give the bare endpoint the very same answer.
+    for (const target of [replicaPool, localPool]) {
+      const [first] = presign(keys.privateKey, whoisBodies(discord, 1));
+      const sample = await postRound(target, first ? [first] : [], 1, 60_000);
+      if (sample.failures > 0) throw new Error('a replica did not answer the first /whois with 200');
+    }
     const firstAnswer = await (async () => {
       const [request] = presign(keys.privateKey, whoisBodies(discord, 1));
       if (!request) throw new Error('no request');
@@ -469,11 +504,12 @@ async function runThroughput(
     await runWhois(discord);
 
     // Pre-signed requests per round: 1.5× the most a round of that case has used, and more when one ran out.
-    const capacity: Record<'replica' | 'bare', number> = {
+    const capacity: Record<'replica' | 'local' | 'bare', number> = {
       replica: Math.ceil((6_000 * roundMs) / 1_000),
+      local: Math.ceil((6_000 * roundMs) / 1_000),
       bare: Math.ceil((12_000 * roundMs) / 1_000),
     };
-    const signedRound = (name: 'replica' | 'bare', target: Pool) => async (durationMs: number) => {
+    const signedRound = (name: 'replica' | 'local' | 'bare', target: Pool) => async (durationMs: number) => {
       const requests = presign(keys.privateKey, whoisBodies(discord, capacity[name]));
       const result = await postRound(target, requests, concurrency, durationMs);
       capacity[name] = Math.max(capacity[name], Math.ceil(result.samples.length * (result.ranOut ? 2 : 1.5)));
@@ -481,6 +517,7 @@ async function runThroughput(
     };
     const cases: Case[] = [
       { name: 'replica', child: replicaChild, run: signedRound('replica', replicaPool), rounds: [] },
+      { name: 'local', child: localChild, run: signedRound('local', localPool), rounds: [] },
       { name: 'bare', child: replicaChild, run: signedRound('bare', barePool), rounds: [] },
       {
         name: 'gateway',
@@ -512,11 +549,19 @@ async function runThroughput(
       }
     }
     const upstreamDuringRounds = upstream.requests.length - upstreamBefore;
-    const [replica, bare, gateway] = cases as [Case, Case, Case];
-    const byName = { replica: replica.rounds, bare: bare.rounds, gateway: gateway.rounds };
+    const [replica, local, bare, gateway] = cases as [Case, Case, Case, Case];
+    const byName = {
+      replica: replica.rounds,
+      local: local.rounds,
+      bare: bare.rounds,
+      gateway: gateway.rounds,
+    };
     const rows = throughputRows(byName);
     const checked = replica.rounds.reduce((sum, round) => sum + round.checked, 0);
-    const ranOut = [...replica.rounds, ...bare.rounds].filter((round) => round.ranOut).length;
+    const ranOut = [...replica.rounds, ...local.rounds, ...bare.rounds].filter(
+      (round) => round.ranOut,
+    ).length;
+    const cpu = (list: readonly HttpRound[]) => median(list.map((round) => round.cpuMicrosPerRequest));
     const p50 = (list: readonly HttpRound[]) => medianOfRounds(list.map((r) => r.latency)).p50;
     return {
       upstreamDuringRounds,
@@ -524,10 +569,10 @@ async function runThroughput(
         suite:
           'HTTP interactions: cached /whois POSTed to a web replica vs a bare signature-checking node:http endpoint, and through the gateway (issue #18)',
         method: [
-          `${rounds} round(s) of ${formatNumber(roundMs)} ms per case after ${formatNumber(warmupMs)} ms of warm-up each, the three cases alternating with the order rotated every round (ABC, BCA, …)`,
+          `${rounds} round(s) of ${formatNumber(roundMs)} ms per case after ${formatNumber(warmupMs)} ms of warm-up each, the four cases alternating with the order rotated every round (ABCD, BCDA, …)`,
           `${concurrency} interactions in flight from this process (a keep-alive undici Pool of ${concurrency} connections per server, no pipelining); latency from sending to the end of the answer's body`,
-          `servers in child processes ${pin ? `pinned to core ${pin.core} with taskset (this process, the load and the stand-ins, moved to the other core(s) meanwhile)` : 'NOT pinned (taskset unavailable)'}: the replica and the bare endpoint share one process, the gateway bot has its own on the same core; the stand-in Discord and Web3.bio run in this process`,
-          `replica = startWebReplica (INTERACTIONS=http, PROCESS_ROLE=all, no gating, USER_COOLDOWN_COMMANDS=0, logs made at info then dropped), its cache warmed first (${upstreamBefore} upstream request(s) before the rounds: one for the replica, one for the gateway bot); every request a distinct interaction from the stand-in's payload builder (own id and token), signed before its round with an ed25519 key whose public half is DISCORD_PUBLIC_KEY, timestamps of that moment`,
+          `servers in child processes ${pin ? `pinned to core ${pin.core} with taskset (this process, the load and the stand-ins, moved to the other core(s) meanwhile)` : 'NOT pinned (taskset unavailable)'}: the replica and the bare endpoint share one process, the replica without Redis and the gateway bot have one each on the same core; the stand-in Discord and Web3.bio run in this process, the local Redis (redis-server) is not pinned`,
+          `replica = startWebReplica (INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis: the shared replay set, and the cache's L2 and the recent lookups there too; USER_COOLDOWN_COMMANDS=0, logs made at info then dropped); the same without REDIS_URL in a child of its own; their caches warmed first (${upstreamBefore} upstream request(s) before the rounds: one per replica, one for the gateway bot); every request a distinct interaction from the stand-in's payload builder (own id and token), signed before its round with an ed25519 key whose public half is DISCORD_PUBLIC_KEY, timestamps of that moment`,
           `bare = node:http in the replica's process: reads the body, checkDiscordSignature (the bot's node:crypto verify), answers the replica's own /whois answer (${formatNumber(Buffer.byteLength(firstAnswer.text))} bytes) as a constant`,
           `gateway = startBot against the stand-in gateway, each /whois dispatched by the stand-in (runCommand) until its type-4 callback reaches the stand-in's REST`,
           `every ${CHECK_EVERY}th 200 answer parsed and checked (type 4 with an embed; ${formatNumber(checked)} replica answers checked), every gateway result checked; figures are medians of rounds, ratios medians of the per-round ratios; server CPU = the serving child's user + system time per interaction (the replica and bare share a process: each is measured over its own rounds only)`,
@@ -539,6 +584,7 @@ async function runThroughput(
         rows,
         notes: [
           `Upstream requests during the timed rounds: ${upstreamDuringRounds} (every /whois a cache hit when 0).`,
+          `REDIS_URL's cost per interaction: the replica with it ran at ${formatRatio(pairedRatio(replica.rounds, local.rounds), 1)} the throughput of the one without (paired rounds), ${formatNumber(cpu(replica.rounds) - cpu(local.rounds))} µs more server CPU per interaction (medians).`,
           `Gateway vs HTTP: the replica's p50 is ${formatRatio(p50(replica.rounds), p50(gateway.rounds))} the gateway's and its throughput ${formatRatio(pairedRatio(replica.rounds, gateway.rounds), 1)} (paired rounds). The gateway figures include the stand-in's own dispatch and REST work in this process.`,
           ...(ranOut > 0
             ? [
@@ -550,7 +596,7 @@ async function runThroughput(
     };
   } finally {
     await Promise.all(pools.map((p) => p.close()));
-    await Promise.all([stopChild(replicaChild), stopChild(gatewayChild)]);
+    await Promise.all([stopChild(replicaChild), stopChild(localChild), stopChild(gatewayChild)]);
   }
 }
 
@@ -803,7 +849,7 @@ async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> 
   return {
     suite:
       'HTTP interactions: web replica memory, started as npm start starts it (INTERACTIONS=http, issue #18)',
-    method: `node with npm start's arguments (${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')}) spawned with process.execPath (${process.version}), INTERACTIONS=http, PROCESS_ROLE=all, no gating, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; dist/ built first as npm start builds it (scripts/build.ts); then, for comparison only, the sources without a build or V8 flags (node src/app/main.js) the same way; each measured start preceded by one start of the same entry (a replica restarted on its machine; for the sources, Node's compile cache warm, see src/app/main.js); RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
+    method: `node with npm start's arguments (${START_ARGS.map((a) => a.replace(ROOT, '')).join(' ')}) spawned with process.execPath (${process.version}), INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis, METRICS_PORT on 127.0.0.1 (for the V8 figures), logging at info to a pipe this process drains, not pinned; dist/ built first as npm start builds it (scripts/build.ts); then, for comparison only, the sources without a build or V8 flags (node src/app/main.js) the same way; each measured start preceded by one start of the same entry (a replica restarted on its machine; for the sources, Node's compile cache warm, see src/app/main.js); RSS = VmRSS from /proc/<pid>/status, read ${formatNumber(SETTLE_MS)} ms after the "web replica ready" log line with no interaction yet, then right after ${formatNumber(memoryInteractions)} distinct signed /whois interactions (${concurrency} in flight, the first a cache miss, the rest hits), and ${formatNumber(SETTLE_MS)} ms later; V8 heap committed / used, new space and large-object space committed from the process's own /metrics (prom-client defaults), scraped just after each RSS reading`,
     targets: [`RSS ${target} idle and after ${formatNumber(memoryInteractions)} interactions (npm start)`],
     columns: [
       'Measurement',
@@ -821,6 +867,195 @@ async function runMemory(stand: Stand, settings: Settings): Promise<BenchTable> 
       ...(lean ? [sentLine('lean', lean.sent)] : ['Quick run: the run from the sources left out.']),
     ],
   };
+}
+
+/** What slow uploads may make a replica hold (issue #26: 300 of them held 301 MiB, RSS 493 MiB). */
+export const FLOOD_RSS_TARGET_BYTES = 150 * 1024 * 1024;
+/** Source addresses the uploads come from, round robin: each stays under the per-address connection cap (64). */
+const FLOOD_SOURCES = 10;
+const FLOOD_CHUNK_BYTES = 64 * 1024;
+const FLOOD_CHUNK_EVERY_MS = 50;
+/** How long the uploads are held once their bytes (all but the last) are sent. */
+const FLOOD_HOLD_MS = 1_500;
+
+/** How one slow upload ended: answered (with the status), or still open (its body still being read) when closed. */
+export type UploadOutcome = { answered: number } | 'held';
+
+/** Counts of outcomes, e.g. "300 × 401" or "32 held open, 268 × 503". */
+export function outcomeSummary(outcomes: readonly UploadOutcome[]): string {
+  const held = outcomes.filter((o) => o === 'held').length;
+  const byStatus = new Map<number, number>();
+  for (const o of outcomes) if (o !== 'held') byStatus.set(o.answered, (byStatus.get(o.answered) ?? 0) + 1);
+  const parts = [...byStatus]
+    .sort(([a], [b]) => a - b)
+    .map(([status, n]) => `${formatNumber(n)} × ${status}`);
+  if (held > 0) parts.unshift(`${formatNumber(held)} read, still open when closed`);
+  return parts.join(', ');
+}
+
+/**
+ * One slow upload on a raw socket from `localAddress`: the head of a POST to /interactions announcing
+ * `length` bytes, then the body in 64 KiB chunks every 50 ms, all but its last byte, then nothing. Ends
+ * when the server answers (the status is kept) or when `close` is called.
+ */
+function slowUpload(port: number, localAddress: string, length: number, headers: Record<string, string>) {
+  const head = [
+    `POST ${PATH} HTTP/1.1`,
+    'Host: bot.example.test',
+    'Content-Type: application/json',
+    `Content-Length: ${length}`,
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ].join('\r\n');
+  const socket = connect({ host: '127.0.0.1', port, localAddress });
+  let text = '';
+  let sent = 0;
+  let timer: NodeJS.Timeout | undefined;
+  socket.on('error', () => {});
+  socket.on('data', (chunk: Buffer) => {
+    text += chunk.toString('latin1');
+  });
+  socket.once('connect', () => {
+    socket.write(`${head}\r\n\r\n`);
+    timer = setInterval(() => {
+      const size = Math.min(FLOOD_CHUNK_BYTES, length - 1 - sent);
+      if (size <= 0 || socket.destroyed) return void clearInterval(timer);
+      socket.write(Buffer.alloc(size, 0x20));
+      sent += size;
+    }, FLOOD_CHUNK_EVERY_MS);
+  });
+  const status = () => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
+  return {
+    /** Sent all it will send, or was answered. */
+    done: () => status() > 0 || socket.destroyed || sent >= length - 1,
+    close(): UploadOutcome {
+      clearInterval(timer);
+      socket.destroy();
+      return status() > 0 ? { answered: status() } : 'held';
+    },
+  };
+}
+
+/** Fresh, well-formed signature headers that are not Discord's signature over anything. */
+function invalidSignature(): Record<string, string> {
+  return {
+    'X-Signature-Ed25519': 'ab'.repeat(64),
+    'X-Signature-Timestamp': String(Math.floor(Date.now() / 1_000)),
+  };
+}
+
+interface FloodKind {
+  label: string;
+  length: number;
+  headers: () => Record<string, string>;
+}
+
+const FLOOD_KINDS = {
+  unsigned: { label: 'unsigned, announcing 1 MiB each', length: 1024 * 1024, headers: () => ({}) },
+  invalid: {
+    label: `with well-formed signatures that are not Discord's (fresh timestamps), announcing the body limit (${formatBytes(MAX_INTERACTION_BODY_BYTES)}) each`,
+    length: MAX_INTERACTION_BODY_BYTES,
+    headers: invalidSignature,
+  },
+} satisfies Record<string, FloodKind>;
+
+/**
+ * Opens `count` slow uploads of each kind at once (each kind from FLOOD_SOURCES addresses starting at the
+ * offset `nextSources` gives), waits until all sent what they will, holds, samples RSS throughout.
+ */
+async function flood(
+  main: MainProcess,
+  kinds: readonly FloodKind[],
+  count: number,
+  nextSources: () => number,
+) {
+  const port = Number(new URL(main.url).port);
+  const uploads = kinds.flatMap((kind) => {
+    const first = nextSources();
+    return Array.from({ length: count }, (_, i) =>
+      slowUpload(
+        port,
+        `127.0.${Math.floor((first + (i % FLOOD_SOURCES)) / 250)}.${1 + ((first + (i % FLOOD_SOURCES)) % 250)}`,
+        kind.length,
+        kind.headers(),
+      ),
+    );
+  });
+  let peak = 0;
+  const sample = async () => {
+    peak = Math.max(peak, await rssBytes(main.child.pid ?? 0));
+  };
+  const deadline = performance.now() + 30_000;
+  while (!uploads.every((upload) => upload.done()) && performance.now() < deadline) {
+    await sample();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const holdUntil = performance.now() + FLOOD_HOLD_MS;
+  while (performance.now() < holdUntil) {
+    await sample();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const outcomes = uploads.map((upload) => upload.close());
+  return { peak, outcomes };
+}
+
+async function runSlowUploads(stand: Stand, settings: Settings): Promise<BenchTable> {
+  const count = settings.quick ? 60 : 300;
+  settings.progress('http: slow uploads against a replica (npm start)');
+  const main = await spawnMain(stand, 'main');
+  try {
+    await waitFor(() => main.readyMs() !== null, START_TIMEOUT_MS, 'the "web replica ready" log line');
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const idle = await rssBytes(main.child.pid ?? 0);
+    const target = `≤ ${formatBytes(FLOOD_RSS_TARGET_BYTES)}`;
+    const rows: Cell[][] = [['idle after start', formatBytes(idle), '', '', '']];
+    const phases: [string, FloodKind[]][] = [
+      [`${count} slow uploads ${FLOOD_KINDS.unsigned.label}`, [FLOOD_KINDS.unsigned]],
+      [`${count} slow uploads ${FLOOD_KINDS.invalid.label}`, [FLOOD_KINDS.invalid]],
+      [`both at once (${count * 2} uploads)`, [FLOOD_KINDS.unsigned, FLOOD_KINDS.invalid]],
+    ];
+    // Each kind of each row from addresses of its own: refused deliveries are counted per address, and an
+    // address refused 30 times in a minute is turned away unread (429) before any other check.
+    let sources = 0;
+    for (const [label, kinds] of phases) {
+      const { peak, outcomes } = await flood(main, kinds, count, () => (sources += FLOOD_SOURCES));
+      rows.push([
+        `${label}: peak while held`,
+        formatBytes(peak),
+        outcomeSummary(outcomes),
+        target,
+        peak <= FLOOD_RSS_TARGET_BYTES ? 'PASS' : 'FAIL',
+      ]);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
+    const after = await rssBytes(main.child.pid ?? 0);
+    const pool = new Pool(main.url, { connections: 1 });
+    const whois = await postRound(
+      pool,
+      presign(stand.keys.privateKey, whoisBodies(stand.discord, 1)),
+      1,
+      10_000,
+    );
+    await pool.close();
+    const answered = whois.samples.length === 1 && whois.failures === 0 && whois.wrong === 0;
+    rows.push([
+      `${formatNumber(SETTLE_MS)} ms after the last closed`,
+      formatBytes(after),
+      `then a signed /whois: ${answered ? '200 with the embed' : 'NOT answered 200'}`,
+      '',
+      '',
+    ]);
+    return {
+      suite:
+        'HTTP interactions: slow uploads held open against a web replica started as npm start starts it (issue #26)',
+      method: `node with npm start's arguments spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis, not pinned); each slow upload a raw TCP connection from one of ${FLOOD_SOURCES} loopback addresses of its kind and row (127.0.0.x: none reaches the per-address cap of 64 connections, and no address is refused for what another row did) that sends the head of a POST /interactions, then its body in ${formatBytes(FLOOD_CHUNK_BYTES)} chunks every ${FLOOD_CHUNK_EVERY_MS} ms, all but the last byte, then holds it ${formatNumber(FLOOD_HOLD_MS)} ms; all uploads of a row opened at once; RSS = VmRSS from /proc/<pid>/status sampled every 100 ms from the first connection until they are closed, the peak shown; answers read from each socket (a status line, or none while the body was still being read)`,
+      targets: [`peak RSS ${target} under each flood`],
+      columns: ['Measurement', 'RSS', 'answers', 'Target', 'Result'],
+      rows,
+    };
+  } finally {
+    await main.stop();
+  }
 }
 
 /** Spawn to exit of `node -e ""`: what any Node start costs here. */
@@ -868,7 +1103,7 @@ async function runStartup(stand: Stand, settings: Settings, buildMs: number): Pr
   const target = `< ${formatNumber(FIRST_ANSWER_TARGET_MS)} ms`;
   return {
     suite: 'HTTP interactions: start to first answer (issue #18)',
-    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians; each timed from the spawn of node, after npm start's build (scripts/build.ts: ${formatNumber(buildMs)} ms in this run, once per start of npm start; an image builds at image build time); for the sources, Node's compile cache warm (the memory measurement started them before); the sources for comparison only`,
+    method: `${starts} start(s) of each entry, alternating (ABAB), spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis, a free port, not pinned), each timed from spawn to the first 200 answer to a signed /whois POSTed to it (one at a time, retried every 5 ms while the port refuses; the answer is a cache miss against the stand-in Web3.bio with no added latency; ${notWhois} first answer(s) without the embed); also spawn to its "web replica ready" log line, and spawn to exit of node -e "" before each pair; medians; each timed from the spawn of node, after npm start's build (scripts/build.ts: ${formatNumber(buildMs)} ms in this run, once per start of npm start; an image builds at image build time); for the sources, Node's compile cache warm (the memory measurement started them before); the sources for comparison only`,
     targets: [`first answer ${target} (median, npm start)`],
     columns: ['Measurement', 'median ms', 'min ms', 'max ms', 'Target', 'Result'],
     rows: [
@@ -913,7 +1148,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Benc
     const throughput = await onOtherCore(settings.pin, () => runThroughput(stand, settings));
     const memory = await runMemory(stand, settings);
     const startup = await runStartup(stand, settings, buildMs);
-    return [throughput.table, memory, startup];
+    const uploads = await runSlowUploads(stand, settings);
+    return [throughput.table, memory, startup, uploads];
   } finally {
     await stand.close();
   }

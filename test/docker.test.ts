@@ -279,11 +279,12 @@ describe('compose.yaml', async () => {
 
   it("each bot service's environment passes the bot's own start-up checks, gating on and sharded", async () => {
     // A full .env for the http topology: gating on, SHARD_COUNT for the gateway worker, METRICS_TOKEN
-    // (METRICS_HOST is 0.0.0.0).
+    // (METRICS_HOST is 0.0.0.0), TOKEN_ENCRYPTION_KEY (it seals the tokens the replicas hand over).
     const full = [
       DOT_ENV,
       'DISCORD_APPLICATION_ID=123456789012345678',
       `DISCORD_PUBLIC_KEY=${'ab'.repeat(32)}`,
+      `TOKEN_ENCRYPTION_KEY=${'cd'.repeat(32)}`,
       'PUBLIC_URL=https://bot.example.org',
       'GATING_ENABLED=true',
       'SHARD_COUNT=2',

@@ -18,6 +18,9 @@ export type { HttpDelivery } from './interactions.ts';
 /** The User-Agent of Discord's interaction POSTs. */
 export const INTERACTIONS_USER_AGENT = 'Discord-Interactions/1.0 (+https://discord.com)';
 
+/** The headers of every interaction POST besides the signature. */
+const POST_HEADERS = { 'content-type': 'application/json', 'user-agent': INTERACTIONS_USER_AGENT };
+
 /** How far a 'stale' or 'future' timestamp is from now: 10 minutes. */
 const SKEW_SECONDS = 600;
 
@@ -125,6 +128,7 @@ export class HttpInteractionDelivery {
     const { tracker } = this.#ctx;
     const url = this.#endpoint();
     const body = JSON.stringify(payload);
+    const signature = this.#ctx.sign(body);
     const started = performance.now();
     const delivery: HttpDelivery = {
       interactionId: input.id,
@@ -133,15 +137,11 @@ export class HttpInteractionDelivery {
       servedBy: null,
       ms: 0,
       error: null,
+      sent: { body, headers: { ...POST_HEADERS, ...signature } },
     };
     let answer: { body: unknown; files: Parameters<InteractionTracker['callback']>[4] } | null = null;
     try {
-      const posted = await post(
-        url,
-        body,
-        this.#ctx.sign(body),
-        AbortSignal.timeout(this.#ctx.ackDeadlineMs),
-      );
+      const posted = await post(url, body, signature, AbortSignal.timeout(this.#ctx.ackDeadlineMs));
       delivery.status = posted.status;
       delivery.servedBy = posted.headers.get('x-served-by');
       const parsed = await parseBody(posted.raw, posted.headers.get('content-type') ?? '');
@@ -257,7 +257,7 @@ async function post(
 ): Promise<Posted> {
   const response = await fetch(url, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'user-agent': INTERACTIONS_USER_AGENT, ...signature },
+    headers: { ...POST_HEADERS, ...signature },
     body,
     ...(signal ? { signal } : {}),
   });

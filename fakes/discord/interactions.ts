@@ -50,6 +50,8 @@ export interface HttpDelivery {
   ms: number;
   /** Why Discord would show "This interaction failed"; null when the response was accepted. */
   error: string | null;
+  /** What was POSTed, byte for byte (body and headers), so a test can replay a captured delivery. */
+  sent?: { body: string; headers: Record<string, string> };
 }
 
 /** 'ack' resolves at the first callback; 'done' (default) once the visible response is complete. */

@@ -15,7 +15,7 @@ import { HandoffInbox } from '../discord/interactionHandoff.ts';
 import { callbackResponse, Responder } from '../discord/responder.ts';
 import type { InteractionRouter } from '../discord/router.ts';
 import { provenIdentitiesOf } from '../gating/provenIdentities.ts';
-import { MEMBER_LIST_PAGES_PER_SECOND, servesGuild } from '../gating/roles/discordReads.ts';
+import { MEMBER_LIST_PAGES_PER_SECOND } from '../gating/roles/discordReads.ts';
 import { GatingService } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
@@ -29,7 +29,7 @@ import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { countRecheck, countRoleEdits, recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
-import { type GatingConfig, openGatingStore, signInConfig } from './gatingSetup.ts';
+import { type GatingConfig, handoffKey, openGatingStore, signInConfig } from './gatingSetup.ts';
 import { httpEndpoint, interactionRouter } from './interactionRouting.ts';
 
 export interface Bot {
@@ -304,7 +304,9 @@ export async function startBot(options: {
           logger: logger.child({ module: 'handoff' }),
           rest: client.rest,
           run: (interaction, responder) => router.handle(interaction, responder),
-          ownsGuild: (guildId) => servesGuild(client, guildId),
+          key: handoffKey(config),
+          leaseMs: config.GATING_LEASE_SECONDS * 1_000,
+          ...(options.shards ? { shards: { ids: options.shards.ids, count: options.shards.count } } : {}),
         })
       : undefined;
   inbox?.start();

@@ -276,6 +276,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'PROCESS_ROLE=web with gating or Linked Roles needs DATABASE_URL: web replicas and the gateway worker share one PostgreSQL store',
     );
   }
+  if (env.PROCESS_ROLE?.trim() === 'web' && !env.REDIS_URL?.trim()) {
+    problems.push(
+      'PROCESS_ROLE=web needs REDIS_URL: web replicas share the deliveries they acted on there, so a delivery replayed to another replica is refused',
+    );
+  }
+  const role = env.PROCESS_ROLE?.trim();
+  const split = env.INTERACTIONS?.trim() === 'http' && (role === 'web' || role === 'gateway');
+  if (split && gatingOn.success && gatingOn.data && !env.TOKEN_ENCRYPTION_KEY?.trim()) {
+    problems.push(
+      `PROCESS_ROLE=${role} with gating needs TOKEN_ENCRYPTION_KEY (the same on every replica and the gateway worker): the interaction tokens replicas hand to the worker are sealed with it in PostgreSQL`,
+    );
+  }
   const metricsHost = env.METRICS_HOST?.trim() || '127.0.0.1';
   if (env.METRICS_PORT?.trim() && !env.METRICS_TOKEN?.trim() && !isLoopbackHost(metricsHost)) {
     problems.push(

@@ -64,3 +64,13 @@ export function openGatingStore(config: GatingConfig): Promise<GatingStore> {
     { leaseMs: config.GATING_LEASE_SECONDS * 1_000 },
   );
 }
+
+/**
+ * TOKEN_ENCRYPTION_KEY as the interaction hand-offs use it: a replica seals each token with it, the
+ * gateway worker opens them (loadConfig requires it of both when gating is on).
+ */
+export function handoffKey(config: Pick<Config, 'TOKEN_ENCRYPTION_KEY'>): Buffer {
+  const key = config.TOKEN_ENCRYPTION_KEY ? parseEncryptionKey(config.TOKEN_ENCRYPTION_KEY) : undefined;
+  if (!key) throw new Error('handing interactions over needs TOKEN_ENCRYPTION_KEY');
+  return key;
+}

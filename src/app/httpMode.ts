@@ -21,6 +21,7 @@ import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import type { Config } from './config.ts';
+import { handoffKey } from './gatingSetup.ts';
 import { httpEndpoint, interactionRouter } from './interactionRouting.ts';
 import { startWebTier } from './webTier.ts';
 
@@ -65,7 +66,9 @@ export async function startWebReplica(options: {
           logger,
           web3bio,
           recentLookups,
-          ...(store && config.GATING_ENABLED ? { handoff: handoffQueue(store), sharedGating: store } : {}),
+          ...(store && config.GATING_ENABLED
+            ? { handoff: handoffQueue(store, handoffKey(config)), sharedGating: store }
+            : {}),
           ...(store
             ? {
                 provenIdentities: (userId: string, guildId: string | null) =>

@@ -11,6 +11,32 @@ import {
 } from './recentLookups.ts';
 import { closeRedisClient, createRedisClient, DEFAULT_REDIS_PREFIX } from './redisStore.ts';
 
+/**
+ * Remembers one lookup in one round trip (a script runs alone in Redis). KEYS[1], the member's list: the
+ * entry first (moved if there), at most ARGV[3] long. For a public lookup in a server, also KEYS[2], the
+ * server's sorted set: the entry scored ARGV[6] (now), entries older than ARGV[7] dropped, the most recent
+ * ARGV[5] kept; and KEYS[3], the member's set of servers, gains ARGV[8]. ARGV[1] is every key's TTL (ms),
+ * ARGV[2] the member's entry, ARGV[4] the server's.
+ */
+const REMEMBER_SCRIPT = `
+redis.call('LREM', KEYS[1], 0, ARGV[2])
+redis.call('LPUSH', KEYS[1], ARGV[2])
+redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
+redis.call('PEXPIRE', KEYS[1], ARGV[1])
+if #KEYS == 3 then
+  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[4])
+  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
+  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
+  redis.call('PEXPIRE', KEYS[2], ARGV[1])
+  redis.call('SADD', KEYS[3], ARGV[8])
+  redis.call('PEXPIRE', KEYS[3], ARGV[1])
+end
+return #KEYS`;
+
+interface RememberCommand {
+  recentLookupsRemember(keyCount: number, ...keysAndArgs: (string | number)[]): Promise<number>;
+}
+
 export interface RedisRecentLookupsOptions {
   /** Used when no `client` is given (a client that never waits on a dead Redis: createRedisClient). */
   url?: string;
@@ -64,7 +90,7 @@ return {own, suggested, servers}
  * lookup is answered anyway; /forget-lookups answers with an error).
  */
 export class RedisRecentLookups implements RecentLookups {
-  readonly #client: Redis;
+  readonly #client: Redis & RememberCommand;
   readonly #ownsClient: boolean;
   readonly #prefix: string;
   readonly #limits: Pick<RecentLookupsLimits, 'perUser' | 'perGuild' | 'ttlMs'>;
@@ -72,36 +98,42 @@ export class RedisRecentLookups implements RecentLookups {
   #lastStamp = 0;
 
   constructor(options: RedisRecentLookupsOptions) {
-    this.#client = options.client ?? createRedisClient(options.url);
+    const client = (options.client ?? createRedisClient(options.url)) as Redis & Partial<RememberCommand>;
+    if (client.recentLookupsRemember === undefined)
+      client.defineCommand('recentLookupsRemember', { lua: REMEMBER_SCRIPT });
+    this.#client = client as Redis & RememberCommand;
     this.#ownsClient = options.client === undefined;
     this.#prefix = `${options.prefix ?? DEFAULT_REDIS_PREFIX}recent:`;
     this.#limits = { ...DEFAULT_RECENT_LOOKUPS_LIMITS, ...options.limits };
     this.#now = options.now ?? Date.now;
   }
 
+  /**
+   * One script call rather than a MULTI of ten commands: with REDIS_URL every lookup pays this, and the
+   * MULTI cost a web replica about 70 µs of CPU per /whois and grew its heap by tens of MiB under load
+   * (npm run bench -- --only http).
+   */
   async remember(lookup: LookupToRemember): Promise<void> {
     const { user, guild } = entriesOf(lookup);
     const { perUser, perGuild, ttlMs } = this.#limits;
     const userKey = this.#userKey(lookup.userId);
-    const multi = this.#client
-      .multi()
-      .lrem(userKey, 0, user)
-      .lpush(userKey, user)
-      .ltrim(userKey, 0, perUser - 1)
-      .pexpire(userKey, ttlMs);
     if (guild !== undefined && lookup.guildId !== null) {
       const now = this.#stamp();
-      const guildKey = this.#guildKey(lookup.guildId);
-      const sharedKey = this.#sharedKey(lookup.userId);
-      multi
-        .zadd(guildKey, now, guild)
-        .zremrangebyscore(guildKey, '-inf', `(${now - ttlMs}`)
-        .zremrangebyrank(guildKey, 0, -perGuild - 1)
-        .pexpire(guildKey, ttlMs)
-        .sadd(sharedKey, lookup.guildId)
-        .pexpire(sharedKey, ttlMs);
-    }
-    await multi.exec();
+      await this.#client.recentLookupsRemember(
+        3,
+        userKey,
+        this.#guildKey(lookup.guildId),
+        this.#sharedKey(lookup.userId),
+        ttlMs,
+        user,
+        perUser,
+        guild,
+        perGuild,
+        now,
+        now - ttlMs,
+        lookup.guildId,
+      );
+    } else await this.#client.recentLookupsRemember(1, userKey, ttlMs, user, perUser);
   }
 
   async ofUser(userId: string): Promise<string[]> {

@@ -22,6 +22,7 @@ import type { MessagePayload, ModalPayload, RenderContext } from '../render/type
 import type { GatingStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';
+import type { HandOverResult } from './interactionHandoff.ts';
 
 export type OptionValue = string | number | boolean;
 export type CommandOptions = Readonly<Record<string, OptionValue | undefined>>;
@@ -37,7 +38,7 @@ export interface BotDeps {
    * In a web replica (INTERACTIONS=http, PROCESS_ROLE=web) with gating on: hands the interactions of
    * `handedToGateway` commands to the gateway worker, which runs gating (interactionHandoff.ts).
    */
-  handoff?: { handOver(interaction: APIInteraction): Promise<void> };
+  handoff?: { handOver(interaction: APIInteraction): Promise<HandOverResult> };
   /**
    * In a web replica with gating on: what the gateway side keeps in the shared store (each server's owner
    * and roles, its role rules), for the answers a replica cannot hand over (suggestions).

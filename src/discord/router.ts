@@ -197,11 +197,15 @@ export function createRouter(options: {
     await defer();
     const started = performance.now();
     try {
-      await deps.handoff?.handOver(interaction);
-      deps.logger.info(
-        { ...base, ms: Math.round(performance.now() - started) },
-        'interaction handed to the gateway worker',
-      );
+      const handed = await deps.handoff?.handOver(interaction);
+      const ms = Math.round(performance.now() - started);
+      // The store holds one hand-off per interaction: the same one again is a replay, and acts no more.
+      if (handed === 'replayed')
+        deps.logger.warn(
+          { ...base, ms },
+          'interaction already handed to the gateway worker: replay not queued',
+        );
+      else deps.logger.info({ ...base, ms }, 'interaction handed to the gateway worker');
     } catch (error) {
       logOutcome(base, { ok: false, error }, started);
       await responder.followUp(renderError(error, render), true);

@@ -326,6 +326,21 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 16,
+    name: 'interaction hand-offs: one per interaction id, a shard key, the token sealed apart, answered rows kept as a mark until pruned',
+    // Rows from before keep their interaction (token inside) until answered or pruned, 15 minutes at most.
+    sql: ({ types: t }) => `
+      ALTER TABLE interaction_handoffs ADD COLUMN interaction_id TEXT;
+      ALTER TABLE interaction_handoffs ADD COLUMN shard_key ${t.bigint};
+      ALTER TABLE interaction_handoffs ADD COLUMN sealed_token TEXT;
+      ALTER TABLE interaction_handoffs ADD COLUMN answered_at ${t.bigint};
+      UPDATE interaction_handoffs
+        SET shard_key = CASE WHEN guild_id = '' THEN 0 ELSE CAST(guild_id AS BIGINT) / 4194304 END;
+      CREATE UNIQUE INDEX interaction_handoffs_one_per_interaction ON interaction_handoffs (interaction_id);
+      CREATE INDEX interaction_handoffs_by_age ON interaction_handoffs (created_at);
+    `,
+  },
 ];
 
 /**

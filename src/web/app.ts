@@ -21,16 +21,21 @@ import Fastify, {
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
+import { BytesInFlight, type DeliveryGuards } from './deliveryGate.ts';
 import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
 import {
+  clientKey,
   DEFAULT_LIMITS,
   LimitError,
   MAX_SIGNATURE_BODY_BYTES,
   registerLimits,
+  slowDown,
   type WebLimitSettings,
 } from './limits.ts';
+import { requestLocale } from './locale.ts';
 import { type OpsRoutesOptions, registerOpsRoutes } from './ops.ts';
 import { errorSummary, NO_LOG, sendJson, type WebLogger } from './responses.ts';
+import { SeenDeliveries, SharedDeliveries } from './seenDeliveries.ts';
 import type { SigningPagesSetup } from './signing/verifyRoutes.ts';
 import { WebhookEventReceiver } from './webhookEvents.ts';
 
@@ -52,6 +57,12 @@ export interface WebAppOptions extends Partial<SigningPagesSetup> {
    */
   linkedRoles?: LinkedRolePagesSetup;
   serverFactory?: FastifyServerFactory;
+  /**
+   * With TRUST_PROXY: requests one client (as X-Forwarded-For names it through the trusted proxies) may
+   * have open at once, on every route; past it, 429. Without TRUST_PROXY the TCP peer is the client and
+   * server.ts caps its connections instead.
+   */
+  openRequestsPerClient?: number;
   /** INTERACTIONS=http: `POST /interactions`, the Interactions Endpoint URL. */
   interactions?: InteractionEndpoint;
 }
@@ -157,6 +168,8 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
     if (request.is404) setHeaders(SECURITY_HEADERS, request, reply);
     done();
   });
+  if (trust !== undefined && o.openRequestsPerClient !== undefined)
+    capOpenRequestsPerClient(app, o.openRequestsPerClient);
   const limits = await registerLimits(
     app,
     { ...DEFAULT_LIMITS, ...o.limits },
@@ -215,18 +228,56 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       }
     });
   }
-  if (o.interactions) registerInteractions(app, o.interactions, limits.refusedDeliveries, log);
   const linked = o.linkedRoles;
-  if (linked?.oauth.publicKey) {
-    new WebhookEventReceiver({
-      publicKey: linked.oauth.publicKey,
-      applicationId: linked.oauth.clientId,
-      service: linked.service,
-      logger: log,
-      now: o.siwe?.now ?? Date.now,
-    }).register(app, limits.events);
+  if (o.interactions || linked?.oauth.publicKey) {
+    // One of each per process: both routes' bodies count against the same bytes, and a client's refusals
+    // on either count against it on both.
+    const guards: DeliveryGuards = {
+      refusals: limits.refusedDeliveries,
+      ledger: o.redis
+        ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })
+        : new SeenDeliveries(),
+      budget: new BytesInFlight(),
+    };
+    if (o.interactions) registerInteractions(app, o.interactions, guards, log);
+    if (linked?.oauth.publicKey) {
+      new WebhookEventReceiver({
+        publicKey: linked.oauth.publicKey,
+        applicationId: linked.oauth.clientId,
+        service: linked.service,
+        logger: log,
+        now: o.siwe?.now ?? Date.now,
+        guards,
+      }).register(app, limits.events);
+    }
   }
   return app;
+}
+
+/**
+ * Behind a trusted proxy every client shares the proxy's connections, which server.ts cannot tell apart:
+ * open requests are counted per forwarded client (`clientKey`) instead, from the request's start until
+ * its response ends or its connection closes. One client past `max` gets 429 and its connection closed;
+ * another client through the same proxy is served.
+ */
+function capOpenRequestsPerClient(app: FastifyInstance, max: number): void {
+  const open = new Map<string, number>();
+  app.addHook('onRequest', (request, reply, done) => {
+    const key = clientKey(request);
+    const count = (open.get(key) ?? 0) + 1;
+    if (count > max) {
+      reply.headers(SECURITY_HEADERS).header('connection', 'close').header('retry-after', '1');
+      sendJson(reply, 429, slowDown(1_000, requestLocale(request)).body);
+      return;
+    }
+    open.set(key, count);
+    reply.raw.once('close', () => {
+      const left = (open.get(key) ?? 1) - 1;
+      if (left <= 0) open.delete(key);
+      else open.set(key, left);
+    });
+    done();
+  });
 }
 
 let proxyWarned = false;

@@ -1,26 +1,42 @@
 /**
  * `POST /interactions`, the Interactions Endpoint URL (INTERACTIONS=http): Discord POSTs each interaction
- * here, signed with ed25519 over `X-Signature-Timestamp` + the raw body. Anything unsigned, signed by
- * another key, stale, tampered with or replayed is refused with 401 before it is parsed; Discord's PING
- * gets its PONG; everything else goes to the router, whose first response becomes this response's body
+ * here, signed with ed25519 over `X-Signature-Timestamp` + the raw body. Anything unsigned, stale or
+ * too large is refused before its body is read (deliveryGate.ts); anything signed by another key or
+ * tampered with is refused with 401 before it is parsed, and a delivery already acted on (here or, with
+ * Redis, by another replica) with 401 before it acts; Discord's PING gets its PONG; everything else goes to the router, whose first response becomes this response's body
  * (later answers use the interaction's webhook).
  * @see https://discord.com/developers/docs/interactions/overview#setting-up-an-endpoint
  */
 
 import { type APIInteraction, InteractionResponseType, InteractionType } from 'discord-api-types/v10';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { LRUCache } from 'lru-cache';
 import { z } from 'zod';
-import { growingLru } from '../cache/growingLru.ts';
 import { Responder, responseBytes } from '../discord/responder.ts';
 import type { WebhookRest } from '../discord/webhookRest.ts';
-import { checkDiscordSignature, header, parseJson, SeenSignatures } from './discordSignature.ts';
-import { clientKey, type RefusalCounter } from './limits.ts';
+import {
+  type DeliveryGateOptions,
+  type DeliveryGuards,
+  deliveryGate,
+  refuseDelivery,
+  suspectList,
+} from './deliveryGate.ts';
+import { header, parseJson, verifySignature } from './discordSignature.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
+import type { DeliveryLedger } from './seenDeliveries.ts';
 
 export const INTERACTIONS_PATH = '/interactions';
-/** An interaction with resolved users, members, messages and attachments stays well below this. */
-export const MAX_INTERACTION_BODY_BYTES = 1024 * 1024;
+/**
+ * The largest interaction body read (a larger one is refused unread, 413). The largest Discord sends this
+ * bot is a message context menu ("Web3 identities in this message"), which carries the whole target
+ * message: at Discord's limits, 4,000 characters of content, 100 mentioned users, 10 embeds (6,000
+ * characters of text among them, each with its image, thumbnail, video, author and footer URLs and
+ * Discord's proxy URLs for them), 10 attachments with descriptions and a poll come to about 120 KiB of
+ * JSON with 200-character URLs, and 245 KiB with the message it replies to alongside
+ * (test/e2e/deliveryGate.test.ts builds it). Twice that leaves room for longer URLs and fields Discord
+ * adds; every other interaction is a few KiB. What bodies may cost in all is bounded separately, by
+ * MAX_BYTES_IN_FLIGHT.
+ */
+export const MAX_INTERACTION_BODY_BYTES = 512 * 1024;
 
 /** What the endpoint needs: the key that signs, the router, and REST for the webhook answers. */
 export interface InteractionEndpoint {
@@ -44,18 +60,27 @@ const Envelope = z.object({
 
 /**
  * Mounts the endpoint on `app`. No per-client request limit: every delivery comes from Discord's few
- * addresses. A client whose deliveries keep being refused is turned away unchecked (`refusals`).
+ * addresses. A client whose deliveries keep being refused is turned away unchecked, and everything the
+ * headers can tell is checked before the body is read (deliveryGate.ts).
  */
 export function registerInteractions(
   app: FastifyInstance,
   endpoint: InteractionEndpoint,
-  refusals: RefusalCounter,
+  guards: DeliveryGuards,
   logger: WebLogger,
 ): void {
-  const seen = new SeenSignatures();
-  // Clients refused lately: only theirs pay the count's lookup (a Redis round trip with REDIS_URL).
-  const suspects = growingLru<string, true>({ maxEntries: 10_000, ttl: 60_000 });
   const now = endpoint.now ?? Date.now;
+  const gate: DeliveryGateOptions = {
+    route: INTERACTIONS_PATH,
+    bodyLimit: MAX_INTERACTION_BODY_BYTES,
+    budget: guards.budget,
+    refusals: guards.refusals,
+    suspects: suspectList(),
+    logger,
+    refusedMessage: 'interaction delivery refused',
+    refusedBody: { error: 'invalid request signature' },
+    now,
+  };
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // Discord's own type by name: Fastify caches that match, while the catch-all parses the header every time.
@@ -65,60 +90,40 @@ export function registerInteractions(
         { parseAs: 'buffer', bodyLimit: MAX_INTERACTION_BODY_BYTES },
         (_req, body, done) => done(null, body),
       );
-    const receiver: Receiver = { endpoint, seen, refusals, suspects, logger };
+    const receiver: Receiver = { endpoint, gate, ledger: guards.ledger, logger };
     // Not async: the answer is sent when the router gives it, with no promise of the handler's own.
-    scope.post(INTERACTIONS_PATH, { config: { rateLimit: false, answers: 'api' } }, (request, reply) => {
-      receive(request, reply, receiver, now());
-    });
+    scope.post(
+      INTERACTIONS_PATH,
+      { config: { rateLimit: false, answers: 'api' }, onRequest: deliveryGate(gate) },
+      (request, reply) => {
+        accept(request, reply, receiver, now());
+      },
+    );
     refuseOtherMethods(scope, INTERACTIONS_PATH, 'POST');
   });
 }
 
 interface Receiver {
   endpoint: InteractionEndpoint;
-  seen: SeenSignatures;
-  refusals: RefusalCounter;
-  suspects: LRUCache<string, true>;
+  gate: DeliveryGateOptions;
+  ledger: DeliveryLedger;
   logger: WebLogger;
-}
-
-/** Turns away a client refused too often lately, then checks and answers the delivery (`accept`). */
-function receive(request: FastifyRequest, reply: FastifyReply, receiver: Receiver, now: number): void {
-  // A client that keeps sending what Discord never sends is turned away before any curve arithmetic.
-  const { suspects, refusals } = receiver;
-  if (suspects.size === 0 || !suspects.has(clientKey(request))) {
-    accept(request, reply, receiver, now);
-    return;
-  }
-  refusals
-    .wait(request)
-    .then((wait) => {
-      if (wait === undefined) accept(request, reply, receiver, now);
-      else sendJson(reply.header('retry-after', String(wait)), 429, { error: 'too many refused deliveries' });
-    })
-    .catch(failed(reply));
 }
 
 /** A failure after the handler returned goes to the app's error handler (a 500 without details). */
 const failed = (reply: FastifyReply) => (error: unknown) => void reply.send(error);
 
 /**
- * Refuses what Discord did not sign (or signed for another application, or sent before), answers PING,
- * and hands the rest to the router, whose first response is this response's body.
+ * Refuses what Discord did not sign (or signed for another application, or sent before, to this process
+ * or, with Redis, to any), answers PING, and hands the rest to the router, whose first response is this
+ * response's body. The headers were checked before the body was read (deliveryGate.ts).
  */
 function accept(request: FastifyRequest, reply: FastifyReply, receiver: Receiver, now: number): void {
-  const { endpoint, seen, logger } = receiver;
+  const { endpoint, gate, ledger } = receiver;
   const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-  const signature = header(request, 'x-signature-ed25519');
-  const check = checkDiscordSignature({
-    publicKey: endpoint.publicKey,
-    signature,
-    timestamp: header(request, 'x-signature-timestamp'),
-    body,
-    now,
-  });
-  if (check !== 'ok') {
-    refuse(request, reply, receiver, check);
+  const timestamp = header(request, 'x-signature-timestamp') ?? '';
+  if (!verifySignature(endpoint.publicKey, header(request, 'x-signature-ed25519') ?? '', timestamp, body)) {
+    refuseDelivery(request, reply, gate, 'bad_signature');
     return;
   }
   const raw = parseJson(body);
@@ -127,18 +132,26 @@ function accept(request: FastifyRequest, reply: FastifyReply, receiver: Receiver
     sendJson(reply, 400, { error: 'malformed interaction' });
     return;
   }
-  // Another application's interaction, or a captured delivery sent again within the window (acts once).
-  const refusal =
-    envelope.data.application_id !== endpoint.applicationId
-      ? 'other_application'
-      : !seen.firstSighting(signature ?? '', now)
-        ? 'replayed'
-        : undefined;
-  if (refusal) {
-    refuse(request, reply, receiver, refusal);
+  if (envelope.data.application_id !== endpoint.applicationId) {
+    refuseDelivery(request, reply, gate, 'other_application');
     return;
   }
-  const interaction = raw as APIInteraction;
+  // A captured delivery sent again within the window, here or to another replica: acted on once.
+  const first = ledger.firstSighting(envelope.data.id, Number(timestamp), now);
+  if (first === true) act(raw as APIInteraction, reply, receiver);
+  else if (first === false) refuseDelivery(request, reply, gate, 'replayed');
+  else
+    first
+      .then((seenFirst) => {
+        if (seenFirst) act(raw as APIInteraction, reply, receiver);
+        else refuseDelivery(request, reply, gate, 'replayed');
+      })
+      .catch(failed(reply));
+}
+
+/** Answers PING, and hands the rest to the router. */
+function act(interaction: APIInteraction, reply: FastifyReply, receiver: Receiver): void {
+  const { endpoint, logger } = receiver;
   if (interaction.type === InteractionType.Ping) {
     sendJson(reply, 200, { type: InteractionResponseType.Pong });
     return;
@@ -161,17 +174,4 @@ function accept(request: FastifyRequest, reply: FastifyReply, receiver: Receiver
 
 function answerIfUnanswered(reply: FastifyReply): void {
   if (!reply.sent) sendJson(reply, 500, { error: 'no answer' });
-}
-
-/** 401, logged and counted against the client (`receive` turns it away once it has been refused too often). */
-function refuse(request: FastifyRequest, reply: FastifyReply, receiver: Receiver, reason: string): void {
-  receiver.suspects.set(clientKey(request), true);
-  receiver.logger.warn(
-    { route: INTERACTIONS_PATH, refusal: reason, client: request.ip },
-    'interaction delivery refused',
-  );
-  receiver.refusals
-    .count(request)
-    .then(() => sendJson(reply, 401, { error: 'invalid request signature' }))
-    .catch(failed(reply));
 }

@@ -182,7 +182,8 @@ export class LimitError extends Error {
   }
 }
 
-function slowDown(ttlMs: number, locale: string): LimitError {
+/** The refusal of a client asking too much: 429, saying how long to wait, in `locale`. */
+export function slowDown(ttlMs: number, locale: string): LimitError {
   return new LimitError({
     ok: false,
     reason: 'slow_down',

@@ -1,8 +1,9 @@
 /**
  * Where the web app listens, and what a connection may cost: headers within 10 s, a whole request
  * within 15 s, idle keep-alive connections closed after 5 s, at most 4,096 connections open, and at
- * most 64 from one address (a proxy named in TRUST_PROXY is exempt: its clients are told apart by
- * X-Forwarded-For; behind a hop count, the proxy is expected to cap its own clients).
+ * most 64 from one address. A proxy named in TRUST_PROXY (every peer, behind a hop count) is exempt: its
+ * clients are told apart by X-Forwarded-For, and the app counts each one's open requests against the
+ * same 64 instead (app.ts).
  */
 import type { Server } from 'node:http';
 import { BlockList, type Socket } from 'node:net';
@@ -60,6 +61,7 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   capPerClient(server, settings.maxConnectionsPerClient, exemptPeers(options.trustProxy));
   const app = await buildWebApp({
     ...options,
+    openRequestsPerClient: settings.maxConnectionsPerClient,
     serverFactory: (handler) => server.on('request', handler),
   });
   await app.ready();

@@ -10,7 +10,14 @@ import { ApplicationWebhookEventType, ApplicationWebhookType } from 'discord-api
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { LinkedRoleService } from '../gating/linkedRoles/linkedRoleService.ts';
-import { checkDiscordSignature, header, parseJson, SeenSignatures } from './discordSignature.ts';
+import {
+  type DeliveryGateOptions,
+  type DeliveryGuards,
+  deliveryGate,
+  refuseDelivery,
+  suspectList,
+} from './deliveryGate.ts';
+import { header, parseJson, verifySignature } from './discordSignature.ts';
 import type { WebLimiters } from './limits.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
 
@@ -34,18 +41,34 @@ export interface WebhookEventsOptions {
   service: Pick<LinkedRoleService, 'forgetDeauthorized'>;
   logger: WebLogger;
   now: () => number;
+  /** The refusal count, the deliveries acted on and the bytes in flight, shared with `/interactions`. */
+  guards: DeliveryGuards;
 }
 
 /** Receives the app's webhook events: checks each, answers Discord at once, then acts on it. */
 export class WebhookEventReceiver {
   readonly #o: WebhookEventsOptions;
-  readonly #seen = new SeenSignatures();
+  readonly #gate: DeliveryGateOptions;
 
   constructor(options: WebhookEventsOptions) {
     this.#o = options;
+    this.#gate = {
+      route: WEBHOOK_EVENTS_PATH,
+      bodyLimit: MAX_EVENT_BODY_BYTES,
+      budget: options.guards.budget,
+      refusals: options.guards.refusals,
+      suspects: suspectList(),
+      logger: options.logger,
+      refusedMessage: 'webhook event refused',
+      refusedBody: { ok: false, message: 'Invalid request signature.' },
+      now: options.now,
+    };
   }
 
-  /** Mounts the endpoint on `app`: the raw body (any content type) reaches the signature check as sent. */
+  /**
+   * Mounts the endpoint on `app`: the per-client limit and the checks of deliveryGate.ts come before the
+   * body is read; the raw body (any content type) then reaches the signature check as sent.
+   */
   register(app: FastifyInstance, limit: WebLimiters['events']): void {
     app.register(async (scope) => {
       scope.removeAllContentTypeParsers();
@@ -54,7 +77,9 @@ export class WebhookEventReceiver {
         { parseAs: 'buffer', bodyLimit: MAX_EVENT_BODY_BYTES },
         (_req, body, done) => done(null, body),
       );
-      scope.post(WEBHOOK_EVENTS_PATH, { onRequest: limit }, (request, reply) => this.handle(request, reply));
+      scope.post(WEBHOOK_EVENTS_PATH, { onRequest: [limit, deliveryGate(this.#gate)] }, (request, reply) =>
+        this.handle(request, reply),
+      );
       refuseOtherMethods(scope, WEBHOOK_EVENTS_PATH, 'POST');
     });
   }
@@ -62,17 +87,11 @@ export class WebhookEventReceiver {
   async handle(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
     const now = this.#o.now();
-    const signature = header(request, 'x-signature-ed25519');
-    const check = checkDiscordSignature({
-      publicKey: this.#o.publicKey,
-      signature,
-      timestamp: header(request, 'x-signature-timestamp'),
-      body,
-      now,
-    });
-    if (check !== 'ok') {
-      this.#o.logger.warn({ route: WEBHOOK_EVENTS_PATH, refusal: check }, 'webhook event refused');
-      return sendJson(reply, 401, { ok: false, message: 'Invalid request signature.' });
+    const signature = header(request, 'x-signature-ed25519') ?? '';
+    const timestamp = header(request, 'x-signature-timestamp') ?? '';
+    if (!verifySignature(this.#o.publicKey, signature, timestamp, body)) {
+      refuseDelivery(request, reply, this.#gate, 'bad_signature');
+      return reply;
     }
     const parsed = RawWebhookEvent.safeParse(parseJson(body));
     if (!parsed.success) return sendJson(reply, 400, { ok: false, message: 'Malformed event.' });
@@ -80,9 +99,18 @@ export class WebhookEventReceiver {
     if (type === ApplicationWebhookType.Ping) return reply.code(204).send();
     if (type !== ApplicationWebhookType.Event || !event)
       return sendJson(reply, 400, { ok: false, message: 'Malformed event.' });
-    // Discord wants the acknowledgement within 3 seconds; the work happens after it.
+    // Discord wants the acknowledgement within 3 seconds; the work happens after it. An event carries
+    // no id of its own: its signature (lower-cased, as hex is read either way) names it.
     reply.code(204).send();
-    if (!this.#seen.firstSighting(signature ?? '', now)) return reply;
+    const first = await this.#o.guards.ledger.firstSighting(
+      `event:${signature.toLowerCase()}`,
+      Number(timestamp),
+      now,
+    );
+    if (!first) {
+      this.#o.logger.warn({ route: WEBHOOK_EVENTS_PATH }, 'webhook event already acted on: ignored');
+      return reply;
+    }
     if (parsed.data.application_id !== this.#o.applicationId) {
       this.#o.logger.warn({ route: WEBHOOK_EVENTS_PATH }, 'webhook event for another application ignored');
       return reply;

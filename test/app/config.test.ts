@@ -157,14 +157,58 @@ describe('loadConfig', () => {
       PUBLIC_URL: 'https://bot.example',
       DISCORD_PUBLIC_KEY: 'a'.repeat(64),
     };
-    expect(loadConfig({ ...http, PROCESS_ROLE: 'web' }).PROCESS_ROLE).toBe('web');
-    expect(problemsOf({ ...REQUIRED, PROCESS_ROLE: 'web' })).toEqual([
+    const redis = { REDIS_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfig({ ...http, ...redis, PROCESS_ROLE: 'web' }).PROCESS_ROLE).toBe('web');
+    expect(problemsOf({ ...REQUIRED, ...redis, PROCESS_ROLE: 'web' })).toEqual([
       expect.stringMatching(/set INTERACTIONS=http too/),
     ]);
-    expect(problemsOf({ ...http, PROCESS_ROLE: 'web', GATING_ENABLED: 'true' })).toEqual([
+    expect(problemsOf({ ...http, ...redis, PROCESS_ROLE: 'web', GATING_ENABLED: 'true' })).toEqual([
       expect.stringMatching(/^PROCESS_ROLE=web with gating or Linked Roles needs DATABASE_URL/),
+      expect.stringMatching(/^PROCESS_ROLE=web with gating needs TOKEN_ENCRYPTION_KEY/),
     ]);
     expect(problemsOf({ ...http, INTERACTIONS: 'webhooks' })[0]).toMatch(/^INTERACTIONS /);
+  });
+
+  it('PROCESS_ROLE=web refuses to start without REDIS_URL, where replicas share the deliveries they acted on', () => {
+    const web = {
+      ...REQUIRED,
+      INTERACTIONS: 'http',
+      PUBLIC_URL: 'https://bot.example',
+      DISCORD_PUBLIC_KEY: 'a'.repeat(64),
+      PROCESS_ROLE: 'web',
+    };
+    expect(problemsOf(web)).toEqual([
+      'PROCESS_ROLE=web needs REDIS_URL: web replicas share the deliveries they acted on there, so a delivery replayed to another replica is refused',
+    ]);
+    expect(problemsOf({ ...web, REDIS_URL: ' ' })).toEqual([
+      expect.stringMatching(/^PROCESS_ROLE=web needs REDIS_URL/),
+    ]);
+    expect(loadConfig({ ...web, REDIS_URL: 'redis://127.0.0.1:6379' }).REDIS_URL).toBe(
+      'redis://127.0.0.1:6379',
+    );
+    // A lone process (all) and the gateway worker keep their own set: Redis stays optional there.
+    expect(problemsOf({ ...web, PROCESS_ROLE: 'all' })).toEqual([]);
+    expect(problemsOf({ ...web, PROCESS_ROLE: 'gateway' })).toEqual([]);
+  });
+
+  it('a split deployment with gating needs TOKEN_ENCRYPTION_KEY, which seals the handed-over interaction tokens', () => {
+    const split = {
+      ...REQUIRED,
+      INTERACTIONS: 'http',
+      PUBLIC_URL: 'https://bot.example',
+      DISCORD_PUBLIC_KEY: 'a'.repeat(64),
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      DATABASE_URL: 'postgres://db/bot',
+      GATING_ENABLED: 'true',
+    };
+    for (const role of ['web', 'gateway']) {
+      expect(problemsOf({ ...split, PROCESS_ROLE: role })).toEqual([
+        expect.stringMatching(new RegExp(`^PROCESS_ROLE=${role} with gating needs TOKEN_ENCRYPTION_KEY`)),
+      ]);
+      expect(problemsOf({ ...split, PROCESS_ROLE: role, TOKEN_ENCRYPTION_KEY: 'ab'.repeat(32) })).toEqual([]);
+    }
+    // One process hands nothing over.
+    expect(problemsOf({ ...split, PROCESS_ROLE: 'all' })).toEqual([]);
   });
 
   it('never echoes a value in its messages', () => {

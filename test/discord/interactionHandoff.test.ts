@@ -1,61 +1,226 @@
-/** The worker's hand-off inbox against a store of its own: what it answers, drops and leaves to others. */
+/**
+ * The hand-off queue between web replicas and gateway workers, on a real PostgreSQL store (each worker
+ * with a store of its own, as two processes would have): what the worker answers, drops and leaves to
+ * other shards, a slow command under a short lease, a replayed hand-off, pruning, and what the table
+ * holds at rest (read directly).
+ */
 import { REST } from '@discordjs/rest';
 import type { APIInteraction } from 'discord-api-types/v10';
-import { describe, expect, it } from 'vitest';
-import { HandoffInbox, INTERACTION_TOKEN_LIFE_MS } from '../../src/discord/interactionHandoff.ts';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import {
+  HandoffInbox,
+  type HandoffInboxOptions,
+  handoffQueue,
+  INTERACTION_TOKEN_LIFE_MS,
+} from '../../src/discord/interactionHandoff.ts';
 import type { Responder } from '../../src/discord/responder.ts';
-import { createLogger } from '../../src/ops/log.ts';
-import type { ClaimedHandoff, HandoffStore } from '../../src/store/handoffTypes.ts';
+import { createLogger, type Logger } from '../../src/ops/log.ts';
+import { openPostgresStore } from '../../src/store/postgresStore.ts';
+import type { GatingStore } from '../../src/store/types.ts';
+import { createDatabase } from '../e2e/postgresDatabase.ts';
 
-type Row = { id: number; guildId: string; createdAt: number; attempts: number; claimed: boolean };
+const KEY = Buffer.alloc(32, 3);
+const T0 = 1_800_000_000_000;
+let db: Awaited<ReturnType<typeof createDatabase>>;
+let raw: pg.Client;
+const stores: GatingStore[] = [];
+const inboxes: HandoffInbox[] = [];
+let lines: Record<string, unknown>[];
+let logger: Logger;
 
-function memoryStore(rows: Row[]): HandoffStore & { rows: Row[] } {
-  return {
-    rows,
-    enqueueHandoff: async () => 0,
-    openHandoffs: async () => rows.filter((r) => !r.claimed).map(({ id, guildId }) => ({ id, guildId })),
-    async claimHandoff(id): Promise<ClaimedHandoff | null> {
-      const row = rows.find((r) => r.id === id && !r.claimed);
-      if (!row) return null;
-      row.claimed = true;
-      row.attempts += 1;
-      const interaction = { id: String(id), guild_id: row.guildId, token: 't', application_id: 'a' };
-      return { ...row, interaction, claimToken: `claim-${id}` };
-    },
-    async finishHandoff(id) {
-      const index = rows.findIndex((r) => r.id === id);
-      rows.splice(index, 1);
-      return index >= 0;
-    },
-  };
+beforeAll(async () => {
+  db = await createDatabase('handoff_inbox');
+  raw = new pg.Client({ connectionString: db.url });
+  await raw.connect();
+});
+afterAll(async () => {
+  await raw.end();
+  await db.drop();
+});
+beforeEach(() => {
+  lines = [];
+  logger = createLogger({
+    level: 'info',
+    secrets: [],
+    destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+  });
+});
+afterEach(async () => {
+  for (const inbox of inboxes.splice(0)) await inbox.stop();
+  // The next test starts from an empty queue.
+  await raw.query('DELETE FROM interaction_handoffs');
+  for (const store of stores.splice(0)) await store.close();
+});
+
+async function store(options: { leaseMs?: number; now?: () => number } = {}): Promise<GatingStore> {
+  const opened = await openPostgresStore(db.url, options);
+  stores.push(opened);
+  return opened;
 }
 
-const logger = createLogger({ level: 'silent', secrets: [] });
-const NOW = 1_700_000_000_000;
+/** A gating command as Discord sends it, in `guildId`, with its own id and token. */
+function interaction(n: number, guildId = '111111111111111111'): APIInteraction {
+  return {
+    id: String(1_400_000_000_000_000_000n + BigInt(n)),
+    application_id: '100000000000000001',
+    type: 2,
+    token: `interaction-token-${n}-${'x'.repeat(40)}`,
+    guild_id: guildId,
+    data: { id: '1', name: 'gating', type: 1 },
+    version: 1,
+  } as unknown as APIInteraction;
+}
+
+function inbox(
+  options: Partial<HandoffInboxOptions> & Pick<HandoffInboxOptions, 'store' | 'run'>,
+): HandoffInbox {
+  const made = new HandoffInbox({
+    logger,
+    rest: new REST(),
+    key: KEY,
+    leaseMs: 60_000,
+    pollMs: 50,
+    ...options,
+  });
+  inboxes.push(made);
+  return made;
+}
+
+const rows = async () =>
+  (await raw.query('SELECT * FROM interaction_handoffs ORDER BY id')).rows as Record<string, unknown>[];
 
 describe('HandoffInbox', () => {
-  it('answers its own guilds’ hand-offs as already deferred, drops expired or failing ones, leaves others', async () => {
-    const store = memoryStore([
-      { id: 1, guildId: 'mine', createdAt: NOW - 1_000, attempts: 0, claimed: false },
-      { id: 2, guildId: 'mine', createdAt: NOW - INTERACTION_TOKEN_LIFE_MS, attempts: 0, claimed: false },
-      { id: 3, guildId: 'mine', createdAt: NOW, attempts: 3, claimed: false },
-      { id: 4, guildId: 'theirs', createdAt: NOW, attempts: 0, claimed: false },
-    ]);
-    const ran: { id: string; answered: boolean }[] = [];
-    const inbox = new HandoffInbox({
-      store,
-      logger,
-      rest: new REST(),
-      now: () => NOW,
-      ownsGuild: (guildId) => guildId === 'mine',
-      run: async (interaction: APIInteraction, responder: Responder) => {
-        ran.push({ id: interaction.id, answered: responder.answered });
+  it('answers a hand-off as already deferred, with its token opened; the row keeps no token, in clear or sealed, once answered', async () => {
+    const replica = handoffQueue(await store(), KEY);
+    const sent = interaction(1);
+    expect(await replica.handOver(sent)).toBe('queued');
+    // At rest: the interaction without its token, and the token sealed (not in clear anywhere in the row).
+    const [queued] = await rows();
+    expect(JSON.stringify(queued)).not.toContain(sent.token);
+    expect(queued?.interaction).not.toHaveProperty('token');
+    expect(String(queued?.sealed_token)).toMatch(/^\S+$/);
+
+    const ran: { interaction: APIInteraction; answered: boolean }[] = [];
+    const worker = inbox({
+      store: await store(),
+      run: async (got: APIInteraction, responder: Responder) => {
+        ran.push({ interaction: got, answered: responder.answered });
       },
     });
-    inbox.nudge();
-    await inbox.idle();
-    expect(ran).toEqual([{ id: '1', answered: true }]);
-    expect(store.rows.map((r) => r.id)).toEqual([4]);
-    await inbox.stop();
+    worker.nudge();
+    await worker.idle();
+    expect(ran).toEqual([{ interaction: sent, answered: true }]);
+    const [answered] = await rows();
+    expect(answered).toMatchObject({ sealed_token: null, interaction: {}, interaction_id: sent.id });
+    expect(answered?.answered_at).not.toBeNull();
+  });
+
+  it('the same interaction handed over again (a replay, to any replica) queues nothing and runs nothing more', async () => {
+    const sent = interaction(2);
+    const [a, b] = [handoffQueue(await store(), KEY), handoffQueue(await store(), KEY)];
+    expect(await a.handOver(sent)).toBe('queued');
+    let runs = 0;
+    const worker = inbox({ store: await store(), run: async () => void runs++ });
+    worker.nudge();
+    await worker.idle();
+    expect(await b.handOver(sent)).toBe('replayed');
+    expect(await a.handOver(sent)).toBe('replayed');
+    worker.nudge();
+    await worker.idle();
+    expect(runs).toBe(1);
+    expect(await rows()).toHaveLength(1);
+  });
+
+  it('a 1.5 s command under a 1 s lease runs once with two workers polling: the lease is renewed while it runs', async () => {
+    await handoffQueue(await store(), KEY).handOver(interaction(3));
+    const runs: string[] = [];
+    const slow = (worker: string) => async () => {
+      runs.push(worker);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    };
+    const [first, second] = [
+      inbox({ store: await store({ leaseMs: 1_000 }), leaseMs: 1_000, run: slow('first') }),
+      inbox({ store: await store({ leaseMs: 1_000 }), leaseMs: 1_000, run: slow('second') }),
+    ];
+    first.start();
+    second.start();
+    await expect.poll(async () => (await rows())[0]?.answered_at ?? null, { timeout: 5_000 }).not.toBeNull();
+    // Both kept polling past the first lease's end.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(runs).toHaveLength(1);
+    expect(lines.filter((l) => l.msg === 'handed-over interaction answered')).toHaveLength(1);
+  });
+
+  it('a sharded worker answers its own shard’s hand-off though 40 of another shard’s were queued first', async () => {
+    const replica = handoffQueue(await store(), KEY);
+    // (guild_id >> 22) % 2: the guild's shard of 2.
+    const guildOn = (shard: bigint, n: number) => String(((2n * BigInt(n) + shard) << 22n) + 7n);
+    for (let n = 0; n < 40; n++) await replica.handOver(interaction(100 + n, guildOn(1n, n)));
+    const ours = interaction(200, guildOn(0n, 1));
+    await replica.handOver(ours);
+    const ran: string[] = [];
+    const worker = inbox({
+      store: await store(),
+      shards: { ids: [0], count: 2 },
+      run: async (got: APIInteraction) => void ran.push(got.id),
+    });
+    worker.nudge();
+    await worker.idle();
+    expect(ran).toEqual([ours.id]);
+    expect((await rows()).filter((r) => r.answered_at === null)).toHaveLength(40);
+  });
+
+  it('rows past the token’s 15 minutes are pruned, answered or not; a younger one is answered', async () => {
+    const clock = { t: T0 };
+    const now = () => clock.t;
+    const replica = handoffQueue(await store({ now }), KEY);
+    await replica.handOver(interaction(300));
+    await replica.handOver(interaction(301));
+    let runs = 0;
+    const worker = inbox({
+      store: await store({ now }),
+      now,
+      pruneEveryMs: 1_000,
+      run: async () => void runs++,
+    });
+    worker.nudge();
+    await worker.idle();
+    expect(runs).toBe(2);
+    clock.t += 10 * 60_000;
+    await replica.handOver(interaction(302));
+    clock.t += INTERACTION_TOKEN_LIFE_MS - 10 * 60_000 + 1;
+    worker.nudge();
+    await worker.idle();
+    // The two answered ones are gone; the third, 5 minutes old, was answered and stays (its mark).
+    expect((await rows()).map((r) => r.interaction_id)).toEqual([interaction(302).id]);
+    expect(runs).toBe(3);
+    expect(
+      lines.some((l) => l.msg === 'interaction hand-offs older than their token pruned' && l.pruned === 2),
+    ).toBe(true);
+  });
+
+  it('a sealed token moved to another row does not open: the worker drops that hand-off and runs nothing', async () => {
+    const replica = handoffQueue(await store(), KEY);
+    await replica.handOver(interaction(400));
+    await replica.handOver(interaction(401));
+    // Someone with the database, not the key, swaps the tokens between the two rows.
+    await raw.query(
+      `UPDATE interaction_handoffs SET sealed_token = (SELECT sealed_token FROM interaction_handoffs o
+         WHERE o.id <> interaction_handoffs.id)`,
+    );
+    let runs = 0;
+    const worker = inbox({ store: await store(), run: async () => void runs++ });
+    worker.nudge();
+    await worker.idle();
+    expect(runs).toBe(0);
+    expect(
+      lines.filter((l) => String(l.msg).includes('does not open with TOKEN_ENCRYPTION_KEY')),
+    ).toHaveLength(2);
+    // So does one sealed with another key.
+    await handoffQueue(await store(), Buffer.alloc(32, 9)).handOver(interaction(402));
+    worker.nudge();
+    await worker.idle();
+    expect(runs).toBe(0);
   });
 });

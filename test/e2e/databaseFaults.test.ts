@@ -163,7 +163,7 @@ describe('PostgreSQL connections terminated during a /verify burst, INTERACTIONS
 
   beforeAll(async () => {
     db = await createDatabase('db_faults_http');
-    const shared = { INTERACTIONS: 'http', DATABASE_URL: db.url };
+    const shared = { INTERACTIONS: 'http', DATABASE_URL: db.url, TOKEN_ENCRYPTION_KEY: 'cd'.repeat(32) };
     g = await startGating({
       env: { ...shared, PROCESS_ROLE: 'gateway', GATING_DUE_CHECK_SECONDS: '1' },
     });

@@ -9,8 +9,11 @@ import {
   InteractionResponseType,
   PermissionFlagsBits,
 } from 'discord-api-types/v10';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
+import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
 import { VERIFY_MODAL_IDS, VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
 import {
   addGuildRole,
@@ -20,6 +23,7 @@ import {
   embedOf,
   type GatingHarness,
   gatingCommandRun,
+  gatingGroupRun,
   hasRole,
   option,
   seen,
@@ -28,40 +32,79 @@ import {
   verifyByRecord,
   waitFor,
 } from './gatingHarness.ts';
-import { ALICE, BOB, callbackTypes, isEphemeral, visibleMessage } from './harness.ts';
+import { ALICE, BOB, callbackTypes, type HarnessOptions, isEphemeral, visibleMessage } from './harness.ts';
 import { createDatabase } from './postgresDatabase.ts';
 import { type Replica, startReplica } from './replicaHarness.ts';
 import { addRule } from './ruleShortcuts.ts';
+
+const ENCRYPTION_KEY = 'ab'.repeat(32);
+const PREFIX = `e2e-http-gating-${process.pid}-${Date.now().toString(36)}:`;
+
+/**
+ * A split deployment on a database of its own: the gateway worker (with `gatewayEnv`), and two web
+ * replicas (pushed to `replicas`) behind a round-robin that the stand-in Discord POSTs to.
+ */
+async function startSplit(
+  name: string,
+  redis: Record<string, string>,
+  replicas: Replica[],
+  gatewayEnv: Record<string, string> = {},
+  guild?: HarnessOptions['guild'],
+) {
+  const db = await createDatabase(name);
+  const shared = {
+    INTERACTIONS: 'http',
+    DATABASE_URL: db.url,
+    TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    ...redis,
+  };
+  const g = await startGating({
+    env: { ...shared, PROCESS_ROLE: 'gateway', ...gatewayEnv },
+    ...(guild ? { guild } : {}),
+  });
+  const replicaEnv = {
+    ...shared,
+    PROCESS_ROLE: 'web',
+    GATING_ENABLED: 'true',
+    PUBLIC_URL: 'https://verify.example.test',
+    USER_COOLDOWN_COMMANDS: '100',
+  };
+  for (let i = 0; i < 2; i++) replicas.push(await startReplica(g.h.discord, g.h.upstream, replicaEnv));
+  const lb = await startRoundRobin(replicas.map((r) => r.replica.url));
+  g.h.discord.useInteractionsEndpoint(`${lb.url}/interactions`);
+  return { db, g, lb };
+}
 
 describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof createDatabase>>;
   let g: GatingHarness;
   const replicas: Replica[] = [];
   let lb: Awaited<ReturnType<typeof startRoundRobin>>;
+  let sql: pg.Client;
 
   beforeAll(async () => {
-    db = await createDatabase('http_gating');
-    const shared = { INTERACTIONS: 'http', DATABASE_URL: db.url };
-    g = await startGating({
-      env: { ...shared, PROCESS_ROLE: 'gateway' },
-      guild: { channelNames: ['general', 'ticket-7'] },
-    });
-    const replicaEnv = {
-      ...shared,
-      PROCESS_ROLE: 'web',
-      GATING_ENABLED: 'true',
-      PUBLIC_URL: 'https://verify.example.test',
-      USER_COOLDOWN_COMMANDS: '100',
-    };
-    for (let i = 0; i < 2; i++) replicas.push(await startReplica(g.h.discord, g.h.upstream, replicaEnv));
-    lb = await startRoundRobin(replicas.map((r) => r.replica.url));
-    g.h.discord.useInteractionsEndpoint(`${lb.url}/interactions`);
+    ({ db, g, lb } = await startSplit(
+      'http_gating',
+      { REDIS_URL, REDIS_PREFIX: PREFIX },
+      replicas,
+      {},
+      {
+        channelNames: ['general', 'ticket-7'],
+      },
+    ));
+    sql = new pg.Client({ connectionString: db.url });
+    await sql.connect();
   }, 30_000);
   afterAll(async () => {
     await lb?.close();
     for (const r of replicas) await r.close();
     await closeGating();
+    await sql?.end();
     await db?.drop();
+    const redis = createRedisClient(REDIS_URL);
+    await untilRedisReady(redis);
+    await deleteKeys(redis, `${PREFIX}*`);
+    await closeRedisClient(redis);
   });
   const handedOver = () => handedOverIn(replicas);
   const until = untilTrue;
@@ -136,6 +179,41 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
     expect(callbackTypes(submitted)).toEqual([5]);
     expect(isEphemeral(visibleMessage(submitted))).toBe(true);
     expect(seen(visibleMessage(submitted))).toContain('carol.eth');
+  });
+
+  it('a captured /gating exempt add replayed to the other replica after the exemption was removed gets 401: it stays removed, one hand-off row, no token at rest', async () => {
+    const exemptions = () => g.gating.store.listExemptions(g.guildId);
+    const added = await gatingGroupRun(g, 'exempt', 'add', [
+      option(ApplicationCommandOptionType.User, 'member', BOB),
+    ]);
+    const servedBy = lb.served.at(-1);
+    await expect.poll(async () => (await exemptions()).map((e) => e.targetId)).toEqual([BOB]);
+    expect(seen(visibleMessage(added))).not.toBe('');
+    const captured = added.delivery?.sent;
+    if (!captured) throw new Error('the stand-in recorded no bytes');
+    await gatingGroupRun(g, 'exempt', 'remove', [option(ApplicationCommandOptionType.User, 'member', BOB)]);
+    await expect.poll(async () => (await exemptions()).length).toBe(0);
+
+    const other = replicas.find((r) => r.replica.url !== servedBy);
+    if (!other) throw new Error('no other replica');
+    const replayed = await fetch(other.endpoint, { method: 'POST', ...captured });
+    expect(replayed.status).toBe(401);
+    expect(other.logs.filter((l) => l.msg === 'interaction delivery refused').at(-1)).toMatchObject({
+      refusal: 'replayed',
+    });
+    // Given the worker time to act on anything queued: nothing was.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await exemptions()).toEqual([]);
+    const { rows } = await sql.query('SELECT * FROM interaction_handoffs WHERE interaction_id = $1', [
+      added.interactionId,
+    ]);
+    expect(rows).toHaveLength(1);
+    // The token of any hand-off, answered or not, is nowhere in the table in clear.
+    const token = JSON.parse(captured.body).token as string;
+    const all = await sql.query('SELECT * FROM interaction_handoffs');
+    expect(all.rows.length).toBeGreaterThan(1);
+    expect(JSON.stringify(all.rows)).not.toContain(token);
+    expect(rows[0]?.sealed_token).toBeNull();
   });
 
   it('a member without Manage Roles is refused by the worker, from a replica, and nothing is stored', async () => {
@@ -217,6 +295,62 @@ async function untilTrue(condition: () => Promise<boolean>, what: string, timeou
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+describe('while Redis is down, the store still acts on a handed-over gating command once', () => {
+  let db: Awaited<ReturnType<typeof createDatabase>>;
+  let g: GatingHarness;
+  const replicas: Replica[] = [];
+  let lb: Awaited<ReturnType<typeof startRoundRobin>>;
+
+  beforeAll(async () => {
+    // A port nothing listens on: every Redis command fails at once, as in an outage.
+    ({ db, g, lb } = await startSplit(
+      'http_gating_no_redis',
+      { REDIS_URL: 'redis://127.0.0.1:1' },
+      replicas,
+      { LOG_LEVEL: 'info' },
+    ));
+  }, 30_000);
+  afterAll(async () => {
+    await lb?.close();
+    for (const r of replicas) await r.close();
+    await closeGating();
+    await db?.drop();
+  });
+
+  it('/gating exempt add replayed to the other replica: deferred there, but not queued again; the exemption stays removed', async () => {
+    await setup(g);
+    const exemptions = () => g.gating.store.listExemptions(g.guildId);
+    const member = option(ApplicationCommandOptionType.User, 'member', BOB);
+    const added = await gatingGroupRun(g, 'exempt', 'add', [member]);
+    const servedBy = lb.served.at(-1);
+    await expect.poll(async () => (await exemptions()).length).toBe(1);
+    await gatingGroupRun(g, 'exempt', 'remove', [member]);
+    await expect.poll(async () => (await exemptions()).length).toBe(0);
+    const captured = added.delivery?.sent;
+    const other = replicas.find((r) => r.replica.url !== servedBy);
+    if (!captured || !other) throw new Error('no captured delivery or no other replica');
+
+    // Without Redis the other replica cannot know it was answered, and defers it: the store refuses the hand-off.
+    const replayed = await fetch(other.endpoint, { method: 'POST', ...captured });
+    expect(replayed.status).toBe(200);
+    await waitFor(
+      () =>
+        other.logs.some(
+          (l) => l.msg === 'interaction already handed to the gateway worker: replay not queued',
+        ),
+      'the replay logged',
+    );
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(await exemptions()).toEqual([]);
+    expect(other.logs.some((l) => String(l.msg).startsWith('Redis unreachable'))).toBe(true);
+    // The worker ran it once.
+    const answered = g.h.logs.filter(
+      (l) => l.msg === 'handed-over interaction answered' && l.interactionId === added.interactionId,
+    );
+    expect(answered).toHaveLength(1);
+  });
+});
 
 describe('one process with gating over HTTP (PROCESS_ROLE=all)', () => {
   let g: GatingHarness;

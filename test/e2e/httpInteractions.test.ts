@@ -5,6 +5,7 @@
  * message menu; an outsider's forged, unsigned, stale, tampered and replayed deliveries; two replicas
  * behind one address.
  */
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   type FakeDiscord,
@@ -12,8 +13,10 @@ import {
   startFakeDiscord,
   type Tamper,
 } from '../../fakes/discord/server.ts';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
 import { waitFor } from './gatingHarness.ts';
 import { ALICE, callbackTypes, isEphemeral, toCommandOptions, visibleMessage } from './harness.ts';
 import { type Replica, startReplica } from './replicaHarness.ts';
@@ -189,7 +192,7 @@ describe('one web replica: no gateway, answers in the response body', () => {
       expect(answer.headers.has(name), name).toBe(false);
   });
 
-  it('a body over 1 MiB is refused unread (413), signed or not', async () => {
+  it('a body over the 512 KiB limit is refused unread (413), signed or not', async () => {
     const body = JSON.stringify({
       ...discord.buildCommandInteraction({ ...whoisVitalik, userId: ALICE }),
       pad: 'x'.repeat(1_100_000),
@@ -205,18 +208,20 @@ describe('one web replica: no gateway, answers in the response body', () => {
   });
 });
 
-describe('two web replicas behind one address', () => {
+describe('two web replicas behind one address, sharing Redis (PROCESS_ROLE=web)', () => {
   let discord: FakeDiscord;
   let upstream: FakeWeb3Bio;
   const replicas: Replica[] = [];
   let lb: Awaited<ReturnType<typeof startRoundRobin>>;
+  const prefix = `e2e-http-replicas-${randomUUID()}:`;
 
   beforeAll(async () => {
     discord = await startFakeDiscord();
     upstream = await startFakeWeb3Bio();
     const guild = discord.addGuild({ name: 'HTTP Guild' });
     discord.addMember(guild.id, { id: ALICE, username: 'alice' });
-    replicas.push(await startReplica(discord, upstream), await startReplica(discord, upstream));
+    const env = { PROCESS_ROLE: 'web', REDIS_URL, REDIS_PREFIX: prefix, USER_COOLDOWN_COMMANDS: '100' };
+    replicas.push(await startReplica(discord, upstream, env), await startReplica(discord, upstream, env));
     lb = await startRoundRobin(replicas.map((x) => x.replica.url));
     discord.useInteractionsEndpoint(`${lb.url}/interactions`);
   });
@@ -224,6 +229,10 @@ describe('two web replicas behind one address', () => {
     await lb.close();
     for (const x of replicas) await x.close();
     await Promise.all([discord.close(), upstream.close()]);
+    const redis = createRedisClient(REDIS_URL);
+    await untilRedisReady(redis);
+    await deleteKeys(redis, `${prefix}*`);
+    await closeRedisClient(redis);
   });
 
   it('answer alternately, with the same results', async () => {
@@ -236,6 +245,39 @@ describe('two web replicas behind one address', () => {
     for (const x of replicas) {
       expect(x.logs.filter((l) => l.msg === 'interaction answered' && l.command === 'whois')).toHaveLength(2);
     }
+  });
+
+  it('the same signed bytes sent to the other replica get 401 and change nothing: no lookup, no answer, no log of it', async () => {
+    const result = await discord.runCommand({
+      name: 'whois',
+      userId: ALICE,
+      options: toCommandOptions({ identity: 'tony.base.eth' }),
+    });
+    expect(callbackTypes(result)).toEqual([4]);
+    const captured = result.delivery?.sent;
+    if (!captured) throw new Error('the stand-in recorded no bytes');
+    const servedBy = lb.served.at(-1);
+    const other = replicas.find((x) => x.replica.url !== servedBy);
+    if (!other) throw new Error('no other replica');
+    const lookups = upstream.requests.length;
+    const requests = discord.requests.length;
+    const answered = () =>
+      replicas.flatMap((x) => x.logs).filter((l) => l.interactionId === result.interactionId);
+    await waitFor(() => answered().length > 0, 'the first answer logged');
+    const before = answered().length;
+
+    const replayed = await fetch(other.endpoint, { method: 'POST', ...captured });
+    expect(replayed.status).toBe(401);
+    expect(await replayed.text()).not.toMatch(/tony|embed/);
+    // And to the replica that answered it, and to the load balancer again.
+    for (const url of [`${servedBy}/interactions`, `${lb.url}/interactions`])
+      expect((await fetch(url, { method: 'POST', ...captured })).status).toBe(401);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(upstream.requests.length).toBe(lookups);
+    expect(discord.requests.length).toBe(requests);
+    expect(answered()).toHaveLength(before);
+    const refusals = other.logs.filter((l) => l.msg === 'interaction delivery refused');
+    expect(refusals.at(-1)).toMatchObject({ refusal: 'replayed' });
   });
 });
 

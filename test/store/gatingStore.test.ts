@@ -103,36 +103,116 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
   });
 
   describe('interaction hand-offs', () => {
-    const interaction = { id: '1234567890123456789', token: HOSTILE, data: { name: 'verify' } };
+    const interaction = { id: '1234567890123456789', data: { name: 'verify', hostile: HOSTILE } };
+    const handoff = (interactionId: string, guildId = G) => ({
+      interactionId,
+      guildId,
+      interaction: { ...interaction, id: interactionId },
+      sealedToken: `sealed-${interactionId}`,
+    });
 
-    it('queue in order, claim once under a lease, and are gone when finished', async () => {
+    it('queue in order, claim once under a lease; once finished only the mark stays, with no interaction or token', async () => {
       store = await open({ leaseMs: 1_000 });
-      const first = await store.enqueueHandoff(G, interaction);
-      const second = await store.enqueueHandoff('guild-2', { ...interaction, id: '2' });
+      const first = (await store.enqueueHandoff(handoff('1001'))) ?? 0;
+      const second = (await store.enqueueHandoff(handoff('1002', 'guild-2'))) ?? 0;
       expect(await store.openHandoffs(10)).toEqual([
         { id: first, guildId: G },
         { id: second, guildId: 'guild-2' },
       ]);
       const claim = await store.claimHandoff(first);
-      expect(claim).toMatchObject({ id: first, guildId: G, interaction, attempts: 1, createdAt: time.t });
+      expect(claim).toMatchObject({
+        id: first,
+        interactionId: '1001',
+        guildId: G,
+        interaction: { ...interaction, id: '1001' },
+        sealedToken: 'sealed-1001',
+        attempts: 1,
+        createdAt: time.t,
+      });
       expect(await store.claimHandoff(first)).toBeNull();
       expect((await store.openHandoffs(10)).map((h) => h.id)).toEqual([second]);
       expect(await store.finishHandoff(first, 'not-the-token')).toBe(false);
       expect(await store.finishHandoff(first, claim?.claimToken ?? '')).toBe(true);
+      expect(await store.finishHandoff(first, claim?.claimToken ?? '')).toBe(false);
+      // Answered: never open or claimable again, even once its lease would have lapsed.
+      time.t += 5_000;
       expect(await store.claimHandoff(first)).toBeNull();
+      expect((await store.openHandoffs(10)).map((h) => h.id)).toEqual([second]);
     });
 
-    it('a claim that lapses (the worker died) is taken over, and the old claim can no longer finish it', async () => {
+    it('one per interaction id: the same interaction again queues nothing, even once the first was answered', async () => {
       store = await open({ leaseMs: 1_000 });
-      const id = await store.enqueueHandoff(G, interaction);
+      const id = (await store.enqueueHandoff(handoff('2001'))) ?? 0;
+      expect(id).toBeGreaterThan(0);
+      expect(await store.enqueueHandoff(handoff('2001'))).toBeNull();
+      const claim = await store.claimHandoff(id);
+      await store.finishHandoff(id, claim?.claimToken ?? '');
+      expect(await store.enqueueHandoff({ ...handoff('2001'), guildId: 'guild-2' })).toBeNull();
+      expect(await store.openHandoffs(10)).toEqual([]);
+      // Concurrent enqueues (two replicas at once): one row.
+      const both = await Promise.all([
+        store.enqueueHandoff(handoff('2002')),
+        store.enqueueHandoff(handoff('2002')),
+      ]);
+      expect(both.filter((x) => x !== null)).toHaveLength(1);
+    });
+
+    it('a claim that lapses (the worker died) is taken over, and the old claim can no longer finish or renew it', async () => {
+      store = await open({ leaseMs: 1_000 });
+      const id = (await store.enqueueHandoff(handoff('3001'))) ?? 0;
       const crashed = await store.claimHandoff(id);
       time.t += 999;
       expect(await store.openHandoffs(10)).toEqual([]);
       time.t += 1;
       const taken = await store.claimHandoff(id);
       expect(taken?.attempts).toBe(2);
+      expect(await store.renewHandoff(id, crashed?.claimToken ?? '')).toBe(false);
       expect(await store.finishHandoff(id, crashed?.claimToken ?? '')).toBe(false);
       expect(await store.finishHandoff(id, taken?.claimToken ?? '')).toBe(true);
+    });
+
+    it('a renewed claim stays its holder’s past the first lease', async () => {
+      store = await open({ leaseMs: 1_000 });
+      const id = (await store.enqueueHandoff(handoff('4001'))) ?? 0;
+      const claim = await store.claimHandoff(id);
+      time.t += 600;
+      expect(await store.renewHandoff(id, claim?.claimToken ?? '')).toBe(true);
+      time.t += 600;
+      expect(await store.openHandoffs(10)).toEqual([]);
+      expect(await store.claimHandoff(id)).toBeNull();
+      time.t += 400;
+      expect((await store.openHandoffs(10)).map((h) => h.id)).toEqual([id]);
+    });
+
+    it('open hand-offs are those of the asking shards, chosen before the limit: 40 of another shard hide none of ours', async () => {
+      // (guild_id >> 22) % 2 is the guild's shard of 2.
+      const guildOf = (key: bigint) => String((key << 22n) + 1_234n);
+      for (let i = 0; i < 40; i++)
+        await store.enqueueHandoff(handoff(String(5_000 + i), guildOf(2n * BigInt(i) + 1n)));
+      const ours = (await store.enqueueHandoff(handoff('5100', guildOf(1_000_000n)))) ?? 0;
+      const dm = (await store.enqueueHandoff(handoff('5101', ''))) ?? 0;
+      expect(await store.openHandoffs(32, { ids: [0], count: 2 })).toEqual([
+        { id: ours, guildId: guildOf(1_000_000n) },
+        { id: dm, guildId: '' },
+      ]);
+      expect(await store.openHandoffs(32, { ids: [1], count: 2 })).toHaveLength(32);
+      expect(await store.openHandoffs(100, { ids: [0, 1], count: 2 })).toHaveLength(42);
+      expect(await store.openHandoffs(100, { ids: [], count: 2 })).toEqual([]);
+      expect(await store.openHandoffs(100)).toHaveLength(42);
+    });
+
+    it('prune deletes what was queued before the cut, answered or not', async () => {
+      store = await open({ leaseMs: 1_000 });
+      const answered = (await store.enqueueHandoff(handoff('6001'))) ?? 0;
+      const claim = await store.claimHandoff(answered);
+      await store.finishHandoff(answered, claim?.claimToken ?? '');
+      await store.enqueueHandoff(handoff('6002'));
+      time.t += 10_000;
+      const recent = (await store.enqueueHandoff(handoff('6003'))) ?? 0;
+      expect(await store.pruneHandoffs(time.t - 5_000)).toBe(2);
+      expect(await store.openHandoffs(10)).toEqual([{ id: recent, guildId: G }]);
+      // Pruned, the mark is gone: the id could be queued again (its token is long dead by then).
+      expect(await store.enqueueHandoff(handoff('6001'))).not.toBeNull();
     });
   });
 

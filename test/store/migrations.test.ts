@@ -61,6 +61,36 @@ describe.each(factories)('runMigrations (%s)', (_name, makeDriver) => {
     }
   });
 
+  it('16 keeps the hand-offs queued before it, with the shard key of their guild', async () => {
+    const driver = await makeDriver();
+    try {
+      await runMigrations(
+        driver,
+        1,
+        MIGRATIONS.filter((m) => m.version <= 14),
+      );
+      const guildId = String((7n << 22n) + 99n);
+      for (const guild of [guildId, '']) {
+        await driver.query(
+          'INSERT INTO interaction_handoffs (guild_id, interaction, created_at) VALUES ($1, $2, $3)',
+          [guild, '{"id":"1","token":"t"}', 5],
+        );
+      }
+      await runMigrations(driver, 2);
+      const rows = await driver.query(
+        'SELECT guild_id, shard_key, interaction_id, sealed_token, answered_at FROM interaction_handoffs ORDER BY id',
+      );
+      expect(
+        rows.map((r) => [r.guild_id, Number(r.shard_key), r.interaction_id, r.sealed_token, r.answered_at]),
+      ).toEqual([
+        [guildId, 7, null, null, null],
+        ['', 0, null, null, null],
+      ]);
+    } finally {
+      await driver.close();
+    }
+  });
+
   it('rolls a failing step back entirely', async () => {
     const driver = await makeDriver();
     try {

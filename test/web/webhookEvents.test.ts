@@ -7,7 +7,9 @@ import { ed25519 } from '@noble/curves/ed25519';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postEvent, signedHeaders } from '../../fakes/discord/webhookEvents.ts';
+import { BytesInFlight } from '../../src/web/deliveryGate.ts';
 import { checkDiscordSignature, MAX_SIGNATURE_AGE_MS } from '../../src/web/discordSignature.ts';
+import { SeenDeliveries } from '../../src/web/seenDeliveries.ts';
 import { WEBHOOK_EVENTS_PATH, WebhookEventReceiver } from '../../src/web/webhookEvents.ts';
 
 const APP_ID = '111111111111111111';
@@ -112,6 +114,11 @@ describe('the Webhook Events endpoint', () => {
       },
       logger: { info: capture, warn: capture, error: capture },
       now: () => clock.t,
+      guards: {
+        refusals: { wait: async () => undefined, count: async () => {} },
+        ledger: new SeenDeliveries(),
+        budget: new BytesInFlight(),
+      },
     });
     app = Fastify();
     // The endpoint alone; its per-client cap is acted out in test/e2e/webHardening.test.ts.

@@ -1,0 +1,121 @@
+/**
+ * Deliveries acted on, so that each signed delivery from Discord (an interaction, a webhook event) is
+ * acted on once: by this process (`SeenDeliveries`), and with REDIS_URL by every process sharing the
+ * Redis (`SharedDeliveries`). A delivery is known by a key its signature covers (an interaction's id; an
+ * event's signature) and remembered while its signed timestamp is still accepted (MAX_SIGNATURE_AGE_MS
+ * either side of now): after that the signature check refuses it anyway.
+ */
+import type { Redis } from 'ioredis';
+import { MAX_SIGNATURE_AGE_MS } from './discordSignature.ts';
+import { errorSummary, type WebLogger } from './responses.ts';
+
+/** Whether a delivery is seen for the first time: a boolean at once, or a promise when another process must be asked. */
+export interface DeliveryLedger {
+  /**
+   * True the first time `key` (stamped `timestampSeconds`, its signed `X-Signature-Timestamp`) is seen;
+   * false for a delivery already acted on. Only call it for a delivery whose signature was checked.
+   */
+  firstSighting(key: string, timestampSeconds: number, now: number): boolean | Promise<boolean>;
+}
+
+/**
+ * How much longer than its window a delivery is remembered: its body may arrive up to the request timeout
+ * (15 s) after its headers were checked, and replicas' clocks differ a little (each checks the timestamp
+ * against its own; NTP keeps them far closer than this).
+ */
+export const REMEMBER_MARGIN_MS = 60_000;
+
+/**
+ * This process's deliveries, kept until their signed timestamp is no longer accepted (and
+ * REMEMBER_MARGIN_MS more), however many there are (a count cap would forget deliveries that could still be replayed; only Discord's own deliveries
+ * get in, as each is checked first). One set per signed second: a replay carries the same timestamp (the
+ * signature covers it), so only that second's set is read, and a second is forgotten whole once it
+ * expires, at most once a second.
+ */
+export class SeenDeliveries implements DeliveryLedger {
+  readonly #bySecond = new Map<number, Set<string>>();
+  readonly #maxAgeMs: number;
+  #size = 0;
+  #sweptAt = Number.NEGATIVE_INFINITY;
+
+  constructor(maxAgeMs = MAX_SIGNATURE_AGE_MS) {
+    this.#maxAgeMs = maxAgeMs;
+  }
+
+  firstSighting(key: string, timestampSeconds: number, now: number): boolean {
+    if (now - this.#sweptAt >= 1_000) this.#forgetExpired(now);
+    const second = this.#bySecond.get(timestampSeconds);
+    if (second === undefined) this.#bySecond.set(timestampSeconds, new Set([key]));
+    else if (second.has(key)) return false;
+    else second.add(key);
+    this.#size++;
+    return true;
+  }
+
+  /** How many deliveries are remembered. */
+  get size(): number {
+    return this.#size;
+  }
+
+  #forgetExpired(now: number): void {
+    this.#sweptAt = now;
+    for (const [second, keys] of this.#bySecond) {
+      if (second * 1_000 + this.#maxAgeMs + REMEMBER_MARGIN_MS >= now) continue;
+      this.#size -= keys.size;
+      this.#bySecond.delete(second);
+    }
+  }
+}
+
+/**
+ * The deliveries every process sharing the Redis acted on: this process's set first (a repeat to the same
+ * process costs no round trip), then `SET <prefix>delivery:<key> 1 NX PX <ms>`, kept until the stamp is
+ * no longer accepted (plus REMEMBER_MARGIN_MS). When Redis cannot answer, the delivery is judged by this
+ * process's set alone (logged once per outage, and again when Redis is back): lookups keep working, and a
+ * gating command handed to the worker is still acted on once by the store's unique hand-off row.
+ */
+export class SharedDeliveries implements DeliveryLedger {
+  readonly #local: SeenDeliveries;
+  readonly #redis: Redis;
+  readonly #prefix: string;
+  readonly #logger: WebLogger;
+  readonly #maxAgeMs: number;
+  #unreachable = false;
+
+  constructor(o: { redis: Redis; prefix: string; logger: WebLogger; maxAgeMs?: number }) {
+    this.#maxAgeMs = o.maxAgeMs ?? MAX_SIGNATURE_AGE_MS;
+    this.#local = new SeenDeliveries(this.#maxAgeMs);
+    this.#redis = o.redis;
+    this.#prefix = `${o.prefix}delivery:`;
+    this.#logger = o.logger;
+  }
+
+  firstSighting(key: string, timestampSeconds: number, now: number): boolean | Promise<boolean> {
+    if (!this.#local.firstSighting(key, timestampSeconds, now)) return false;
+    const ttl = Math.max(1, timestampSeconds * 1_000 + this.#maxAgeMs - now) + REMEMBER_MARGIN_MS;
+    return this.#redis.set(this.#prefix + key, '1', 'PX', ttl, 'NX').then(
+      (set) => {
+        if (this.#unreachable) this.#back();
+        return set === 'OK';
+      },
+      (error: unknown) => {
+        this.#outage(error);
+        return true;
+      },
+    );
+  }
+
+  #outage(error: unknown): void {
+    if (this.#unreachable) return;
+    this.#unreachable = true;
+    this.#logger.warn(
+      { err: errorSummary(error) },
+      "Redis unreachable: deliveries are checked against this process's own set until it is back (a replay to another replica may be answered again; handed-over gating commands still act once)",
+    );
+  }
+
+  #back(): void {
+    this.#unreachable = false;
+    this.#logger.info({}, 'Redis reachable again: deliveries are checked against the shared set');
+  }
+}

@@ -1,0 +1,132 @@
+/**
+ * The deliveries acted on: this process's set (kept for the whole window, however many deliveries pass),
+ * and the set shared through the real Redis by every replica, including what happens while Redis is gone.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
+import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
+import { MAX_SIGNATURE_AGE_MS } from '../../src/web/discordSignature.ts';
+import { REMEMBER_MARGIN_MS, SeenDeliveries, SharedDeliveries } from '../../src/web/seenDeliveries.ts';
+
+const NOW = 1_800_000_000_000;
+const NOW_S = NOW / 1_000;
+const id = (n: number) => String(1_300_000_000_000_000_000n + BigInt(n));
+
+describe('SeenDeliveries (one process)', () => {
+  it('acts on a delivery once', () => {
+    const seen = new SeenDeliveries();
+    expect(seen.firstSighting(id(1), NOW_S, NOW)).toBe(true);
+    expect(seen.firstSighting(id(1), NOW_S, NOW + 1_000)).toBe(false);
+    expect(seen.firstSighting(id(2), NOW_S, NOW + 2_000)).toBe(true);
+    expect(seen.size).toBe(2);
+  });
+
+  it('still refuses a replay after 60,000 other deliveries within the window (the old set kept 50,000)', () => {
+    const seen = new SeenDeliveries();
+    expect(seen.firstSighting(id(0), NOW_S, NOW)).toBe(true);
+    // 60,000 more over the next four minutes, stamped as they arrive.
+    for (let n = 1; n <= 60_000; n++) {
+      const at = NOW + n * 4;
+      expect(seen.firstSighting(id(n), Math.floor(at / 1_000), at)).toBe(true);
+    }
+    expect(seen.size).toBe(60_001);
+    const later = NOW + 4 * 60_000 + 1;
+    expect(seen.firstSighting(id(0), NOW_S, later)).toBe(false);
+    expect(seen.firstSighting(id(30_000), Math.floor((NOW + 120_000) / 1_000), later)).toBe(false);
+  });
+
+  it('forgets a second whole once its stamp is no longer accepted, and not before', () => {
+    const seen = new SeenDeliveries();
+    seen.firstSighting(id(1), NOW_S, NOW);
+    seen.firstSighting(id(2), NOW_S + 60, NOW + 60_000);
+    // Its last accepted moment (and the margin for a body that arrived after its headers): still held.
+    const lastHeld = NOW + MAX_SIGNATURE_AGE_MS + REMEMBER_MARGIN_MS;
+    expect(seen.firstSighting(id(3), NOW_S + 1, lastHeld)).toBe(true);
+    expect(seen.firstSighting(id(1), NOW_S, lastHeld)).toBe(false);
+    expect(seen.size).toBe(3);
+    // A second later the signature check refuses it as stale anyway: the second is gone.
+    expect(seen.firstSighting(id(4), NOW_S + 2, lastHeld + 1_000)).toBe(true);
+    expect(seen.size).toBe(3);
+    expect(seen.firstSighting(id(2), NOW_S + 60, lastHeld + 1_000)).toBe(false);
+  });
+});
+
+describe('SharedDeliveries (every replica, through Redis)', () => {
+  const prefix = `test-deliveries-${randomUUID()}:`;
+  let admin: Redis;
+  const clients: Redis[] = [];
+  const logs: { level: string; msg?: string }[] = [];
+  const logger = {
+    info: (_obj: object, msg?: string) => void logs.push({ level: 'info', ...(msg ? { msg } : {}) }),
+    warn: (_obj: object, msg?: string) => void logs.push({ level: 'warn', ...(msg ? { msg } : {}) }),
+    error: (_obj: object, msg?: string) => void logs.push({ level: 'error', ...(msg ? { msg } : {}) }),
+  };
+  const replica = async (url = REDIS_URL) => {
+    const redis = createRedisClient(url);
+    clients.push(redis);
+    if (url === REDIS_URL) await untilRedisReady(redis);
+    return new SharedDeliveries({ redis, prefix, logger });
+  };
+
+  beforeAll(async () => {
+    admin = createRedisClient(REDIS_URL);
+    await untilRedisReady(admin);
+  });
+  afterAll(async () => {
+    await deleteKeys(admin, `${prefix}*`);
+    for (const client of [...clients, admin]) await closeRedisClient(client);
+  });
+
+  it('a delivery acted on by one replica is refused by another, and remembered for its whole window', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const now = Date.now();
+    const stamp = Math.floor(now / 1_000) - 30;
+    expect(await a.firstSighting(id(1), stamp, now)).toBe(true);
+    expect(await b.firstSighting(id(1), stamp, now + 5)).toBe(false);
+    expect(await a.firstSighting(id(1), stamp, now + 10)).toBe(false);
+    expect(await b.firstSighting(id(2), stamp, now)).toBe(true);
+    // Kept in Redis until the stamp is no longer accepted, and the margin.
+    const ttl = await admin.pttl(`${prefix}delivery:${id(1)}`);
+    const expected = stamp * 1_000 + MAX_SIGNATURE_AGE_MS - now + REMEMBER_MARGIN_MS;
+    expect(ttl).toBeGreaterThan(expected - 2_000);
+    expect(ttl).toBeLessThanOrEqual(expected);
+  });
+
+  it('without Redis, a replica judges by its own set and says so once', async () => {
+    // A port nothing listens on: every command fails at once, as during an outage.
+    const down = await replica('redis://127.0.0.1:1');
+    const now = Date.now();
+    const stamp = Math.floor(now / 1_000);
+    expect(await down.firstSighting(id(10), stamp, now)).toBe(true);
+    expect(await down.firstSighting(id(11), stamp, now)).toBe(true);
+    expect(down.firstSighting(id(10), stamp, now)).toBe(false);
+    const warnings = logs.filter((l) => l.level === 'warn' && l.msg?.startsWith('Redis unreachable'));
+    expect(warnings).toHaveLength(1);
+  });
+
+  it('says when Redis answers again, and from then on a replay is refused through it', async () => {
+    logs.length = 0;
+    const redis = createRedisClient(REDIS_URL);
+    clients.push(redis);
+    await untilRedisReady(redis);
+    const set = redis.set.bind(redis);
+    let down = true;
+    // The outage as the client reports it: every command rejected until Redis is back.
+    redis.set = ((...args: Parameters<typeof set>) =>
+      down ? Promise.reject(new Error('Connection is closed.')) : set(...args)) as typeof set;
+    const flaky = new SharedDeliveries({ redis, prefix, logger });
+    const other = await replica();
+    const now = Date.now();
+    const stamp = Math.floor(now / 1_000);
+    expect(await flaky.firstSighting(id(20), stamp, now)).toBe(true);
+    down = false;
+    expect(await flaky.firstSighting(id(21), stamp, now)).toBe(true);
+    expect(await other.firstSighting(id(21), stamp, now)).toBe(false);
+    expect(logs.map((l) => `${l.level} ${l.msg?.split(':')[0]}`)).toEqual([
+      'warn Redis unreachable',
+      'info Redis reachable again',
+    ]);
+  });
+});

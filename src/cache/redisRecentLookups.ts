@@ -12,26 +12,43 @@ import {
 import { closeRedisClient, createRedisClient, DEFAULT_REDIS_PREFIX } from './redisStore.ts';
 
 /**
- * Remembers one lookup in one round trip (a script runs alone in Redis). KEYS[1], the member's list: the
- * entry first (moved if there), at most ARGV[3] long. For a public lookup in a server, also KEYS[2], the
- * server's sorted set: the entry scored ARGV[6] (now), entries older than ARGV[7] dropped, the most recent
- * ARGV[5] kept; and KEYS[3], the member's set of servers, gains ARGV[8]. ARGV[1] is every key's TTL (ms),
- * ARGV[2] the member's entry, ARGV[4] the server's.
+ * Remembers a batch of lookups in one round trip (a script runs alone in Redis). ARGV[1] is every key's
+ * TTL (ms); then, per lookup in order, how many of its keys come next in KEYS (1 or 3), the member's
+ * entry and list length, and for a public lookup in a server (3 keys) the server's entry, its list length,
+ * the entry's score (now) and the oldest score kept, and the server's id. Per lookup, KEYS are the
+ * member's list (the entry first, moved if there), then the server's sorted set and the member's set of
+ * servers.
  */
 const REMEMBER_SCRIPT = `
-redis.call('LREM', KEYS[1], 0, ARGV[2])
-redis.call('LPUSH', KEYS[1], ARGV[2])
-redis.call('LTRIM', KEYS[1], 0, tonumber(ARGV[3]) - 1)
-redis.call('PEXPIRE', KEYS[1], ARGV[1])
-if #KEYS == 3 then
-  redis.call('ZADD', KEYS[2], ARGV[6], ARGV[4])
-  redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[7])
-  redis.call('ZREMRANGEBYRANK', KEYS[2], 0, -tonumber(ARGV[5]) - 1)
-  redis.call('PEXPIRE', KEYS[2], ARGV[1])
-  redis.call('SADD', KEYS[3], ARGV[8])
-  redis.call('PEXPIRE', KEYS[3], ARGV[1])
+local a, k = 2, 1
+while a <= #ARGV do
+  local n = tonumber(ARGV[a])
+  redis.call('LREM', KEYS[k], 0, ARGV[a + 1])
+  redis.call('LPUSH', KEYS[k], ARGV[a + 1])
+  redis.call('LTRIM', KEYS[k], 0, tonumber(ARGV[a + 2]) - 1)
+  redis.call('PEXPIRE', KEYS[k], ARGV[1])
+  if n == 3 then
+    redis.call('ZADD', KEYS[k + 1], ARGV[a + 5], ARGV[a + 3])
+    redis.call('ZREMRANGEBYSCORE', KEYS[k + 1], '-inf', '(' .. ARGV[a + 6])
+    redis.call('ZREMRANGEBYRANK', KEYS[k + 1], 0, -tonumber(ARGV[a + 4]) - 1)
+    redis.call('PEXPIRE', KEYS[k + 1], ARGV[1])
+    redis.call('SADD', KEYS[k + 2], ARGV[a + 7])
+    redis.call('PEXPIRE', KEYS[k + 2], ARGV[1])
+    a = a + 8
+  else
+    a = a + 3
+  end
+  k = k + n
 end
-return #KEYS`;
+return k - 1`;
+
+/** One lookup's part of a batch: its keys and its arguments (see REMEMBER_SCRIPT). */
+interface BatchedLookup {
+  keys: string[];
+  args: (string | number)[];
+  /** The same lookup again in one batch is written once (the last). */
+  sameAs: string;
+}
 
 interface RememberCommand {
   recentLookupsRemember(keyCount: number, ...keysAndArgs: (string | number)[]): Promise<number>;
@@ -96,6 +113,8 @@ export class RedisRecentLookups implements RecentLookups {
   readonly #limits: Pick<RecentLookupsLimits, 'perUser' | 'perGuild' | 'ttlMs'>;
   readonly #now: () => number;
   #lastStamp = 0;
+  /** The lookups waiting to be written together. */
+  #batch: { lookups: BatchedLookup[]; written: Promise<void> } | null = null;
 
   constructor(options: RedisRecentLookupsOptions) {
     const client = (options.client ?? createRedisClient(options.url)) as Redis & Partial<RememberCommand>;
@@ -109,31 +128,58 @@ export class RedisRecentLookups implements RecentLookups {
   }
 
   /**
-   * One script call rather than a MULTI of ten commands: with REDIS_URL every lookup pays this, and the
-   * MULTI cost a web replica about 70 µs of CPU per /whois and grew its heap by tens of MiB under load
-   * (npm run bench -- --only http).
+   * Lookups remembered in the same turn of the event loop are written together, in one script call: with
+   * REDIS_URL every lookup pays this, and a round trip each cost a web replica tens of µs of CPU per /whois
+   * under load (npm run bench -- --only http). Resolves once the batch is written.
    */
-  async remember(lookup: LookupToRemember): Promise<void> {
+  remember(lookup: LookupToRemember): Promise<void> {
+    let batch = this.#batch;
+    if (!batch) {
+      const lookups: BatchedLookup[] = [];
+      const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+        if (this.#batch?.lookups === lookups) this.#batch = null;
+        return this.#write(lookups);
+      });
+      batch = { lookups, written };
+      this.#batch = batch;
+    }
+    batch.lookups.push(this.#batched(lookup));
+    return batch.written;
+  }
+
+  /** A lookup's keys and arguments, stamped now. */
+  #batched(lookup: LookupToRemember): BatchedLookup {
     const { user, guild } = entriesOf(lookup);
     const { perUser, perGuild, ttlMs } = this.#limits;
     const userKey = this.#userKey(lookup.userId);
-    if (guild !== undefined && lookup.guildId !== null) {
-      const now = this.#stamp();
-      await this.#client.recentLookupsRemember(
-        3,
-        userKey,
-        this.#guildKey(lookup.guildId),
-        this.#sharedKey(lookup.userId),
-        ttlMs,
-        user,
-        perUser,
-        guild,
-        perGuild,
-        now,
-        now - ttlMs,
-        lookup.guildId,
-      );
-    } else await this.#client.recentLookupsRemember(1, userKey, ttlMs, user, perUser);
+    if (guild === undefined || lookup.guildId === null)
+      return { keys: [userKey], args: [1, user, perUser], sameAs: `${userKey}\n${user}` };
+    const now = this.#stamp();
+    return {
+      keys: [userKey, this.#guildKey(lookup.guildId), this.#sharedKey(lookup.userId)],
+      args: [3, user, perUser, guild, perGuild, now, now - ttlMs, lookup.guildId],
+      sameAs: `${userKey}\n${user}\n${guild}`,
+    };
+  }
+
+  async #write(lookups: readonly BatchedLookup[]): Promise<void> {
+    // The same lookup twice is written once, at its last place: the lists end as if each had been written.
+    const seen = new Set<string>();
+    const last: BatchedLookup[] = [];
+    for (let i = lookups.length - 1; i >= 0; i -= 1) {
+      const lookup = lookups[i] as BatchedLookup;
+      if (seen.has(lookup.sameAs)) continue;
+      seen.add(lookup.sameAs);
+      last.push(lookup);
+    }
+    last.reverse();
+    const keys = last.flatMap((l) => l.keys);
+    await this.#client.recentLookupsRemember(
+      keys.length,
+      ...keys,
+      this.#limits.ttlMs,
+      ...last.flatMap((l) => l.args),
+    );
   }
 
   async ofUser(userId: string): Promise<string[]> {
@@ -156,6 +202,8 @@ export class RedisRecentLookups implements RecentLookups {
   }
 
   async forgetUser(userId: string): Promise<ForgottenLookups> {
+    // Lookups of this process still waiting to be written go first, so none comes back after the forget.
+    await this.#batch?.written.catch(() => undefined);
     const userKey = this.#userKey(userId);
     const sharedKey = this.#sharedKey(userId);
     const [[, members] = [], [, own] = []] =
@@ -178,6 +226,7 @@ export class RedisRecentLookups implements RecentLookups {
   }
 
   async close(): Promise<void> {
+    await this.#batch?.written.catch(() => undefined);
     if (this.#ownsClient) await closeRedisClient(this.#client);
   }
 

@@ -55,6 +55,19 @@ describe.each(kinds)('%s', (_name, create) => {
     expect(await store.ofUser('nobody')).toEqual([]);
   });
 
+  it('lookups remembered at once (not one after another) end as if written in turn', async () => {
+    const store = create({});
+    await Promise.all([
+      look(store, ALICE, 'vitalik.eth'),
+      look(store, ALICE, 'dwr.farcaster'),
+      look(store, BOB, 'stani.lens'),
+      look(store, ALICE, 'vitalik.eth'),
+      look(store, ALICE, 'secret.eth', { private: true }),
+    ]);
+    expect(await store.ofUser(ALICE)).toEqual(['secret.eth', 'vitalik.eth', 'dwr.farcaster']);
+    expect(await store.ofGuild(GUILD)).toEqual(['vitalik.eth', 'stani.lens', 'dwr.farcaster']);
+  });
+
   it('a private lookup, or one in a DM, stays in the member’s own list only', async () => {
     const store = create({});
     await look(store, ALICE, 'secret.eth', { private: true });
@@ -232,5 +245,31 @@ describe('RedisRecentLookups', () => {
     ).rejects.toThrow();
     expect(performance.now() - started).toBeLessThan(1_000);
     await store.close();
+  });
+});
+
+describe('RedisRecentLookups batches its writes', () => {
+  it('writes the lookups of one turn of the event loop in one script call, each the same lookup once', async () => {
+    const own = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
+    const store = new RedisRecentLookups({ client: own, prefix: `${root}batch:` });
+    const calls: number[] = [];
+    const named = own as unknown as { recentLookupsRemember: (...args: unknown[]) => Promise<number> };
+    const write = named.recentLookupsRemember.bind(own);
+    named.recentLookupsRemember = (...args) => {
+      calls.push(Number(args[0]));
+      return write(...args);
+    };
+    const names = Array.from({ length: 8 }, (_, i) => `batch${i}.eth`);
+    await Promise.all(
+      [...names, ...names].map((identity) =>
+        store.remember({ userId: ALICE, guildId: GUILD, identity, private: false }),
+      ),
+    );
+    // One call: 8 distinct public lookups, 3 keys each (the repeats written once).
+    expect(calls).toEqual([24]);
+    expect(await store.ofUser(ALICE)).toEqual([...names].reverse());
+    await store.remember({ userId: ALICE, guildId: GUILD, identity: 'later.eth', private: false });
+    expect(calls).toEqual([24, 3]);
+    await own.quit();
   });
 });

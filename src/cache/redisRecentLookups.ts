@@ -42,6 +42,13 @@ while a <= #ARGV do
 end
 return k - 1`;
 
+/**
+ * How long a lookup waits for others to be written with it. Interactions arrive one per turn of the event
+ * loop even under load, so a turn gathers one; a few milliseconds gather dozens at thousands a second,
+ * and suggestions show a lookup that much later.
+ */
+const BATCH_WINDOW_MS = 10;
+
 /** One lookup's part of a batch: its keys and its arguments (see REMEMBER_SCRIPT). */
 interface BatchedLookup {
   keys: string[];
@@ -128,15 +135,15 @@ export class RedisRecentLookups implements RecentLookups {
   }
 
   /**
-   * Lookups remembered in the same turn of the event loop are written together, in one script call: with
-   * REDIS_URL every lookup pays this, and a round trip each cost a web replica tens of µs of CPU per /whois
-   * under load (npm run bench -- --only http). Resolves once the batch is written.
+   * Lookups remembered within BATCH_WINDOW_MS of each other are written together, in one script call:
+   * with REDIS_URL every lookup pays this, and a round trip each cost a web replica tens of µs of CPU per
+   * /whois under load (npm run bench -- --only http). Resolves once the batch is written.
    */
   remember(lookup: LookupToRemember): Promise<void> {
     let batch = this.#batch;
     if (!batch) {
       const lookups: BatchedLookup[] = [];
-      const written = new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      const written = new Promise<void>((resolve) => setTimeout(resolve, BATCH_WINDOW_MS)).then(() => {
         if (this.#batch?.lookups === lookups) this.#batch = null;
         return this.#write(lookups);
       });

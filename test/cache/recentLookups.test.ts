@@ -249,7 +249,7 @@ describe('RedisRecentLookups', () => {
 });
 
 describe('RedisRecentLookups batches its writes', () => {
-  it('writes the lookups of one turn of the event loop in one script call, each the same lookup once', async () => {
+  it('writes the lookups remembered together in one script call, each the same lookup once', async () => {
     const own = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
     const store = new RedisRecentLookups({ client: own, prefix: `${root}batch:` });
     const calls: number[] = [];

@@ -94,6 +94,32 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
     expect(ttl).toBeLessThanOrEqual(expected);
   });
 
+  it('claims arriving while one is in flight go together in one write, each answered for itself', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const clientA = clients.at(-2) as Redis;
+    const pipeline = clientA.pipeline.bind(clientA);
+    const writes: number[] = [];
+    clientA.pipeline = ((...args: Parameters<typeof pipeline>) => {
+      const made = pipeline(...args);
+      const exec = made.exec.bind(made);
+      made.exec = (...rest: Parameters<typeof exec>) => {
+        writes.push(made.length);
+        return exec(...rest);
+      };
+      return made;
+    }) as typeof pipeline;
+    const now = Date.now();
+    const stamp = Math.floor(now / 1_000);
+    // Replica b acted on 100..104 first; a then sees 100..119 at once.
+    for (let n = 100; n < 105; n++) expect(await b.firstSighting(id(n), stamp, now)).toBe(true);
+    const firsts = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => a.firstSighting(id(100 + i), stamp, now)),
+    );
+    expect(firsts).toEqual(Array.from({ length: 20 }, (_, i) => i >= 5));
+    // The first claim went alone; the 19 that came while it was in flight went in one more write.
+    expect(writes).toEqual([1, 19]);
+  });
+
   it('without Redis, a replica judges by its own set and says so once', async () => {
     // A port nothing listens on: every command fails at once, as during an outage.
     const down = await replica('redis://127.0.0.1:1');
@@ -111,11 +137,14 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
     const redis = createRedisClient(REDIS_URL);
     clients.push(redis);
     await untilRedisReady(redis);
-    const set = redis.set.bind(redis);
+    const pipeline = redis.pipeline.bind(redis);
     let down = true;
-    // The outage as the client reports it: every command rejected until Redis is back.
-    redis.set = ((...args: Parameters<typeof set>) =>
-      down ? Promise.reject(new Error('Connection is closed.')) : set(...args)) as typeof set;
+    // The outage as the client reports it: every write rejected until Redis is back.
+    redis.pipeline = ((...args: Parameters<typeof pipeline>) => {
+      const made = pipeline(...args);
+      if (down) made.exec = () => Promise.reject(new Error('Connection is closed.'));
+      return made;
+    }) as typeof pipeline;
     const flaky = new SharedDeliveries({ redis, prefix, logger });
     const other = await replica();
     const now = Date.now();

@@ -94,20 +94,15 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
     expect(ttl).toBeLessThanOrEqual(expected);
   });
 
-  it('claims arriving while one is in flight go together in one write, each answered for itself', async () => {
+  it('claims arriving while one is in flight go together in one call, each answered for itself', async () => {
     const [a, b] = [await replica(), await replica()];
-    const clientA = clients.at(-2) as Redis;
-    const pipeline = clientA.pipeline.bind(clientA);
-    const writes: number[] = [];
-    clientA.pipeline = ((...args: Parameters<typeof pipeline>) => {
-      const made = pipeline(...args);
-      const exec = made.exec.bind(made);
-      made.exec = (...rest: Parameters<typeof exec>) => {
-        writes.push(made.length);
-        return exec(...rest);
-      };
-      return made;
-    }) as typeof pipeline;
+    const named = clients.at(-2) as unknown as { claimDeliveries: (...args: unknown[]) => Promise<number[]> };
+    const claim = named.claimDeliveries.bind(named);
+    const calls: number[] = [];
+    named.claimDeliveries = (...args) => {
+      calls.push(Number(args[0]));
+      return claim(...args);
+    };
     const now = Date.now();
     const stamp = Math.floor(now / 1_000);
     // Replica b acted on 100..104 first; a then sees 100..119 at once.
@@ -116,8 +111,12 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
       Array.from({ length: 20 }, (_, i) => a.firstSighting(id(100 + i), stamp, now)),
     );
     expect(firsts).toEqual(Array.from({ length: 20 }, (_, i) => i >= 5));
-    // The first claim went alone; the 19 that came while it was in flight went in one more write.
-    expect(writes).toEqual([1, 19]);
+    // The first claim went alone (the replica was idle); the 19 that came while it was in flight, together.
+    expect(calls).toEqual([1, 19]);
+    // Busy now: the next claims wait a moment for each other instead of going one by one.
+    const later = [id(200), id(201), id(202)].map((key) => a.firstSighting(key, stamp, now));
+    expect(await Promise.all(later)).toEqual([true, true, true]);
+    expect(calls).toEqual([1, 19, 3]);
   });
 
   it('without Redis, a replica judges by its own set and says so once', async () => {
@@ -137,15 +136,13 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
     const redis = createRedisClient(REDIS_URL);
     clients.push(redis);
     await untilRedisReady(redis);
-    const pipeline = redis.pipeline.bind(redis);
-    let down = true;
-    // The outage as the client reports it: every write rejected until Redis is back.
-    redis.pipeline = ((...args: Parameters<typeof pipeline>) => {
-      const made = pipeline(...args);
-      if (down) made.exec = () => Promise.reject(new Error('Connection is closed.'));
-      return made;
-    }) as typeof pipeline;
     const flaky = new SharedDeliveries({ redis, prefix, logger });
+    const named = redis as unknown as { claimDeliveries: (...args: unknown[]) => Promise<number[]> };
+    const claim = named.claimDeliveries.bind(redis);
+    let down = true;
+    // The outage as the client reports it: every command rejected until Redis is back.
+    named.claimDeliveries = (...args) =>
+      down ? Promise.reject(new Error('Connection is closed.')) : claim(...args);
     const other = await replica();
     const now = Date.now();
     const stamp = Math.floor(now / 1_000);

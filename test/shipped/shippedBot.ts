@@ -1,0 +1,83 @@
+/**
+ * The bot as `npm start` runs it: `node <the start script's flags> dist/main.js`, the bundle the shipped
+ * suite's global setup built once, as a child process started from an empty folder (no `.env` to read)
+ * with its environment only.
+ */
+import { readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+import type { FakeDiscord } from '../../fakes/discord/server.ts';
+import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { fakesEnv, type LogLine } from '../e2e/harness.ts';
+import { type NodeProcess, runNode } from '../e2e/processes.ts';
+
+const PACKAGE = fileURLToPath(new URL('../../package.json', import.meta.url));
+
+/** npm start's command from package.json: its node flags and its entry (e.g. `dist/main.js`). */
+export function npmStart(): { flags: string[]; entry: string } {
+  const start = (JSON.parse(readFileSync(PACKAGE, 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const [node, ...args] = start.split(/\s+/);
+  if (node !== 'node') throw new Error(`npm start no longer runs node: ${start}`);
+  const entry = args.find((a) => !a.startsWith('-')) ?? '';
+  if (!entry.startsWith('dist/')) throw new Error(`npm start no longer runs the bundle in dist/: ${start}`);
+  return { flags: args.filter((a) => a.startsWith('-')), entry };
+}
+
+/** The stand-ins' URLs and credentials for a shipped process (which keeps its data in a folder of its own). */
+export function standInsEnv(discord: FakeDiscord, upstream: FakeWeb3Bio): Record<string, string> {
+  const { DATA_DIR: _ownFolder, ...env } = fakesEnv(discord, upstream, '');
+  return env;
+}
+
+export interface ShippedProcess extends NodeProcess {
+  /** SIGTERM, then SIGKILL after `graceMs`; removes the process's folder. Resolves with the exit code. */
+  stop(graceMs?: number): Promise<number | null>;
+}
+
+/**
+ * Starts the built bot with `env` (its data under a folder of its own unless `env` says otherwise) and
+ * resolves once a log line matches `ready`.
+ */
+export async function startShipped(
+  env: Record<string, string>,
+  ready: (line: LogLine) => boolean,
+  timeoutMs = 60_000,
+): Promise<ShippedProcess> {
+  const { flags, entry } = npmStart();
+  const main = join(dirname(inject('shippedDist')), entry);
+  const workDir = await mkdtemp(join(tmpdir(), 'shipped-run-'));
+  const child = runNode(main, { DATA_DIR: join(workDir, 'data'), ...env }, workDir, flags);
+  const stop = async (graceMs = 10_000) => {
+    if (child.child.exitCode === null && child.child.signalCode === null) {
+      child.child.kill('SIGTERM');
+      const killer = setTimeout(() => child.child.kill('SIGKILL'), graceMs);
+      await child.exited;
+      clearTimeout(killer);
+    }
+    await rm(workDir, { recursive: true, force: true });
+    return child.child.exitCode;
+  };
+  // A process that exits before it is ready fails at once, with what it printed.
+  const exitedFirst = child.exited.then((code) => {
+    const { stdout, stderr } = child.output();
+    throw new Error(`the bot exited (${code}) before it was ready; stdout:\n${stdout}\nstderr:\n${stderr}`);
+  });
+  exitedFirst.catch(() => undefined);
+  try {
+    await Promise.race([child.waitForLog(ready, timeoutMs), exitedFirst]);
+  } catch (error) {
+    await stop(0);
+    throw error;
+  }
+  return { ...child, stop };
+}
+
+/** A log line saying the process is serving: a gateway bot, a shard manager or a web replica. */
+export const READY = {
+  bot: (line: LogLine) => line.msg === 'bot ready',
+  shards: (line: LogLine) => line.msg === 'all shards ready',
+  replica: (line: LogLine) => line.msg === 'web replica ready',
+} as const;

@@ -1,9 +1,9 @@
 /** The worker's hand-off inbox against a store of its own: what it answers, drops and leaves to others. */
-import { REST } from '@discordjs/rest';
 import type { APIInteraction } from 'discord-api-types/v10';
 import { describe, expect, it } from 'vitest';
 import { HandoffInbox, INTERACTION_TOKEN_LIFE_MS } from '../../src/discord/interactionHandoff.ts';
 import type { Responder } from '../../src/discord/responder.ts';
+import type { WebhookRest } from '../../src/discord/webhookRest.ts';
 import { createLogger } from '../../src/ops/log.ts';
 import type { ClaimedHandoff, HandoffStore } from '../../src/store/handoffTypes.ts';
 
@@ -45,7 +45,7 @@ describe('HandoffInbox', () => {
     const inbox = new HandoffInbox({
       store,
       logger,
-      rest: new REST(),
+      rest: {} as WebhookRest,
       now: () => NOW,
       ownsGuild: (guildId) => guildId === 'mine',
       run: async (interaction: APIInteraction, responder: Responder) => {

@@ -10,8 +10,10 @@
  * | webhook edit of @original                       | `/gating setup`, `/gating export`                   |
  * | webhook delete and follow-up                    | a public lookup that fails after its deferral       |
  * | multipart upload                                | `/gating export`: plain, gzipped, one file too large |
- * | OAuth2 (authorize, token, /users/@me)           | the signing page's Discord sign-in                  |
+ * | OAuth2 (authorize, token, /users/@me)           | the signing page's Discord sign-in; Linked Roles    |
+ * | role connection (the member's own token)        | Linked Roles: a proof by record                     |
  * | role edits (PUT and DELETE)                     | `/verify` by record; a wallet signature taking over |
+ * | a role edit refused (403 Missing Permissions)   | held, not retried: discord.js's error class, bundled |
  * | channel messages: log channel, verify panel, DM | setup, `/gating panel`, the takeover                |
  * | Redis                                           | the lookup's answer in the shared cache             |
  * | PostgreSQL                                      | links and the export, read from the database        |
@@ -29,9 +31,10 @@ import type {
   InteractionResult,
   RecordedRestRequest,
 } from '../../fakes/discord/server.ts';
-import { ensProfile, gatingCredentials } from '../../fakes/web3bio/builders.ts';
+import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
 import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
 import { ALICE, BOB, isEphemeral, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import type { NodeProcess } from '../e2e/processes.ts';
@@ -73,6 +76,7 @@ export function sharedEnv(
     REDIS_URL,
     REDIS_PREFIX: redisPrefix,
     GATING_ENABLED: 'true',
+    LINKED_ROLES_ENABLED: 'true',
     PUBLIC_URL,
     HTTP_HOST: '127.0.0.1',
     USER_COOLDOWN_COMMANDS: '100',
@@ -82,13 +86,23 @@ export function sharedEnv(
   };
 }
 
-/** A guild with Alice and Bob and the role gating gives, for `discord.addGuild` before the bot starts. */
+const CAROL = '300000000000000003';
+const DANA = '300000000000000004';
+
+/** A guild with four members and the role gating gives, for `discord.addGuild` before the bot starts. */
 export function seedGuild(discord: FakeDiscord, guildId?: string): { guild: FakeGuild; humanRoleId: string } {
   const guild = discord.addGuild({ ...(guildId ? { id: guildId } : {}), name: 'Shipped Guild' });
-  discord.addMember(guild.id, { id: ALICE, username: 'alice' });
-  discord.addMember(guild.id, { id: BOB, username: 'bob' });
+  for (const [id, username] of [
+    [ALICE, 'alice'],
+    [BOB, 'bob'],
+    [CAROL, 'carol'],
+    [DANA, 'dana'],
+  ] as const)
+    discord.addMember(guild.id, { id, username });
   const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
   discord.oauth.allowRedirect(`${PUBLIC_URL}/oauth/callback`);
+  discord.oauth.allowRedirect(`${PUBLIC_URL}/linked-role/callback`);
+  Object.assign(discord.oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
   return { guild, humanRoleId: human.id };
 }
 
@@ -281,6 +295,69 @@ export function actOut(deployment: () => Deployment): void {
     const token = since().find((r) => r.method === 'DELETE' && r.path.endsWith('/messages/@original'));
     expect(token?.status).toBe(204);
     expect(since().some((r) => r.method === 'POST' && /^\/webhooks\/\d+\/[^/]+$/.test(r.path))).toBe(true);
+  });
+
+  it("Linked Roles: the member signs in with Discord, proves a name by its record, and the bot writes the role connection with the member's token", async () => {
+    const d = deployment();
+    d.upstream.world.addProfile(ensProfile('carol.eth', nextAddress(), 'carol'));
+    d.upstream.world.setCredentials('carol.eth', gatingCredentials('carol.eth', { human: true }));
+    d.discord.oauth.signInAs(CAROL);
+    const browser = new TestBrowser((url) => url.replace(PUBLIC_URL, d.pagesUrl));
+    const form = await browser.open(`${PUBLIC_URL}/linked-role`);
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('@carol');
+    const proved = await browser.open(`${PUBLIC_URL}/linked-role/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ identity: 'carol.eth' }).toString(),
+    });
+    expect(proved.status).toBe(200);
+    expect(d.discord.oauth.roleConnections.get(CAROL)).toMatchObject({
+      platform_name: 'Web3.bio',
+      platform_username: 'carol.eth',
+      metadata: { likely_human: '1', not_spam: '1' },
+    });
+    const written = d.discord.requests.find(
+      (r) =>
+        r.method === 'PUT' && r.path === `/users/@me/applications/${d.discord.applicationId}/role-connection`,
+    );
+    expect(written?.status).toBe(200);
+    expect(written?.headers.authorization).toMatch(/^Bearer /);
+  });
+
+  it('a role edit Discord refuses with Missing Permissions is held, not retried, and the log channel says why', async () => {
+    const d = deployment();
+    d.upstream.world.addProfile(ensProfile('dana.eth', nextAddress(), 'dana'));
+    d.upstream.world.setCredentials('dana.eth', gatingCredentials('dana.eth', { human: true }));
+    d.discord.addFault({
+      method: 'PUT',
+      path: new RegExp(`/members/${DANA}/roles/`),
+      times: Number.POSITIVE_INFINITY,
+      status: 403,
+      body: { message: 'Missing Permissions', code: 50_013 },
+    });
+    try {
+      await command(d, 'verify', DANA, { identity: 'dana.eth' });
+      await until(
+        () => logLines(d).some((line) => line.includes('Discord answered Missing Permissions')),
+        'the log channel to say why',
+      );
+      // Held until a probe later (nextProbeMs), not retried now: one refused edit.
+      const blocked = await until(
+        () =>
+          d
+            .processes()
+            .flatMap((p) => p.logLines())
+            .find((l) => l.msg === 'gated role blocked' && l.roleId === d.humanRoleId),
+        'the role to be held',
+      );
+      expect(Number(blocked.nextProbeMs)).toBeGreaterThan(10_000);
+      const refused = d.discord.requests.filter((r) => r.method === 'PUT' && r.path === roleRoute(d, DANA));
+      expect(refused.map((r) => r.status)).toEqual([403]);
+      expect(holds(d, DANA)).toBe(false);
+    } finally {
+      d.discord.clearFaults();
+    }
   });
 
   it('never writes the bot token, the client secret or the encryption key to its output', () => {

@@ -6,7 +6,7 @@
 import { type FileHandle, mkdtemp, open, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { writeGatingExport } from '../gating/exports/gatingExport.ts';
+import { type ExportFile, writeGatingExport } from '../gating/exports/gatingExport.ts';
 import type { GatingService } from '../gating/service.ts';
 import { renderExport, renderExportRefused } from '../render/gatingExport.ts';
 import type { MessageFile, MessagePayload } from '../render/types.ts';
@@ -24,6 +24,33 @@ export function exportDays(options: CommandOptions): number {
   return typeof days === 'number' && Number.isInteger(days) && days >= 1 && days <= 365
     ? days
     : DEFAULT_EXPORT_DAYS;
+}
+
+/**
+ * The written files as attachments, open so their bytes outlive the folder; `release` closes them (at
+ * the latest when the interaction's token expires).
+ */
+export async function attachable(
+  written: readonly ExportFile[],
+): Promise<{ files: MessageFile[]; release: () => Promise<void> }> {
+  const handles: FileHandle[] = [];
+  for (const file of written) handles.push(await open(file.path));
+  const files = written.map(
+    (file, index): MessageFile => ({
+      name: file.name,
+      contentType: file.gzipped ? 'application/gzip' : 'text/csv; charset=utf-8',
+      size: file.bytes,
+      // From the first byte each time: a send that is retried reads the file again.
+      open: () => (handles[index] as FileHandle).createReadStream({ start: 0, autoClose: false }),
+    }),
+  );
+  let released: Promise<void> | undefined;
+  const release = () => {
+    released ??= Promise.all(handles.map((handle) => handle.close())).then(() => undefined);
+    return released;
+  };
+  setTimeout(() => void release(), TOKEN_LIFETIME_MS).unref();
+  return { files, release };
 }
 
 export async function answerGatingExport(
@@ -50,23 +77,7 @@ export async function answerGatingExport(
       userName: (id) => guild?.members.cache.get(id)?.user.username ?? service.cachedUserName(id),
       roleName: (id) => guild?.roles.cache.get(id)?.name,
     });
-    const handles: FileHandle[] = [];
-    for (const file of result.files) handles.push(await open(file.path));
-    const files = result.files.map(
-      (file, index): MessageFile => ({
-        name: file.name,
-        contentType: file.gzipped ? 'application/gzip' : 'text/csv; charset=utf-8',
-        size: file.bytes,
-        // From the first byte each time: a send that is retried reads the file again.
-        open: () => (handles[index] as FileHandle).createReadStream({ start: 0, autoClose: false }),
-      }),
-    );
-    let released: Promise<void> | undefined;
-    const release = () => {
-      released ??= Promise.all(handles.map((handle) => handle.close())).then(() => undefined);
-      return released;
-    };
-    setTimeout(() => void release(), TOKEN_LIFETIME_MS).unref();
+    const { files, release } = await attachable(result.files);
     const rows = (name: string) => result.files.find((f) => f.name.startsWith(name))?.rows ?? 0;
     const payload = renderExport(
       {

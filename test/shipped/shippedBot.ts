@@ -3,27 +3,22 @@
  * suite's global setup built once, as a child process started from an empty folder (no `.env` to read)
  * with its environment only.
  */
-import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 import type { FakeDiscord } from '../../fakes/discord/server.ts';
 import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { npmStartCommand } from '../../scripts/npmStart.ts';
 import { fakesEnv, type LogLine } from '../e2e/harness.ts';
 import { type NodeProcess, runNode } from '../e2e/processes.ts';
 
-const PACKAGE = fileURLToPath(new URL('../../package.json', import.meta.url));
-
-/** npm start's command from package.json: its node flags and its entry (e.g. `dist/main.js`). */
+/** npm start's command (package.json): its node flags and its entry, the bundle in dist/. */
 export function npmStart(): { flags: string[]; entry: string } {
-  const start = (JSON.parse(readFileSync(PACKAGE, 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const [node, ...args] = start.split(/\s+/);
-  if (node !== 'node') throw new Error(`npm start no longer runs node: ${start}`);
-  const entry = args.find((a) => !a.startsWith('-')) ?? '';
-  if (!entry.startsWith('dist/')) throw new Error(`npm start no longer runs the bundle in dist/: ${start}`);
-  return { flags: args.filter((a) => a.startsWith('-')), entry };
+  const command = npmStartCommand();
+  if (!command.entry.startsWith('dist/'))
+    throw new Error(`npm start no longer runs the bundle in dist/: ${command.entry}`);
+  return command;
 }
 
 /** The stand-ins' URLs and credentials for a shipped process (which keeps its data in a folder of its own). */

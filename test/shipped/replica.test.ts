@@ -3,12 +3,23 @@
  * no gateway connection at all), answering the stand-in Discord's signed deliveries: a /whois, a member's
  * language read from the catalogs shipped beside the bundle, a forged delivery refused.
  */
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { ALICE, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
-import { freePort } from '../e2e/processes.ts';
-import { READY, type ShippedProcess, standInsEnv, startShipped } from './shippedBot.ts';
+import { freePort, runNode } from '../e2e/processes.ts';
+import {
+  npmStart,
+  READY,
+  type ShippedProcess,
+  shippedMain,
+  standInsEnv,
+  startShipped,
+} from './shippedBot.ts';
 
 describe('npm start: the bundle in dist/, as a web replica', () => {
   let discord: FakeDiscord;
@@ -83,6 +94,23 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
     for (const text of [stdout, stderr]) {
       expect(text).not.toContain(discord.token);
       expect(text).not.toContain(JSON.stringify(discord.token).slice(1, -1));
+    }
+  });
+});
+
+describe('npm start -- --help', () => {
+  it('loads every part either kind of process runs from the bundle, and lists the configuration keys', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shipped-help-'));
+    try {
+      const help = runNode(shippedMain(), {}, dir, npmStart().flags, ['--help']);
+      expect(await help.exited).toBe(0);
+      const { stdout, stderr } = help.output();
+      expect(stderr).toBe('');
+      expect(stdout).toContain('Usage: npm start');
+      for (const key of ['DISCORD_TOKEN', 'REDIS_URL', 'DATABASE_URL', 'SHARD_COUNT', 'PROCESS_ROLE'])
+        expect(stdout).toContain(`\n  ${key}\n`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

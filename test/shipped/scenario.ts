@@ -16,6 +16,7 @@
  * | a role edit refused (403 Missing Permissions)   | held, not retried: discord.js's error class, bundled |
  * | channel messages: log channel, verify panel, DM | setup, `/gating panel`, the takeover                |
  * | Redis                                           | the lookup's answer in the shared cache             |
+ * | the catalogs beside the bundle                  | `/whoami` in German                                 |
  * | PostgreSQL                                      | links and the export, read from the database        |
  */
 import { randomBytes } from 'node:crypto';
@@ -211,6 +212,21 @@ export function actOut(deployment: () => Deployment): void {
     expect(removed?.status).toBe(204);
     expect(await links(d)).toEqual([{ user_id: BOB, identity: address, proof_method: 'signature' }]);
     await until(() => directMessagesTo(d, ALICE).some((text) => text.includes('alice.eth')), 'a DM to Alice');
+  });
+
+  it('/whoami for a member whose Discord is in German: the gating catalogs beside the bundle, read on first use', async () => {
+    const d = deployment();
+    const reply = visibleMessage(
+      await d.discord.runCommand({
+        name: 'whoami',
+        guildId: d.guild.id,
+        userId: BOB,
+        locale: 'de',
+        timeoutMs: 20_000,
+      }),
+    );
+    expect(reply.embeds[0]?.title).toBe('Deine Web3-Identitäten');
+    expect(JSON.stringify(reply)).toContain('1 nachgewiesene Identität auf diesem Server');
   });
 
   it('/gating export: three CSV files uploaded in one multipart request, read back from the stand-in', async () => {

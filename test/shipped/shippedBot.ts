@@ -21,6 +21,11 @@ export function npmStart(): { flags: string[]; entry: string } {
   return command;
 }
 
+/** The built entry npm start runs (`dist/main.js` of the shared build). */
+export function shippedMain(): string {
+  return join(dirname(inject('shippedDist')), npmStart().entry);
+}
+
 /** The stand-ins' URLs and credentials for a shipped process (which keeps its data in a folder of its own). */
 export function standInsEnv(discord: FakeDiscord, upstream: FakeWeb3Bio): Record<string, string> {
   const { DATA_DIR: _ownFolder, ...env } = fakesEnv(discord, upstream, '');
@@ -41,8 +46,8 @@ export async function startShipped(
   ready: (line: LogLine) => boolean,
   timeoutMs = 60_000,
 ): Promise<ShippedProcess> {
-  const { flags, entry } = npmStart();
-  const main = join(dirname(inject('shippedDist')), entry);
+  const { flags } = npmStart();
+  const main = shippedMain();
   const workDir = await mkdtemp(join(tmpdir(), 'shipped-run-'));
   const child = runNode(main, { DATA_DIR: join(workDir, 'data'), ...env }, workDir, flags);
   const stop = async (graceMs = 10_000) => {

@@ -25,19 +25,21 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect, it } from 'vitest';
-import type {
-  FakeDiscord,
-  FakeGuild,
-  FakeMessage,
-  InteractionResult,
-  RecordedRestRequest,
+import {
+  type FakeDiscord,
+  type FakeGuild,
+  type FakeMessage,
+  type InteractionResult,
+  type RecordedRestRequest,
+  startFakeDiscord,
 } from '../../fakes/discord/server.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
-import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
 import { ALICE, BOB, isEphemeral, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
+import { createDatabase } from '../e2e/postgresDatabase.ts';
 import type { NodeProcess } from '../e2e/processes.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
 import { standInsEnv } from './shippedBot.ts';
@@ -62,28 +64,49 @@ export interface Deployment {
   processes(): NodeProcess[];
 }
 
-/** The environment every process of a deployment shares: stand-ins, stores, gating, the sign-in. */
-export function sharedEnv(
-  discord: FakeDiscord,
-  upstream: FakeWeb3Bio,
-  databaseUrl: string,
-  redisPrefix: string,
-): Record<string, string> {
+/** What a deployment's processes run against: the stand-ins, a database and a Redis prefix of its own. */
+export interface Stage {
+  discord: FakeDiscord;
+  upstream: FakeWeb3Bio;
+  databaseUrl: string;
+  redisPrefix: string;
+  /** The environment every process of the deployment shares: stand-ins, stores, gating, the sign-in. */
+  env: Record<string, string>;
+  close(): Promise<void>;
+}
+
+export async function startStage(name: string): Promise<Stage> {
+  const [discord, upstream, db] = await Promise.all([
+    startFakeDiscord(),
+    startFakeWeb3Bio(),
+    createDatabase(`shipped_${name}`),
+  ]);
+  const prefix = `shipped-${name}-${process.pid}-${randomBytes(4).toString('hex')}:`;
   return {
-    ...standInsEnv(discord, upstream),
-    DISCORD_CLIENT_SECRET: discord.oauth.clientSecret,
-    TOKEN_ENCRYPTION_KEY,
-    DATABASE_URL: databaseUrl,
-    REDIS_URL,
-    REDIS_PREFIX: redisPrefix,
-    GATING_ENABLED: 'true',
-    LINKED_ROLES_ENABLED: 'true',
-    PUBLIC_URL,
-    HTTP_HOST: '127.0.0.1',
-    USER_COOLDOWN_COMMANDS: '100',
-    // A lookup slower than this is deferred: the failing lookup below waits longer upstream.
-    DEFER_AFTER_MS: '300',
-    LOG_LEVEL: 'info',
+    discord,
+    upstream,
+    databaseUrl: db.url,
+    redisPrefix: prefix,
+    env: {
+      ...standInsEnv(discord, upstream),
+      DISCORD_CLIENT_SECRET: discord.oauth.clientSecret,
+      TOKEN_ENCRYPTION_KEY,
+      DATABASE_URL: db.url,
+      REDIS_URL,
+      REDIS_PREFIX: prefix,
+      GATING_ENABLED: 'true',
+      LINKED_ROLES_ENABLED: 'true',
+      PUBLIC_URL,
+      HTTP_HOST: '127.0.0.1',
+      USER_COOLDOWN_COMMANDS: '100',
+      // A lookup slower than this is deferred: the failing lookup below waits longer upstream.
+      DEFER_AFTER_MS: '300',
+      LOG_LEVEL: 'info',
+    },
+    async close() {
+      await Promise.all([discord.close(), upstream.close()]);
+      await db.drop();
+    },
   };
 }
 
@@ -107,11 +130,6 @@ export function seedGuild(discord: FakeDiscord, guildId?: string): { guild: Fake
   return { guild, humanRoleId: human.id };
 }
 
-/** A key prefix of this test's own in the shared Redis. */
-export function redisPrefix(name: string): string {
-  return `shipped-${name}-${process.pid}-${randomBytes(4).toString('hex')}:`;
-}
-
 /** Registers the steps; `deployment` is read when they run (the file's beforeAll makes it). */
 export function actOut(deployment: () => Deployment): void {
   const wallet = privateKeyToAccount(generatePrivateKey());
@@ -124,13 +142,7 @@ export function actOut(deployment: () => Deployment): void {
 
   it('a lookup: its card is the first response, and its answer lands in the shared Redis cache', async () => {
     const d = deployment();
-    const result = await d.discord.runCommand({
-      name: 'whois',
-      guildId: d.guild.id,
-      userId: ALICE,
-      options: toCommandOptions({ identity: 'vitalik.eth' }),
-      timeoutMs: 15_000,
-    });
+    const result = await command(d, 'whois', ALICE, { identity: 'vitalik.eth' });
     expect(result.callbacks[0]?.type).toBe(4);
     expect(visibleMessage(result).embeds[0]?.author?.name).toContain('vitalik.eth');
     const redis = new Redis(REDIS_URL, { lazyConnect: true });
@@ -216,15 +228,7 @@ export function actOut(deployment: () => Deployment): void {
 
   it('/whoami for a member whose Discord is in German: the gating catalogs beside the bundle, read on first use', async () => {
     const d = deployment();
-    const reply = visibleMessage(
-      await d.discord.runCommand({
-        name: 'whoami',
-        guildId: d.guild.id,
-        userId: BOB,
-        locale: 'de',
-        timeoutMs: 20_000,
-      }),
-    );
+    const reply = visibleMessage(await command(d, 'whoami', BOB, {}, 'de'));
     expect(reply.embeds[0]?.title).toBe('Deine Web3-Identitäten');
     expect(JSON.stringify(reply)).toContain('1 nachgewiesene Identität auf diesem Server');
   });
@@ -297,13 +301,7 @@ export function actOut(deployment: () => Deployment): void {
     const d = deployment();
     d.upstream.addFault({ match: 'slow-unknown.eth', times: 1, action: { kind: 'latency', ms: 900 } });
     begin();
-    const result = await d.discord.runCommand({
-      name: 'whois',
-      guildId: d.guild.id,
-      userId: ALICE,
-      options: toCommandOptions({ identity: 'slow-unknown.eth' }),
-      timeoutMs: 15_000,
-    });
+    const result = await command(d, 'whois', ALICE, { identity: 'slow-unknown.eth' });
     expect(result.callbacks[0]?.type).toBe(5);
     const followUp = await until(() => result.followUps[0], 'the follow-up');
     expect(isEphemeral(followUp)).toBe(true);
@@ -410,6 +408,7 @@ function command(
   name: string,
   userId: string,
   options: Record<string, string>,
+  locale?: string,
 ): Promise<InteractionResult> {
   return d.discord.runCommand({
     name,
@@ -417,6 +416,7 @@ function command(
     userId,
     options: toCommandOptions(options),
     timeoutMs: 20_000,
+    ...(locale ? { locale } : {}),
   });
 }
 

@@ -5,55 +5,39 @@
  * (scenario.ts), whichever process makes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
-import { createDatabase } from '../e2e/postgresDatabase.ts';
 import { freePort } from '../e2e/processes.ts';
-import { actOut, type Deployment, redisPrefix, seedGuild, sharedEnv } from './scenario.ts';
+import { actOut, type Deployment, type Stage, seedGuild, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
 
 describe('npm start split: a web replica and the gateway worker (INTERACTIONS=http)', () => {
-  let discord: FakeDiscord;
-  let upstream: FakeWeb3Bio;
-  let db: Awaited<ReturnType<typeof createDatabase>>;
+  let stage: Stage;
   let web: ShippedProcess;
   let worker: ShippedProcess;
   let deployment: Deployment;
 
   beforeAll(async () => {
-    [discord, upstream, db] = await Promise.all([
-      startFakeDiscord(),
-      startFakeWeb3Bio(),
-      createDatabase('shipped_split'),
-    ]);
-    const { guild, humanRoleId } = seedGuild(discord);
-    const prefix = redisPrefix('split');
-    const env = { ...sharedEnv(discord, upstream, db.url, prefix), INTERACTIONS: 'http' };
+    stage = await startStage('split');
+    const seeded = seedGuild(stage.discord);
+    const env = { ...stage.env, INTERACTIONS: 'http' };
     const [workerPort, webPort] = [await freePort(), await freePort()];
     worker = await startShipped(
       { ...env, PROCESS_ROLE: 'gateway', HTTP_PORT: String(workerPort) },
       READY.bot,
     );
     web = await startShipped({ ...env, PROCESS_ROLE: 'web', HTTP_PORT: String(webPort) }, READY.replica);
-    discord.useInteractionsEndpoint(`http://127.0.0.1:${webPort}/interactions`);
+    stage.discord.useInteractionsEndpoint(`http://127.0.0.1:${webPort}/interactions`);
     deployment = {
-      discord,
-      upstream,
-      guild,
-      humanRoleId,
+      ...stage,
+      ...seeded,
       pagesUrl: `http://127.0.0.1:${webPort}`,
-      databaseUrl: db.url,
-      redisPrefix: prefix,
       processes: () => [web, worker],
     };
   }, 90_000);
 
   afterAll(async () => {
     await Promise.all([web?.stop(), worker?.stop()]);
-    await Promise.all([discord?.close(), upstream?.close()]);
-    await db?.drop();
+    await stage?.close();
   });
-
   it('every interaction reaches the web replica over HTTP; gating ones are handed to the worker', async () => {
     const result = await deployment.discord.runCommand({
       name: 'whoami',

@@ -52,6 +52,7 @@ export class InteractionWebhooks implements WebhookRest {
   readonly #base: string;
   readonly #dispatcher: Dispatcher;
   readonly #ownsDispatcher: boolean;
+  #closed: Promise<void> | undefined;
 
   /** `apiUrl`: DISCORD_API_URL, e.g. https://discord.com/api (v10 is added). */
   constructor(apiUrl: string, dispatcher?: Dispatcher) {
@@ -60,9 +61,11 @@ export class InteractionWebhooks implements WebhookRest {
     this.#dispatcher = dispatcher ?? new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
   }
 
-  /** Closes the connections of a dispatcher this client made. */
-  async close(): Promise<void> {
-    if (this.#ownsDispatcher) await this.#dispatcher.close();
+  /** Closes the connections of a dispatcher this client made (once, however often it is called). */
+  close(): Promise<void> {
+    if (!this.#ownsDispatcher) return Promise.resolve();
+    this.#closed ??= this.#dispatcher.close();
+    return this.#closed;
   }
 
   post(route: `/${string}`, call: WebhookCall = {}): Promise<unknown> {

@@ -111,6 +111,7 @@ export async function startStage(name: string): Promise<Stage> {
 }
 
 const CAROL = '300000000000000003';
+const HOSTILE = '=HYPERLINK("http://evil.example","x")';
 const DANA = '300000000000000004';
 
 /** A guild with four members and the role gating gives, for `discord.addGuild` before the bot starts. */
@@ -249,7 +250,7 @@ export function actOut(deployment: () => Deployment): void {
     expect(Number(upload.headers['content-length'])).toBeGreaterThan(0);
   });
 
-  it('/gating export of a larger server: a file over the attachment limit is gzipped, one still over it is left out', async () => {
+  it('/gating export of a larger server: a hostile cell is inert; a file over the attachment limit is gzipped, one still over it is left out', async () => {
     const d = deployment();
     const store = await openPostgresStore(d.databaseUrl);
     try {
@@ -258,7 +259,8 @@ export function actOut(deployment: () => Deployment): void {
           {
             guildId: d.guild.id,
             userId: String(400_000_000_000_000_000n + BigInt(i)),
-            identity: `${randomBytes(24).toString('hex')}.eth`,
+            // One identity a spreadsheet would run as a formula, as a hostile member could prove it.
+            identity: i === 0 ? HOSTILE : `${randomBytes(24).toString('hex')}.eth`,
             platform: 'ens',
             address: null,
             proofMethod: 'record',
@@ -273,6 +275,7 @@ export function actOut(deployment: () => Deployment): void {
     const full = filesOf(d, visibleMessage(await gating(d, 'export')));
     const members = full.get('members.csv') ?? '';
     expect(members.split('\r\n').length).toBeGreaterThan(300);
+    expect(members).toContain(`"'=HYPERLINK(""http://evil.example"",""x"")"`);
     const gzipped = (text: string) => gzipSync(Buffer.from(text), { level: 9 }).byteLength;
 
     // Room for the gzipped members file but not for the plain one.

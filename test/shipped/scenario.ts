@@ -156,7 +156,7 @@ export function actOut(deployment: () => Deployment): void {
     }
   });
 
-  it('/gating setup and /gating panel: the answers, a line in the log channel and the panel posted there', async () => {
+  it('/gating setup and /gating panel: the answers, and the panel posted as a channel message', async () => {
     const d = deployment();
     const setup = await gating(d, 'setup', [
       { type: 8, name: 'human-role', value: d.humanRoleId },

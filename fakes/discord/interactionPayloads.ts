@@ -60,6 +60,11 @@ export interface CommandInput {
   groupDmWith?: readonly string[];
   /** Overrides the member's permissions in the payload (by default: theirs in the channel, overwrites included). */
   memberPermissions?: bigint;
+  /**
+   * The interaction's `attachment_size_limit` in bytes (default 10 MiB, a server without boosts); the
+   * stand-in refuses a file above it in any answer to the interaction, as Discord does.
+   */
+  attachmentSizeLimit?: number;
 }
 
 export interface ComponentInput {
@@ -131,7 +136,8 @@ interface ResolveScope {
   readonly invoker: APIGuildMember;
 }
 
-const ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024;
+/** Discord's attachment limit for a server without boosts. */
+export const ATTACHMENT_SIZE_LIMIT = 10 * 1024 * 1024;
 
 const COMMAND_TYPES = {
   chat: ApplicationCommandType.ChatInput,
@@ -149,7 +155,7 @@ export function buildCommandInteraction(
   | APIChatInputApplicationCommandInteraction
   | APIUserApplicationCommandInteraction
   | APIMessageApplicationCommandInteraction {
-  const invocation = invoke(
+  const invoked = invoke(
     ctx,
     input.guildId,
     input.userId,
@@ -158,6 +164,10 @@ export function buildCommandInteraction(
     input.memberPermissions,
     input.groupDmWith,
   );
+  const invocation =
+    input.attachmentSizeLimit === undefined
+      ? invoked
+      : { ...invoked, fields: { ...invoked.fields, attachment_size_limit: input.attachmentSizeLimit } };
   const guildId = invocation.guild?.id;
   const commandType = COMMAND_TYPES[input.type ?? 'chat'];
   const command = findCommand(ctx.state, input.name, commandType, guildId);

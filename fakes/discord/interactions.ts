@@ -72,6 +72,8 @@ export interface TrackInput {
   readonly messageType: MessageType;
   readonly until: WaitUntil;
   readonly timeoutMs: number;
+  /** The interaction's `attachment_size_limit`: a file above it in any answer is refused with 413. */
+  readonly attachmentSizeLimit: number;
 }
 
 type Stage =
@@ -118,6 +120,7 @@ const MAX_CHOICE_STRING_VALUE = 100;
 const UNKNOWN_INTERACTION = apiError(404, 10_062, 'Unknown interaction');
 const UNKNOWN_WEBHOOK = apiError(404, 10_015, 'Unknown Webhook');
 const UNKNOWN_MESSAGE = apiError(404, 10_008, 'Unknown Message');
+const TOO_LARGE = apiError(413, 40_005, 'Request entity too large');
 
 /**
  * Follows each played interaction from dispatch to a complete response, and answers the interaction
@@ -194,6 +197,7 @@ export class InteractionTracker {
     if (tracked.stage !== 'waiting')
       return apiError(400, 40_060, 'Interaction has already been acknowledged.');
     if (performance.now() - tracked.dispatchedAt > this.#ctx.ackDeadlineMs) return UNKNOWN_INTERACTION;
+    if (tooLarge(tracked, files)) return TOO_LARGE;
     const request = asRecord(body) ?? {};
     const type = Number(request.type);
     const data = asRecord(request.data) ?? {};
@@ -236,6 +240,7 @@ export class InteractionTracker {
   ): Answer {
     const tracked = this.#forWebhook(applicationId, token);
     if (!tracked || tracked.stage === 'waiting') return UNKNOWN_WEBHOOK;
+    if (tooLarge(tracked, files)) return TOO_LARGE;
     const payload = asRecord(body) ?? {};
     const invalid = validateMessagePayload(payload, { isCreate: true, hasFiles: files.length > 0 });
     if (invalid) return invalid;
@@ -287,6 +292,7 @@ export class InteractionTracker {
       else tracked.result.followUps = tracked.result.followUps.filter((m) => m.id !== current.id);
       return noContent;
     }
+    if (tooLarge(tracked, files)) return TOO_LARGE;
     const payload = asRecord(body) ?? {};
     const invalid = validateMessagePayload(payload, { isCreate: false, hasFiles: files.length > 0 });
     if (invalid) return invalid;
@@ -442,6 +448,11 @@ export class InteractionTracker {
     clearTimeout(tracked.timer);
     tracked.reject(error);
   }
+}
+
+/** Whether a file is above the interaction's attachment limit (Discord answers 413, 40005). */
+function tooLarge(tracked: Tracked, files: UploadedFile[]): boolean {
+  return files.some((file) => file.data.byteLength > tracked.input.attachmentSizeLimit);
 }
 
 /** A 400 like Discord's when the choices break its limits, or null when they are fine. */

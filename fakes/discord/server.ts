@@ -12,6 +12,7 @@ import { FakeGateway } from './gateway.ts';
 import { type Answer, apiError, type ParsedRequest, readBody, writeAnswer } from './http.ts';
 import { HttpInteractionDelivery, type HttpInteractionsApi } from './httpDelivery.ts';
 import {
+  ATTACHMENT_SIZE_LIMIT,
   type AutocompleteInput,
   buildAutocompleteInteraction,
   buildCommandInteraction,
@@ -406,7 +407,10 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       token: string,
     ) => {
       payload: unknown;
-      track: Omit<Parameters<InteractionTracker['track']>[0], 'id' | 'token' | 'until' | 'timeoutMs'>;
+      track: Omit<
+        Parameters<InteractionTracker['track']>[0],
+        'id' | 'token' | 'until' | 'timeoutMs' | 'attachmentSizeLimit'
+      >;
     },
   ): Promise<InteractionResult> {
     if (http.url === null && !gateway.hasSession)
@@ -425,6 +429,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       token: interactionToken,
       until: input.until ?? 'done',
       timeoutMs: input.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      attachmentSizeLimit:
+        (built.payload as { attachment_size_limit?: number }).attachment_size_limit ?? ATTACHMENT_SIZE_LIMIT,
     });
     if (http.url === null) dispatch(GatewayDispatchEvents.InteractionCreate, built.payload);
     else

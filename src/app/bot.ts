@@ -12,8 +12,10 @@ import type { RecentLookups } from '../cache/recentLookups.ts';
 import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
 import { HandoffInbox } from '../discord/interactionHandoff.ts';
+import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
 import { callbackResponse, Responder } from '../discord/responder.ts';
 import type { InteractionRouter } from '../discord/router.ts';
+import { InteractionWebhooks } from '../discord/webhookRest.ts';
 import { provenIdentitiesOf } from '../gating/provenIdentities.ts';
 import { MEMBER_LIST_PAGES_PER_SECOND } from '../gating/roles/discordReads.ts';
 import { GatingService } from '../gating/service.ts';
@@ -197,13 +199,13 @@ export async function startBot(options: {
   // INTERACTIONS=http, PROCESS_ROLE=gateway: gating for the web replicas, whose gating interactions arrive through the store.
   const worker = overHttp && config.PROCESS_ROLE === 'gateway';
   const client = createDiscordClient(config, options.shards, options.discordCaches);
+  // Interaction answers (callbacks, webhook edits, follow-ups, files) go through this, not client.rest.
+  const webhooks = new InteractionWebhooks(config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL);
   // The endpoint is on the pages' server, made before the router it dispatches to.
   let routeInteraction: InteractionEndpoint['dispatch'] = async () => {};
   const interactions: InteractionEndpoint | undefined =
     overHttp && !worker
-      ? httpEndpoint(config, client.rest, (interaction, responder) =>
-          routeInteraction(interaction, responder),
-        )
+      ? httpEndpoint(config, webhooks, (interaction, responder) => routeInteraction(interaction, responder))
       : undefined;
   // Linked Roles alone also run in the gating module (store, page, re-checks), without the GuildMembers intent.
   const gating =
@@ -250,6 +252,7 @@ export async function startBot(options: {
   } catch (error) {
     await recentLookups.close();
     if (gating) await stopGating(gating, logger);
+    await webhooks.close();
     throw error;
   }
 
@@ -258,7 +261,7 @@ export async function startBot(options: {
   let taking = !overHttp;
   const onInteraction = (interaction: APIInteraction, shard: number) => {
     if (!taking) return;
-    const responder = new Responder(client.rest, interaction, callbackResponse(client.rest, interaction));
+    const responder = new Responder(webhooks, interaction, callbackResponse(webhooks, interaction));
     void router.handle(interaction, responder, { shard });
   };
   client.ws.on(GatewayDispatchEvents.InteractionCreate, onInteraction);
@@ -294,6 +297,7 @@ export async function startBot(options: {
     await http.close();
     await recentLookups.close();
     if (gating) await stopGating(gating, logger);
+    await webhooks.close();
     throw error;
   }
   gating?.service.start();
@@ -302,7 +306,7 @@ export async function startBot(options: {
       ? new HandoffInbox({
           store: gating.store,
           logger: logger.child({ module: 'handoff' }),
-          rest: client.rest,
+          rest: webhooks,
           run: (interaction, responder) => router.handle(interaction, responder),
           key: handoffKey(config),
           leaseMs: config.GATING_LEASE_SECONDS * 1_000,
@@ -350,6 +354,7 @@ export async function startBot(options: {
       await http.close();
       await recentLookups.close();
       await client.destroy();
+      await webhooks.close();
     },
   };
 }

@@ -102,10 +102,12 @@ export async function startWebReplica(options: {
         if (!drained) logger.warn({ inFlight: made.inFlight }, 'stopping with interactions still in flight');
         await tier.close();
         await recentLookups.close();
+        await rest.close();
       },
     };
   } catch (error) {
     await recentLookups.close();
+    await rest.close();
     throw error;
   }
 }

@@ -1,9 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
 import type { Redis } from 'ioredis';
+import loadIoredis from './loadIoredis.cjs';
 import type { CacheStore, FillClaim, StoredEntry } from './types.ts';
-
-const loadIoredis = (): typeof import('ioredis') => createRequire(import.meta.url)('ioredis');
 
 export interface RedisStoreOptions {
   /** Connection URL such as `redis://127.0.0.1:6379`; used when no `client` is given. */

@@ -5,7 +5,6 @@
  * interaction's webhook (its token is the credential: no bot token, exempt from the global rate limit).
  * @see https://discord.com/developers/docs/interactions/receiving-and-responding#responding-to-an-interaction
  */
-import type { Readable } from 'node:stream';
 import {
   type APIApplicationCommandOptionChoice,
   type APIInteractionResponse,
@@ -13,11 +12,11 @@ import {
   MessageFlags,
   Routes,
 } from 'discord-api-types/v10';
-import type { MessageFile, MessagePayload, ModalPayload } from '../render/types.ts';
-import type { WebhookFile, WebhookRest } from './webhookRest.ts';
+import type { MessagePayload, ModalPayload } from '../render/types.ts';
+import type { WebhookRest } from './webhookRest.ts';
 
 /** Sends an interaction's first response. */
-export type InitialResponse = (body: APIInteractionResponse, files?: WebhookFile[]) => Promise<void>;
+export type InitialResponse = (body: APIInteractionResponse) => Promise<void>;
 
 /** The interaction fields answering needs. */
 export interface Answerable {
@@ -28,13 +27,9 @@ export interface Answerable {
 
 /** The first response as a callback POST (gateway interactions, and the tests' HTTP-less paths). */
 export function callbackResponse(rest: WebhookRest, interaction: Answerable): InitialResponse {
-  return (body, files) =>
+  return (body) =>
     withoutToken(interaction.token, () =>
-      rest.post(Routes.interactionCallback(interaction.id, interaction.token), {
-        body,
-        auth: false,
-        ...(files && files.length > 0 ? { files } : {}),
-      }),
+      rest.post(Routes.interactionCallback(interaction.id, interaction.token), { body, auth: false }),
     );
 }
 
@@ -56,15 +51,13 @@ async function withoutToken(token: string, call: () => Promise<unknown>): Promis
   }
 }
 
-async function readAll(data: Readable): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of data) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk));
-  return Buffer.concat(chunks);
-}
-
-/** The files of a payload, read (Discord takes them in one multipart body). */
-async function rawFiles(files: readonly MessageFile[] | undefined): Promise<WebhookFile[]> {
-  return Promise.all((files ?? []).map(async (f) => ({ name: f.name, data: await readAll(f.data) })));
+/** Sends a payload, then frees what its files hold, whether it was sent or not. */
+async function sending(payload: MessagePayload, send: () => Promise<void>): Promise<void> {
+  try {
+    await send();
+  } finally {
+    await payload.release?.();
+  }
 }
 
 /**
@@ -147,8 +140,8 @@ export class Responder {
     return this.#state === 'deferred';
   }
 
-  async #first(body: APIInteractionResponse, files?: WebhookFile[]): Promise<void> {
-    await this.#initial(body, files);
+  async #first(body: APIInteractionResponse): Promise<void> {
+    await this.#initial(body);
     // Only once sent: a first response Discord refused leaves room for the error reply.
     this.#state =
       body.type === InteractionResponseType.DeferredChannelMessageWithSource ? 'deferred' : 'replied';
@@ -156,9 +149,11 @@ export class Responder {
 
   async reply(payload: MessagePayload, ephemeral: boolean): Promise<void> {
     if (payload.files?.length) {
-      // A file is read first; the deferral keeps Discord's 3 s window while it is.
-      await this.defer(ephemeral);
-      await this.editReply(payload);
+      // Files go up through the webhook; the deferral keeps Discord's 3 s window meanwhile.
+      await sending(payload, async () => {
+        await this.defer(ephemeral);
+        await this.editReply(payload);
+      });
       return;
     }
     await this.#first({
@@ -197,13 +192,14 @@ export class Responder {
 
   /** Edit the deferred reply (or the message a deferred component sits on). */
   async editReply(payload: MessagePayload): Promise<void> {
-    const files = await rawFiles(payload.files);
-    await withoutToken(this.#interaction.token, () =>
-      this.#rest.patch(this.#webhookMessage('@original'), {
-        body: messageBody(payload),
-        auth: false,
-        ...(files.length > 0 ? { files } : {}),
-      }),
+    await sending(payload, () =>
+      withoutToken(this.#interaction.token, () =>
+        this.#rest.patch(this.#webhookMessage('@original'), {
+          body: messageBody(payload),
+          auth: false,
+          ...(payload.files?.length ? { files: payload.files } : {}),
+        }),
+      ),
     );
     this.#state = 'replied';
   }
@@ -215,14 +211,15 @@ export class Responder {
   }
 
   async followUp(payload: MessagePayload, ephemeral: boolean): Promise<void> {
-    const files = await rawFiles(payload.files);
     const { application_id: app, token } = this.#interaction;
-    await withoutToken(token, () =>
-      this.#rest.post(Routes.webhook(app, token), {
-        body: messageBody(payload, ephemeral),
-        auth: false,
-        ...(files.length > 0 ? { files } : {}),
-      }),
+    await sending(payload, () =>
+      withoutToken(token, () =>
+        this.#rest.post(Routes.webhook(app, token), {
+          body: messageBody(payload, ephemeral),
+          auth: false,
+          ...(payload.files?.length ? { files: payload.files } : {}),
+        }),
+      ),
     );
   }
 

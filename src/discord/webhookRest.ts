@@ -1,21 +1,25 @@
 /**
- * The REST a responder needs: interaction callbacks and the interaction webhook, which take the
- * interaction's token as their credential (no bot token) and are exempt from the global rate limit.
- * discord.js's client (`client.rest`) is one; a web replica uses `InteractionWebhooks`, on the undici the
- * bot already loads, instead of @discordjs/rest's own copy (about 250 ms of start-up and 10 MiB here).
+ * The REST an interaction's answers need: its callback and its webhook, which take the interaction's
+ * token as their credential (no bot token) and are exempt from the global rate limit. Every process
+ * answers through `InteractionWebhooks`, on the bot's undici with a dispatcher of its own.
+ *
+ * Not through discord.js's REST (`client.rest`): for a file it builds Node's built-in FormData and hands
+ * it to undici's `request()` without a dispatcher, so whichever undici first installed the process-wide
+ * dispatcher sends it. Run from the sources, that was Node's own copy, which takes its FormData; in the
+ * bundle `npm start` runs, the bot's undici 8 loads first, and it refuses any FormData but its own
+ * (`UND_ERR_INVALID_ARG`): every `/gating export` failed there, and only there. Here a message with files
+ * is a multipart body of our own (multipart.ts), streamed from disk, on a dispatcher no other copy sets.
  * @see https://discord.com/developers/docs/interactions/receiving-and-responding#followup-messages
  */
+import type { Readable } from 'node:stream';
 import { setTimeout as delay } from 'node:timers/promises';
-import { request } from 'undici';
-
-export interface WebhookFile {
-  name: string;
-  data: Buffer | Uint8Array;
-}
+import { Agent, type Dispatcher, request } from 'undici';
+import type { MessageFile } from '../render/types.ts';
+import { multipartBody } from './multipart.ts';
 
 export interface WebhookCall {
   body?: unknown;
-  files?: WebhookFile[];
+  files?: MessageFile[];
   /** Always false here: these routes authenticate by the token in the path. */
   auth?: boolean;
 }
@@ -46,10 +50,22 @@ const TIMEOUT_MS = 15_000;
 
 export class InteractionWebhooks implements WebhookRest {
   readonly #base: string;
+  readonly #dispatcher: Dispatcher;
+  readonly #ownsDispatcher: boolean;
+  #closed: Promise<void> | undefined;
 
   /** `apiUrl`: DISCORD_API_URL, e.g. https://discord.com/api (v10 is added). */
-  constructor(apiUrl: string) {
+  constructor(apiUrl: string, dispatcher?: Dispatcher) {
     this.#base = `${apiUrl.replace(/\/+$/, '')}/v10`;
+    this.#ownsDispatcher = dispatcher === undefined;
+    this.#dispatcher = dispatcher ?? new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 60_000 });
+  }
+
+  /** Closes the connections of a dispatcher this client made (once, however often it is called). */
+  close(): Promise<void> {
+    if (!this.#ownsDispatcher) return Promise.resolve();
+    this.#closed ??= this.#dispatcher.close();
+    return this.#closed;
   }
 
   post(route: `/${string}`, call: WebhookCall = {}): Promise<unknown> {
@@ -66,9 +82,11 @@ export class InteractionWebhooks implements WebhookRest {
 
   async #call(method: 'POST' | 'PATCH' | 'DELETE', route: string, call: WebhookCall): Promise<unknown> {
     for (let attempt = 1; ; attempt++) {
+      // Encoded for each try: a retry reads the files again from their first byte.
       const answer = await request(`${this.#base}${route}`, {
         method,
-        ...(await encode(call)),
+        dispatcher: this.#dispatcher,
+        ...encode(call),
         headersTimeout: TIMEOUT_MS,
         bodyTimeout: TIMEOUT_MS,
       });
@@ -92,19 +110,16 @@ export class InteractionWebhooks implements WebhookRest {
   }
 }
 
-async function encode(
-  call: WebhookCall,
-): Promise<{ body?: string | Buffer; headers?: Record<string, string> }> {
+function encode(call: WebhookCall): {
+  body?: string | Readable;
+  headers?: Record<string, string>;
+} {
   if (call.files && call.files.length > 0) {
-    const form = new FormData();
-    form.append('payload_json', JSON.stringify(call.body ?? {}));
-    call.files.forEach((file, index) => {
-      form.append(`files[${index}]`, new Blob([Uint8Array.from(file.data)]), file.name);
-    });
-    // undici's request() takes bytes, not a form: a Response encodes it, boundary and all.
-    const encoded = new Response(form);
-    const type = encoded.headers.get('content-type') ?? 'multipart/form-data';
-    return { body: Buffer.from(await encoded.arrayBuffer()), headers: { 'content-type': type } };
+    const form = multipartBody(call.body ?? {}, call.files);
+    return {
+      body: form.body,
+      headers: { 'content-type': form.contentType, 'content-length': String(form.length) },
+    };
   }
   if (call.body === undefined) return {};
   return { body: JSON.stringify(call.body), headers: { 'content-type': 'application/json' } };

@@ -7,10 +7,15 @@ import type {
   APIModalInteractionResponseCallbackData,
 } from 'discord-api-types/v10';
 
-/** A file attached to a message, read from a stream (a file on disk) when the message is sent. */
+/** A file attached to a message (a file on disk), read when the message is sent. */
 export interface MessageFile {
   name: string;
-  data: Readable;
+  /** e.g. `text/csv; charset=utf-8` */
+  contentType: string;
+  /** Bytes: the request states its length before the first of them. */
+  size: number;
+  /** A stream of the file from its first byte, opened once per attempt to send it. */
+  open(): Readable;
 }
 
 /** A Discord message body as API JSON; the bot layer adapts it to discord.js and adds flags. */
@@ -22,6 +27,8 @@ export interface MessagePayload {
   allowed_mentions: APIAllowedMentions;
   /** Attachments (added by the bot layer, never by render). */
   files?: MessageFile[];
+  /** Frees what the files hold (open files), once the message was sent or could not be; added with `files`. */
+  release?: () => Promise<void>;
 }
 
 /** A modal (callback type 9) as API JSON. */

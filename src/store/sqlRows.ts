@@ -10,6 +10,7 @@ import type {
   GuildSettings,
   JsonValue,
   LinkRecord,
+  LinkSummary,
   NonceRecord,
   PendingLoss,
   ProofMethod,
@@ -47,7 +48,7 @@ export function sqlRows(driver: SqlDriver, now: () => number) {
     updatedAt: num(r.updated_at),
   });
 
-  const toLink = (r: Row): LinkRecord => ({
+  const toLinkSummary = (r: Row): LinkSummary => ({
     guildId: str(r.guild_id),
     userId: str(r.user_id),
     identity: str(r.identity),
@@ -57,8 +58,11 @@ export function sqlRows(driver: SqlDriver, now: () => number) {
     provenAt: num(r.proven_at),
     lastCheckAt: optNum(r.last_check_at),
     lastCheckOk: optBool(r.last_check_ok),
-    lastResult: fromJson(r.last_result) as CredentialSet | null,
     releasedAt: optNum(r.released_at),
+  });
+  const toLink = (r: Row): LinkRecord => ({
+    ...toLinkSummary(r),
+    lastResult: fromJson(r.last_result) as CredentialSet | null,
   });
 
   const toLoss = (r: Row): PendingLoss => ({
@@ -145,6 +149,7 @@ export function sqlRows(driver: SqlDriver, now: () => number) {
     toJson,
     toSettings,
     toLink,
+    toLinkSummary,
     toLoss,
     toAudit,
     toNonce,

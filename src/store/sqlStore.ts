@@ -1,4 +1,4 @@
-import type { SqlDriver, SqlExecutor } from './sql.ts';
+import type { Row, SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
 import { createSqlDueChecks, dueNoLaterThan } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
@@ -26,16 +26,41 @@ import type {
 
 export const DEFAULT_LEASE_MS = 60_000;
 
+/** Every column of `links` but `last_result` (a link's stored credentials, JSON). */
+const LINK_SUMMARY_COLUMNS =
+  'guild_id, user_id, identity, platform, address, proof_method, proven_at, last_check_at, last_check_ok, released_at';
+
 /** The `GatingStore` both implementations share, on top of a dialect-aware driver. */
 export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): GatingStore {
   const now = opts.now ?? Date.now;
   const leaseMs = opts.leaseMs ?? DEFAULT_LEASE_MS;
 
   const mappers = sqlRows(driver, now);
-  const { str, optStr, num, toJson, toSettings, toLink, first, insertAudit } = mappers;
+  const { str, optStr, num, toJson, toSettings, toLink, toLinkSummary, first, insertAudit } = mappers;
 
   const linkWhere = 'guild_id = $1 AND user_id = $2 AND identity = $3';
   const linkParams = (k: LinkKey) => [k.guildId, k.userId, k.identity];
+
+  /** A guild's links (`columns` of them) by user id then identity; with `limit`, whole members per page. */
+  function pageOfLinks(
+    guildId: string,
+    o: { afterUserId?: string; limit?: number },
+    columns: string,
+  ): Promise<Row[]> {
+    const after = o.afterUserId ?? '';
+    return o.limit === undefined
+      ? driver.query(
+          `SELECT ${columns} FROM links WHERE guild_id = $1 AND user_id > $2 ORDER BY user_id, identity`,
+          [guildId, after],
+        )
+      : driver.query(
+          `SELECT ${columns} FROM links WHERE guild_id = $1 AND user_id IN (
+             SELECT DISTINCT user_id FROM links WHERE guild_id = $1 AND user_id > $2
+             ORDER BY user_id LIMIT $3)
+           ORDER BY user_id, identity`,
+          [guildId, after, Math.max(0, Math.floor(o.limit))],
+        );
+  }
 
   /** A link stops proving: its holdings go, except an address another live link of the member resolves to. */
   async function forgetHoldings(tx: SqlExecutor, key: LinkKey, address: string | null): Promise<void> {
@@ -348,21 +373,11 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     },
 
     async listLinks(guildId, o = {}) {
-      const after = o.afterUserId ?? '';
-      const rows =
-        o.limit === undefined
-          ? await driver.query(
-              'SELECT * FROM links WHERE guild_id = $1 AND user_id > $2 ORDER BY user_id, identity',
-              [guildId, after],
-            )
-          : await driver.query(
-              `SELECT * FROM links WHERE guild_id = $1 AND user_id IN (
-                 SELECT DISTINCT user_id FROM links WHERE guild_id = $1 AND user_id > $2
-                 ORDER BY user_id LIMIT $3)
-               ORDER BY user_id, identity`,
-              [guildId, after, Math.max(0, Math.floor(o.limit))],
-            );
-      return rows.map(toLink);
+      return (await pageOfLinks(guildId, o, '*')).map(toLink);
+    },
+
+    async listLinkSummaries(guildId, o = {}) {
+      return (await pageOfLinks(guildId, o, LINK_SUMMARY_COLUMNS)).map(toLinkSummary);
     },
 
     async countLinkedUsers(guildId) {

@@ -68,6 +68,9 @@ export interface LinkRecord {
   releasedAt: number | null;
 }
 
+/** A link without its last credentials: what a listing of many members needs (the export). */
+export type LinkSummary = Omit<LinkRecord, 'lastResult'>;
+
 /** What a verification writes; check fields start empty unless given. */
 export type LinkInput = Omit<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult' | 'releasedAt'> &
   Partial<Pick<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'>>;
@@ -267,6 +270,8 @@ export interface GatingStore
   getLinksOfUser(userId: string): Promise<LinkRecord[]>;
   /** A guild's links ordered by user id then identity; page with `afterUserId` (whole members per page). */
   listLinks(guildId: string, opts?: { afterUserId?: string; limit?: number }): Promise<LinkRecord[]>;
+  /** As `listLinks`, without each link's stored credentials (neither read nor parsed). */
+  listLinkSummaries(guildId: string, opts?: { afterUserId?: string; limit?: number }): Promise<LinkSummary[]>;
   /** Distinct members with at least one active (not released) link in the guild. */
   countLinkedUsers(guildId: string): Promise<number>;
   /** Record a re-check; a failed check keeps the last result; false when the link is gone. */

@@ -4,7 +4,7 @@
  * other shards, a slow command under a short lease, a replayed hand-off, pruning, and what the table
  * holds at rest (read directly).
  */
-import { REST } from '@discordjs/rest';
+
 import type { APIInteraction } from 'discord-api-types/v10';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,6 +15,7 @@ import {
   INTERACTION_TOKEN_LIFE_MS,
 } from '../../src/discord/interactionHandoff.ts';
 import type { Responder } from '../../src/discord/responder.ts';
+import type { WebhookRest } from '../../src/discord/webhookRest.ts';
 import { createLogger, type Logger } from '../../src/ops/log.ts';
 import { openPostgresStore } from '../../src/store/postgresStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
@@ -77,7 +78,7 @@ function inbox(
 ): HandoffInbox {
   const made = new HandoffInbox({
     logger,
-    rest: new REST(),
+    rest: {} as WebhookRest,
     key: KEY,
     leaseMs: 60_000,
     pollMs: 50,

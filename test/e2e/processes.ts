@@ -18,16 +18,17 @@ export interface NodeProcess {
 }
 
 /**
- * Runs `node [nodeArgs] <script>` with exactly `env` (plus PATH), from an empty directory so no `.env`
- * is read.
+ * Runs `node [nodeArgs] <script> [args]` with exactly `env` (plus PATH), from an empty directory so no
+ * `.env` is read.
  */
 export function runNode(
   script: string,
   env: Record<string, string>,
   cwd: string,
   nodeArgs: readonly string[] = [],
+  args: readonly string[] = [],
 ): NodeProcess {
-  const child = spawn(process.execPath, [...nodeArgs, script], {
+  const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -456,6 +456,21 @@ describe('interactions', () => {
     expect(fake.requests.find((r) => r.path.endsWith('/callback'))?.files[0]?.filename).toBe('card.png');
   });
 
+  it("refuses a file above the interaction's attachment limit with 413 (40005), as Discord does", async () => {
+    const errors: unknown[] = [];
+    await startBot(async (interaction) => {
+      if (!interaction.isChatInputCommand()) return;
+      await interaction.deferReply();
+      await interaction
+        .editReply({ files: [{ attachment: Buffer.alloc(2_000, 1), name: 'big.bin' }] })
+        .catch((error: unknown) => errors.push(error));
+      await interaction.editReply({ files: [{ attachment: Buffer.alloc(1_000, 1), name: 'fits.bin' }] });
+    });
+    const result = await fake.runCommand({ name: 'export', userId: ALICE, attachmentSizeLimit: 1_000 });
+    expect(errors).toEqual([expect.objectContaining({ status: 413, code: 40_005 })]);
+    expect(result.message?.attachments.map((a) => a.filename)).toEqual(['fits.bin']);
+  });
+
   it('records who a message would ping, honouring allowed_mentions', async () => {
     await startBot(async (interaction) => {
       if (!interaction.isChatInputCommand()) return;

@@ -361,6 +361,27 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(await store.recordLinkCheck({ ...key, identity: 'gone.eth' }, { at: 30, ok: true })).toBe(false);
     });
 
+    it('lists link summaries as listLinks pages them, without the stored credentials', async () => {
+      for (const [user, identity] of [
+        ['u2', 'b.eth'],
+        ['u1', 'a.eth'],
+        ['u1', 'c.eth'],
+      ] as const) {
+        await store.saveLink(link(user, identity), 'verified');
+      }
+      const key = { guildId: G, userId: 'u1', identity: 'a.eth' };
+      await store.recordLinkCheck(key, { at: 10, ok: true, result: CREDENTIALS });
+      const full = await store.listLinks(G, { limit: 1 });
+      const summaries = await store.listLinkSummaries(G, { limit: 1 });
+      expect(full.map((l) => l.lastResult)).toEqual([CREDENTIALS, null]);
+      expect(summaries).toEqual(full.map(({ lastResult: _, ...summary }) => summary));
+      expect(summaries.every((l) => !('lastResult' in l))).toBe(true);
+      expect(await store.listLinkSummaries(G, { afterUserId: 'u1', limit: 5 })).toEqual([
+        expect.objectContaining({ userId: 'u2', identity: 'b.eth', lastCheckAt: null }),
+      ]);
+      expect(await store.listLinkSummaries(G)).toHaveLength(3);
+    });
+
     it('pages a guild by whole members and counts them', async () => {
       for (const [user, identity] of [
         ['u3', 'c.eth'],

@@ -1,71 +1,56 @@
 /**
- * What `npm start` runs: the bundle scripts/build.ts makes, started with npm start's own command (its V8
- * flags included) as a web replica (INTERACTIONS=http), answering the stand-in Discord's signed
- * deliveries. The rest of the suite runs the TypeScript sources; this checks the bundle behaves the same:
- * a /whois, a member's language read from the catalogs shipped beside it, and a forged delivery refused.
+ * The bundle `npm start` runs, as a lone web replica without gating (INTERACTIONS=http, PROCESS_ROLE=all:
+ * no gateway connection at all), answering the stand-in Discord's signed deliveries: a /whois, a member's
+ * language read from the catalogs shipped beside the bundle, a forged delivery refused.
  */
-import { readFileSync } from 'node:fs';
+
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
-import { buildDist } from '../../scripts/build.ts';
-import { ALICE, fakesEnv, toCommandOptions, visibleMessage } from './harness.ts';
-import { freePort, type NodeProcess, runNode } from './processes.ts';
-
-const PACKAGE = fileURLToPath(new URL('../../package.json', import.meta.url));
-
-/** npm start's command: `node <flags> dist/main.js` (package.json), its flags and its entry. */
-function npmStart(): { flags: string[]; entry: string } {
-  const start = (JSON.parse(readFileSync(PACKAGE, 'utf8')) as { scripts: { start: string } }).scripts.start;
-  const [node, ...args] = start.split(/\s+/);
-  expect(node).toBe('node');
-  return { flags: args.filter((a) => a.startsWith('-')), entry: args.find((a) => !a.startsWith('-')) ?? '' };
-}
+import { ALICE, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
+import { freePort, runNode } from '../e2e/processes.ts';
+import {
+  npmStart,
+  READY,
+  type ShippedProcess,
+  shippedMain,
+  standInsEnv,
+  startShipped,
+} from './shippedBot.ts';
 
 describe('npm start: the bundle in dist/, as a web replica', () => {
   let discord: FakeDiscord;
   let upstream: FakeWeb3Bio;
-  let workDir: string;
-  let bot: NodeProcess;
+  let bot: ShippedProcess;
   let endpoint: string;
 
   beforeAll(async () => {
-    workDir = await mkdtemp(join(tmpdir(), 'e2e-bundle-'));
-    const { flags, entry } = npmStart();
-    expect(entry).toBe('dist/main.js');
-    await buildDist(join(workDir, 'dist'));
     discord = await startFakeDiscord();
     upstream = await startFakeWeb3Bio();
     const guild = discord.addGuild({ name: 'Bundle Guild' });
     discord.addMember(guild.id, { id: ALICE, username: 'alice' });
     const port = await freePort();
-    bot = runNode(
-      join(workDir, entry),
+    bot = await startShipped(
       {
-        ...fakesEnv(discord, upstream, workDir),
+        ...standInsEnv(discord, upstream),
         INTERACTIONS: 'http',
         PUBLIC_URL: 'https://bot.example.test',
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(port),
         LOG_LEVEL: 'info',
       },
-      workDir,
-      flags,
+      READY.replica,
     );
-    await bot.waitForLog((line) => line.msg === 'web replica ready', 30_000);
     endpoint = `http://127.0.0.1:${port}/interactions`;
     discord.useInteractionsEndpoint(endpoint);
   }, 60_000);
 
   afterAll(async () => {
-    bot?.child.kill('SIGTERM');
-    await bot?.exited;
+    await bot?.stop();
     await Promise.all([discord?.close(), upstream?.close()]);
-    await rm(workDir, { recursive: true, force: true });
   });
 
   it('answers a signed /whois in the response body', async () => {
@@ -109,6 +94,23 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
     for (const text of [stdout, stderr]) {
       expect(text).not.toContain(discord.token);
       expect(text).not.toContain(JSON.stringify(discord.token).slice(1, -1));
+    }
+  });
+});
+
+describe('npm start -- --help', () => {
+  it('loads every part either kind of process runs from the bundle, and lists the configuration keys', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shipped-help-'));
+    try {
+      const help = runNode(shippedMain(), {}, dir, npmStart().flags, ['--help']);
+      expect(await help.exited).toBe(0);
+      const { stdout, stderr } = help.output();
+      expect(stderr).toBe('');
+      expect(stdout).toContain('Usage: npm start');
+      for (const key of ['DISCORD_TOKEN', 'REDIS_URL', 'DATABASE_URL', 'SHARD_COUNT', 'PROCESS_ROLE'])
+        expect(stdout).toContain(`\n  ${key}\n`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
     }
   });
 });

@@ -1,0 +1,57 @@
+/**
+ * The built bot split as an HTTP-interactions deployment runs it: a web replica (PROCESS_ROLE=web)
+ * answers what Discord POSTs and serves the pages, and hands gating to the gateway worker
+ * (PROCESS_ROLE=gateway) through PostgreSQL; both share Redis. Every kind of outbound call, acted out
+ * (scenario.ts), whichever process makes it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort } from '../e2e/processes.ts';
+import { actOut, type Deployment, type Stage, seedGuild, startStage } from './scenario.ts';
+import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
+
+describe('npm start split: a web replica and the gateway worker (INTERACTIONS=http)', () => {
+  let stage: Stage;
+  let web: ShippedProcess;
+  let worker: ShippedProcess;
+  let deployment: Deployment;
+
+  beforeAll(async () => {
+    stage = await startStage('split');
+    const seeded = seedGuild(stage.discord);
+    const env = { ...stage.env, INTERACTIONS: 'http' };
+    const [workerPort, webPort] = [await freePort(), await freePort()];
+    worker = await startShipped(
+      { ...env, PROCESS_ROLE: 'gateway', HTTP_PORT: String(workerPort) },
+      READY.bot,
+    );
+    web = await startShipped({ ...env, PROCESS_ROLE: 'web', HTTP_PORT: String(webPort) }, READY.replica);
+    stage.discord.useInteractionsEndpoint(`http://127.0.0.1:${webPort}/interactions`);
+    deployment = {
+      ...stage,
+      ...seeded,
+      pagesUrl: `http://127.0.0.1:${webPort}`,
+      processes: () => [web, worker],
+    };
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all([web?.stop(), worker?.stop()]);
+    await stage?.close();
+  });
+  it('every interaction reaches the web replica over HTTP; gating ones are handed to the worker', async () => {
+    const result = await deployment.discord.runCommand({
+      name: 'whoami',
+      guildId: deployment.guild.id,
+      userId: deployment.guild.ownerId,
+      timeoutMs: 15_000,
+    });
+    expect(result.delivery?.status).toBe(200);
+    expect(result.callbacks.map((c) => c.type)).toEqual([5]);
+    await web.waitForLog(
+      (l) => l.msg === 'interaction handed to the gateway worker' && l.interactionId === result.interactionId,
+    );
+    expect(deployment.discord.requests.some((r) => r.path.endsWith('/callback'))).toBe(false);
+  });
+
+  actOut(() => deployment);
+});

@@ -21,7 +21,8 @@ export function createSqlAuditEvents(
   const { toAudit, insertAudit, str, num } = rows;
   return {
     async addAuditEvent(event) {
-      return insertAudit(driver, event);
+      // The event and its daily count land together.
+      return driver.transaction((tx) => insertAudit(tx, event));
     },
 
     async listAuditEvents(q: AuditQuery) {

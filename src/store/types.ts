@@ -3,6 +3,7 @@
  * columns hold plain JSON-safe data. SQLite (embedded default) and PostgreSQL implement it.
  */
 import type { CredentialSet } from '../web3bio/types.ts';
+import type { DashboardStore } from './dashboardTypes.ts';
 import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
 import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
@@ -13,6 +14,7 @@ import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
+export type * from './dashboardTypes.ts';
 export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
 export type * from './guildAuthorityTypes.ts';
@@ -157,7 +159,7 @@ export interface PendingLoss {
 export interface OAuthStateRecord {
   /** SHA-256 of the state, hex; the state itself is only in the member's browser and URL. */
   stateHash: string;
-  purpose: 'verify' | 'linked-role';
+  purpose: 'verify' | 'linked-role' | 'dashboard';
   nonce: string | null;
   expiresAt: number;
 }
@@ -213,7 +215,8 @@ export interface GatingStore
     RoleRuleStore,
     DueCheckStore,
     HandoffStore,
-    GuildAuthorityStore {
+    GuildAuthorityStore,
+    DashboardStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

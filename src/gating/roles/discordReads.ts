@@ -109,6 +109,15 @@ export class MemberRoster {
     }
     return count;
   }
+
+  /** How many members hold at least one of the roles. */
+  holdersOfAny(roleIds: readonly string[]): number {
+    if (roleIds.length === 0) return 0;
+    let count = 0;
+    for (const member of this.#members.values())
+      if (roleIds.some((roleId) => member.roles.cache.has(roleId))) count += 1;
+    return count;
+  }
 }
 
 /**

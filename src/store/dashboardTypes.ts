@@ -5,9 +5,8 @@
  * (the gateway's guild state: dry runs, Apply, held removals, health), claimed under a lease like the
  * other store-backed queues.
  */
-
 import type { JsonValue } from './proofTypes.ts';
-import type { AuditEvent } from './types.ts';
+import type { AuditEvent, PendingLoss } from './types.ts';
 
 /** One day's count of one metric (an audit kind, or `flag_added`: the spam or risky role given). */
 export interface DailyCount {
@@ -84,6 +83,10 @@ export interface DashboardStore {
   countPendingLosses(guildId: string): Promise<{ pending: number; held: number }>;
   /** Forget the guild's held losses (a moderator kept the roles); returns how many. */
   clearHeldLosses(guildId: string): Promise<number>;
+  /** The guild's held losses, latest hold first, at most `limit`. */
+  listHeldLosses(guildId: string, limit: number): Promise<PendingLoss[]>;
+  /** The channels where the guild's verify panels were posted. */
+  listVerifyPanels(guildId: string): Promise<{ channelId: string; messageId: string }[]>;
 
   /** Add one process's minute of upstream requests to the minute (ms since epoch / 60,000). */
   addUpstreamMinute(minute: number, sample: UpstreamSample): Promise<void>;

@@ -25,7 +25,7 @@ export function createSqlDashboard(
   o: { now: () => number; leaseMs: number; rows: SqlRows },
 ): DashboardStore {
   const { now, leaseMs, rows } = o;
-  const { toAudit, num } = rows;
+  const { toAudit, toLoss, num } = rows;
   const json = (v: unknown): JsonValue =>
     (driver.dialect.parsesJson || typeof v !== 'string' ? v : JSON.parse(v)) as JsonValue;
 
@@ -109,6 +109,23 @@ export function createSqlDashboard(
         [guildId],
       );
       return cleared.length;
+    },
+
+    async listHeldLosses(guildId, limit) {
+      const held = await driver.query(
+        `SELECT * FROM pending_losses WHERE guild_id = $1 AND held_at IS NOT NULL
+         ORDER BY held_at DESC, user_id, subject LIMIT $2`,
+        [guildId, Math.max(1, Math.floor(limit))],
+      );
+      return held.map(toLoss);
+    },
+
+    async listVerifyPanels(guildId) {
+      const panels = await driver.query(
+        'SELECT channel_id, message_id FROM verify_panels WHERE guild_id = $1 ORDER BY channel_id',
+        [guildId],
+      );
+      return panels.map((r) => ({ channelId: String(r.channel_id), messageId: String(r.message_id) }));
     },
 
     async addUpstreamMinute(minute, sample) {

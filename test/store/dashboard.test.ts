@@ -167,6 +167,8 @@ describe.each(harnesses)('the dashboard store (%s)', (_name, makeHarness) => {
       );
       await store.holdPendingLosses(OTHER, [{ userId: 'u1', subject: 'role:human' }], 5);
       expect(await store.countPendingLosses(G)).toEqual({ pending: 3, held: 2 });
+      expect((await store.listHeldLosses(G, 10)).map((l) => l.userId)).toEqual(['u1', 'u2']);
+      expect(await store.listHeldLosses(G, 1)).toHaveLength(1);
       expect(await store.clearHeldLosses(G)).toBe(2);
       expect(await store.countPendingLosses(G)).toEqual({ pending: 1, held: 0 });
       expect(await store.countPendingLosses(OTHER)).toEqual({ pending: 1, held: 1 });
@@ -348,6 +350,13 @@ describe.each(harnesses)('the dashboard store (%s)', (_name, makeHarness) => {
     ]);
     expect(await store.listGuildAuthorities([])).toEqual([]);
     expect(await store.listGuildAuthorityIds()).toEqual([G, OTHER]);
+    await store.saveVerifyPanel(G, 'c2', 'm2');
+    await store.saveVerifyPanel(G, 'c1', 'm1');
+    await store.saveVerifyPanel(OTHER, 'c3', 'm3');
+    expect(await store.listVerifyPanels(G)).toEqual([
+      { channelId: 'c1', messageId: 'm1' },
+      { channelId: 'c2', messageId: 'm2' },
+    ]);
   });
 });
 

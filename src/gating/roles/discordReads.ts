@@ -47,6 +47,13 @@ export function servesGuild(discord: Client, guildId: string): boolean {
   }
 }
 
+/** The shards this client serves, for a store query's shard filter; null when it serves every guild. */
+export function shardFilterOf(discord: Client): { ids: number[]; count: number } | null {
+  const { shards, shardCount } = discord.options;
+  if (!Array.isArray(shards) || shardCount === undefined || shards.length >= shardCount) return null;
+  return { ids: [...shards], count: shardCount };
+}
+
 /** The guild from the gateway cache, else one request; null when the bot is not in it. */
 export async function guildOf(discord: Client, guildId: string): Promise<Guild | null> {
   const cached = discord.guilds.cache.get(guildId);

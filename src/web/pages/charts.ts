@@ -54,7 +54,9 @@ export function barChart(c: BarChart): string {
   const slot = plotWidth / Math.max(1, c.days.length);
   const barWidth = Math.max(1, (slot * 0.8) / Math.max(1, c.series.length));
   const y = (v: number) => TOP + plotHeight - (v / max) * plotHeight;
+  // Whole numbers only: a day's count is one.
   const grid = [0, max / 2, max]
+    .filter(Number.isInteger)
     .map(
       (v) =>
         `<line x1="${LEFT}" x2="${WIDTH - RIGHT}" y1="${fixed(y(v))}" y2="${fixed(y(v))}" stroke="#d0d4da"/>` +

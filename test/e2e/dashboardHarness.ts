@@ -76,9 +76,12 @@ export interface Answer {
 export class TestBrowser {
   readonly cookies = new Map<string, { value: string; path: string }>();
   readonly publicUrl: string;
+  /** Where a request to PUBLIC_URL really goes (a load balancer's choice of replica); default PUBLIC_URL. */
+  readonly #via: (() => string) | undefined;
 
-  constructor(publicUrl: string) {
+  constructor(publicUrl: string, via?: () => string) {
     this.publicUrl = publicUrl;
+    this.#via = via;
   }
 
   #cookieHeader(url: URL): string {
@@ -116,7 +119,8 @@ export class TestBrowser {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(init.form).toString();
     }
-    const response = await fetch(target, {
+    const sent = ours && this.#via ? new URL(`${target.pathname}${target.search}`, this.#via()) : target;
+    const response = await fetch(sent, {
       method: init.method ?? (init.form ? 'POST' : 'GET'),
       headers,
       ...(body === undefined ? {} : { body }),

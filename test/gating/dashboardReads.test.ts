@@ -4,7 +4,13 @@
  * cursors both ways; and the oldest-first stream the CSV download writes.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { auditEventsOldestFirst, readAuditPage, readOverview } from '../../src/gating/dashboard/reads.ts';
+import {
+  auditEventsOldestFirst,
+  LINKED_COUNT_TTL_MS,
+  LinkedCounts,
+  readAuditPage,
+  readOverview,
+} from '../../src/gating/dashboard/reads.ts';
 import { DAY_MS } from '../../src/store/migrations.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { AuditEvent, GatingStore } from '../../src/store/types.ts';
@@ -100,6 +106,18 @@ describe('the overview', () => {
         .every((n) => n === 0),
     ).toBe(true);
   });
+});
+
+it('reuses a guild’s linked count for 30 s, then counts again', async () => {
+  let counted = 0;
+  const counting = { countLinkedUsers: async () => ++counted };
+  const counts = new LinkedCounts();
+  expect(await counts.get(counting, G, NOW)).toBe(1);
+  expect(await counts.get(counting, G, NOW + LINKED_COUNT_TTL_MS - 1)).toBe(1);
+  expect(await counts.get(counting, 'other', NOW)).toBe(2);
+  expect(await counts.get(counting, G, NOW + LINKED_COUNT_TTL_MS)).toBe(3);
+  // A clock gone backwards never trusts an entry from the future.
+  expect(await counts.get(counting, G, NOW)).toBe(4);
 });
 
 describe('the audit page', () => {

@@ -25,6 +25,7 @@ import {
   auditEventsOldestFirst,
   CHART_DAYS,
   type ChartDays,
+  LinkedCounts,
   readAuditPage,
   readOverview,
 } from '../../gating/dashboard/reads.ts';
@@ -192,6 +193,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
   const root = publicPath(publicUrl, DASHBOARD_PATH);
   const waitMs = o.waitMs ?? DASHBOARD_WAIT_MS;
   const waitSeconds = Math.round(waitMs / 1_000);
+  const linkedCounts = new LinkedCounts();
   const rights: RightsOptions = {
     publicUrl,
     key: o.key,
@@ -433,7 +435,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
   guildRoute('', 'GET', '', async (ctx, request, reply) => {
     const days = Number(new URL(request.url, 'http://x.invalid').searchParams.get('days'));
     const period: ChartDays = (CHART_DAYS as readonly number[]).includes(days) ? (days as ChartDays) : 30;
-    const overview = await readOverview(o.store, ctx.guildId, { now: o.now(), days: period });
+    const overview = await readOverview(o.store, ctx.guildId, { now: o.now(), days: period, linkedCounts });
     return send(reply, 200, ctx.frame.locale, (nonce) =>
       renderOverview({ frame: ctx.frame, names: ctx.names, overview }, nonce),
     );

@@ -18,6 +18,7 @@ import { LinkedCounts, readAuditPage, readOverview } from '../src/gating/dashboa
 import { AUDIT_METRIC_SQL, DAY_MS } from '../src/store/migrations.ts';
 import { openPostgresStore } from '../src/store/postgresStore.ts';
 import { renderOverview } from '../src/web/pages/dashboardOverview.ts';
+import { createFormats } from '../src/web/pages/dashboardParts.ts';
 import { startWebServer } from '../src/web/server.ts';
 import { createDatabase } from '../test/e2e/postgresDatabase.ts';
 
@@ -40,7 +41,7 @@ export interface DashboardServers {
 
 export type DashboardServersMessage =
   | { type: 'ready'; servers: DashboardServers }
-  | { type: 'memory'; rss: number; heapAfterGc: number };
+  | { type: 'memory'; rss: number; heapAfterGc: number; external: number; arrayBuffers: number };
 
 async function seed(url: string, guildId: string, roles: { human: string; spam: string }): Promise<void> {
   const db = new pg.Pool({ connectionString: url, max: 1 });
@@ -160,6 +161,7 @@ async function start(): Promise<{ servers: DashboardServers; close: () => Promis
   // The bare server: the same reads (snapshot and overview, the linked count reused as the app does) and
   // the same page, without the framework, the session or the rights.
   const linkedCounts = new LinkedCounts();
+  const formats = createFormats('en-US');
   const bare = createServer((_request: IncomingMessage, response: ServerResponse) => {
     void (async () => {
       const nonce = randomBytes(16).toString('base64');
@@ -172,6 +174,7 @@ async function start(): Promise<{ servers: DashboardServers; close: () => Promis
         {
           frame: {
             locale: 'en-US',
+            formats,
             root: '/dashboard',
             account: { username: 'guild-owner', csrf: 'x'.repeat(43) },
             guild: { id: guild.id, name: snapshot.name ?? '', page: '' },
@@ -235,10 +238,13 @@ if (import.meta.main) {
   process.on('message', (message: { type: string }) => {
     if (message.type === 'memory') {
       (globalThis as { gc?: () => void }).gc?.();
+      const used = process.memoryUsage();
       process.send?.({
         type: 'memory',
-        rss: process.memoryUsage().rss,
-        heapAfterGc: process.memoryUsage().heapUsed,
+        rss: used.rss,
+        heapAfterGc: used.heapUsed,
+        external: used.external,
+        arrayBuffers: used.arrayBuffers,
       } satisfies DashboardServersMessage);
     } else if (message.type === 'stop') {
       void close().finally(() => process.exit(0));

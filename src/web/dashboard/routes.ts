@@ -52,8 +52,7 @@ import {
   renderMessage,
   renderServerList,
 } from '../pages/dashboardPages.ts';
-import type { DashboardNames } from '../pages/dashboardParts.ts';
-import { notice } from '../pages/dashboardParts.ts';
+import { createFormats, type DashboardNames, type Formats, notice } from '../pages/dashboardParts.ts';
 import { type RuleForm, renderRules, ruleOutcome } from '../pages/dashboardRules.ts';
 import { text } from '../pages/words.ts';
 import { publicPath, redirect, sendHtml, type WebLogger } from '../responses.ts';
@@ -209,8 +208,19 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
       locale,
       images: [CDN],
     });
+  // One set of Intl formats per locale (a shipped one: at most ten), reused by every page.
+  const formats = new Map<string, Formats>();
+  const formatsOf = (locale: string): Formats => {
+    let made = formats.get(locale);
+    if (!made) {
+      made = createFormats(locale);
+      formats.set(locale, made);
+    }
+    return made;
+  };
   const frameOf = (locale: string, session?: DashboardSession): DashboardFrame => ({
     locale,
+    formats: formatsOf(locale),
     root,
     ...(session ? { account: { username: session.username, csrf: csrfToken(o.key, session) } } : {}),
   });

@@ -25,7 +25,8 @@ export interface BarChart {
   /** The table's first column heading, and its disclosure's label. */
   dayHeading: string;
   tableLabel: string;
-  locale: string;
+  /** The page language's number format (made once by the caller: Intl objects are costly). */
+  number: Intl.NumberFormat;
 }
 
 const WIDTH = 720;
@@ -47,7 +48,7 @@ const fixed = (n: number) => Number(n.toFixed(2));
 
 /** The chart as HTML: the figure with its SVG, legend and table. */
 export function barChart(c: BarChart): string {
-  const number = new Intl.NumberFormat(c.locale);
+  const number = c.number;
   const max = niceCeiling(Math.max(0, ...c.series.flatMap((s) => s.values)));
   const plotWidth = WIDTH - LEFT - RIGHT;
   const plotHeight = HEIGHT - TOP - BOTTOM;

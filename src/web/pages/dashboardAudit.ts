@@ -123,7 +123,7 @@ export function renderAudit(v: AuditPageView, cspNonce: string): string {
     const rows = page.events
       .map(
         (e) =>
-          `<tr><td>${timeHtml(e.createdAt, locale)}</td><td>${AUDIT_KINDS[e.kind] ? text(locale, AUDIT_KINDS[e.kind] as MessageKey) : escapeHtml(e.kind)}</td>` +
+          `<tr><td>${timeHtml(e.createdAt, v.frame.formats)}</td><td>${AUDIT_KINDS[e.kind] ? text(locale, AUDIT_KINDS[e.kind] as MessageKey) : escapeHtml(e.kind)}</td>` +
           `<td>${memberHtml(e.userId)}</td><td>${e.roleId ? roleHtml(v.names, e.roleId) : ''}</td><td>${escapeHtml(e.reason)}</td></tr>`,
       )
       .join('');

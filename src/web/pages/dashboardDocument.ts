@@ -5,6 +5,7 @@
  * `body` must be escaped already. Pure.
  */
 import { t } from '../../i18n/index.ts';
+import type { Formats } from './dashboardParts.ts';
 import { escapeHtml, text } from './words.ts';
 
 const STYLE = `
@@ -65,6 +66,8 @@ export type GuildPage = (typeof GUILD_PAGES)[number][0];
 /** What every dashboard page knows: where it is, who is signed in, and their CSRF token. */
 export interface DashboardFrame {
   locale: string;
+  /** The locale's formats, made once by the caller (dashboardParts.ts). */
+  formats: Formats;
   /** The dashboard's root below PUBLIC_URL (`/dashboard`, or below a proxy prefix). */
   root: string;
   account?: { username: string; csrf: string };

@@ -32,11 +32,12 @@ export interface OverviewPage {
   overview: Overview;
 }
 
-function count(locale: string, label: string, value: number | null, more = ''): string {
+function count(p: OverviewPage, label: string, value: number | null, more = ''): string {
+  const { locale } = p.frame;
   const shown =
     value === null
       ? text(locale, 'web.dashboard.count.unknown')
-      : escapeHtml(new Intl.NumberFormat(locale).format(value));
+      : escapeHtml(p.frame.formats.number.format(value));
   return `<div><dt>${label}</dt><dd>${shown}</dd>${more}</div>`;
 }
 
@@ -49,26 +50,22 @@ function counts(p: OverviewPage): string {
     : t(locale, 'web.dashboard.none');
   const holders = o.lastPass?.holders ?? null;
   const asOf = o.lastPass
-    ? `<p class="muted">${text(locale, 'web.dashboard.count.asOf')} ${timeHtml(o.lastPass.at, locale)}</p>`
+    ? `<p class="muted">${text(locale, 'web.dashboard.count.asOf')} ${timeHtml(o.lastPass.at, p.frame.formats)}</p>`
     : `<p class="muted">${text(locale, 'web.dashboard.count.noPass')}</p>`;
   return (
     `<h2 id="counts">${text(locale, 'web.dashboard.overview.counts')}</h2><dl class="counts">` +
-    count(locale, text(locale, 'web.dashboard.count.human', { role: humanRole }), holders?.human ?? null) +
-    count(locale, text(locale, 'web.dashboard.count.flagged'), holders?.flagged ?? null) +
-    count(locale, text(locale, 'web.dashboard.count.linked'), o.linked) +
-    count(locale, text(locale, 'web.dashboard.count.pending'), o.losses.pending) +
-    count(
-      locale,
-      `<a href="${escapeHtml(held)}">${text(locale, 'web.dashboard.count.held')}</a>`,
-      o.losses.held,
-    ) +
-    count(locale, text(locale, 'web.dashboard.count.queued'), o.queued) +
+    count(p, text(locale, 'web.dashboard.count.human', { role: humanRole }), holders?.human ?? null) +
+    count(p, text(locale, 'web.dashboard.count.flagged'), holders?.flagged ?? null) +
+    count(p, text(locale, 'web.dashboard.count.linked'), o.linked) +
+    count(p, text(locale, 'web.dashboard.count.pending'), o.losses.pending) +
+    count(p, `<a href="${escapeHtml(held)}">${text(locale, 'web.dashboard.count.held')}</a>`, o.losses.held) +
+    count(p, text(locale, 'web.dashboard.count.queued'), o.queued) +
     `</dl>${asOf}`
   );
 }
 
 function setup(p: OverviewPage): string {
-  return setupHtml(p.overview.settings, p.names, p.frame.locale);
+  return setupHtml(p.overview.settings, p.names, p.frame.locale, p.frame.formats);
 }
 
 function rules(p: OverviewPage): string {
@@ -90,7 +87,7 @@ function rules(p: OverviewPage): string {
 function charts(p: OverviewPage): string {
   const { locale } = p.frame;
   const o = p.overview;
-  const days = o.series.role_added.map((_, i) => dayText(o.firstDay + i, locale));
+  const days = o.series.role_added.map((_, i) => dayText(o.firstDay + i, p.frame.formats));
   const base = `${p.frame.root}/${p.frame.guild.id}`;
   const period = `<nav class="period" aria-label="${text(locale, 'web.dashboard.charts.period')}">${(
     [30, 90] as const
@@ -129,7 +126,7 @@ function charts(p: OverviewPage): string {
       series,
       dayHeading: text(locale, 'web.dashboard.chart.day'),
       tableLabel: text(locale, 'web.dashboard.chart.table'),
-      locale,
+      number: p.frame.formats.number,
     });
   };
   const one = (label: MessageKey, values: readonly number[], color: string): ChartSeries[] => [
@@ -164,8 +161,9 @@ function charts(p: OverviewPage): string {
   );
 }
 
-function upstreamRow(locale: string, label: MessageKey, s: UpstreamSample): string {
-  const number = new Intl.NumberFormat(locale);
+function upstreamRow(p: OverviewPage, label: MessageKey, s: UpstreamSample): string {
+  const { locale } = p.frame;
+  const number = p.frame.formats.number;
   if (s.requests === 0)
     return `<tr><th scope="row">${text(locale, label)}</th><td colspan="4">${text(locale, 'web.dashboard.upstream.none')}</td></tr>`;
   const cells = [
@@ -192,8 +190,8 @@ function upstream(p: OverviewPage): string {
     `<table><caption>${text(locale, 'web.dashboard.upstream.title')}</caption><thead><tr>${heads
       .map((k) => `<th scope="col">${text(locale, k)}</th>`)
       .join('')}</tr></thead><tbody>` +
-    upstreamRow(locale, 'web.dashboard.upstream.lastHour', lastHour) +
-    upstreamRow(locale, 'web.dashboard.upstream.lastDay', lastDay) +
+    upstreamRow(p, 'web.dashboard.upstream.lastHour', lastHour) +
+    upstreamRow(p, 'web.dashboard.upstream.lastDay', lastDay) +
     '</tbody></table>'
   );
 }

@@ -174,7 +174,7 @@ export function renderExemptions(p: ExemptionsPage, cspNonce: string): string {
         target: targetName(p.names, e.kind, e.targetId),
       });
       return (
-        `<tr><td>${text(locale, EXEMPT_TEXT[e.kind])}</td><td>${target}</td><td>${memberHtml(e.addedBy)}</td><td>${timeHtml(e.addedAt, locale)}</td>` +
+        `<tr><td>${text(locale, EXEMPT_TEXT[e.kind])}</td><td>${target}</td><td>${memberHtml(e.addedBy)}</td><td>${timeHtml(e.addedAt, p.frame.formats)}</td>` +
         `<td><form class="inline" method="post" action="${escapeHtml(`${base}/remove`)}">${csrfField(p.frame)}` +
         `<input type="hidden" name="${e.kind === 'role' ? 'role' : 'member'}" value="${escapeHtml(e.targetId)}">` +
         `<button type="submit" class="danger" aria-label="${escapeHtml(label)}">${text(locale, 'web.dashboard.exemptions.remove')}</button></form></td></tr>`
@@ -259,7 +259,7 @@ export function renderHeld(p: HeldPage, cspNonce: string): string {
     .map(
       (l) =>
         `<tr><td>${memberHtml(l.userId)}</td><td>${l.subject.startsWith('role:') ? roleHtml(p.names, roleOf(l.subject)) : escapeHtml(l.subject)}</td>` +
-        `<td>${l.heldAt === null ? '' : timeHtml(l.heldAt, locale)}</td><td>${escapeHtml(l.reason)}</td></tr>`,
+        `<td>${l.heldAt === null ? '' : timeHtml(l.heldAt, p.frame.formats)}</td><td>${escapeHtml(l.reason)}</td></tr>`,
     )
     .join('');
   const list =
@@ -300,7 +300,13 @@ export interface HealthPage {
   waitSeconds: number;
 }
 
-function statusHtml(status: GuildStatus, names: DashboardNames, locale: string, heldLink: string): string {
+function statusHtml(
+  status: GuildStatus,
+  names: DashboardNames,
+  frame: Pick<DashboardFrame, 'locale' | 'formats'>,
+  heldLink: string,
+): string {
+  const { locale } = frame;
   const items: string[] = [];
   if (!status.manageRoles) items.push(text(locale, 'web.dashboard.health.noManageRoles'));
   if (!status.guildMembersIntent) items.push(text(locale, 'web.dashboard.health.noIntent'));
@@ -319,11 +325,11 @@ function statusHtml(status: GuildStatus, names: DashboardNames, locale: string, 
     items.length === 0
       ? notice('success', text(locale, 'web.dashboard.health.ok'))
       : `<ul class="notice warn">${items.map((i) => `<li>${i}</li>`).join('')}</ul>`;
-  const number = new Intl.NumberFormat(locale);
+  const number = frame.formats.number;
   return (
     problems +
     '<dl class="pairs">' +
-    `<dt>${text(locale, 'web.dashboard.health.lastPass')}</dt><dd>${status.lastFullSyncAt === null ? text(locale, 'web.dashboard.health.never') : timeHtml(status.lastFullSyncAt, locale)}</dd>` +
+    `<dt>${text(locale, 'web.dashboard.health.lastPass')}</dt><dd>${status.lastFullSyncAt === null ? text(locale, 'web.dashboard.health.never') : timeHtml(status.lastFullSyncAt, frame.formats)}</dd>` +
     `<dt>${text(locale, 'web.dashboard.count.queued')}</dt><dd>${escapeHtml(number.format(status.queueLength))}</dd>` +
     `<dt>${text(locale, 'web.dashboard.count.linked')}</dt><dd>${escapeHtml(number.format(status.linkedMembers))}</dd>` +
     '</dl>'
@@ -337,7 +343,7 @@ export function renderHealth(p: HealthPage, cspNonce: string): string {
   const status =
     problem ??
     (p.status.kind === 'answered' && p.status.result.kind === 'status'
-      ? statusHtml(p.status.result.status, p.names, locale, `${root}/${p.frame.guild.id}/held`)
+      ? statusHtml(p.status.result.status, p.names, p.frame, `${root}/${p.frame.guild.id}/held`)
       : notice('error', text(locale, 'web.dashboard.failed')));
   const panels =
     p.panels.length === 0

@@ -36,22 +36,34 @@ export function memberHtml(userId: string | null): string {
   return userId === null ? '' : `<code>${escapeHtml(userId)}</code>`;
 }
 
+/**
+ * The page language's number, day and time formats. Each Intl object holds native (ICU) memory that
+ * the allocator keeps after it is collected (about 14 KiB a pair here): the caller makes these once per
+ * locale and reuses them, rather than every page making dozens (RSS grew to 4 GiB in the benchmark).
+ */
+export interface Formats {
+  number: Intl.NumberFormat;
+  day: Intl.DateTimeFormat;
+  time: Intl.DateTimeFormat;
+}
+
+export function createFormats(locale: string): Formats {
+  return {
+    number: new Intl.NumberFormat(locale),
+    day: new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', timeZone: 'UTC' }),
+    time: new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }),
+  };
+}
+
 /** A moment in UTC in the page's language (e.g. "Nov 26, 2026, 14:05 UTC"). Escaped. */
-export function timeHtml(ms: number, locale: string): string {
+export function timeHtml(ms: number, formats: Formats): string {
   const date = new Date(ms);
-  const shown = new Intl.DateTimeFormat(locale, {
-    dateStyle: 'medium',
-    timeStyle: 'short',
-    timeZone: 'UTC',
-  }).format(date);
-  return `<time datetime="${date.toISOString()}">${escapeHtml(shown)} UTC</time>`;
+  return `<time datetime="${date.toISOString()}">${escapeHtml(formats.time.format(date))} UTC</time>`;
 }
 
 /** A day (whole UTC days since the epoch) as a short date in the page's language. */
-export function dayText(day: number, locale: string): string {
-  return new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', timeZone: 'UTC' }).format(
-    new Date(day * 86_400_000),
-  );
+export function dayText(day: number, formats: Formats): string {
+  return formats.day.format(new Date(day * 86_400_000));
 }
 
 export type NoticeKind = 'info' | 'success' | 'warn' | 'error';
@@ -121,7 +133,12 @@ export function answerProblem(
 }
 
 /** The setup of `/gating setup` (roles, score, ages, log channel), or that there is none. */
-export function setupHtml(s: GuildSettings | null, names: DashboardNames, locale: string): string {
+export function setupHtml(
+  s: GuildSettings | null,
+  names: DashboardNames,
+  locale: string,
+  formats: Formats,
+): string {
   const title = `<h2 id="setup">${text(locale, 'web.dashboard.setup.title')}</h2>`;
   if (!s) return `${title}<p>${text(locale, 'web.dashboard.setup.none')}</p>`;
   const none = text(locale, 'web.dashboard.none');
@@ -135,7 +152,7 @@ export function setupHtml(s: GuildSettings | null, names: DashboardNames, locale
     pair('web.dashboard.setup.humanRole', roleHtml(names, s.humanRoleId)) +
     pair(
       'web.dashboard.setup.minScore',
-      s.minScore === null ? none : escapeHtml(new Intl.NumberFormat(locale).format(s.minScore)),
+      s.minScore === null ? none : escapeHtml(formats.number.format(s.minScore)),
     ) +
     pair('web.dashboard.setup.spamRole', s.spamRoleId ? roleHtml(names, s.spamRoleId) : none) +
     pair('web.dashboard.setup.riskyRole', s.riskyRoleId ? roleHtml(names, s.riskyRoleId) : none) +

@@ -214,7 +214,7 @@ export function renderRules(p: RulesPage, cspNonce: string): string {
   const body =
     (p.notice ?? '') +
     previewBlock(p) +
-    setupHtml(p.settings, p.names, locale) +
+    setupHtml(p.settings, p.names, locale, p.frame.formats) +
     `<h2 id="rules">${text(locale, 'web.dashboard.rules.title')}</h2>${rulesTable(p)}` +
     (p.settings ? addForm(p) : '');
   return dashboardDocument(p.frame, t(locale, 'web.dashboard.nav.rules'), body, cspNonce);

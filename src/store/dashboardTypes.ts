@@ -5,8 +5,9 @@
  * (the gateway's guild state: dry runs, Apply, held removals, health), claimed under a lease like the
  * other store-backed queues.
  */
+
+import type { AuditEvent, PendingLoss } from './auditTypes.ts';
 import type { JsonValue } from './proofTypes.ts';
-import type { AuditEvent, PendingLoss } from './types.ts';
 
 /** One day's count of one metric (an audit kind, or `flag_added`: the spam or risky role given). */
 export interface DailyCount {

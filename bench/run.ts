@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http] [--quick]
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard] [--quick]
  * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
  * as markdown.
  */
@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runCacheBench } from './cache.ts';
 import { runClientBench } from './client.ts';
+import { runDashboardBench } from './dashboard.ts';
 import { runExportBench } from './gatingExport.ts';
 import { runGuildScaleBench } from './guildScale.ts';
 import { runHttpBench } from './http.ts';
@@ -25,6 +26,7 @@ export const SUITES = [
   'web',
   'export',
   'http',
+  'dashboard',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
@@ -137,6 +139,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runExportBench({ quick, progress });
     case 'http':
       return runHttpBench({ quick, progress });
+    case 'dashboard':
+      return runDashboardBench({ quick, progress });
   }
 }
 

@@ -1,17 +1,23 @@
 /**
  * The stand-in for Discord's OAuth2: the authorize page (it answers at once, as the user the test
- * chose, with a redirect), the token endpoint (authorization code and refresh token grants) and
- * `GET /users/@me` with a bearer token. It makes Discord's checks: the client id and secret, a
+ * chose, with a redirect), the token endpoint (authorization code and refresh token grants),
+ * `GET /users/@me` and, with the `guilds` scope, `GET /users/@me/guilds` with a bearer token. It makes Discord's checks: the client id and secret, a
  * registered redirect URI that must match again at the exchange, a code that works once and expires,
  * known scopes, and a token that only reaches what its scopes allow.
  */
 import { randomBytes } from 'node:crypto';
-import type { APIApplicationRoleConnectionMetadata, APIUser } from 'discord-api-types/v10';
+import type {
+  APIApplicationRoleConnectionMetadata,
+  APIUser,
+  RESTAPIPartialCurrentUserGuild,
+} from 'discord-api-types/v10';
 import { type Answer, apiError, type ParsedRequest } from './http.ts';
 
 const KNOWN_SCOPES = new Set(['identify', 'email', 'guilds', 'connections', 'role_connections.write']);
 const CODE_TTL_MS = 10 * 60_000;
 const ACCESS_TOKEN_TTL_S = 604_800;
+/** `GET /users/@me/guilds` answers at most this many a page (Discord's default and maximum). */
+const GUILDS_PAGE_MAX = 200;
 
 interface Grant {
   userId: string;
@@ -57,6 +63,7 @@ export class FakeOAuthProvider implements FakeOAuth {
   readonly #applicationId: string;
   readonly #botToken: string;
   readonly #users: Map<string, APIUser>;
+  readonly #guildsOf: (userId: string) => RESTAPIPartialCurrentUserGuild[];
   readonly #redirects = new Set<string>();
   readonly #codes = new Map<string, Grant & { redirectUri: string; expiresAt: number; used: boolean }>();
   readonly #accessTokens = new Map<string, Grant & { expiresAt: number }>();
@@ -68,7 +75,10 @@ export class FakeOAuthProvider implements FakeOAuth {
     clientSecret: string;
     botToken: string;
     users: Map<string, APIUser>;
+    /** The guilds a user is in, as `GET /users/@me/guilds` lists them (permissions as Discord computes them). */
+    guildsOf?: (userId: string) => RESTAPIPartialCurrentUserGuild[];
   }) {
+    this.#guildsOf = input.guildsOf ?? (() => []);
     this.#applicationId = input.applicationId;
     this.#botToken = input.botToken;
     this.clientSecret = input.clientSecret;
@@ -154,11 +164,34 @@ export class FakeOAuthProvider implements FakeOAuth {
       const user = this.#users.get(grant.userId);
       return user ? { status: 200, body: user } : apiError(404, 10_013, 'Unknown User');
     }
+    if (
+      req.method === 'GET' &&
+      req.path === '/users/@me/guilds' &&
+      /^Bearer /.test(req.headers.authorization ?? '')
+    )
+      return this.#guilds(req);
     const metadataRoute = /^\/applications\/([^/]+)\/role-connections\/metadata$/.exec(req.path);
     if (metadataRoute) return this.#metadata(req, metadataRoute[1] ?? '');
     const connectionRoute = /^\/users\/@me\/applications\/([^/]+)\/role-connection$/.exec(req.path);
     if (connectionRoute) return this.#roleConnection(req, connectionRoute[1] ?? '');
     return null;
+  }
+
+  /** The user's guilds by id, `limit` (1–200) a page after `after`, as Discord answers them. */
+  #guilds(req: ParsedRequest): Answer {
+    const grant = this.bearer(req);
+    if (!grant) return apiError(401, 0, '401: Unauthorized');
+    if (!grant.scopes.includes('guilds')) return apiError(403, 50_001, 'Missing Access');
+    const limit = Number(req.query.get('limit') ?? GUILDS_PAGE_MAX);
+    if (!Number.isInteger(limit) || limit < 1 || limit > GUILDS_PAGE_MAX)
+      return apiError(400, 50_035, 'Invalid Form Body');
+    const afterText = req.query.get('after') ?? '';
+    const after = BigInt(/^\d{1,20}$/.test(afterText) ? afterText : '0');
+    const guilds = this.#guildsOf(grant.userId)
+      .filter((g) => BigInt(g.id) > after)
+      .sort((a, b) => (BigInt(a.id) < BigInt(b.id) ? -1 : 1))
+      .slice(0, limit);
+    return { status: 200, body: guilds };
   }
 
   #metadata(req: ParsedRequest, app: string): Answer {

@@ -32,6 +32,7 @@ import {
   type AddGuildInput,
   createGuild,
   createState,
+  currentUserGuilds,
   type FakeDiscordState,
   type FakeGuild,
   makeMember,
@@ -242,6 +243,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     clientSecret: options.clientSecret ?? 'test-client-secret',
     botToken: token,
     users: state.users,
+    guildsOf: (userId) => currentUserGuilds(state, userId),
   });
   const webhookEvents = new FakeWebhookEvents({ applicationId, oauth, users: state.users });
   const requests: RecordedRestRequest[] = [];

@@ -13,6 +13,7 @@ import type {
   GatewayGuildCreateDispatchData,
   GuildMemberFlags,
   GuildSystemChannelFlags,
+  RESTAPIPartialCurrentUserGuild,
   RoleFlags,
 } from 'discord-api-types/v10';
 import {
@@ -401,4 +402,27 @@ export function toGuildCreate(
 /** A member with `guild_id`, as the GUILD_MEMBER_ADD and _UPDATE dispatches carry it. */
 export function memberEvent(guildId: string, member: APIGuildMember): APIGuildMember & { guild_id: string } {
   return { ...member, guild_id: guildId };
+}
+
+/**
+ * The guilds a user is in as `GET /users/@me/guilds` lists them: `owner`, and `permissions` as Discord
+ * computes them at guild level from the member's roles (the owner and an Administrator: every one), as a
+ * string; whether or not the bot is in the guild.
+ */
+export function currentUserGuilds(state: FakeDiscordState, userId: string): RESTAPIPartialCurrentUserGuild[] {
+  const guilds: RESTAPIPartialCurrentUserGuild[] = [];
+  for (const guild of state.guilds.values()) {
+    const member = guild.members.get(userId);
+    if (!member) continue;
+    guilds.push({
+      id: guild.id,
+      name: guild.name,
+      icon: null,
+      banner: null,
+      owner: guild.ownerId === userId,
+      permissions: memberPermissions(guild, member).toString(),
+      features: [],
+    });
+  }
+  return guilds;
 }

@@ -12,17 +12,23 @@ import type { RecentLookups } from '../cache/recentLookups.ts';
 import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
 import { HandoffInbox } from '../discord/interactionHandoff.ts';
-import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
+import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oauth.ts';
 import { callbackResponse, Responder } from '../discord/responder.ts';
 import type { InteractionRouter } from '../discord/router.ts';
 import { InteractionWebhooks } from '../discord/webhookRest.ts';
+import {
+  DEFAULT_REQUEST_POLL_MS,
+  localFirstOperations,
+  queuedOperations,
+} from '../gating/dashboard/requests.ts';
 import { provenIdentitiesOf } from '../gating/provenIdentities.ts';
-import { MEMBER_LIST_PAGES_PER_SECOND } from '../gating/roles/discordReads.ts';
+import { MEMBER_LIST_PAGES_PER_SECOND, servesGuild } from '../gating/roles/discordReads.ts';
 import { GatingService } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
 import { gatingNoticeText } from '../render/gatingNotices.ts';
 import type { GatingStore } from '../store/types.ts';
+import type { DashboardSetup } from '../web/dashboard/routes.ts';
 import type { InteractionEndpoint } from '../web/interactions.ts';
 import { type OpsChecks, type OpsServers, startOpsServers, startPagesServer } from '../web/listeners.ts';
 import type { ReadinessCheck } from '../web/ops.ts';
@@ -31,8 +37,15 @@ import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { countRecheck, countRoleEdits, recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
-import { type GatingConfig, handoffKey, openGatingStore, signInConfig } from './gatingSetup.ts';
+import {
+  dashboardSetup,
+  type GatingConfig,
+  handoffKey,
+  openGatingStore,
+  signInConfig,
+} from './gatingSetup.ts';
 import { httpEndpoint, interactionRouter } from './interactionRouting.ts';
+import { UpstreamHealthSampler } from './upstreamHealth.ts';
 
 export interface Bot {
   client: Client;
@@ -105,8 +118,18 @@ async function startGating(input: {
         : {}),
       // The replicas cannot nudge a worker on another machine: it looks often.
       ...(input.worker && !input.shards ? { signedProofInbox: { pollMs: 500 } } : {}),
-      // The replicas have no gateway cache: they read each server's owner and roles from the store.
-      ...(input.worker ? { authoritySnapshots: {} } : {}),
+      // The replicas have no gateway cache: they read each server's owner and roles from the store, and
+      // whichever process serves the dashboard reads there which servers the bot is in, and their names.
+      ...(input.worker || config.DASHBOARD_ENABLED ? { authoritySnapshots: {} } : {}),
+      // Dashboard pages served elsewhere (the shard manager, web replicas) queue their requests for us.
+      ...(config.DASHBOARD_ENABLED
+        ? {
+            dashboardInbox: {
+              pollMs: input.worker ? DEFAULT_REQUEST_POLL_MS : 1_000,
+              leaseMs: config.GATING_LEASE_SECONDS * 1_000,
+            },
+          }
+        : {}),
       onRechecked: (event) => countRecheck(input.metrics, event),
       store,
       web3bio: input.web3bio,
@@ -130,6 +153,7 @@ async function startGating(input: {
               ...(oauth ? { oauth } : {}),
               ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
               ...(input.interactions ? { interactions: input.interactions } : {}),
+              ...dashboardOf(config, { oauth, key }, store, service, input.client, logger),
               onVerified: (result) => service.verification.completeSignature(result),
               logger: logger.child({ module: 'web' }),
             },
@@ -146,6 +170,25 @@ async function startGating(input: {
     if (input.store === undefined) await store.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** The dashboard for this process's pages: its own guilds' requests run here, others' go through the store. */
+function dashboardOf(
+  config: GatingConfig,
+  signIn: { oauth: DiscordOAuthConfig | undefined; key: Buffer | undefined },
+  store: GatingStore,
+  service: GatingService,
+  client: Client,
+  logger: Logger,
+): { dashboard?: DashboardSetup } {
+  const operations = localFirstOperations({
+    owns: (guildId) => servesGuild(client, guildId),
+    run: (request) => service.dashboard.run(request),
+    queue: queuedOperations({ store }),
+    logger: logger.child({ module: 'dashboard' }),
+  });
+  const dashboard = dashboardSetup(config, signIn, store, operations);
+  return dashboard ? { dashboard } : {};
 }
 
 /**
@@ -301,6 +344,12 @@ export async function startBot(options: {
     throw error;
   }
   gating?.service.start();
+  // The dashboard's upstream health: this process's Web3.bio requests, a minute at a time, in the store.
+  const upstream =
+    gating && config.DASHBOARD_ENABLED
+      ? new UpstreamHealthSampler({ metrics, store: gating.store, logger })
+      : undefined;
+  upstream?.start();
   const inbox =
     worker && gating
       ? new HandoffInbox({
@@ -349,6 +398,7 @@ export async function startBot(options: {
       ]);
       if (!drained) logger.warn({ inFlight: router.inFlight }, 'stopping with interactions still in flight');
       await inbox?.stop();
+      await upstream?.stop();
       // Role edits in progress finish (bounded) while the client can still reach Discord.
       if (gating) await stopGating(gating, logger);
       await http.close();

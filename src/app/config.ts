@@ -146,6 +146,10 @@ export const ConfigSchema = z.object({
     60,
   ),
   AUDIT_RETENTION_DAYS: withDefault(z.coerce.number().int().min(1).max(3_650), 180),
+  /** The owners' dashboard at PUBLIC_URL/dashboard (needs gating, DISCORD_CLIENT_SECRET, TOKEN_ENCRYPTION_KEY). */
+  DASHBOARD_ENABLED: boolean(false),
+  /** How old an account's server list (its rights) may get before the dashboard reads it again: 60 s at most. */
+  DASHBOARD_RIGHTS_SECONDS: withDefault(z.coerce.number().int().min(1).max(60), 60),
 
   SHARD_COUNT: z.preprocess(
     (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
@@ -245,6 +249,18 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
     if (missing.length > 0) {
       problems.push(
         `LINKED_ROLES_ENABLED=true needs ${missing.join(', ')} (the OAuth2 secret, the key that seals stored refresh tokens, the verification URL's base)`,
+      );
+    }
+  }
+  const dashboardOn = z.stringbool().safeParse(env.DASHBOARD_ENABLED?.trim() || 'false');
+  if (dashboardOn.success && dashboardOn.data) {
+    const missing = (['DISCORD_CLIENT_SECRET', 'TOKEN_ENCRYPTION_KEY', 'PUBLIC_URL'] as const).filter(
+      (key) => !env[key]?.trim(),
+    );
+    if (!(gatingOn.success && gatingOn.data)) missing.unshift('GATING_ENABLED=true' as never);
+    if (missing.length > 0) {
+      problems.push(
+        `DASHBOARD_ENABLED=true needs ${missing.join(', ')} (the dashboard shows a server's gating; Discord sign-in needs the OAuth2 secret; the key seals the session; PUBLIC_URL/dashboard/callback is the redirect)`,
       );
     }
   }

@@ -1,9 +1,11 @@
 /** The gating settings every process that serves gating or its pages reads: the store, sign-in and SIWE. */
 import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oauth.ts';
+import type { DashboardOperations } from '../gating/dashboard/types.ts';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
 import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
 import { openStore } from '../store/index.ts';
 import type { GatingStore } from '../store/types.ts';
+import type { DashboardSetup } from '../web/dashboard/routes.ts';
 import type { Config } from './config.ts';
 
 export type GatingConfig = Pick<
@@ -28,6 +30,8 @@ export type GatingConfig = Pick<
   | 'REDIS_URL'
   | 'REDIS_PREFIX'
   | 'TRUST_PROXY'
+  | 'DASHBOARD_ENABLED'
+  | 'DASHBOARD_RIGHTS_SECONDS'
 >;
 
 /** The OAuth2 client (with DISCORD_CLIENT_SECRET) and the SIWE settings both gating and the shard manager use. */
@@ -55,6 +59,26 @@ export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
     discordSignIn: oauth !== undefined,
   };
   return { oauth, key, siwe };
+}
+
+/**
+ * The owners' dashboard for the pages' server, when DASHBOARD_ENABLED: its sign-in, key and store, and how
+ * its requests reach the process that owns each guild (`operations`).
+ */
+export function dashboardSetup(
+  config: Pick<GatingConfig, 'DASHBOARD_ENABLED' | 'DASHBOARD_RIGHTS_SECONDS'>,
+  signIn: { oauth: DiscordOAuthConfig | undefined; key: Buffer | undefined },
+  store: GatingStore,
+  operations: DashboardOperations,
+): DashboardSetup | undefined {
+  if (!config.DASHBOARD_ENABLED || !signIn.oauth || !signIn.key) return undefined;
+  return {
+    store,
+    oauth: signIn.oauth,
+    key: signIn.key,
+    operations,
+    rightsMaxAgeMs: config.DASHBOARD_RIGHTS_SECONDS * 1_000,
+  };
 }
 
 /** The gating store from config (PostgreSQL with DATABASE_URL, else SQLite under DATA_DIR). */

@@ -3,18 +3,21 @@
  * replica): a verified signature is handed to the process that runs gating through the store. Loaded by
  * webTier.ts only when the pages are on.
  */
+import type { DiscordOAuthConfig } from '../discord/oauth.ts';
+import { queuedOperations } from '../gating/dashboard/requests.ts';
 import { handOffSignedProof } from '../gating/proofs/signedProofs.ts';
 import { IntervalScheduler } from '../gating/rechecks/scheduler.ts';
 import { Evaluator } from '../gating/rules/evaluation.ts';
 import { createLinkedRoles, linkedRoleRechecks } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import type { GatingStore } from '../store/types.ts';
+import type { DashboardSetup } from '../web/dashboard/routes.ts';
 import type { InteractionEndpoint } from '../web/interactions.ts';
 import { startPagesServer } from '../web/listeners.ts';
 import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
-import { signInConfig } from './gatingSetup.ts';
+import { dashboardSetup, signInConfig } from './gatingSetup.ts';
 
 export async function startPagesTier(o: {
   config: Config;
@@ -24,6 +27,7 @@ export async function startPagesTier(o: {
   publicUrl: string;
   linkedRoleRechecks: boolean;
   nudge: (guildId: string) => void;
+  nudgeDashboard?: ((guildId: string) => void) | undefined;
   interactions: InteractionEndpoint | undefined;
 }): Promise<{ server: WebServer; stops: (() => Promise<void> | void)[] }> {
   const { config, logger, store, interactions } = o;
@@ -57,6 +61,7 @@ export async function startPagesTier(o: {
         ...(oauth ? { oauth } : {}),
         ...(linked ? { linkedRoles: linked.pages } : {}),
         ...(interactions ? { interactions } : {}),
+        ...dashboardPages(config, { oauth, key }, store, o.nudgeDashboard),
         onVerified: (proof) => handOffSignedProof(store, proof, { nudge: o.nudge }),
         logger: logger.child({ module: 'web' }),
       },
@@ -68,4 +73,16 @@ export async function startPagesTier(o: {
     for (const stop of stops) await stop();
     throw error;
   }
+}
+
+/** The dashboard's pages here: no gateway state in this process, so every request goes through the store. */
+function dashboardPages(
+  config: Config,
+  signIn: { oauth: DiscordOAuthConfig | undefined; key: Buffer | undefined },
+  store: GatingStore,
+  nudge: ((guildId: string) => void) | undefined,
+): { dashboard?: DashboardSetup } {
+  const operations = queuedOperations({ store, ...(nudge ? { nudge } : {}) });
+  const dashboard = dashboardSetup(config, signIn, store, operations);
+  return dashboard ? { dashboard } : {};
 }

@@ -37,6 +37,7 @@ import { startWebTier, type WebTier } from './webTier.ts';
 type ShardMessage =
   | { kind: 'metrics' }
   | { kind: 'signed-proof'; guildId: string }
+  | { kind: 'dashboard-request'; guildId: string }
   | { kind: 'forget-lookups'; userId: string }
   | { kind: 'forget-lookups-here'; userId: string };
 
@@ -169,6 +170,10 @@ function startManagerHttp(o: {
     linkedRoleRechecks: true,
     nudge: (guildId) => {
       const message: ShardMessage = { kind: 'signed-proof', guildId };
+      manager.broadcast(message as never).catch(() => undefined);
+    },
+    nudgeDashboard: (guildId) => {
+      const message: ShardMessage = { kind: 'dashboard-request', guildId };
       manager.broadcast(message as never).catch(() => undefined);
     },
     readiness: {
@@ -305,7 +310,7 @@ async function stopShardProcesses(manager: ClusterManager, graceMs: number): Pro
 
 /**
  * In a shard process: tell the manager when the bot is ready, answer its metrics requests (with fresh
- * gateway pings), look for signed proofs when it says one is waiting, and (without Redis) forget a
+ * gateway pings), look for signed proofs and dashboard requests when it says one is waiting, and (without Redis) forget a
  * member's recent lookups here when it asks, and everywhere through it (`lookups`).
  */
 export function joinShardManager(bot: Bot, logger: Logger, lookups?: ShardRecentLookups): void {
@@ -314,6 +319,7 @@ export function joinShardManager(bot: Bot, logger: Logger, lookups?: ShardRecent
   cluster.on('message', (raw) => {
     const message = raw as ShardMessage & { reply?(answer: object): Promise<void> };
     if (message.kind === 'signed-proof') bot.gating?.service.nudgeSignedProofs();
+    else if (message.kind === 'dashboard-request') bot.gating?.service.nudgeDashboard();
     else if (message.kind === 'forget-lookups-here' && message.reply) {
       const answered = (answer: ForgetAnswer) => message.reply?.(answer);
       (lookups ? lookups.forgetHere(message.userId) : Promise.resolve(NOTHING_FORGOTTEN))

@@ -16,6 +16,7 @@ import type { Web3BioClient } from '../web3bio/client.ts';
 import { scrapeGatingStore } from './botMetrics.ts';
 import type { Config } from './config.ts';
 import { openGatingStore } from './gatingSetup.ts';
+import { UpstreamHealthSampler } from './upstreamHealth.ts';
 
 export interface WebTier {
   /** Where the pages' server listens, when it runs. */
@@ -37,6 +38,8 @@ export async function startWebTier(o: {
   linkedRoleRechecks: boolean;
   /** Tell the process that runs gating a signed proof is waiting (the store's inbox also polls). */
   nudge: (guildId: string) => void;
+  /** Tell the processes that run gating a dashboard request is waiting (their inboxes also poll). */
+  nudgeDashboard?: (guildId: string) => void;
   readiness: Record<string, ReadinessCheck>;
   registry: MetricsSource;
   /** `POST /interactions`, made once the store is open. */
@@ -64,6 +67,12 @@ export async function startWebTier(o: {
       const tier = await startPagesTier({ ...o, store, publicUrl: config.PUBLIC_URL, interactions });
       verifyServer = tier.server;
       stops.push(...tier.stops);
+    }
+    if (store && config.DASHBOARD_ENABLED) {
+      // The dashboard's upstream health counts this process's Web3.bio requests too.
+      const upstream = new UpstreamHealthSampler({ metrics, store, logger });
+      upstream.start();
+      stops.push(() => upstream.stop());
     }
     const ops = await startOpsServers({
       config,

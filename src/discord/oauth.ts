@@ -30,7 +30,7 @@ export interface DiscordOAuthConfig {
   timeoutMs?: number;
 }
 
-export type OAuthScope = 'identify' | 'role_connections.write';
+export type OAuthScope = 'identify' | 'guilds' | 'role_connections.write';
 
 /** What Discord answered to a code (or refresh) exchange. */
 export interface TokenGrant {
@@ -99,6 +99,29 @@ const RawUser = z.object({
 
 const RawOAuthError = z.object({ error: z.string() });
 
+const RawPartialGuild = z.object({
+  id: z.string().regex(/^\d{1,20}$/),
+  name: z.string(),
+  icon: z.string().nullish(),
+  owner: z.boolean().optional().catch(undefined),
+  permissions: z.string().regex(/^\d{1,40}$/),
+});
+
+/** A server the signed-in account is in, as `GET /users/@me/guilds` lists it. */
+export interface DiscordOAuthGuild {
+  id: string;
+  name: string;
+  icon: string | null;
+  owner: boolean;
+  /** The account's permissions at server level (from its roles; every one for the owner), no channel's. */
+  permissions: bigint;
+}
+
+/** Discord lists at most this many servers a page. */
+const GUILDS_PAGE = 200;
+/** Pages read at most: an account is in 200 servers at most today (Nitro), so one page usually does. */
+const MAX_GUILD_PAGES = 5;
+
 /** Where a redirect path (`/oauth/callback`, `/linked-role/callback`) sits below PUBLIC_URL. */
 export function redirectUri(cfg: Pick<DiscordOAuthConfig, 'publicUrl'>, path: string): string {
   return `${cfg.publicUrl.replace(/\/+$/, '')}${path}`;
@@ -163,6 +186,38 @@ export async function fetchCurrentUser(
   if (!user.success) throw new DiscordOAuthError('schema', 'GET /users/@me answered an unexpected shape');
   const { id, username, global_name, locale } = user.data;
   return { id, username, globalName: global_name ?? null, ...(locale ? { locale } : {}) };
+}
+
+/**
+ * The servers the account is in, with its server-level permissions in each (needs `guilds`).
+ * @see https://discord.com/developers/docs/resources/user#get-current-user-guilds
+ */
+export async function fetchCurrentUserGuilds(
+  cfg: DiscordOAuthConfig,
+  accessToken: string,
+): Promise<DiscordOAuthGuild[]> {
+  const guilds: DiscordOAuthGuild[] = [];
+  let after = '0';
+  for (let page = 0; page < MAX_GUILD_PAGES; page++) {
+    const route = `/users/@me/guilds?limit=${GUILDS_PAGE}&after=${after}`;
+    const body = await callAsUser(cfg, { method: 'GET', route, accessToken });
+    const parsed = z.array(RawPartialGuild).safeParse(body);
+    if (!parsed.success)
+      throw new DiscordOAuthError('schema', 'GET /users/@me/guilds answered an unexpected shape');
+    for (const g of parsed.data) {
+      guilds.push({
+        id: g.id,
+        name: g.name,
+        icon: g.icon ?? null,
+        owner: g.owner === true,
+        permissions: BigInt(g.permissions),
+      });
+    }
+    const last = parsed.data.at(-1);
+    if (parsed.data.length < GUILDS_PAGE || !last) break;
+    after = last.id;
+  }
+  return guilds;
 }
 
 /** A JSON call as the member (bearer token) below `/v10`; throws DiscordOAuthError on a non-2xx answer. */

@@ -20,6 +20,8 @@ import type { DiscordOAuthConfig } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
 import type { GatingStore, VerifyPanelStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
+import { DashboardExecutor } from './dashboard/operations.ts';
+import { DashboardRequestInbox } from './dashboard/requests.ts';
 import { ExemptionGating } from './exemptionGating.ts';
 import type { ExportStore } from './exports/gatingExport.ts';
 import { GuildGating } from './guildGating.ts';
@@ -35,7 +37,7 @@ import { GuildWalk } from './rechecks/guildWalk.ts';
 import { IntervalScheduler, type RecheckScheduler } from './rechecks/scheduler.ts';
 import { DEFAULT_AUDIT_RETENTION_MS, type PruneCounts, StoreUpkeep } from './rechecks/storeUpkeep.ts';
 import { AuthoritySnapshots } from './roles/authoritySnapshots.ts';
-import { servesGuild } from './roles/discordReads.ts';
+import { servesGuild, shardFilterOf } from './roles/discordReads.ts';
 import { LogChannel } from './roles/logChannel.ts';
 import { MemberGating } from './roles/memberGating.ts';
 import { RoleSync } from './roles/roleSync.ts';
@@ -92,6 +94,11 @@ export interface GatingServiceOptions {
   authoritySnapshots?: { debounceMs?: number };
   /** How often the due-check pass runs. Default 60 s. */
   dueCheckMs?: number;
+  /**
+   * With the owners' dashboard: answer the dashboard requests of this process's guilds that other
+   * processes queue in the store (requests.ts), looking every `pollMs` and when nudged.
+   */
+  dashboardInbox?: { pollMs: number; leaseMs: number };
 }
 
 const STOP_GRACE_MS = 10_000;
@@ -120,6 +127,10 @@ export class GatingService {
   readonly dueChecks: DueChecks;
   /** With `signedProofInbox`: look for queued proofs now (the manager said one is waiting). */
   nudgeSignedProofs: () => void = () => {};
+  /** The owners' dashboard's requests, run against this process's gateway state (operations.ts). */
+  readonly dashboard: DashboardExecutor;
+  /** With `dashboardInbox`: look for queued dashboard requests now (the manager said one is waiting). */
+  nudgeDashboard: () => void = () => {};
 
   /** The guild as the gateway cache has it (names, channels, the bot's member); undefined when not cached. */
   cachedGuild(guildId: string): Guild | undefined {
@@ -294,6 +305,25 @@ export class GatingService {
       signingLinksBound: options.siwe.discordSignIn === true,
     });
     this.rules = new RuleGating({ store, discord, guilds: this.guilds, tasks });
+    this.dashboard = new DashboardExecutor({
+      discord,
+      store,
+      guilds: this.guilds,
+      rules: this.rules,
+      exemptions: this.exemptions,
+      logger: logger.child({ module: 'dashboard' }),
+    });
+    if (options.dashboardInbox) {
+      const inbox = new DashboardRequestInbox({
+        store,
+        logger: logger.child({ module: 'dashboard-requests' }),
+        shards: () => shardFilterOf(discord),
+        run: (request) => this.dashboard.run(request),
+        ...options.dashboardInbox,
+      });
+      this.#timers.push(inbox);
+      this.nudgeDashboard = () => inbox.nudge();
+    }
   }
 
   /** Start the role worker (resuming pending changes left by a crash), the periodic re-check and upkeep. */

@@ -7,6 +7,18 @@ export interface Migration {
   sql: (d: Dialect) => string;
 }
 
+/** A day as the dashboard's daily counts key it: whole UTC days since the epoch. */
+export const DAY_MS = 86_400_000;
+
+/**
+ * The daily count an audit event (aliased `e`) adds to: its kind, except that a role given is a flag when
+ * it is the server's spam or risky role (as set up at the time). Written once for the migration's
+ * backfill and for every new event (sqlRows.ts).
+ */
+export const AUDIT_METRIC_SQL = `CASE WHEN e.kind = 'role_added' AND EXISTS (
+    SELECT 1 FROM guild_settings s WHERE s.guild_id = e.guild_id
+      AND (s.spam_role_id = e.role_id OR s.risky_role_id = e.role_id)) THEN 'flag_added' ELSE e.kind END`;
+
 /** Ordered list; append new steps, never edit an applied one. */
 export const MIGRATIONS: readonly Migration[] = [
   {
@@ -339,6 +351,52 @@ export const MIGRATIONS: readonly Migration[] = [
         SET shard_key = CASE WHEN guild_id = '' THEN 0 ELSE CAST(guild_id AS BIGINT) / 4194304 END;
       CREATE UNIQUE INDEX interaction_handoffs_one_per_interaction ON interaction_handoffs (interaction_id);
       CREATE INDEX interaction_handoffs_by_age ON interaction_handoffs (created_at);
+    `,
+  },
+  {
+    version: 17,
+    name: 'dashboard: daily counts of audit events, indexes of the audit page, requests to the process that owns a guild, upstream health by minute, server names and channels',
+    sql: ({ types: t }) => `
+      CREATE TABLE audit_daily (
+        guild_id TEXT NOT NULL,
+        metric TEXT NOT NULL,
+        day INTEGER NOT NULL,
+        count ${t.bigint} NOT NULL,
+        PRIMARY KEY (guild_id, metric, day)
+      );
+      INSERT INTO audit_daily (guild_id, metric, day, count)
+        SELECT e.guild_id, ${AUDIT_METRIC_SQL}, e.created_at / ${DAY_MS}, COUNT(*)
+        FROM audit_events e GROUP BY 1, 2, 3;
+      CREATE INDEX audit_events_by_kind ON audit_events (guild_id, kind, created_at, id);
+      CREATE INDEX audit_events_by_role ON audit_events (guild_id, role_id, created_at, id);
+      CREATE INDEX links_active_by_guild ON links (guild_id, user_id) WHERE released_at IS NULL;
+
+      CREATE TABLE dashboard_requests (
+        id TEXT PRIMARY KEY,
+        guild_id TEXT NOT NULL,
+        shard_key ${t.bigint} NOT NULL,
+        request ${t.json} NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('pending', 'in_progress', 'done')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        claim_token TEXT,
+        lease_until ${t.bigint},
+        result ${t.json},
+        created_at ${t.bigint} NOT NULL,
+        updated_at ${t.bigint} NOT NULL
+      );
+      CREATE INDEX dashboard_requests_open ON dashboard_requests (status, created_at);
+
+      CREATE TABLE upstream_minutes (
+        minute ${t.bigint} PRIMARY KEY,
+        requests INTEGER NOT NULL,
+        errors INTEGER NOT NULL,
+        seconds ${t.real} NOT NULL,
+        slow INTEGER NOT NULL
+      );
+
+      ALTER TABLE guild_authority ADD COLUMN name TEXT;
+      ALTER TABLE guild_authority ADD COLUMN icon TEXT;
+      ALTER TABLE guild_authority ADD COLUMN channels ${t.json};
     `,
   },
 ];

@@ -21,7 +21,8 @@ export function createSqlAuditEvents(
   const { toAudit, insertAudit, str, num } = rows;
   return {
     async addAuditEvent(event) {
-      return insertAudit(driver, event);
+      // The event and its daily count land together.
+      return driver.transaction((tx) => insertAudit(tx, event));
     },
 
     async listAuditEvents(q: AuditQuery) {
@@ -49,8 +50,7 @@ export function createSqlAuditEvents(
       const after = q.after ?? { createdAt: q.since, id: -1 };
       const rows = await driver.query(
         `SELECT * FROM audit_events
-         WHERE guild_id = $1 AND created_at >= $2
-           AND (created_at > $3 OR (created_at = $3 AND id > $4))
+         WHERE guild_id = $1 AND created_at >= $2 AND (created_at, id) > ($3, $4)
          ORDER BY created_at, id LIMIT $5`,
         [q.guildId, q.since, after.createdAt, after.id, pageLimit(q.limit)],
       );

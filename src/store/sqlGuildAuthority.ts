@@ -1,5 +1,5 @@
 /** Guild authority snapshots (`guild_authority`, migration 15), merged into `createSqlStore`. */
-import type { GuildAuthorityStore, StoredGuildRole } from './guildAuthorityTypes.ts';
+import type { GuildAuthorityStore, StoredGuildChannel, StoredGuildRole } from './guildAuthorityTypes.ts';
 import type { SqlDriver } from './sql.ts';
 import type { SqlRows } from './sqlRows.ts';
 
@@ -17,10 +17,27 @@ function toRoles(value: unknown): StoredGuildRole[] | null {
       !/^\d+$/.test(r.permissions)
     )
       return null;
-    roles.push({ id: r.id, name: r.name, position: r.position, permissions: BigInt(r.permissions) });
+    roles.push({
+      id: r.id,
+      name: r.name,
+      position: r.position,
+      permissions: BigInt(r.permissions),
+      ...(typeof r.managed === 'boolean' ? { managed: r.managed } : {}),
+    });
   }
   return roles;
 }
+
+/** The stored channels; anything that does not read as channels is none. */
+function toChannels(value: unknown): StoredGuildChannel[] {
+  if (!Array.isArray(value)) return [];
+  return value.flatMap((raw) => {
+    const c = raw as Record<string, unknown> | null;
+    return typeof c?.id === 'string' && typeof c.name === 'string' ? [{ id: c.id, name: c.name }] : [];
+  });
+}
+
+const MAX_LISTED = 200;
 
 export function createSqlGuildAuthority(
   driver: SqlDriver,
@@ -32,10 +49,20 @@ export function createSqlGuildAuthority(
       // Bitfields as decimal text: JSON has no 64-bit integers.
       const roles = snapshot.roles.map((r) => ({ ...r, permissions: r.permissions.toString() }));
       await driver.query(
-        `INSERT INTO guild_authority (guild_id, owner_id, roles, updated_at) VALUES ($1, $2, $3, $4)
+        `INSERT INTO guild_authority (guild_id, owner_id, roles, name, icon, channels, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7)
          ON CONFLICT (guild_id) DO UPDATE SET
-           owner_id = excluded.owner_id, roles = excluded.roles, updated_at = excluded.updated_at`,
-        [snapshot.guildId, snapshot.ownerId, rows.toJson(roles), now()],
+           owner_id = excluded.owner_id, roles = excluded.roles, name = excluded.name, icon = excluded.icon,
+           channels = excluded.channels, updated_at = excluded.updated_at`,
+        [
+          snapshot.guildId,
+          snapshot.ownerId,
+          rows.toJson(roles),
+          snapshot.name ?? null,
+          snapshot.icon ?? null,
+          rows.toJson(snapshot.channels ?? []),
+          now(),
+        ],
       );
     },
 
@@ -49,7 +76,41 @@ export function createSqlGuildAuthority(
         roles = null;
       }
       if (!roles) return undefined;
-      return { guildId, ownerId: String(row.owner_id), roles, updatedAt: Number(row.updated_at) };
+      let channels: StoredGuildChannel[];
+      try {
+        channels = toChannels(rows.fromJson(row.channels));
+      } catch {
+        channels = [];
+      }
+      return {
+        guildId,
+        ownerId: String(row.owner_id),
+        roles,
+        name: rows.optStr(row.name),
+        icon: rows.optStr(row.icon),
+        channels,
+        updatedAt: Number(row.updated_at),
+      };
+    },
+
+    async listGuildAuthorities(guildIds) {
+      const ids = [...new Set(guildIds)].slice(0, MAX_LISTED);
+      if (ids.length === 0) return [];
+      const list = ids.map((_, i) => `$${i + 1}`).join(', ');
+      const found = await driver.query(
+        `SELECT guild_id, name, icon FROM guild_authority WHERE guild_id IN (${list})`,
+        ids,
+      );
+      return found.map((r) => ({
+        guildId: String(r.guild_id),
+        name: rows.optStr(r.name),
+        icon: rows.optStr(r.icon),
+      }));
+    },
+
+    async listGuildAuthorityIds() {
+      const found = await driver.query('SELECT guild_id FROM guild_authority ORDER BY guild_id');
+      return found.map((r) => String(r.guild_id));
     },
 
     async deleteGuildAuthority(guildId) {

@@ -1,6 +1,6 @@
 import type { SqlDriver, SqlExecutor } from './sql.ts';
 import type { SqlRows } from './sqlRows.ts';
-import type { GatingStore } from './types.ts';
+import type { GatingStore, OAuthStateRecord } from './types.ts';
 
 /** Signing challenges (`nonces`) and Discord OAuth2 states (`oauth_states`), merged into `createSqlStore`. */
 export function createSqlNonces(
@@ -18,6 +18,7 @@ export function createSqlNonces(
   | 'consumeOAuthState'
 > {
   const { str, num, toNonce, first } = rows;
+  const PURPOSES: OAuthStateRecord['purpose'][] = ['verify', 'linked-role', 'dashboard'];
   return {
     async createNonce(r, options = {}) {
       const { maxOpenPerUser } = options;
@@ -112,7 +113,7 @@ export function createSqlNonces(
       if (!row || num(row.expires_at) <= at) return undefined;
       return {
         stateHash: str(row.state_hash),
-        purpose: str(row.purpose) === 'linked-role' ? 'linked-role' : 'verify',
+        purpose: PURPOSES.find((p) => p === str(row.purpose)) ?? 'verify',
         nonce: row.nonce === null || row.nonce === undefined ? null : str(row.nonce),
         expiresAt: num(row.expires_at),
       };

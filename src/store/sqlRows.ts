@@ -3,6 +3,7 @@
  * table, and the audit insert every write shares.
  */
 import type { CredentialSet } from '../web3bio/types.ts';
+import { AUDIT_METRIC_SQL, DAY_MS } from './migrations.ts';
 import { type Row, type SqlDriver, type SqlExecutor, toStorableJson } from './sql.ts';
 import type {
   AuditEvent,
@@ -18,6 +19,18 @@ import type {
   RoleChangeStatus,
   RoleOp,
 } from './types.ts';
+
+/**
+ * What an event adds to its daily count: one, except a breaker hold, which counts the removals it held
+ * (`details.count`).
+ */
+export function auditWeight(event: Pick<AuditEvent, 'kind' | 'details'>): number {
+  if (event.kind !== 'removals_held') return 1;
+  const details = event.details;
+  const count =
+    typeof details === 'object' && details !== null && !Array.isArray(details) ? details.count : undefined;
+  return typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : 1;
+}
 
 /** The row mappers and audit writer of one driver. */
 export function sqlRows(driver: SqlDriver, now: () => number) {
@@ -136,6 +149,13 @@ export function sqlRows(driver: SqlDriver, now: () => number) {
     );
     const event = first(rows, toAudit);
     if (!event) throw new Error('audit insert returned no row');
+    // The dashboard's charts read these daily counts, never the events themselves.
+    await db.query(
+      `INSERT INTO audit_daily (guild_id, metric, day, count)
+       SELECT e.guild_id, ${AUDIT_METRIC_SQL}, e.created_at / ${DAY_MS}, $2 FROM audit_events e WHERE e.id = $1
+       ON CONFLICT (guild_id, metric, day) DO UPDATE SET count = audit_daily.count + excluded.count`,
+      [event.id, auditWeight(event)],
+    );
     return event;
   }
 

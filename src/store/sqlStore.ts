@@ -1,5 +1,6 @@
 import type { Row, SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
+import { createSqlDashboard } from './sqlDashboard.ts';
 import { createSqlDueChecks, dueNoLaterThan } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
 import { createSqlGuildAuthority } from './sqlGuildAuthority.ts';
@@ -189,6 +190,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlRoleRules(driver, { now, rows: mappers }),
     ...createSqlDueChecks(driver),
     ...createSqlGuildAuthority(driver, { now, rows: mappers }),
+    ...createSqlDashboard(driver, { now, leaseMs, rows: mappers }),
 
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);

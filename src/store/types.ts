@@ -3,16 +3,27 @@
  * columns hold plain JSON-safe data. SQLite (embedded default) and PostgreSQL implement it.
  */
 import type { CredentialSet } from '../web3bio/types.ts';
+import type {
+  AuditEvent,
+  AuditEventInput,
+  AuditPageQuery,
+  AuditQuery,
+  HeldRole,
+  PendingLoss,
+} from './auditTypes.ts';
+import type { DashboardStore } from './dashboardTypes.ts';
 import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
 import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
-import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
+import type { Holding, HoldingRefusal, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
+export type * from './auditTypes.ts';
+export type * from './dashboardTypes.ts';
 export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
 export type * from './guildAuthorityTypes.ts';
@@ -90,77 +101,11 @@ export interface LinkCheck {
   result?: CredentialSet | null;
 }
 
-export type AuditKind =
-  | 'role_added'
-  | 'role_removed'
-  | 'role_failed'
-  | 'linked'
-  | 'unlinked'
-  | 'settings_changed'
-  | (string & {});
-
-export interface AuditEvent {
-  id: number;
-  guildId: string;
-  /** The member concerned (or the admin, for settings changes). */
-  userId: string | null;
-  kind: AuditKind;
-  roleId: string | null;
-  reason: string;
-  details: JsonValue | null;
-  createdAt: number;
-}
-
-export type AuditEventInput = Omit<AuditEvent, 'id' | 'createdAt' | 'userId' | 'roleId' | 'details'> &
-  Partial<Pick<AuditEvent, 'userId' | 'roleId' | 'details' | 'createdAt'>>;
-
-export interface AuditQuery {
-  guildId: string;
-  userId?: string;
-  /** Default 50, at most 500. */
-  limit?: number;
-  /** Only events older than this event id (paging). */
-  beforeId?: number;
-}
-
-/** A page of a guild's audit events in a period, oldest first by (createdAt, id). */
-export interface AuditPageQuery {
-  guildId: string;
-  /** Events created at or after this time. */
-  since: number;
-  /** The last event of the previous page: the page starts after it. */
-  after?: { createdAt: number; id: number };
-  /** Default 500, at most 1000. */
-  limit?: number;
-}
-
-/** A role the audit trail says gating gave a member and has not taken back since: its latest role event. */
-export interface HeldRole {
-  userId: string;
-  roleId: string;
-  reason: string;
-  at: number;
-}
-
-/**
- * A loss seen but not applied yet: a gated role the rules no longer want (`role:<id>`), or a record link
- * whose record no longer names the member (`link:<identity>`). Applied once confirmed later.
- */
-export interface PendingLoss {
-  guildId: string;
-  userId: string;
-  subject: string;
-  firstSeenAt: number;
-  reason: string;
-  /** Set when a pass held it back as part of a mass removal (the circuit breaker). */
-  heldAt: number | null;
-}
-
 /** A Discord OAuth2 `state` in flight: what it was issued for (a signing challenge's nonce, say). */
 export interface OAuthStateRecord {
   /** SHA-256 of the state, hex; the state itself is only in the member's browser and URL. */
   stateHash: string;
-  purpose: 'verify' | 'linked-role';
+  purpose: 'verify' | 'linked-role' | 'dashboard';
   nonce: string | null;
   expiresAt: number;
 }
@@ -216,7 +161,8 @@ export interface GatingStore
     RoleRuleStore,
     DueCheckStore,
     HandoffStore,
-    GuildAuthorityStore {
+    GuildAuthorityStore,
+    DashboardStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

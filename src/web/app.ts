@@ -21,6 +21,7 @@ import Fastify, {
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
+import type { DashboardSetup } from './dashboard/routes.ts';
 import { BytesInFlight, type DeliveryGuards } from './deliveryGate.ts';
 import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
 import {
@@ -65,6 +66,8 @@ export interface WebAppOptions extends Partial<SigningPagesSetup> {
   openRequestsPerClient?: number;
   /** INTERACTIONS=http: `POST /interactions`, the Interactions Endpoint URL. */
   interactions?: InteractionEndpoint;
+  /** DASHBOARD_ENABLED: the owners' dashboard at `/dashboard` below PUBLIC_URL. */
+  dashboard?: DashboardSetup;
 }
 
 /**
@@ -215,6 +218,15 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       );
       await pages.register(formBody);
       registerVerifyRoutes(pages, { ...o, store, siwe, onVerified, logger: log, limits });
+      if (o.dashboard) {
+        const { registerDashboardRoutes } = await import('./dashboard/routes.ts');
+        registerDashboardRoutes(pages, {
+          ...o.dashboard,
+          logger: log,
+          limits,
+          now: siwe.now ?? Date.now,
+        });
+      }
       if (o.linkedRoles) {
         registerLinkedRoleRoutes(pages, {
           ...o.linkedRoles,

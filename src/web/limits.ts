@@ -33,6 +33,8 @@ export interface WebLimitSettings {
    * deliveries are turned away unchecked. Discord's own never fail, so they are never counted.
    */
   refusedDeliveriesPerClientPerMinute: number;
+  /** Dashboard changes (dry runs included: each walks the member list) per Discord account per minute. */
+  dashboardChangesPerAccountPerMinute: number;
 }
 
 export const DEFAULT_LIMITS: WebLimitSettings = {
@@ -45,6 +47,7 @@ export const DEFAULT_LIMITS: WebLimitSettings = {
   provesPerClientPerMinute: 20,
   eventsPerClientPerMinute: 120,
   refusedDeliveriesPerClientPerMinute: 30,
+  dashboardChangesPerAccountPerMinute: 20,
 };
 
 /** A signature and its message fit in far less: a larger body is refused unread (413). */
@@ -76,6 +79,8 @@ export interface WebLimiters {
   proves(request: FastifyRequest, accountId: string): Promise<number | undefined>;
   /** Whether this account's proof may read Web3.bio fresh (FRESH_PROOF_READS per PROVE_READ_MAX_AGE_MS), else from the cache. */
   freshRead(request: FastifyRequest, accountId: string): Promise<boolean>;
+  /** Counts a dashboard change for the account; seconds to wait when over the limit. */
+  dashboardChanges(request: FastifyRequest, accountId: string): Promise<number | undefined>;
 }
 
 /** Refusals per client: checked without counting before the work, counted only when refused. */
@@ -141,6 +146,12 @@ export async function registerLimits(
   const freshReads = counter('fresh-read', FRESH_PROOF_READS, PROVE_READ_MAX_AGE_MS, (request) =>
     String(accountOf.get(request)),
   );
+  const changesByAccount = counter(
+    'dashboard-change',
+    settings.dashboardChangesPerAccountPerMinute,
+    60_000,
+    (request) => String(accountOf.get(request)),
+  );
   const over = (limit: { isAllowed: boolean; isExceeded?: boolean; ttl?: number }) =>
     !limit.isAllowed && limit.isExceeded ? waitSeconds(limit.ttl ?? 0) : undefined;
 
@@ -168,6 +179,10 @@ export async function registerLimits(
     async freshRead(request, accountId) {
       accountOf.set(request, accountId);
       return over(await freshReads(request)) === undefined;
+    },
+    async dashboardChanges(request, accountId) {
+      accountOf.set(request, accountId);
+      return over(await changesByAccount(request));
     },
   };
 }

@@ -22,13 +22,14 @@ export function sendHtml(
   reply: FastifyReply,
   status: number,
   render: (cspNonce: string) => string,
-  options: { formAction?: 'self'; locale?: string } = {},
+  options: { formAction?: 'self'; locale?: string; images?: readonly string[] } = {},
 ): FastifyReply {
   const cspNonce = randomBytes(16).toString('base64');
   const csp = [
     "default-src 'none'",
     `script-src 'nonce-${cspNonce}'`,
     `style-src 'nonce-${cspNonce}'`,
+    ...(options.images?.length ? [`img-src ${options.images.join(' ')}`] : []),
     "connect-src 'self'",
     "base-uri 'none'",
     options.formAction === 'self' ? "form-action 'self'" : "form-action 'none'",

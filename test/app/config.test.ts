@@ -105,6 +105,29 @@ describe('loadConfig', () => {
     });
   });
 
+  it('refuses DASHBOARD_ENABLED without gating, the secret, the key and PUBLIC_URL; bounds the rights’ age to 60 s', () => {
+    const dashboard = problemsOf({ ...REQUIRED, DASHBOARD_ENABLED: 'true' }).filter((p) =>
+      p.startsWith('DASHBOARD_ENABLED'),
+    );
+    expect(dashboard).toEqual([
+      expect.stringMatching(
+        /^DASHBOARD_ENABLED=true needs GATING_ENABLED=true, DISCORD_CLIENT_SECRET, TOKEN_ENCRYPTION_KEY, PUBLIC_URL \(/,
+      ),
+    ]);
+    const full = {
+      ...REQUIRED,
+      DASHBOARD_ENABLED: 'true',
+      GATING_ENABLED: 'true',
+      DISCORD_CLIENT_SECRET: 'client-secret-1',
+      TOKEN_ENCRYPTION_KEY: 'ab'.repeat(32),
+      PUBLIC_URL: 'https://bot.example',
+    };
+    expect(loadConfig(full)).toMatchObject({ DASHBOARD_ENABLED: true, DASHBOARD_RIGHTS_SECONDS: 60 });
+    expect(loadConfig({ ...full, DASHBOARD_RIGHTS_SECONDS: '5' }).DASHBOARD_RIGHTS_SECONDS).toBe(5);
+    expect(problemsOf({ ...full, DASHBOARD_RIGHTS_SECONDS: '61' })[0]).toMatch(/^DASHBOARD_RIGHTS_SECONDS /);
+    expect(loadConfig(REQUIRED).DASHBOARD_ENABLED).toBe(false);
+  });
+
   it('reads DISCORD_PUBLIC_KEY as 64 hex characters (lower-cased), naming the key but not the value when bad', () => {
     const key = 'AB'.repeat(32);
     expect(loadConfig({ ...REQUIRED, DISCORD_PUBLIC_KEY: key }).DISCORD_PUBLIC_KEY).toBe(key.toLowerCase());

@@ -190,6 +190,7 @@ describe('parseRunArgs', () => {
         'web',
         'export',
         'http',
+        'dashboard',
       ],
       quick: false,
       help: false,
@@ -211,9 +212,11 @@ describe('parseRunArgs', () => {
       'web',
       'export',
       'http',
+      'dashboard',
     ]);
     expect(parseRunArgs(['--only', 'http']).suites).toEqual(['http']);
     expect(parseRunArgs(['--only', 'web']).suites).toEqual(['web']);
+    expect(parseRunArgs(['--only', 'dashboard']).suites).toEqual(['dashboard']);
     expect(parseRunArgs(['--only', 'export']).suites).toEqual(['export']);
     expect(parseRunArgs(['--only', 'guild-scale']).suites).toEqual(['guild-scale']);
     expect(parseRunArgs(['--only', 'shared-quota']).suites).toEqual(['shared-quota']);

@@ -1,13 +1,17 @@
+import { PermissionFlagsBits } from 'discord-api-types/v10';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { ALL_PERMISSIONS } from '../../fakes/discord/state.ts';
 import {
   authorizeUrl,
   type DiscordOAuthConfig,
   DiscordOAuthError,
   exchangeCode,
   fetchCurrentUser,
+  fetchCurrentUserGuilds,
   isSignInProof,
   newOAuthState,
+  type OAuthScope,
   signInProof,
 } from '../../src/discord/oauth.ts';
 
@@ -28,16 +32,13 @@ afterEach(async () => {
 });
 
 /** Plays the browser on Discord's authorize page; returns the redirect back. */
-async function authorize(
-  scopes: ('identify' | 'role_connections.write')[],
-  redirectPath = '/oauth/callback',
-) {
+async function authorize(scopes: OAuthScope[], redirectPath = '/oauth/callback') {
   const url = authorizeUrl(cfg, { scopes, state: newOAuthState().state, redirectPath });
   const res = await fetch(url, { redirect: 'manual' });
   return { status: res.status, location: res.headers.get('location') };
 }
 
-async function codeFor(scopes: ('identify' | 'role_connections.write')[]) {
+async function codeFor(scopes: OAuthScope[]) {
   discord.oauth.signInAs(USER);
   const back = await authorize(scopes);
   return new URL(back.location ?? '').searchParams.get('code') ?? '';
@@ -103,6 +104,60 @@ describe('Discord OAuth2 client against the stand-in', () => {
     const grant = await exchangeCode(cfg, { code: other, redirectPath: '/oauth/callback', needs: [] });
     const read = await failure(fetchCurrentUser(cfg, grant.accessToken));
     expect(read.status).toBe(401);
+  });
+
+  it('lists the servers the account is in with its server-level permissions, across pages, with the guilds scope only', async () => {
+    const owned = discord.addGuild({ name: 'Owned', ownerId: USER });
+    const modded = discord.addGuild({ name: 'Modded' });
+    const mod = discord.addRole(modded.id, {
+      name: 'Mods',
+      permissions: String(PermissionFlagsBits.ManageGuild),
+    });
+    discord.addMember(modded.id, { id: USER, username: 'alice' }, { roles: [mod.id] });
+    const admin = discord.addGuild({ name: 'Admin', botInstalled: false });
+    const adminRole = discord.addRole(admin.id, {
+      name: 'Admins',
+      permissions: String(PermissionFlagsBits.Administrator),
+    });
+    discord.addMember(admin.id, { id: USER, username: 'alice' }, { roles: [adminRole.id] });
+    discord.addGuild({ name: 'Not a member' });
+    // Channel overwrites never show: the list carries server-level permissions only.
+    discord.setChannelOverwrite(modded.id, modded.textChannelId, {
+      id: USER,
+      type: 'member',
+      allow: PermissionFlagsBits.ManageRoles,
+    });
+    const code = await codeFor(['identify', 'guilds']);
+    const grant = await exchangeCode(cfg, { code, redirectPath: '/oauth/callback', needs: ['guilds'] });
+    const guilds = await fetchCurrentUserGuilds(cfg, grant.accessToken);
+    const everyone = BigInt(modded.roles.get(modded.everyoneRoleId)?.permissions ?? '0');
+    expect(guilds.sort((a, b) => a.name.localeCompare(b.name))).toEqual([
+      { id: admin.id, name: 'Admin', icon: null, owner: false, permissions: ALL_PERMISSIONS },
+      {
+        id: modded.id,
+        name: 'Modded',
+        icon: null,
+        owner: false,
+        permissions: everyone | PermissionFlagsBits.ManageGuild,
+      },
+      { id: owned.id, name: 'Owned', icon: null, owner: true, permissions: ALL_PERMISSIONS },
+    ]);
+    // Pages of 200: the client reads on past a full page.
+    for (let i = 0; i < 200; i++) discord.addMember(discord.addGuild({}).id, { id: USER, username: 'alice' });
+    expect(await fetchCurrentUserGuilds(cfg, grant.accessToken)).toHaveLength(203);
+    const pages = discord.requests.filter((r) => r.path === '/users/@me/guilds');
+    expect(pages.slice(-2).map((r) => r.query)).toEqual([
+      { limit: '200', after: '0' },
+      { limit: '200', after: expect.stringMatching(/^\d+$/) },
+    ]);
+    const identifyOnly = await codeFor(['identify']);
+    const narrow = await exchangeCode(cfg, {
+      code: identifyOnly,
+      redirectPath: '/oauth/callback',
+      needs: [],
+    });
+    expect((await failure(fetchCurrentUserGuilds(cfg, narrow.accessToken))).status).toBe(403);
+    expect((await failure(fetchCurrentUserGuilds(cfg, 'not-a-token'))).status).toBe(401);
   });
 
   it('reports a wrong secret as invalid_client without the secret in the error', async () => {

@@ -313,6 +313,23 @@ describe('an upstream incident never strips the server', () => {
     const alert = logLines(g).find((l) => l.includes('Held back')) ?? '';
     expect(alert).toMatch(/from 6 of its [67] holders/);
     expect(alert).toContain('confirm-removals:true');
+    // The audit trail has the hold and the pass, with the holders counted from the member list (the
+    // owners' dashboard charts them).
+    const store = g.gating.store;
+    // (The newcomer's role may or may not have landed when the pass read the member list.)
+    const hold = await store.latestAuditEvent(g.guildId, 'removals_held');
+    expect(hold).toMatchObject({ roleId: g.humanRoleId, details: { count: 6 } });
+    const pass = await store.latestAuditEvent(g.guildId, 'recheck_pass');
+    expect(pass).toMatchObject({ details: { complete: true, members: 7, heldRemovals: 6 } });
+    const holders = (pass?.details as { holders?: { human: number; flagged: number } } | undefined)?.holders;
+    expect(holders?.flagged).toBe(0);
+    expect([6, 7]).toContain(holders?.human);
+    expect((hold?.details as { holders?: number } | undefined)?.holders).toBe(holders?.human);
+    const today = Math.floor(Date.now() / 86_400_000);
+    expect(await store.countAuditDaily(g.guildId, ['removals_held', 'recheck_pass'], today - 1)).toEqual([
+      { metric: 'recheck_pass', day: today, count: 2 },
+      { metric: 'removals_held', day: today, count: 6 },
+    ]);
 
     const confirmed = await gatingCommandRun(g, 'recheck', [
       option(ApplicationCommandOptionType.Boolean, 'confirm-removals', true),

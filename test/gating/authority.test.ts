@@ -9,6 +9,7 @@ import {
   handOutRights,
   holdsRight,
   type MemberRoles,
+  permissionsHoldRight,
   rolesBeyondMember,
   serverPermissions,
 } from '../../src/gating/roles/authority.ts';
@@ -80,6 +81,19 @@ describe('holdsRight', () => {
       expect(holdsRight(guild, who, 'moderate')).toBe(true);
       expect(holdsRight(guild, who, 'export')).toBe(true);
     }
+  });
+});
+
+describe('permissionsHoldRight (a server list as Discord computed it, for the dashboard)', () => {
+  it('the dashboard takes Manage Server; Administrator and ownership hold every right', () => {
+    const server = (permissions: bigint, owner = false) => ({ permissions, owner });
+    expect(permissionsHoldRight(server(P.ManageGuild), 'dashboard')).toBe(true);
+    expect(permissionsHoldRight(server(P.ManageGuild), 'moderate')).toBe(false);
+    expect(permissionsHoldRight(server(P.ManageRoles | P.ManageChannels), 'dashboard')).toBe(false);
+    expect(permissionsHoldRight(server(P.Administrator), 'dashboard')).toBe(true);
+    expect(permissionsHoldRight(server(P.Administrator), 'moderate')).toBe(true);
+    expect(permissionsHoldRight(server(0n, true), 'dashboard')).toBe(true);
+    expect(permissionsHoldRight(server(P.ViewChannel | P.SendMessages), 'dashboard')).toBe(false);
   });
 });
 

@@ -84,6 +84,45 @@ describe('authority snapshots', () => {
     expect(await store.getGuildAuthority(guild.id)).toBeUndefined();
   });
 
+  it('keeps the name, icon, text channels and managed roles the dashboard shows, and follows a rename', async () => {
+    const guild = await addGuild(fakes, { name: 'Before', channelNames: ['general', 'logs'] });
+    await start();
+    await stored(guild.id, (roles) => roles.has(guild.id));
+    const snapshot = await store.getGuildAuthority(guild.id);
+    expect(snapshot).toMatchObject({ name: 'Before', icon: null });
+    expect(snapshot?.channels?.map((c) => c.name).sort()).toEqual(['general', 'logs']);
+    expect(snapshot?.roles.find((r) => r.id === guild.botRoleId)?.managed).toBe(true);
+    expect(snapshot?.roles.find((r) => r.id === guild.id)?.managed).toBe(false);
+    fakes.discord.renameGuild(guild.id, 'After');
+    let renamed = false;
+    const deadline = Date.now() + 5_000;
+    while (!renamed && Date.now() < deadline) {
+      renamed = (await store.getGuildAuthority(guild.id))?.name === 'After';
+      if (!renamed) await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    expect(renamed).toBe(true);
+  });
+
+  it('forgets at start the servers the bot left while nobody watched, and keeps the others', async () => {
+    const kept = await addGuild(fakes);
+    store = await openSqliteStore(':memory:');
+    await store.saveGuildAuthority({ guildId: '999999999999999999', ownerId: 'o', roles: [] });
+    snapshots = new AuthoritySnapshots({
+      discord: fakes.client,
+      store,
+      logger: silentLogger,
+      debounceMs: 20,
+    });
+    snapshots.start();
+    const deadline = Date.now() + 5_000;
+    while ((await store.listGuildAuthorityIds()).includes('999999999999999999') && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    await snapshots.idle();
+    const ids = await store.listGuildAuthorityIds();
+    expect(ids).not.toContain('999999999999999999');
+    expect(ids).toContain(kept.id);
+  });
+
   it('gathers a burst of role events into one write per server', async () => {
     const guild = await addGuild(fakes);
     const s = await start(1_000);

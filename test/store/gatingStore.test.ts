@@ -533,6 +533,12 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
         expiresAt: 10_000,
       });
       expect(await store.consumeOAuthState('h-3', 10_000)).toBeUndefined();
+      // A dashboard sign-in's state comes back as the dashboard's (never as a signing page's).
+      await store.createOAuthState({ ...STATE, stateHash: 'h-6', purpose: 'dashboard', nonce: '/1' }, 1_000);
+      expect(await store.consumeOAuthState('h-6', 5_000)).toMatchObject({
+        purpose: 'dashboard',
+        nonce: '/1',
+      });
       await store.createOAuthState({ ...STATE, stateHash: 'h-4' }, 1_000);
       await store.createOAuthState({ ...STATE, stateHash: 'h-5', expiresAt: 30_000 }, 20_000);
       expect(await store.consumeOAuthState('h-4', 1_000)).toBeUndefined();

@@ -49,6 +49,10 @@ describe.each(harnesses)('guild authority snapshots in the store (%s)', (_name, 
       roles: written.map((r) =>
         r.name === HOSTILE ? { ...r, name: HOSTILE.replace('\u0000', '\uFFFD') } : r,
       ),
+      // Written without them (as before migration 17): no name, icon or channels.
+      name: null,
+      icon: null,
+      channels: [],
       updatedAt: time.t,
     });
     expect(read?.roles[1]?.permissions).toBe(WIDE);
@@ -67,6 +71,9 @@ describe.each(harnesses)('guild authority snapshots in the store (%s)', (_name, 
       guildId: G,
       ownerId: 'owner-2',
       roles: roles([G, '@everyone', 0, 0n]),
+      name: null,
+      icon: null,
+      channels: [],
       updatedAt: time.t,
     });
   });

@@ -9,7 +9,7 @@ import { hostname } from 'node:os';
 import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore, GuildSettings } from '../../store/types.ts';
-import { guildOf, roleHolders, servesGuild } from '../roles/discordReads.ts';
+import { guildOf, type MemberRoster, roleHolders, servesGuild } from '../roles/discordReads.ts';
 import type { MemberGating } from '../roles/memberGating.ts';
 import { PassLosses, type RoleSync } from '../roles/roleSync.ts';
 import { loadRoleRules } from '../rules/ruleReads.ts';
@@ -244,7 +244,44 @@ export class GuildRechecks {
     totals.pendingRemovals += finished.pending;
     if (complete) await this.#store.markFullSync(guildId, this.#now());
     this.#logger.info({ guildId, cause, ...totals }, 'guild re-checked');
+    await this.#recordPass(guildId, settings, roster, cause, complete, totals);
     return totals;
+  }
+
+  /**
+   * The pass in the audit trail: the dashboard charts passes per day (audit_daily) and shows how many
+   * members held the human role and a flag role when it was counted (from the walk's member list).
+   */
+  async #recordPass(
+    guildId: string,
+    settings: GuildSettings,
+    roster: MemberRoster | null,
+    cause: string,
+    complete: boolean,
+    totals: RecheckResult,
+  ): Promise<void> {
+    const flagRoles = [settings.spamRoleId, settings.riskyRoleId].filter((r) => r !== null);
+    const holders = roster
+      ? { human: roster.holders(settings.humanRoleId), flagged: roster.holdersOfAny(flagRoles) }
+      : null;
+    try {
+      await this.#store.addAuditEvent({
+        guildId,
+        kind: 'recheck_pass',
+        reason: `whole-server re-check (${cause})`,
+        details: {
+          cause,
+          complete,
+          members: totals.members,
+          changes: totals.changes,
+          failures: totals.failures,
+          heldRemovals: totals.heldRemovals,
+          ...(holders ? { holders } : {}),
+        },
+      });
+    } catch (error) {
+      this.#logger.warn({ err: error, guildId }, 'could not record the re-check pass');
+    }
   }
 }
 

@@ -58,16 +58,29 @@ export interface ChannelOverwrite {
 }
 
 /** A named right, and the server-level permission it takes. */
-export type Right = 'moderate' | 'export';
+export type Right = 'moderate' | 'export' | 'dashboard';
 
 /**
  * `moderate`: every `/gating` subcommand, the Check web3 credentials menu, the buttons of a moderator's
- * flow, and suggestions that show the server's rules; `export`: the export's member data.
+ * flow, suggestions that show the server's rules, and every change made on the dashboard; `export`: the
+ * export's member data; `dashboard`: seeing a server on the owners' dashboard.
  */
 export const RIGHT_PERMISSIONS: Readonly<Record<Right, bigint>> = {
   moderate: PermissionFlagsBits.ManageRoles,
   export: PermissionFlagsBits.ManageGuild,
+  dashboard: PermissionFlagsBits.ManageGuild,
 };
+
+/**
+ * Whether server-level permissions Discord worked out itself (the `permissions` of an OAuth2 server list,
+ * which counts the member's roles, ownership and Administrator, and no channel) hold the right; the owner
+ * holds every one.
+ */
+export function permissionsHoldRight(server: { permissions: bigint; owner: boolean }, right: Right): boolean {
+  if (server.owner || (server.permissions & PermissionFlagsBits.Administrator) !== 0n) return true;
+  const flag = RIGHT_PERMISSIONS[right];
+  return (server.permissions & flag) === flag;
+}
 
 /** The member's permissions in the server, from their roles (no channel's overwrites). */
 export function serverPermissions(guild: GuildAuthority, member: MemberRoles): bigint {

@@ -1,22 +1,24 @@
 /**
- * Each server's owner and roles, kept in the shared store for the web replicas (INTERACTIONS=http,
- * PROCESS_ROLE=web), which have no gateway cache but must decide some things themselves (suggestions
- * cannot be handed to the gateway worker). The gateway process writes a snapshot of every server it
- * serves once ready, and again after guild and role events (gathered per server for `debounceMs`, so a
- * burst of role edits is one write); it forgets a server the bot left. A replica with no snapshot decides
- * nothing (authority.ts): the safe side.
+ * Each server's owner and roles (and, for the owners' dashboard, its name, icon and text channels), kept in
+ * the shared store for the processes without the gateway cache: web replicas (INTERACTIONS=http,
+ * PROCESS_ROLE=web), which must decide some things themselves (suggestions cannot be handed to the
+ * gateway worker), and whichever process serves the dashboard (a snapshot there means the bot is in the
+ * server). The gateway process writes a snapshot of every server it serves once ready, and again after
+ * guild, role and channel events (gathered per server for `debounceMs`, so a burst of role edits is one
+ * write); it forgets a server the bot left, and at start the servers of its shards it no longer has (left
+ * while no process watched). A replica with no snapshot decides nothing (authority.ts): the safe side.
  */
-import { type Client, type ClientEvents, Events } from 'discord.js';
+import { ChannelType, type Client, type ClientEvents, Events, type Guild } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
-import type { GatingStore } from '../../store/types.ts';
-import { guildAuthorityOf } from './authorityReads.ts';
+import type { GatingStore, StoredGuildChannel, StoredGuildRole } from '../../store/types.ts';
+import { servesGuild } from './discordReads.ts';
 
 /** How long a server's events are gathered before its snapshot is written. */
 export const AUTHORITY_WRITE_DEBOUNCE_MS = 1_000;
 
 export interface AuthoritySnapshotsOptions {
   discord: Client;
-  store: Pick<GatingStore, 'saveGuildAuthority' | 'deleteGuildAuthority'>;
+  store: Pick<GatingStore, 'saveGuildAuthority' | 'deleteGuildAuthority' | 'listGuildAuthorityIds'>;
   logger: Logger;
   debounceMs?: number;
 }
@@ -49,11 +51,18 @@ export class AuthoritySnapshots {
     on(Events.GuildRoleCreate, (role) => this.#schedule(role.guild.id));
     on(Events.GuildRoleUpdate, (_old, role) => this.#schedule(role.guild.id));
     on(Events.GuildRoleDelete, (role) => this.#schedule(role.guild.id));
+    on(Events.ChannelCreate, (channel) => this.#schedule(channel.guild.id));
+    on(Events.ChannelUpdate, (_old, channel) => {
+      if ('guild' in channel) this.#schedule(channel.guild.id);
+    });
+    on(Events.ChannelDelete, (channel) => {
+      if ('guild' in channel) this.#schedule(channel.guild.id);
+    });
     on(Events.GuildDelete, (guild) => this.#forget(guild.id));
     this.#unlisten = () => {
       for (const off of offs) off();
     };
-    void this.#writeAll([...discord.guilds.cache.keys()]);
+    void this.#writeAll([...discord.guilds.cache.keys()]).then(() => this.#forgetLeft());
   }
 
   /** Stop listening; writes waiting for their timer are dropped (the next start writes every server). */
@@ -108,15 +117,45 @@ export class AuthoritySnapshots {
     return next;
   }
 
+  /** Forgets the stored servers of this process's shards that the client no longer has. */
+  async #forgetLeft(): Promise<void> {
+    const { discord, store } = this.#o;
+    try {
+      for (const guildId of await store.listGuildAuthorityIds()) {
+        if (!this.#unlisten) return;
+        if (servesGuild(discord, guildId) && !discord.guilds.cache.has(guildId)) this.#forget(guildId);
+      }
+    } catch (error) {
+      this.#o.logger.warn({ err: error }, 'could not look for servers the bot left');
+    }
+  }
+
   /** The server as the client has it now (it left: nothing to write). */
   async #write(guildId: string): Promise<void> {
     const guild = this.#o.discord.guilds.cache.get(guildId);
     if (!guild?.available) return;
-    const authority = guildAuthorityOf(guild);
-    await this.#o.store.saveGuildAuthority({
-      guildId,
-      ownerId: authority.ownerId,
-      roles: [...authority.roles.values()],
-    });
+    await this.#o.store.saveGuildAuthority(snapshotOf(guild));
   }
+}
+
+/** What the store keeps of a server: its owner, roles, name, icon and text channels, as cached. */
+function snapshotOf(guild: Guild): {
+  guildId: string;
+  ownerId: string;
+  roles: StoredGuildRole[];
+  name: string;
+  icon: string | null;
+  channels: StoredGuildChannel[];
+} {
+  const roles: StoredGuildRole[] = [...guild.roles.cache.values()].map((role) => ({
+    id: role.id,
+    name: role.name,
+    position: role.position,
+    permissions: role.permissions.bitfield,
+    managed: role.managed,
+  }));
+  const channels: StoredGuildChannel[] = [...guild.channels.cache.values()]
+    .filter((c) => c.type === ChannelType.GuildText || c.type === ChannelType.GuildAnnouncement)
+    .map((c) => ({ id: c.id, name: c.name }));
+  return { guildId: guild.id, ownerId: guild.ownerId, roles, name: guild.name, icon: guild.icon, channels };
 }

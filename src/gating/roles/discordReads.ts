@@ -47,6 +47,13 @@ export function servesGuild(discord: Client, guildId: string): boolean {
   }
 }
 
+/** The shards this client serves, for a store query's shard filter; null when it serves every guild. */
+export function shardFilterOf(discord: Client): { ids: number[]; count: number } | null {
+  const { shards, shardCount } = discord.options;
+  if (!Array.isArray(shards) || shardCount === undefined || shards.length >= shardCount) return null;
+  return { ids: [...shards], count: shardCount };
+}
+
 /** The guild from the gateway cache, else one request; null when the bot is not in it. */
 export async function guildOf(discord: Client, guildId: string): Promise<Guild | null> {
   const cached = discord.guilds.cache.get(guildId);
@@ -107,6 +114,15 @@ export class MemberRoster {
       for (const member of this.#members.values()) if (member.roles.cache.has(roleId)) count += 1;
       this.#holders.set(roleId, count);
     }
+    return count;
+  }
+
+  /** How many members hold at least one of the roles. */
+  holdersOfAny(roleIds: readonly string[]): number {
+    if (roleIds.length === 0) return 0;
+    let count = 0;
+    for (const member of this.#members.values())
+      if (roleIds.some((roleId) => member.roles.cache.has(roleId))) count += 1;
     return count;
   }
 }

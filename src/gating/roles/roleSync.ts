@@ -243,6 +243,14 @@ export class RoleSync {
         );
         held += fresh.length;
         this.#alert(guild, roleId, pass.holders(roleId), fresh.length + early, losses);
+        // The dashboard's chart of breaker holds counts these (audit_daily), and its audit page lists them.
+        await this.#store.addAuditEvent({
+          guildId: guild.id,
+          kind: 'removals_held',
+          roleId,
+          reason: `mass removal held: ${fresh.length + early} of ${pass.holders(roleId)} holders (${cause})`,
+          details: { count: fresh.length, holders: pass.holders(roleId) },
+        });
       }
       for (const l of losses) {
         if (trips && l.loss.heldAt === null) continue;

@@ -1,0 +1,136 @@
+/**
+ * The dashboard with SHARD_COUNT: the shard manager serves the pages and has no gateway state; each
+ * guild's requests (health, a rule's dry run) cross through the store to the shard process that serves
+ * it, nudged over IPC. `node src/app/main.js` as an operator runs it, two shards of one guild each, on
+ * PostgreSQL, against the stand-in Discord.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { FakeDiscord, FakeGuild } from '../../fakes/discord/server.ts';
+import { startFakeDiscord } from '../../fakes/discord/server.ts';
+import { snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { openPostgresStore } from '../../src/store/index.ts';
+import { POSTGRES_URL } from '../store/harness.ts';
+import { CLIENT_SECRET, csrfOf, ENCRYPTION_KEY, signIn, textOf } from './dashboardHarness.ts';
+import { ALICE, humanRoleSettings } from './harness.ts';
+import { freePort, type NodeProcess, runNode } from './processes.ts';
+
+const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
+const SCHEMA = `dashboard_shards_${process.pid}`;
+const OWNER = '310000000000000001';
+
+let discord: FakeDiscord;
+let upstream: FakeWeb3Bio;
+let manager: NodeProcess;
+let workDir: string;
+let publicUrl: string;
+const guilds: FakeGuild[] = [];
+const ruleRoles: string[] = [];
+
+beforeAll(async () => {
+  workDir = await mkdtemp(join(tmpdir(), 'e2e-dashboard-shards-'));
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+  await admin.end();
+  discord = await startFakeDiscord({ clientSecret: CLIENT_SECRET, heartbeatIntervalMs: 500 });
+  upstream = await startFakeWeb3Bio();
+  discord.addUser({ id: OWNER, username: 'owner' });
+  const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
+  for (const shard of [0, 1]) {
+    const guild = discord.addGuild({
+      id: snowflakeOnShard(shard, 2),
+      name: `Shard ${shard} guild`,
+      ownerId: OWNER,
+    });
+    discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+    const human = discord.addRole(guild.id, { name: 'Human', position: 1 });
+    ruleRoles.push(discord.addRole(guild.id, { name: `Rule role ${shard}`, position: 2 }).id);
+    await store.saveGuildSettings(humanRoleSettings(guild.id, human.id));
+    guilds.push(guild);
+  }
+  await store.close();
+  const httpPort = await freePort();
+  publicUrl = `http://127.0.0.1:${httpPort}`;
+  discord.oauth.allowRedirect(`${publicUrl}/dashboard/callback`);
+  manager = runNode(
+    MAIN,
+    {
+      DISCORD_TOKEN: discord.token,
+      DISCORD_APPLICATION_ID: discord.applicationId,
+      DISCORD_API_URL: discord.apiUrl,
+      WEB3BIO_API_URL: upstream.url,
+      DATA_DIR: join(workDir, 'data'),
+      DATABASE_URL: `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`,
+      GATING_ENABLED: 'true',
+      DASHBOARD_ENABLED: 'true',
+      DISCORD_CLIENT_SECRET: CLIENT_SECRET,
+      TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      PUBLIC_URL: publicUrl,
+      HTTP_HOST: '127.0.0.1',
+      HTTP_PORT: String(httpPort),
+      SHARD_COUNT: '2',
+      SHARDS_PER_PROCESS: '1',
+      SHARD_SPAWN_DELAY_SECONDS: '0',
+      LOG_LEVEL: 'info',
+    },
+    workDir,
+  );
+  await manager.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+}, 90_000);
+
+afterAll(async () => {
+  if (manager?.child.exitCode === null) {
+    manager.child.kill('SIGKILL');
+    await manager.exited;
+  }
+  await discord?.close();
+  await upstream?.close();
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
+  await admin.end();
+  await rm(workDir, { recursive: true, force: true });
+});
+
+describe('the dashboard with two shard processes', () => {
+  it('the manager lists both shards’ servers, and each server’s requests run in the process of its shard', async () => {
+    const d = { g: { h: { discord } }, publicUrl } as Parameters<typeof signIn>[0];
+    // The shard processes write their servers' snapshots once ready.
+    const deadline = Date.now() + 20_000;
+    let browser = await signIn(d, OWNER);
+    while (!guilds.every((g) => browser.page.text.includes(g.name)) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      browser = await signIn(d, OWNER);
+    }
+    for (const guild of guilds) expect(textOf(browser.page.text)).toContain(guild.name);
+
+    for (const [shard, guild] of guilds.entries()) {
+      const health = await browser.get(`/dashboard/${guild.id}/health`);
+      expect(textOf(health.text), `shard ${shard}`).toContain('No problem found');
+      const rules = await browser.get(`/dashboard/${guild.id}/rules`);
+      const preview = await browser.post(`/dashboard/${guild.id}/rules/preview`, {
+        csrf: csrfOf(rules.text),
+        role: ruleRoles[shard] ?? '',
+        kind: 'score',
+        value: '10',
+      });
+      expect(textOf(preview.text), `shard ${shard}`).toContain('Dry run: nothing is stored yet');
+    }
+    // Each request was answered by the shard process that serves its guild, none by the manager.
+    const answered = manager.logLines().filter((l) => l.msg === 'dashboard request answered');
+    for (const [shard, guild] of guilds.entries()) {
+      const ops = answered.filter((l) => l.guildId === guild.id);
+      expect(ops.map((l) => l.op).sort(), `shard ${shard}`).toEqual(['rulePreview', 'status']);
+      expect(
+        ops.every((l) => JSON.stringify(l.shards) === JSON.stringify([shard])),
+        `shard ${shard}`,
+      ).toBe(true);
+    }
+  });
+});

@@ -277,7 +277,6 @@ export async function startSecondBot(
   env: Record<string, string>,
 ): Promise<{ url: string; stop: () => Promise<void> }> {
   const workDir = await mkdtemp(join(tmpdir(), 'e2e-second-bot-'));
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
   const second: NodeProcess = runNode(
     MAIN,
     {
@@ -288,7 +287,8 @@ export async function startSecondBot(
       DATA_DIR: join(workDir, 'data'),
       PUBLIC_URL,
       HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(port),
+      // Any free port, read back from its log: a port picked here could be taken before the child listens.
+      HTTP_PORT: '0',
       LOG_LEVEL: 'info',
       ...env,
     },
@@ -302,12 +302,13 @@ export async function startSecondBot(
     await rm(workDir, { recursive: true, force: true });
   };
   try {
+    const listening = await second.waitForLog((l) => l.msg === 'web server listening', 30_000);
     await second.waitForLog((l) => l.msg === 'bot ready', 30_000);
+    return { url: `http://127.0.0.1:${Number(listening.port)}`, stop };
   } catch (error) {
     await stop();
     throw error;
   }
-  return { url: `http://127.0.0.1:${port}`, stop };
 }
 
 /** A role at `position` (with these permissions), once the bot's client has seen it. */

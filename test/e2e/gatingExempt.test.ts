@@ -206,12 +206,16 @@ describe('escalation: a moderator cannot exempt their way past the role hierarch
     const moderator = await addMember(g, 'mod', { permissions: MODERATOR });
     const modRole = memberOf(g, moderator).roles[0] ?? '';
 
-    for (const target of [option(User, 'member', moderator), option(Role, 'role', modRole)]) {
-      const text = await said(exempt(g, 'add', [target], moderator));
-      expect(text).toContain('Exemption refused');
-      expect(text).toContain('You cannot manage the gated role **Verified Human**');
-      expect(text).toContain('Nothing changed');
-    }
+    const themselves = await said(exempt(g, 'add', [option(User, 'member', moderator)], moderator));
+    expect(themselves).toContain('Exemption refused');
+    expect(themselves).toContain('You cannot manage the gated role **Verified Human**');
+    expect(themselves).toContain('Nothing changed');
+    // Their own role is their highest: the refusal names it (perms-10000020, escaped), the role they asked about.
+    const ownRole = await said(exempt(g, 'add', [option(Role, 'role', modRole)], moderator));
+    expect(ownRole).toContain('Exemption refused');
+    expect(ownRole).toMatch(/The role \*\*perms\\?-10000020\*\* is not below your highest role/);
+    expect(ownRole).not.toContain('Verified Human');
+    expect(ownRole).toContain('Nothing changed');
     expect(await exemptionsOf(g)).toEqual([]);
     const audit = await g.gating.store.listAuditEvents({ guildId: g.guildId, userId: moderator });
     expect(audit.filter((e) => e.kind.startsWith('exemption'))).toEqual([]);
@@ -247,6 +251,23 @@ describe('escalation: a moderator cannot exempt their way past the role hierarch
       'is exempt',
     );
     expect(await exemptionsOf(g)).toEqual([expect.objectContaining({ kind: 'member', addedBy: moderator })]);
+  });
+});
+
+describe('a refusal names the role that is the problem', () => {
+  it('exempting a role above a moderator who is also below the gated roles names that role, not a gated one', async () => {
+    const g = await startGating();
+    await setup(g);
+    // Manage Roles through a role at position 1: below Verified Human (2) and Spam (3), and below Senior.
+    const moderator = await addMember(g, 'mod3', { permissions: MODERATOR });
+    const senior = await addRole(g, 'Senior', 6);
+
+    const text = await said(exempt(g, 'add', [option(Role, 'role', senior)], moderator));
+    expect(text).toContain('The role **Senior** is not below your highest role');
+    expect(text).not.toContain('Verified Human');
+    const lift = await said(exempt(g, 'remove', [option(Role, 'role', senior)], moderator));
+    expect(lift).toContain('The role **Senior** is not below your highest role');
+    expect(await exemptionsOf(g)).toEqual([]);
   });
 });
 

@@ -271,6 +271,57 @@ describe('a refusal names the role that is the problem', () => {
   });
 });
 
+describe('members are told apart, not named by display name alone', () => {
+  /** Two members who both go by "Alex" in the server (their nickname), with their own usernames. */
+  async function twoAlexes(g: GatingHarness): Promise<[string, string]> {
+    const ids: string[] = [];
+    for (const username of ['alex_one', 'alex_two']) {
+      const id = await addMember(g, username);
+      // The bot caches no members: it reads them from the interaction or from Discord when it needs them.
+      g.h.discord.updateMember(g.guildId, id, { nick: 'Alex' });
+      ids.push(id);
+    }
+    return [ids[0] ?? '', ids[1] ?? ''];
+  }
+
+  /** What a mention-free answer says: allowed_mentions parse [] on every body, nobody pinged. */
+  async function inert(g: GatingHarness, result: Promise<InteractionResult>): Promise<string> {
+    const done = await result;
+    for (const body of messageBodies(g.h.discord, done.interactionId)) {
+      expect(body.allowed_mentions).toEqual({ parse: [] });
+    }
+    const message = visibleMessage(done);
+    expect(message.mentions).toEqual([]);
+    expect(message.mention_everyone).toBe(false);
+    return seen(message);
+  }
+
+  /** `**Alex** (alex_one)`, the underscore escaped or not. */
+  const named = (username: string) => new RegExp(`\\*\\*Alex\\*\\* \\(${username.replace('_', '\\\\?_')}\\)`);
+
+  it('exempting, listing and re-checking two members both called Alex names each by display name and username', async () => {
+    const g = await startGating();
+    await setup(g);
+    const [one, two] = await twoAlexes(g);
+
+    expect(await inert(g, exempt(g, 'add', [option(User, 'member', one)]))).toMatch(named('alex_one'));
+    expect(await inert(g, exempt(g, 'add', [option(User, 'member', two)]))).toMatch(named('alex_two'));
+
+    const list = await inert(g, exempt(g, 'list'));
+    const lines = list.split('\n').filter((l) => l.includes('added by'));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).not.toBe(lines[1]);
+    expect(list).toMatch(named('alex_one'));
+    expect(list).toMatch(named('alex_two'));
+
+    const recheck = await inert(g, gatingCommandRun(g, 'recheck', [option(User, 'member', two)]));
+    expect(recheck).toMatch(named('alex_two'));
+    expect(recheck).not.toMatch(named('alex_one'));
+    const check = await inert(g, gatingCommandRun(g, 'check', [option(User, 'member', one)]));
+    expect(check).toMatch(named('alex_one'));
+  });
+});
+
 describe('/gating exempt list', () => {
   it('shows members and roles with who added them, inert with hostile names', async () => {
     const g = await startGating();

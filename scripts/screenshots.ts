@@ -93,6 +93,7 @@ const NAMES: GuildNames = {
   roles: new Map(Object.values(ROLES).map((role) => [role.id, role.name])),
   channels: new Map([[LOG_CHANNEL.id, LOG_CHANNEL.name]]),
   users: new Map([[MEMBER_ID, 'vitalik']]),
+  usernames: new Map([[MEMBER_ID, 'vitalik']]),
 };
 const RULES: GatingRules = {
   humanRoleId: ROLES.human.id,

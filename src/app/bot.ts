@@ -368,13 +368,8 @@ export async function startBot(options: {
       user: client.user?.tag,
       guilds: client.guilds.cache.size,
       commands: commands.length,
-      ...(options.shards
-        ? {
-            shards: options.shards.ids,
-            shardCount: options.shards.count,
-            processes: options.shards.processes,
-          }
-        : {}),
+      // A shard process's logger already names its shards (gatewayProcess.ts): only the totals here.
+      ...(options.shards ? { shardCount: options.shards.count, processes: options.shards.processes } : {}),
     },
     'bot ready',
   );

@@ -164,6 +164,7 @@ export const ConfigSchema = z.object({
     z.coerce.number().int().min(1).max(16_384).optional(),
   ),
   SHARD_SPAWN_DELAY_SECONDS: withDefault(z.coerce.number().min(0).max(600), 7),
+  SHARD_RESTARTS_PER_HOUR: withDefault(z.coerce.number().int().min(0).max(1_000), 10),
 
   METRICS_PORT: optionalPort,
   METRICS_HOST: withDefault(z.string(), '127.0.0.1'),

@@ -44,6 +44,9 @@ type ShardMessage =
 /** A shard process's answer to `forget-lookups-here`, and the manager's to `forget-lookups`. */
 type ForgetAnswer = { forgotten: ForgottenLookups } | { unreached: number };
 
+/** The window SHARD_RESTARTS_PER_HOUR counts respawns of a shard process in. */
+const RESTART_WINDOW_MS = 60 * 60_000;
+
 /** How long the manager waits for each shard process to forget, and a shard process for the manager. */
 const FORGET_TIMEOUT_MS = 5_000;
 
@@ -110,22 +113,39 @@ export async function startShardManager(o: {
     token: config.DISCORD_TOKEN,
     execArgv: process.execArgv,
     respawn: true,
-    restarts: { max: 10, interval: 60 * 60_000 },
+    // Per shard process; the library starts counting its hour again once the process is ready.
+    restarts: { max: config.SHARD_RESTARTS_PER_HOUR, interval: RESTART_WINDOW_MS },
   });
   const started = Date.now();
   // The logger scrubs every configured secret (the token included) from its entries.
   manager.on('debug', (message: string) => logger.debug({ message }, 'shard manager'));
   manager.on('clusterCreate', (cluster) => {
-    cluster.on('death', () =>
-      logger.warn({ process: cluster.id, shards: cluster.shardList }, 'shard process exited; respawning'),
-    );
+    cluster.on('death', () => {
+      const which = { process: cluster.id, shards: cluster.shardList };
+      // As the library decides (Cluster#_handleExit, which emits `death` first): stopping, over the limit, or respawning.
+      if (!manager.respawn) logger.info(which, 'shard process stopped');
+      else if (cluster.restarts.current >= cluster.restarts.max)
+        logger.error(
+          { ...which, restartsPerHour: config.SHARD_RESTARTS_PER_HOUR },
+          'shard process exited; restart limit reached',
+        );
+      else logger.warn(which, 'shard process exited; respawning');
+    });
     cluster.on('ready', () => {
       logger.info({ process: cluster.id, shards: cluster.shardList }, 'shard process ready');
       if (allReady(manager, processes))
         logger.info({ shards: count, processes, ms: Date.now() - started }, 'all shards ready');
     });
   });
-  logger.info({ shards: count, shardsPerProcess: perProcess, processes }, 'starting shards');
+  logger.info(
+    {
+      shards: count,
+      shardsPerProcess: perProcess,
+      processes,
+      restartsPerHour: config.SHARD_RESTARTS_PER_HOUR,
+    },
+    'starting shards',
+  );
   manager.on('clientRequest', (raw) => {
     const message = raw as unknown as ShardMessage & { reply(answer: object): Promise<void> };
     if (message.kind !== 'forget-lookups') return;

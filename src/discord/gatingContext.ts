@@ -94,8 +94,8 @@ export function invokerUsername(ctx: CommandContext): string {
 
 /**
  * Role, channel and member names for render (never mentions): roles and channels from the gateway cache
- * of the process that runs gating, members from the interaction itself (its resolved options and the
- * member who ran it), else the cache.
+ * of the process that runs gating, members' display names and usernames from the interaction itself (its
+ * resolved options and the member who ran it), else the cache.
  */
 export function guildNames(ctx: CommandContext, userIds: readonly string[] = []): GuildNames {
   const interaction = ctx.interaction;
@@ -103,6 +103,7 @@ export function guildNames(ctx: CommandContext, userIds: readonly string[] = [])
   const roles = new Map<string, string>();
   const channels = new Map<string, string>();
   const users = new Map<string, string>();
+  const usernames = new Map<string, string>();
   if (guild) {
     for (const role of guild.roles.cache.values()) roles.set(role.id, role.name);
     for (const channel of guild.channels.cache.values()) channels.set(channel.id, channel.name);
@@ -116,13 +117,11 @@ export function guildNames(ctx: CommandContext, userIds: readonly string[] = [])
     const user = resolvedUsers?.[userId] ?? (invoker?.id === userId ? invoker : undefined);
     const nick =
       resolvedMembers?.[userId]?.nick ?? (invoker?.id === userId ? interaction?.member?.nick : null);
-    const name =
-      nick ??
-      user?.global_name ??
-      user?.username ??
-      guild?.members.cache.get(userId)?.displayName ??
-      ctx.deps.gating?.cachedUserName(userId);
+    const cached = guild?.members.cache.get(userId);
+    const name = nick ?? user?.global_name ?? user?.username ?? cached?.displayName;
+    const username = user?.username ?? cached?.user.username ?? ctx.deps.gating?.cachedUserName(userId);
     if (name) users.set(userId, name);
+    if (username) usernames.set(userId, username);
   }
-  return { roles, channels, users };
+  return { roles, channels, users, usernames };
 }

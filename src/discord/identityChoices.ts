@@ -1,5 +1,5 @@
 import type { APIApplicationCommandOptionChoice } from 'discord-api-types/v10';
-import { MAX_IDENTITY_LENGTH } from '../web3bio/identity.ts';
+import { MAX_IDENTITY_LENGTH, withoutHandleMark } from '../web3bio/identity.ts';
 import { completeIdentity, stableIdentity } from '../web3bio/identityCompletions.ts';
 
 /** Discord shows at most 25 autocomplete choices. */
@@ -19,7 +19,8 @@ export interface IdentitySources {
 
 /**
  * The choices for an identity option while `typed` is being typed: the member's recent lookups, what
- * they proved, the server's recent lookups (each kept when it starts with `typed`, ignoring case), then
+ * they proved, the server's recent lookups (each kept when it starts with `typed`, ignoring case and the
+ * `@` of a handle), then
  * completions of `typed` into each platform's forms. Every value parses with `parseIdentity` and is its
  * normalised form; duplicates go, at most MAX_AUTOCOMPLETE_CHOICES remain.
  */
@@ -27,7 +28,7 @@ export function identityChoices(
   typed: string,
   sources: IdentitySources,
 ): APIApplicationCommandOptionChoice<string>[] {
-  const prefix = typeof typed === 'string' ? typed.trim().toLowerCase() : '';
+  const prefix = typeof typed === 'string' ? withoutHandleMark(typed.trim()).toLowerCase() : '';
   const remembered = [...sources.recent, ...sources.proven, ...sources.server]
     .map(offerable)
     .filter((identity) => identity?.toLowerCase().startsWith(prefix));

@@ -27,6 +27,8 @@ export interface ExemptionList {
   exemptions: Exemption[];
   /** Display names of exempt members and of those who added exemptions, where Discord had them. */
   userNames: Map<string, string>;
+  /** Their usernames, which tell apart members of one display name. */
+  usernames: Map<string, string>;
 }
 
 /** Adds, removes and lists a guild's gating exemptions. */
@@ -59,18 +61,21 @@ export class ExemptionGating {
   async list(guildId: string): Promise<ExemptionList> {
     const exemptions = await this.#store.listExemptions(guildId);
     const userNames = new Map<string, string>();
+    const usernames = new Map<string, string>();
     const guild = await guildOf(this.#discord, guildId);
-    if (!guild) return { exemptions, userNames };
+    if (!guild) return { exemptions, userNames, usernames };
     const ids = [
       ...new Set(exemptions.flatMap((e) => (e.kind === 'member' ? [e.targetId, e.addedBy] : [e.addedBy]))),
     ];
     await Promise.all(
       ids.slice(0, NAMED_MAX).map(async (id) => {
         const member = await memberOf(guild, id).catch(() => null);
-        if (member) userNames.set(id, member.displayName);
+        if (!member) return;
+        userNames.set(id, member.displayName);
+        usernames.set(id, member.user.username);
       }),
     );
-    return { exemptions, userNames };
+    return { exemptions, userNames, usernames };
   }
 
   async #check(guildId: string, target: ExemptTarget, actorId: string): Promise<ExemptResult | null> {

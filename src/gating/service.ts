@@ -235,7 +235,7 @@ export class GatingService {
     if (options.signedProofInbox) {
       const inbox = new SignedProofInbox({
         store,
-        logger: logger.child({ module: 'signed-proofs' }),
+        logger: logger.child({ part: 'signed-proofs' }),
         ownsGuild: (guildId) => servesGuild(discord, guildId),
         complete: (proof) => this.verification.completeSignature(proof),
         ...options.signedProofInbox,
@@ -289,7 +289,7 @@ export class GatingService {
         new AuthoritySnapshots({
           discord,
           store,
-          logger: logger.child({ module: 'authority-snapshots' }),
+          logger: logger.child({ part: 'authority-snapshots' }),
           ...options.authoritySnapshots,
         }),
       );
@@ -385,7 +385,7 @@ export function createLinkedRoles(o: {
   const service = new LinkedRoleService({
     store: o.store,
     evaluator: o.evaluator,
-    logger: o.logger.child({ module: 'linked-roles' }),
+    logger: o.logger.child({ part: 'linked-roles' }),
     now: o.now,
     oauth: o.oauth,
     key: o.key,

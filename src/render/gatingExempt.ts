@@ -91,7 +91,11 @@ export function renderExemptList(
   ctx: RenderContext,
 ): MessagePayload {
   const { locale } = ctx;
-  const names: GuildNames = { ...guildNames, users: new Map([...guildNames.users, ...list.userNames]) };
+  const names: GuildNames = {
+    ...guildNames,
+    users: new Map([...guildNames.users, ...list.userNames]),
+    usernames: new Map([...guildNames.usernames, ...list.usernames]),
+  };
   if (list.exemptions.length === 0) {
     return plain(
       embed(t(locale, 'gating.exempt.listTitle'), t(locale, 'gating.exempt.listEmpty'), COLORS.neutral),

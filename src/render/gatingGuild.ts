@@ -7,14 +7,14 @@ import type { RoleProblem } from '../gating/roles/hierarchy.ts';
 import type { DisableResult, GuildPreview, GuildStatus, RecheckResult } from '../gating/types.ts';
 import { type MessageKey, t } from '../i18n/index.ts';
 import type { GuildSettings } from '../store/types.ts';
-import { DISCORD_LIMITS, discordTime, escapeLine, escapeText, truncate } from '../text/safety.ts';
+import { DISCORD_LIMITS, discordTime, escapeText, truncate } from '../text/safety.ts';
 import { formatNumber, joinLinesWithin } from './format.ts';
 import {
   channelLabel,
   embed,
   type GuildNames,
   LIST_MAX,
-  NAME_MAX,
+  memberText,
   plain,
   REASON_MAX,
   reasonText,
@@ -224,7 +224,7 @@ export function renderPreview(preview: GuildPreview, names: GuildNames, ctx: Ren
     const because = entry.because.slice(0, 3).map((b) => `↳ ${reasonText(b)}`);
     return {
       name:
-        cleanName(names.users.get(entry.userId) ?? entry.username ?? undefined) ??
+        memberText(entry.userId, names, entry.username) ??
         t(locale, 'gating.preview.member', { id: entry.userId }),
       value: joinLinesWithin([...changes, ...because], DISCORD_LIMITS.fieldValue),
     };
@@ -234,11 +234,6 @@ export function renderPreview(preview: GuildPreview, names: GuildNames, ctx: Ren
     embed(t(locale, 'gating.preview.title'), lines.filter(Boolean).join('\n'), color, fields),
     ctx,
   );
-}
-
-function cleanName(name: string | undefined): string | undefined {
-  if (name === undefined) return undefined;
-  return escapeLine(truncate(name, NAME_MAX)) || undefined;
 }
 
 /** `/gating status`: permissions, role problems, intents, last sync and the queue. */

@@ -1,7 +1,8 @@
 /**
  * What every gating message shares: the guild's names (looked up by the caller), roles, channels and
  * members shown by name and never as mentions (so nothing can ping, and a deleted role still reads
- * sensibly), and the plain embed the messages use. Every user-controlled string goes through text/safety.ts.
+ * sensibly; a member also by username, so two with one display name are told apart), and the plain embed
+ * the messages use. Every user-controlled string goes through text/safety.ts.
  */
 import type { APIEmbed, APIEmbedField } from 'discord-api-types/v10';
 import type { DecisionWhy, RoleDecision, RoleDiff } from '../gating/rules/rules.ts';
@@ -15,10 +16,18 @@ import type { MessagePayload, RenderContext } from './types.ts';
 export interface GuildNames {
   roles: ReadonlyMap<string, string>;
   channels: ReadonlyMap<string, string>;
+  /** Members' display names (a server nickname, else their global name): not unique. */
   users: ReadonlyMap<string, string>;
+  /** Members' usernames: unique on Discord. */
+  usernames: ReadonlyMap<string, string>;
 }
 
-export const NO_NAMES: GuildNames = { roles: new Map(), channels: new Map(), users: new Map() };
+export const NO_NAMES: GuildNames = {
+  roles: new Map(),
+  channels: new Map(),
+  users: new Map(),
+  usernames: new Map(),
+};
 
 export const REASON_MAX = 300;
 
@@ -85,11 +94,36 @@ export function channelLabel(channelId: string, names: GuildNames, locale: strin
   return shown ? `**#${shown}**` : t(locale, 'gating.label.missingChannel', { id: inlineCode(channelId) });
 }
 
-/** A member by name, or by id when the name is not known. */
+/** A member's display name and username, escaped for one line; empty where not known. */
+function memberNames(
+  userId: string,
+  names: GuildNames,
+  username = names.usernames.get(userId),
+): { name: string; username: string } {
+  const shown = (text: string | undefined | null) => (text ? escapeLine(truncate(text, NAME_MAX)) : '');
+  return { name: shown(names.users.get(userId)), username: shown(username) };
+}
+
+/**
+ * A member by display name, with what tells them apart from others of that name: `**Alex** (alex_99)`, by
+ * username; `**Alex** (\`id\`)` when the username is not known; `**alex_99**` when the two are one. By id
+ * when no name is known.
+ */
 export function userLabel(userId: string, names: GuildNames, locale: string): string {
-  const name = names.users.get(userId);
-  const shown = name === undefined ? '' : escapeLine(truncate(name, NAME_MAX));
-  return shown ? `**${shown}**` : t(locale, 'gating.label.member', { id: inlineCode(userId) });
+  const { name, username } = memberNames(userId, names);
+  if (name === '' && username === '') return t(locale, 'gating.label.member', { id: inlineCode(userId) });
+  if (name === '' || name === username) return `**${username}**`;
+  return `**${name}** (${username || inlineCode(userId)})`;
+}
+
+/**
+ * A member as plain text where no markup renders (a field name): `Alex (alex_99)`, or the one name known;
+ * `username` when the caller saw it elsewhere. Undefined when no name is known.
+ */
+export function memberText(userId: string, names: GuildNames, username?: string | null): string | undefined {
+  const known = memberNames(userId, names, names.usernames.get(userId) ?? username ?? undefined);
+  if (known.name === '' || known.name === known.username) return known.username || undefined;
+  return known.username === '' ? known.name : `${known.name} (${known.username})`;
 }
 
 /** One line per role change, with the rule's reason. */

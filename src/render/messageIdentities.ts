@@ -40,8 +40,38 @@ function shortAddress(address: string): string {
 /** A short detail: the resolved address, else the start of the bio. */
 function detail(profile: Profile): string {
   if (profile.address) return inlineCode(shortAddress(cleanLine(profile.address)));
-  const bio = cleanLine(profile.description ?? '');
-  return bio === '' ? '' : escapeLine(truncate(bio, BIO_MAX));
+  return bio(profile);
+}
+
+function bio(profile: Profile): string {
+  const text = cleanLine(profile.description ?? '');
+  return text === '' ? '' : escapeLine(truncate(text, BIO_MAX));
+}
+
+function isAddressKind(kind: IdentityKind): boolean {
+  return kind === 'evm-address' || kind === 'solana-address';
+}
+
+/**
+ * The name a bare address resolves to (its primary name: the identity of the batch answer), with the
+ * display name to show for it; null when the answer is the address itself (no primary name).
+ */
+function resolvedName(answer: IdentityAnswer, profile: Profile): { name: string; shown: string } | null {
+  const name = cleanLine(profile.identity);
+  if (name === '' || name.toLowerCase() === answer.identity.toLowerCase()) return null;
+  return { name, shown: cleanLine(profile.displayName ?? '') || name };
+}
+
+/** A bare address: what was written once, and the primary name it resolves to under that name's platform. */
+function addressLine(answer: IdentityAnswer, profile: Profile, index: number): string {
+  const written = inlineCode(answer.identity, IDENTITY_CODE_MAX);
+  const platform = escapeLine(platformName(profile.platform));
+  const resolved = resolvedName(answer, profile);
+  if (resolved === null) return `${index}. ${[written, platform, bio(profile)].filter(Boolean).join(' · ')}`;
+  const parts = [`**${escapeLine(truncate(resolved.shown, NAME_MAX))}**`, platform];
+  if (resolved.shown !== resolved.name) parts.push(inlineCode(resolved.name, IDENTITY_CODE_MAX));
+  parts.push(written);
+  return `${index}. ${parts.join(' · ')}`;
 }
 
 function line(answer: IdentityAnswer, index: number, locale: string): string {
@@ -50,6 +80,7 @@ function line(answer: IdentityAnswer, index: number, locale: string): string {
   if (profile === null) return `${index}. ${written} · ${t(locale, 'messageIdentities.notFound')}`;
   if (profile === undefined)
     return `${index}. ${written} · ${kindName(answer.kind, locale)} · ${t(locale, 'messageIdentities.pickBelow')}`;
+  if (isAddressKind(answer.kind)) return addressLine(answer, profile, index);
   const name = cleanLine(profile.displayName ?? '') || cleanLine(profile.identity) || answer.identity;
   const parts = [`**${escapeLine(truncate(name, NAME_MAX))}**`, escapeLine(platformName(profile.platform))];
   if (name !== answer.identity) parts.push(written);
@@ -61,12 +92,17 @@ function line(answer: IdentityAnswer, index: number, locale: string): string {
 function option(answer: IdentityAnswer, locale: string): APISelectMenuOption | null {
   // A value carries the identity itself (at most 100 characters): longer ones stay in the list only.
   if (answer.profile === null || answer.identity.length > DISCORD_LIMITS.selectOptionValue) return null;
-  const name = cleanLine(answer.profile?.displayName ?? '') || answer.identity;
-  const platform = answer.profile ? platformName(answer.profile.platform) : kindName(answer.kind, locale);
+  const { profile } = answer;
+  const resolved = profile && isAddressKind(answer.kind) ? resolvedName(answer, profile) : null;
+  const name = isAddressKind(answer.kind)
+    ? (resolved?.shown ?? answer.identity)
+    : cleanLine(profile?.displayName ?? '') || answer.identity;
+  const platform = profile ? platformName(profile.platform) : kindName(answer.kind, locale);
+  const about = [platform, ...(resolved ? [resolved.name] : []), answer.identity].join(' · ');
   return {
     label: truncate(name, DISCORD_LIMITS.selectOptionLabel),
     value: answer.identity,
-    description: truncate(`${platform} · ${answer.identity}`, DISCORD_LIMITS.selectOptionDescription),
+    description: truncate(about, DISCORD_LIMITS.selectOptionDescription),
   };
 }
 

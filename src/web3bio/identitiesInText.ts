@@ -3,7 +3,7 @@
  * .linea.eth, EVM and Solana addresses, Farcaster handles (`@name`, `name.farcaster`) and Lens handles
  * (`lens/name`, `name.lens`). Words are only cut out here; parseIdentity decides what each one is.
  */
-import { type IdentityKind, parseBatchId, parseIdentity } from './identity.ts';
+import { type IdentityKind, parseBatchId, parseIdentity, withoutHandleMark } from './identity.ts';
 
 /** At most this many identities are taken from one text (the first ones written). */
 export const MAX_IDENTITIES_IN_TEXT = 10;
@@ -22,7 +22,6 @@ const DISCORD_MARKUP = /<(?:@[!&]?|#|\/|a?:|t:|id:)[^<>]*>/g;
 const WORD_SEPARATORS = /[\s,;()[\]{}<>"'`*|~!?\\]+/u;
 const LENS_PATH = /^lens\/([a-z0-9_][a-z0-9_-]{0,63})$/i;
 const EDGE_PUNCTUATION = /^[.:]+|[.:]+$/g;
-const MASS_MENTIONS = new Set(['everyone', 'here']);
 /** Name endings that count in prose; parseIdentity also reads bare DNS names as ENS, which prose is full of. */
 const NAME_ENDINGS: Partial<Record<IdentityKind, readonly string[]>> = {
   ens: ['.eth'],
@@ -54,8 +53,8 @@ function* candidates(text: string): Generator<{ word: string; handle: boolean }>
     }
     for (const piece of word.split('/')) {
       const bare = unwrap(piece);
-      if (bare.startsWith('@')) yield { word: bare.slice(1), handle: true };
-      else if (bare !== '') yield { word: bare, handle: false };
+      const word = withoutHandleMark(bare);
+      if (word !== '') yield { word, handle: word !== bare };
     }
   }
 }
@@ -68,7 +67,6 @@ function unwrap(word: string): string {
 }
 
 function identify({ word, handle }: { word: string; handle: boolean }): IdentityInText | null {
-  if (handle && MASS_MENTIONS.has(word.toLowerCase())) return null;
   let parsed: ReturnType<typeof parseIdentity>;
   try {
     parsed = parseIdentity(word);

@@ -70,6 +70,9 @@ const FARCASTER_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 const LENS_HANDLE = /^[a-z0-9_][a-z0-9_-]{0,63}$/;
 const FARCASTER_SUFFIX = /\.(farcaster|fcast\.id|farcaster\.eth)$/;
 
+/** Discord's mass mentions: written like handles, and none. */
+const MASS_MENTIONS: ReadonlySet<string> = new Set(['everyone', 'here']);
+
 const CONTROL = /\p{Cc}/u;
 const BIDI = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
 const WHITESPACE = /\s/;
@@ -282,13 +285,25 @@ function batchId(platform: BatchPlatform, detected: Detected) {
   return { platform, identity, id: `${platform},${identity}` };
 }
 
+/**
+ * `text` without the `@` that marks a handle as written in chat (`@dwr` is `dwr`, a Farcaster username;
+ * `@vitalik.eth` is `vitalik.eth`), else `text` as it is: a doubled `@`, a bare one and Discord's
+ * `@everyone` and `@here` are no handles.
+ */
+export function withoutHandleMark(text: string): string {
+  if (!text.startsWith('@') || text.startsWith('@@')) return text;
+  const handle = text.slice(1);
+  return handle === '' || MASS_MENTIONS.has(handle.toLowerCase()) ? text : handle;
+}
+
 function detect(raw: string, original: string = raw): Detected {
   if (typeof raw !== 'string') throw new InvalidIdentityError(String(original), 'it is not text');
-  const text = raw.trim();
-  if (text === '') throw new InvalidIdentityError(original, 'it is empty');
-  if (text.length > MAX_IDENTITY_LENGTH) {
+  const trimmed = raw.trim();
+  if (trimmed === '') throw new InvalidIdentityError(original, 'it is empty');
+  if (trimmed.length > MAX_IDENTITY_LENGTH) {
     throw new InvalidIdentityError(original, `it is longer than ${MAX_IDENTITY_LENGTH} characters`);
   }
+  const text = withoutHandleMark(trimmed);
 
   const fid = FID.exec(text) ?? LEGACY_FID.exec(text);
   if (fid?.[1]) return { kind: 'farcaster-fid', value: `farcaster,#${BigInt(fid[1]).toString()}` };

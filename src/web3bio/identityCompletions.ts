@@ -1,4 +1,10 @@
-import { type IdentityKind, MAX_IDENTITY_LENGTH, type ParsedIdentity, parseIdentity } from './identity.ts';
+import {
+  type IdentityKind,
+  MAX_IDENTITY_LENGTH,
+  type ParsedIdentity,
+  parseIdentity,
+  withoutHandleMark,
+} from './identity.ts';
 
 /**
  * The endings a name is completed with, in the order they are offered: ENS, Basenames, Linea, Farcaster,
@@ -16,11 +22,14 @@ const WHOLE_KINDS: ReadonlySet<IdentityKind> = new Set(['evm-address', 'solana-a
  * The identities `typed` may be heading for, normalised by `parseIdentity` (ENSIP-15): an address or a
  * FID as it is; else its completions in the order of NAME_ENDINGS (`vitalik` → `vitalik.eth` …
  * `vitalik.lens`, `vitalik.ba` → `vitalik.base.eth`); else, when no ending fits, the typed name itself
- * (`bonfida.sol`). Only forms that parse back to themselves are returned; never throws.
+ * (`bonfida.sol`). A handle being typed (`@dwr`) is the Farcaster username `parseIdentity` reads it as
+ * (`dwr.farcaster`); once it has a dot, the name after the `@` is completed. Only forms that parse back to
+ * themselves are returned; never throws.
  */
 export function completeIdentity(typed: string): string[] {
   const text = typeof typed === 'string' ? typed.trim() : '';
   if (text === '' || text.length > MAX_IDENTITY_LENGTH) return [];
+  if (text.startsWith('@')) return completeHandle(text);
   const itself = stableIdentity(text);
   if (itself && WHOLE_KINDS.has(itself.kind)) return [itself.identity];
   if (PARTIAL_EVM_ADDRESS.test(text)) return [];
@@ -31,6 +40,15 @@ export function completeIdentity(typed: string): string[] {
   }
   if (completions.size > 0) return [...completions];
   return itself ? [itself.identity] : [];
+}
+
+/** `@name`: its Farcaster form while dotless (normalised through the name's ENSIP-15 path), else the name's completions. */
+function completeHandle(text: string): string[] {
+  const handle = withoutHandleMark(text);
+  if (handle === text) return [];
+  if (handle.includes('.')) return completeIdentity(handle);
+  const parsed = stableIdentity(`${handle}.farcaster`);
+  return parsed?.kind === 'farcaster' ? [parsed.identity] : [];
 }
 
 /**

@@ -164,6 +164,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...gating, DATABASE_URL: 'postgres://db/bot' }).SHARD_COUNT).toBe(2);
   });
 
+  it('reads SHARD_RESTARTS_PER_HOUR: 10 by default, 0 for never, a whole number at most 1000', () => {
+    expect(loadConfig(REQUIRED).SHARD_RESTARTS_PER_HOUR).toBe(10);
+    expect(loadConfig({ ...REQUIRED, SHARD_RESTARTS_PER_HOUR: ' ' }).SHARD_RESTARTS_PER_HOUR).toBe(10);
+    expect(loadConfig({ ...REQUIRED, SHARD_RESTARTS_PER_HOUR: '3' }).SHARD_RESTARTS_PER_HOUR).toBe(3);
+    expect(loadConfig({ ...REQUIRED, SHARD_RESTARTS_PER_HOUR: '0' }).SHARD_RESTARTS_PER_HOUR).toBe(0);
+    for (const bad of ['-1', '1.5', 'many', '1001']) {
+      const problems = problemsOf({ ...REQUIRED, SHARD_RESTARTS_PER_HOUR: bad });
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/^SHARD_RESTARTS_PER_HOUR /);
+    }
+  });
+
   it('INTERACTIONS=http refuses to start without the public key and PUBLIC_URL, and says where each goes', () => {
     expect(loadConfig(REQUIRED).INTERACTIONS).toBe('gateway');
     expect(loadConfig(REQUIRED).PROCESS_ROLE).toBe('all');

@@ -51,6 +51,24 @@ describe('completeIdentity', () => {
     expect(completeIdentity(solana)).toEqual([solana]);
   });
 
+  it('completes a handle being typed (@dwr) into the Farcaster username it is, normalised (ENSIP-15)', () => {
+    expect(completeIdentity('@dwr')).toEqual(['dwr.farcaster']);
+    expect(completeIdentity('@DWR')).toEqual(['dwr.farcaster']);
+    expect(completeIdentity('@ＤＷＲ')).toEqual(['dwr.farcaster']);
+    expect(completeIdentity('@d')).toEqual(['d.farcaster']);
+    for (const typed of ['@dwr', '@DWR', '@d']) {
+      for (const value of completeIdentity(typed)) {
+        expect(value).toBe(parseIdentity(typed.normalize('NFKC')).identity);
+      }
+    }
+    // Once a dot is typed it is a name being completed, as without the @ (and as `/whois` reads it).
+    expect(completeIdentity('@dwr.e')).toEqual(['dwr.eth']);
+    expect(completeIdentity('@dwr.far')).toEqual(['dwr.farcaster']);
+    for (const typed of ['@', '@@dwr', '@everyone', '@here', '@ab--cd', '@a_b.eth']) {
+      expect(completeIdentity(typed)).toEqual([]);
+    }
+  });
+
   it('never offers what does not parse', () => {
     for (const typed of [
       '',
@@ -96,6 +114,12 @@ describe('identityChoices', () => {
     expect(values('DW', sources)).not.toContain('vitalik.eth');
     expect(values('st', sources)[0]).toBe('stani.lens');
     expect(values('', sources)).toEqual(['vitalik.eth', 'dwr.farcaster', 'stani.lens']);
+  });
+
+  it('for a handle being typed, offers remembered identities by the name after the @, then its Farcaster form', () => {
+    const sources = { recent: ['dwr.eth', 'vitalik.eth'], proven: ['dwr.farcaster'], server: [] };
+    expect(values('@dwr', sources)).toEqual(['dwr.eth', 'dwr.farcaster']);
+    expect(values('@dwr', NONE)).toEqual(['dwr.farcaster']);
   });
 
   it('offers at most 25', () => {

@@ -89,6 +89,22 @@ describe('autocomplete on identity options', () => {
     expect(await suggestions(h, 'whois', 'identity', '<@123> **x**')).toEqual([]);
   });
 
+  it('typing a handle (@dwr) offers its Farcaster form, which /whois reads as it reads @dwr itself', async () => {
+    for (const command of ['whois', 'avatar', 'creds', 'wallet']) {
+      expect(await suggestions(h, command, 'identity', '@dwr')).toEqual(['dwr.farcaster']);
+    }
+    expect(await suggestions(h, 'whois', 'identity', '@DWR')).toEqual(['dwr.farcaster']);
+    expect(await suggestions(h, 'whois', 'identity', '@everyone')).toEqual([]);
+    // Pressing enter on the typed handle, or on the offered value, opens the same Farcaster profile
+    // (Bob's private lookups: Alice's list, counted below, stays as it was).
+    const asBob = { userId: BOB };
+    const typed = visibleMessage(await h.run('whois', { identity: '@dwr', private: true }, asBob));
+    const chosen = visibleMessage(await h.run('whois', { identity: 'dwr.farcaster', private: true }, asBob));
+    expect(typed.embeds[0]?.title).toBeTruthy();
+    expect(typed.embeds[0]?.title).toBe(chosen.embeds[0]?.title);
+    expect(JSON.stringify(typed.embeds[0])).toContain('Farcaster');
+  });
+
   it('after Alice looks vitalik.eth up, typing "vit" offers it first, to her and to Bob in the server', async () => {
     const lookup = await h.run('whois', { identity: 'Vitalik.eth' });
     expect(callbackTypes(lookup)).toEqual([4]);

@@ -206,12 +206,16 @@ describe('escalation: a moderator cannot exempt their way past the role hierarch
     const moderator = await addMember(g, 'mod', { permissions: MODERATOR });
     const modRole = memberOf(g, moderator).roles[0] ?? '';
 
-    for (const target of [option(User, 'member', moderator), option(Role, 'role', modRole)]) {
-      const text = await said(exempt(g, 'add', [target], moderator));
-      expect(text).toContain('Exemption refused');
-      expect(text).toContain('You cannot manage the gated role **Verified Human**');
-      expect(text).toContain('Nothing changed');
-    }
+    const themselves = await said(exempt(g, 'add', [option(User, 'member', moderator)], moderator));
+    expect(themselves).toContain('Exemption refused');
+    expect(themselves).toContain('You cannot manage the gated role **Verified Human**');
+    expect(themselves).toContain('Nothing changed');
+    // Their own role is their highest: the refusal names it (perms-10000020, escaped), the role they asked about.
+    const ownRole = await said(exempt(g, 'add', [option(Role, 'role', modRole)], moderator));
+    expect(ownRole).toContain('Exemption refused');
+    expect(ownRole).toMatch(/The role \*\*perms\\?-10000020\*\* is not below your highest role/);
+    expect(ownRole).not.toContain('Verified Human');
+    expect(ownRole).toContain('Nothing changed');
     expect(await exemptionsOf(g)).toEqual([]);
     const audit = await g.gating.store.listAuditEvents({ guildId: g.guildId, userId: moderator });
     expect(audit.filter((e) => e.kind.startsWith('exemption'))).toEqual([]);
@@ -247,6 +251,74 @@ describe('escalation: a moderator cannot exempt their way past the role hierarch
       'is exempt',
     );
     expect(await exemptionsOf(g)).toEqual([expect.objectContaining({ kind: 'member', addedBy: moderator })]);
+  });
+});
+
+describe('a refusal names the role that is the problem', () => {
+  it('exempting a role above a moderator who is also below the gated roles names that role, not a gated one', async () => {
+    const g = await startGating();
+    await setup(g);
+    // Manage Roles through a role at position 1: below Verified Human (2) and Spam (3), and below Senior.
+    const moderator = await addMember(g, 'mod3', { permissions: MODERATOR });
+    const senior = await addRole(g, 'Senior', 6);
+
+    const text = await said(exempt(g, 'add', [option(Role, 'role', senior)], moderator));
+    expect(text).toContain('The role **Senior** is not below your highest role');
+    expect(text).not.toContain('Verified Human');
+    const lift = await said(exempt(g, 'remove', [option(Role, 'role', senior)], moderator));
+    expect(lift).toContain('The role **Senior** is not below your highest role');
+    expect(await exemptionsOf(g)).toEqual([]);
+  });
+});
+
+describe('members are told apart, not named by display name alone', () => {
+  /** Two members who both go by "Alex" in the server (their nickname), with their own usernames. */
+  async function twoAlexes(g: GatingHarness): Promise<[string, string]> {
+    const ids: string[] = [];
+    for (const username of ['alex_one', 'alex_two']) {
+      const id = await addMember(g, username);
+      // The bot caches no members: it reads them from the interaction or from Discord when it needs them.
+      g.h.discord.updateMember(g.guildId, id, { nick: 'Alex' });
+      ids.push(id);
+    }
+    return [ids[0] ?? '', ids[1] ?? ''];
+  }
+
+  /** What a mention-free answer says: allowed_mentions parse [] on every body, nobody pinged. */
+  async function inert(g: GatingHarness, result: Promise<InteractionResult>): Promise<string> {
+    const done = await result;
+    for (const body of messageBodies(g.h.discord, done.interactionId)) {
+      expect(body.allowed_mentions).toEqual({ parse: [] });
+    }
+    const message = visibleMessage(done);
+    expect(message.mentions).toEqual([]);
+    expect(message.mention_everyone).toBe(false);
+    return seen(message);
+  }
+
+  /** `**Alex** (alex_one)`, the underscore escaped or not. */
+  const named = (username: string) => new RegExp(`\\*\\*Alex\\*\\* \\(${username.replace('_', '\\\\?_')}\\)`);
+
+  it('exempting, listing and re-checking two members both called Alex names each by display name and username', async () => {
+    const g = await startGating();
+    await setup(g);
+    const [one, two] = await twoAlexes(g);
+
+    expect(await inert(g, exempt(g, 'add', [option(User, 'member', one)]))).toMatch(named('alex_one'));
+    expect(await inert(g, exempt(g, 'add', [option(User, 'member', two)]))).toMatch(named('alex_two'));
+
+    const list = await inert(g, exempt(g, 'list'));
+    const lines = list.split('\n').filter((l) => l.includes('added by'));
+    expect(lines).toHaveLength(2);
+    expect(lines[0]).not.toBe(lines[1]);
+    expect(list).toMatch(named('alex_one'));
+    expect(list).toMatch(named('alex_two'));
+
+    const recheck = await inert(g, gatingCommandRun(g, 'recheck', [option(User, 'member', two)]));
+    expect(recheck).toMatch(named('alex_two'));
+    expect(recheck).not.toMatch(named('alex_one'));
+    const check = await inert(g, gatingCommandRun(g, 'check', [option(User, 'member', one)]));
+    expect(check).toMatch(named('alex_one'));
   });
 });
 

@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { InteractionResult } from '../../fakes/discord/server.ts';
+import { rawProfile } from '../../fakes/web3bio/builders.ts';
 import { EDGE } from '../../fakes/web3bio/edgeCases.ts';
 import type { MessagePayload } from '../../src/render/types.ts';
 import { assertWithinDiscordLimits } from '../render/limits.ts';
@@ -67,6 +68,31 @@ describe('message menu: web3 identities in this message', () => {
     expect(lines.find((l) => l.includes('never-registered-xyz.eth'))).toContain('not found on Web3.bio');
     expect(h.upstream.requests.slice(before)).toHaveLength(1);
     expect(batchRequests(before)).toHaveLength(1);
+  });
+
+  it('shows a bare address once, with the primary ENS name it resolves to, labelled ENS', async () => {
+    const whale = '0xe1e1c0ffee5eed000000000000000000000a2928';
+    const nameless = '0x00000000000000000000000000000000000b0b0b';
+    h.upstream.world.addProfile(rawProfile('ens', 'whale.eth', whale, { displayName: 'Whale Watcher' }));
+    const before = h.upstream.requests.length;
+    // Written with a checksum-style mix of cases, as wallets copy it.
+    const result = await onMessage(
+      `gm, sent from 0xE1E1C0FFEE5EED000000000000000000000A2928 and ${nameless}`,
+    );
+    const lines = expectInertPrivateAnswer(result).split('\n');
+    expect(lines).toEqual([
+      `1. **Whale Watcher** · ENS · \`whale.eth\` · \`${whale}\``,
+      `2. \`${nameless}\` · Ethereum`,
+    ]);
+    expect(batchRequests(before)).toHaveLength(1);
+    const row = visibleMessage(result).components?.[0] as {
+      components: { options: { label: string; value: string; description: string }[] }[];
+    };
+    expect(row.components[0]?.options[0]).toEqual({
+      label: 'Whale Watcher',
+      value: whale,
+      description: `ENS · whale.eth · ${whale}`,
+    });
   });
 
   it('opens the full /whois card from the menu', async () => {

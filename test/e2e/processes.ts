@@ -95,3 +95,30 @@ export function freePort(): Promise<number> {
     });
   });
 }
+
+/**
+ * The keys a JSON object text carries more than once at its top level (JSON.parse keeps the last and
+ * hides the rest; pino writes a child logger's bindings and a line's own fields side by side).
+ */
+export function repeatedTopLevelKeys(json: string): string[] {
+  const seen = new Set<string>();
+  const repeated: string[] = [];
+  let depth = 0;
+  for (let i = 0; i < json.length; i += 1) {
+    const c = json[i];
+    if (c === '"') {
+      let end = i + 1;
+      while (end < json.length && json[end] !== '"') end += json[end] === '\\' ? 2 : 1;
+      const text = json.slice(i, end + 1);
+      i = end;
+      let next = end + 1;
+      while (json[next] === ' ') next += 1;
+      if (depth !== 1 || json[next] !== ':') continue;
+      const key = JSON.parse(text) as string;
+      if (seen.has(key)) repeated.push(key);
+      seen.add(key);
+    } else if (c === '{' || c === '[') depth += 1;
+    else if (c === '}' || c === ']') depth -= 1;
+  }
+  return repeated;
+}

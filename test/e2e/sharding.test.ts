@@ -18,7 +18,7 @@ import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.t
 import { openPostgresStore } from '../../src/store/index.ts';
 import { POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, type LogLine, visibleMessage } from './harness.ts';
-import { freePort, type NodeProcess, runNode } from './processes.ts';
+import { freePort, type NodeProcess, repeatedTopLevelKeys, runNode } from './processes.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const TOKEN = 'e2e-SHARDED-DISCORD-TOKEN-must-not-leak-93ac1';
@@ -234,13 +234,107 @@ describe('SHARD_COUNT=auto with one shard per process', () => {
     expect(text).toMatch(/^process_resident_memory_bytes \d+/m);
   });
 
-  it('stops on SIGTERM with every shard process, and never printed the token', async () => {
+  it('writes each key once per log line (a shard process’s lines carry its shards once)', () => {
+    expect(repeatedTopLevelKeys('{"shards":[0],"a":{"shards":1},"shards":[0]}')).toEqual(['shards']);
+    const lines = manager
+      .output()
+      .stdout.split('\n')
+      .filter((line) => line.startsWith('{'));
+    expect(lines.some((line) => line.includes('"msg":"bot ready"'))).toBe(true);
+    expect(lines.filter((line) => repeatedTopLevelKeys(line).length > 0)).toEqual([]);
+  });
+
+  it('stops on SIGTERM with every shard process, saying so without a respawn warning, and never printed the token', async () => {
     const pids = readyLines().map((l) => Number(l.pid));
+    const respawning = () =>
+      manager.logLines().filter((l) => l.msg === 'shard process exited; respawning').length;
+    const before = respawning();
     manager.child.kill('SIGTERM');
     expect(await manager.exited).toBe(0);
     for (const pid of pids) expect(() => process.kill(pid, 0)).toThrow();
+    expect(respawning()).toBe(before);
+    const stopped = manager.logLines().filter((l) => l.msg === 'shard process stopped');
+    expect(stopped.map((l) => l.process).sort()).toEqual([0, 1]);
+    expect(stopped.every((l) => l.level === 30)).toBe(true);
     const { stdout, stderr } = manager.output();
     expect(stdout).not.toContain(TOKEN);
     expect(stderr).not.toContain(TOKEN);
   }, 30_000);
+});
+
+describe('SHARD_RESTARTS_PER_HOUR', () => {
+  let limitedDiscord: FakeDiscord;
+  let limitedUpstream: FakeWeb3Bio;
+  let limited: NodeProcess;
+  let limitedDir: string;
+  let readyz = '';
+
+  beforeAll(async () => {
+    limitedDir = await mkdtemp(join(tmpdir(), 'e2e-shard-restarts-'));
+    limitedDiscord = await startFakeDiscord({ token: TOKEN, heartbeatIntervalMs: 500 });
+    limitedUpstream = await startFakeWeb3Bio();
+    const opsPort = await freePort();
+    readyz = `http://127.0.0.1:${opsPort}/readyz`;
+    limited = runNode(
+      MAIN,
+      {
+        DISCORD_TOKEN: TOKEN,
+        DISCORD_APPLICATION_ID: limitedDiscord.applicationId,
+        DISCORD_API_URL: limitedDiscord.apiUrl,
+        WEB3BIO_API_URL: limitedUpstream.url,
+        DATA_DIR: join(limitedDir, 'data'),
+        HTTP_HOST: '127.0.0.1',
+        HTTP_PORT: String(await freePort()),
+        SHARD_COUNT: '1',
+        SHARD_SPAWN_DELAY_SECONDS: '0',
+        SHARD_RESTARTS_PER_HOUR: '1',
+        METRICS_PORT: String(opsPort),
+        LOG_LEVEL: 'info',
+      },
+      limitedDir,
+    );
+    await limited.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+  }, 90_000);
+
+  afterAll(async () => {
+    if (limited.child.exitCode === null) {
+      limited.child.kill('SIGKILL');
+      await limited.exited;
+    }
+    await limitedDiscord?.close();
+    await limitedUpstream?.close();
+    await rm(limitedDir, { recursive: true, force: true });
+  });
+
+  const shardPids = () =>
+    limited
+      .logLines()
+      .filter((l) => l.msg === 'bot ready')
+      .map((l) => Number(l.pid));
+
+  it('respawns a shard process that dies up to the limit, then says it no longer does', async () => {
+    expect(limited.logLines().find((l) => l.msg === 'starting shards')).toMatchObject({
+      shards: 1,
+      restartsPerHour: 1,
+    });
+    expect((await fetch(readyz)).status).toBe(200);
+    const [first = 0] = shardPids();
+    process.kill(first, 'SIGKILL');
+    const respawned = await limited.waitForLog(
+      (l) => l.msg === 'bot ready' && Number(l.pid) !== first,
+      60_000,
+    );
+    expect(
+      limited.logLines().filter((l) => l.msg === 'shard process exited; respawning' && l.level === 40),
+    ).toHaveLength(1);
+
+    process.kill(Number(respawned.pid), 'SIGKILL');
+    const given = await limited.waitForLog((l) => l.msg === 'shard process exited; restart limit reached');
+    expect(given).toMatchObject({ level: 50, process: 0, restartsPerHour: 1 });
+    expect(limited.logLines().filter((l) => l.msg === 'shard process exited; respawning')).toHaveLength(1);
+    // The manager stays up (its health says a shard is missing) rather than respawning past the limit.
+    expect(limited.child.exitCode).toBeNull();
+    expect(shardPids()).toHaveLength(2);
+    expect((await fetch(readyz)).status).toBe(503);
+  }, 120_000);
 });

@@ -115,6 +115,15 @@ describe('who may exempt: the rights to hand every gated role out by hand', () =
     expect(check(5, { kind: 'role', roleId: 'gone', role: undefined })?.code).toBe('target_above');
   });
 
+  it('names the role to exempt when it is above the invoker, even when a gated role is above them too', () => {
+    expect(check(1, { kind: 'role', roleId: 'senior', role: role('senior', 6) })).toEqual({
+      code: 'target_above',
+      roleId: 'senior',
+      roleName: 'senior',
+    });
+    expect(check(1, { kind: 'role', roleId: 'gone', role: undefined })?.code).toBe('target_above');
+  });
+
   it('allows a moderator above every gated role to exempt a member (themselves too) or a lower role', () => {
     expect(check(4, { kind: 'member' })).toBeNull();
     expect(check(5, { kind: 'role', roleId: 'staff', role: role('staff', 4) })).toBeNull();

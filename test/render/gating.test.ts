@@ -37,6 +37,7 @@ const names: GuildNames = {
   ]),
   channels: new Map([[LOG, 'gating-log']]),
   users: new Map([[USER, 'alice']]),
+  usernames: new Map([[USER, 'alice']]),
 };
 
 const hostileNames: GuildNames = {
@@ -46,6 +47,7 @@ const hostileNames: GuildNames = {
   ]),
   channels: new Map([[LOG, HOSTILE]]),
   users: new Map([[USER, HOSTILE]]),
+  usernames: new Map([[USER, HOSTILE]]),
 };
 
 function checked(payload: MessagePayload): MessagePayload {
@@ -420,7 +422,11 @@ describe('renderMemberReport', () => {
 
   it('shows ids for roles and members the guild no longer has', () => {
     const payload = checked(
-      renderMemberReport(report(), { ...names, roles: new Map(), users: new Map() }, ctx()),
+      renderMemberReport(
+        report(),
+        { ...names, roles: new Map(), users: new Map(), usernames: new Map() },
+        ctx(),
+      ),
     );
     const text = visibleText(payload);
     expect(text).toContain(`member \`${USER}\``);
@@ -495,6 +501,47 @@ describe('setup, rules and disable', () => {
 });
 
 describe('recheck, preview and status', () => {
+  it('tells apart two members with one display name, by username (or id when it is not known)', () => {
+    const [one, two, three] = ['2000000000000000101', '2000000000000000102', '2000000000000000103'];
+    const alexes: GuildNames = {
+      ...names,
+      users: new Map([
+        [one, 'Alex'],
+        [two, 'Alex'],
+        [three, 'Alex'],
+      ]),
+      usernames: new Map([
+        [one, 'alex_one'],
+        [two, 'alex_two'],
+      ]),
+    };
+    const nothing = { applied: { add: [], remove: [] }, waiting: [] };
+    const said = (userId: string) =>
+      visibleText(checked(renderMemberRecheck(userId, nothing, alexes, ctx())));
+    expect(said(one)).toContain('**Alex** (alex\\_one)');
+    expect(said(two)).toContain('**Alex** (alex\\_two)');
+    expect(said(three)).toContain(`**Alex** (\`${three}\`)`);
+    const preview: GuildPreview = {
+      members: 3,
+      addCount: 3,
+      removeCount: 0,
+      unknownCount: 0,
+      sample: [one, two, three].map((userId) => ({
+        userId,
+        username: userId === three ? 'alex_walked' : null,
+        add: [HUMAN],
+        remove: [],
+        because: ['isHuman'],
+      })),
+    };
+    const fields = checked(renderPreview(preview, alexes, ctx())).embeds[0]?.fields ?? [];
+    expect(fields.map((f) => f.name)).toEqual([
+      'Alex (alex\\_one)',
+      'Alex (alex\\_two)',
+      'Alex (alex\\_walked)',
+    ]);
+  });
+
   it('reports a member re-check with the queued changes, or that nothing changes', () => {
     const payload = checked(renderMemberRecheck(USER, { applied: report().diff, waiting: [] }, names, ctx()));
     expect(visibleText(payload)).toContain('➖ **Spam**');

@@ -18,6 +18,7 @@ const names = (channel: string): GuildNames => ({
   roles: new Map(),
   channels: new Map([[CHANNEL, channel]]),
   users: new Map(),
+  usernames: new Map(),
 });
 
 beforeAll(() => registerCatalog(PSEUDO, pseudoCatalog()));

@@ -33,6 +33,7 @@ const NAMES: GuildNames = {
   roles: new Map(RULES.map((r) => [r.roleId, HOSTILE])),
   channels: new Map(),
   users: new Map(),
+  usernames: new Map(),
 };
 
 describe('/gating rule answers', () => {

@@ -72,6 +72,47 @@ describe('renderMessageIdentities', () => {
     ]);
   });
 
+  it('shows a bare address once, with the primary name it resolves to under its own platform', () => {
+    const whale = '0xe1e1c0ffee5eed000000000000000000000a2928';
+    const nameless = '0x00000000000000000000000000000000000b0b0b';
+    const answers: IdentityAnswer[] = [
+      {
+        identity: whale,
+        kind: 'evm-address',
+        profile: emptyProfile({ identity: 'whale.eth', displayName: 'Whale Watcher', address: whale }),
+      },
+      {
+        identity: VITALIK,
+        kind: 'evm-address',
+        profile: emptyProfile({ identity: 'vitalik.eth', displayName: 'vitalik.eth', address: VITALIK }),
+      },
+      {
+        identity: nameless,
+        kind: 'evm-address',
+        // What Web3.bio answers for an address with no primary name: the address itself, shortened as its name.
+        profile: emptyProfile({
+          identity: nameless,
+          platform: 'ethereum',
+          displayName: '0x0000…0b0b',
+          address: nameless,
+        }),
+      },
+    ];
+    const payload = renderMessageIdentities(answers, ctx(), OPEN_ID);
+    assertWithinDiscordLimits(payload);
+    const lines = (payload.embeds[0]?.description ?? '').split('\n');
+    expect(lines).toEqual([
+      `1. **Whale Watcher** · ENS · \`whale.eth\` · \`${whale}\``,
+      `2. **vitalik.eth** · ENS · \`${VITALIK}\``,
+      `3. \`${nameless}\` · Ethereum`,
+    ]);
+    expect(menu(payload).options).toEqual([
+      { label: 'Whale Watcher', value: whale, description: `ENS · whale.eth · ${whale}` },
+      { label: 'vitalik.eth', value: VITALIK, description: `ENS · vitalik.eth · ${VITALIK}` },
+      { label: nameless, value: nameless, description: `Ethereum · ${nameless}` },
+    ]);
+  });
+
   it('keeps hostile names and bios inert and within every limit', () => {
     const hostile = (i: number): IdentityAnswer => ({
       identity: `hostile${i}.eth`,

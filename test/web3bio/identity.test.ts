@@ -61,6 +61,23 @@ describe('parseIdentity (universal)', () => {
     expect(parseIdentity(input)).toEqual({ input, identity, kind, platform });
   });
 
+  it('reads @name as a handle, as the message menu does: @dwr is the Farcaster username dwr', () => {
+    expect(parseIdentity('@dwr')).toEqual({
+      input: '@dwr',
+      identity: 'dwr.farcaster',
+      kind: 'farcaster',
+      platform: 'farcaster',
+    });
+    expect(parseIdentity('@DWR').identity).toBe('dwr.farcaster');
+    expect(parseIdentity(' @vitalik.eth ').identity).toBe('vitalik.eth');
+    expect(parseIdentity('@stani', 'lens').identity).toBe('stani.lens');
+    expect(parseBatchId('farcaster,@dwr').id).toBe('farcaster,dwr');
+    // Discord's mass mentions and a doubled mark are no handles.
+    for (const input of ['@everyone', '@here', '@@dwr', '@']) {
+      expect(() => parseIdentity(input)).toThrow(InvalidIdentityError);
+    }
+  });
+
   it('gives Vitalik.ETH and vitalik.eth the same identity', () => {
     expect(parseIdentity('Vitalik.ETH').identity).toBe(parseIdentity('vitalik.eth').identity);
   });

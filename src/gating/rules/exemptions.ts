@@ -49,19 +49,21 @@ export interface ExemptCheckInput {
  * Whether the invoker may add (or remove) an exemption. An exemption decides who keeps a gated role, so
  * it takes the rights to hand that role out by hand, as `/gating setup` does: every gated role below the
  * invoker's highest role; a role exemption also targets a role below it (so a moderator cannot exempt a
- * role they could not give to themselves). Owners and administrators may always.
+ * role they could not give to themselves). A refusal names the role that stops it: the role asked about
+ * when it is out of reach, else the first gated role that is. Owners and administrators may always.
  */
 export function exemptRefusal(input: ExemptCheckInput): ExemptRefusal | null {
   const { invoker, target } = input;
   if (target.kind === 'role' && target.roleId === input.guildId) return { code: 'everyone' };
   if (invoker.bypass) return null;
-  const above = input.gatedRoles.find((r) => r.position >= invoker.highestPosition);
-  if (above) return { code: 'gated_role_above', roleId: above.id, roleName: above.name };
+  // The role asked about first: when both it and a gated role are out of reach, the refusal names it.
   if (
     target.kind === 'role' &&
     (target.role?.position ?? Number.POSITIVE_INFINITY) >= invoker.highestPosition
   ) {
     return { code: 'target_above', roleId: target.roleId, roleName: target.role?.name ?? target.roleId };
   }
+  const above = input.gatedRoles.find((r) => r.position >= invoker.highestPosition);
+  if (above) return { code: 'gated_role_above', roleId: above.id, roleName: above.name };
   return null;
 }

@@ -2,6 +2,7 @@ import type { Row, SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
 import { createSqlDueChecks, dueNoLaterThan } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
+import { createSqlFarcasterFlows } from './sqlFarcasterFlows.ts';
 import { createSqlGuildAuthority } from './sqlGuildAuthority.ts';
 import { createSqlHandoffs } from './sqlHandoffs.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
@@ -189,6 +190,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlRoleRules(driver, { now, rows: mappers }),
     ...createSqlDueChecks(driver),
     ...createSqlGuildAuthority(driver, { now, rows: mappers }),
+    ...createSqlFarcasterFlows(driver, now),
 
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);

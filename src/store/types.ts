@@ -5,6 +5,7 @@
 import type { CredentialSet } from '../web3bio/types.ts';
 import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
+import type { FarcasterFlowStore } from './farcasterFlowTypes.ts';
 import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
 import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
@@ -15,6 +16,7 @@ import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
 export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
+export type * from './farcasterFlowTypes.ts';
 export type * from './guildAuthorityTypes.ts';
 export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
@@ -216,7 +218,8 @@ export interface GatingStore
     RoleRuleStore,
     DueCheckStore,
     HandoffStore,
-    GuildAuthorityStore {
+    GuildAuthorityStore,
+    FarcasterFlowStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

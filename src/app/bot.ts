@@ -91,7 +91,7 @@ async function startGating(input: {
 }): Promise<GatingParts> {
   const { config, logger } = input;
   if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
-  const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
+  const { oauth, key, siwe, farcaster } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
   const store = input.store ?? (await openGatingStore(config));
   try {
     const service = new GatingService({
@@ -113,6 +113,7 @@ async function startGating(input: {
       discord: input.client,
       logger: logger.child({ module: 'gating' }),
       siwe,
+      farcaster: farcaster !== undefined,
       noticeText: gatingNoticeText,
       recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
       dueCheckMs: config.GATING_DUE_CHECK_SECONDS * 1_000,
@@ -130,6 +131,7 @@ async function startGating(input: {
               ...(oauth ? { oauth } : {}),
               ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
               ...(input.interactions ? { interactions: input.interactions } : {}),
+              ...(farcaster ? { farcaster } : {}),
               onVerified: (result) => service.verification.completeSignature(result),
               logger: logger.child({ module: 'web' }),
             },

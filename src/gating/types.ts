@@ -37,7 +37,16 @@ export type VerifyResult =
        */
       rolesLater?: true;
     }
-  | { kind: 'challenge'; url: string; expiresAt: number; address: string }
+  | {
+      kind: 'challenge';
+      url: string;
+      expiresAt: number;
+      address: string;
+      /** A Farcaster identity, offered a wallet signature because Sign in with Farcaster is not configured. */
+      farcasterUnconfigured?: true;
+    }
+  /** A Farcaster identity its record does not prove: the Sign in with Farcaster page for its FID. */
+  | { kind: 'farcaster'; url: string; expiresAt: number; fid: number }
   | { kind: 'refused'; refusal: VerifyRefusal };
 
 /** What one member's re-check did: changes queued now, and removals waiting for a confirming answer. */

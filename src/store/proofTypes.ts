@@ -57,4 +57,9 @@ export interface NonceRecord {
   usedAt: number | null;
   /** Refused signatures so far; the challenge is burned at the limit. */
   failedAttempts: number;
+  /**
+   * Set on the record a Sign In With Farcaster approval hands to the signed-proof path (never on a
+   * stored challenge): the FID, and how the signer holds it.
+   */
+  farcaster?: { fid: number; authMethod: 'custody' | 'authAddress' };
 }

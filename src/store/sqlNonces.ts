@@ -2,6 +2,8 @@ import type { SqlDriver, SqlExecutor } from './sql.ts';
 import type { SqlRows } from './sqlRows.ts';
 import type { GatingStore } from './types.ts';
 
+const PURPOSES = ['verify', 'linked-role', 'farcaster'] as const;
+
 /** Signing challenges (`nonces`) and Discord OAuth2 states (`oauth_states`), merged into `createSqlStore`. */
 export function createSqlNonces(
   driver: SqlDriver,
@@ -112,7 +114,7 @@ export function createSqlNonces(
       if (!row || num(row.expires_at) <= at) return undefined;
       return {
         stateHash: str(row.state_hash),
-        purpose: str(row.purpose) === 'linked-role' ? 'linked-role' : 'verify',
+        purpose: PURPOSES.find((p) => p === str(row.purpose)) ?? 'verify',
         nonce: row.nonce === null || row.nonce === undefined ? null : str(row.nonce),
         expiresAt: num(row.expires_at),
       };

@@ -162,7 +162,7 @@ export interface PendingLoss {
 export interface OAuthStateRecord {
   /** SHA-256 of the state, hex; the state itself is only in the member's browser and URL. */
   stateHash: string;
-  purpose: 'verify' | 'linked-role';
+  purpose: 'verify' | 'linked-role' | 'farcaster';
   nonce: string | null;
   expiresAt: number;
 }

@@ -21,6 +21,7 @@ import Fastify, {
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
+import type { FarcasterConfig } from '../gating/proofs/farcasterSignIn.ts';
 import { BytesInFlight, type DeliveryGuards } from './deliveryGate.ts';
 import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
 import {
@@ -65,6 +66,8 @@ export interface WebAppOptions extends Partial<SigningPagesSetup> {
   openRequestsPerClient?: number;
   /** INTERACTIONS=http: `POST /interactions`, the Interactions Endpoint URL. */
   interactions?: InteractionEndpoint;
+  /** With OPTIMISM_RPC_URL: the Sign in with Farcaster pages (`/farcaster/…`, and on the Linked Roles page). */
+  farcaster?: FarcasterConfig | undefined;
 }
 
 /**
@@ -201,9 +204,10 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
   const { store, siwe, onVerified } = o;
   if (store && siwe && onVerified) {
     // Loaded only here: a web replica without gating never loads the signing code (viem).
-    const [{ registerVerifyRoutes }, { registerLinkedRoleRoutes }] = await Promise.all([
+    const [{ registerVerifyRoutes }, { registerLinkedRoleRoutes }, farcasterRoutes] = await Promise.all([
       import('./signing/verifyRoutes.ts'),
       import('./linkedRoles/routes.ts'),
+      o.farcaster ? import('./farcaster/routes.ts') : undefined,
     ]);
     await app.register(async (pages) => {
       // Only the pages keep a session: the cookie hooks run on their routes alone, not on every interaction.
@@ -215,6 +219,22 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       );
       await pages.register(formBody);
       registerVerifyRoutes(pages, { ...o, store, siwe, onVerified, logger: log, limits });
+      const farcasterOptions =
+        o.farcaster && farcasterRoutes
+          ? {
+              farcaster: o.farcaster,
+              store,
+              siwe,
+              oauth: o.oauth,
+              logger: log,
+              limits,
+              onVerified,
+              maxFailuresPerChallenge: o.maxFailuresPerChallenge ?? 10,
+            }
+          : undefined;
+      const farcaster = farcasterOptions && farcasterRoutes?.createFarcasterSignIns(farcasterOptions);
+      if (farcasterOptions && farcaster)
+        farcasterRoutes?.registerFarcasterRoutes(pages, farcasterOptions, farcaster);
       if (o.linkedRoles) {
         registerLinkedRoleRoutes(pages, {
           ...o.linkedRoles,

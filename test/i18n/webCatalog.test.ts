@@ -95,6 +95,9 @@ describe('the web catalog', () => {
       signer: '0x99',
       refusal: 'Refused.',
       attempts: 10,
+      domain: 'verify.example.org',
+      fid: 3,
+      code: 'raced',
     };
     for (const key of keys) expect(t(locale, key as MessageKey, values)).not.toContain('{');
   });

@@ -8,7 +8,7 @@ import type { SiweConfig } from '../../gating/proofs/challengeMessage.ts';
 import type { NonceRecord, NonceStore } from '../../gating/proofs/siwe.ts';
 import type { SignatureLinkResult, VerifyRefusal } from '../../gating/types.ts';
 import { type MessageKey, t } from '../../i18n/index.ts';
-import type { GatingStore } from '../../store/types.ts';
+import type { FarcasterFlowStore, GatingStore } from '../../store/types.ts';
 import type { WebLimiters } from '../limits.ts';
 import { requestLocale } from '../locale.ts';
 import { renderVerifyPage, type VerifyPageState } from '../pages/verifyPage.ts';
@@ -42,7 +42,7 @@ const LINK_REFUSALS: Record<VerifyRefusal['code'], MessageKey> = {
 /** What the signing page needs from the bot. */
 export interface SigningPagesSetup {
   /** The OAuth-state methods are used only with `oauth`. */
-  store: NonceStore & Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState'>;
+  store: NonceStore & Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState'> & FarcasterFlowStore;
   siwe: SiweConfig;
   /** Called once per successful verification, after the nonce was consumed; may still refuse the link. */
   onVerified: (result: { record: NonceRecord; address: string }) => Promise<SignatureLinkResult>;
@@ -105,7 +105,7 @@ function notSignedIn(
   request: FastifyRequest,
   record: NonceRecord,
 ): boolean {
-  return signIn !== null && !hasSignedIn(signIn, request, record);
+  return signIn !== null && !hasSignedIn(signIn, request, { ...record, purpose: 'verify' });
 }
 
 async function sendPage(
@@ -131,7 +131,7 @@ async function sendPage(
         { locale },
       );
     }
-    return startSignIn(signIn, reply, challenge.record);
+    return startSignIn(signIn, reply, { ...challenge.record, purpose: 'verify' });
   }
   const state: VerifyPageState =
     'record' in challenge

@@ -105,8 +105,10 @@ export async function checkSignInMessage(
   // The header line is the message's first: the domain a wallet shows is the one checked.
   if (!message.startsWith(`${asked.domain} wants you to sign in with your Ethereum account:\n`))
     return refuse('wrong_domain');
-  if (parsed.domain !== asked.domain || parsed.uri !== asked.uri) return refuse('wrong_domain');
+  if (parsed.domain !== asked.domain) return refuse('wrong_domain');
+  // Another flow's approval names its own page too: the nonce says it is another sign-in.
   if (parsed.nonce !== asked.nonce) return refuse('wrong_nonce');
+  if (parsed.uri !== asked.uri) return refuse('wrong_domain');
   if (parsed.requestId !== asked.requestId) return refuse('wrong_request');
   const fid = Number(FID_RESOURCE.exec(resources[0] ?? '')?.[1]);
   if (fid !== asked.fid) return refuse('wrong_fid');

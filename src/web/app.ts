@@ -244,6 +244,7 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
           now: siwe.now ?? Date.now,
           limits,
           maxFailuresPerChallenge: o.maxFailuresPerChallenge ?? 10,
+          farcaster,
         });
       }
     });

@@ -6,6 +6,7 @@
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { createFarcasterFlow } from '../../src/gating/proofs/farcasterSignIn.ts';
 import type { TestBrowser } from '../gating/signInBrowser.ts';
 import {
@@ -436,5 +437,50 @@ describe('Sign in with Farcaster: not configured', () => {
     expect(text).toContain('Sign in with Farcaster is not configured on this bot');
     expect(text).toContain(alice.listed);
     expect(() => farcasterLinkOf(reply)).toThrow();
+  });
+});
+
+describe('Sign in with Farcaster on the Linked Roles page', () => {
+  it('connects the FID, so likely_human rests on a Farcaster proof; the flow opens for no other browser', async () => {
+    const f = await start({ LINKED_ROLES_ENABLED: 'true', TOKEN_ENCRYPTION_KEY: 'ef'.repeat(32) });
+    const { g } = f;
+    const oauth = g.h.discord.oauth;
+    Object.assign(oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
+    oauth.allowRedirect(`${PUBLIC_URL}/linked-role/callback`);
+    const alice = farcasterAccount(f, 'alice', 92);
+    const browser = browserAs(f, ALICE);
+    const form = await browser.open(`${PUBLIC_URL}/linked-role`);
+    expect(form.text).toContain('value="farcaster"');
+    const made = await browser.open(`${PUBLIC_URL}/linked-role/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ identity: 'alice.farcaster', proof: 'farcaster' }).toString(),
+    });
+    expect(titleOf(made)).toBe('Sign in with Farcaster');
+    const link = made.url.replace(g.gating.verifyUrl, PUBLIC_URL);
+    expect(link).toMatch(/\/linked-role\/farcaster\/[0-9a-f]{32}$/);
+    expect(made.text).toContain('every server (Linked Roles)');
+
+    // Another account's browser, with a Linked Roles session of its own, gets nothing from it.
+    const bob = browserAs(f, BOB);
+    await bob.open(`${PUBLIC_URL}/linked-role`);
+    const refused = await bob.open(link);
+    expect(refused.status).toBe(403);
+    expect((await bob.open(`${link}/start`, { method: 'POST' })).status).toBe(403);
+    expect(f.relay.channels.size).toBe(0);
+
+    expect(titleOf(await startOnPage(browser, link))).toBe('Approve in your Farcaster app');
+    expect(openedChannel(f).signatureParams.requestId).toBe(`discord:user:${ALICE}:linked-roles`);
+    await approveAs(f, alice);
+    const connected = await pageUntil(browser, link, 'Connected');
+    expect(connected.text).toContain('by Sign in with Farcaster');
+    expect(oauth.roleConnections.get(ALICE)).toMatchObject({
+      platform_username: 'farcaster,#92',
+      metadata: { likely_human: '1', not_spam: '1' },
+    });
+    expect(await g.gating.store.getHolding('0', 'identity', 'farcaster,#92')).toMatchObject({
+      userId: ALICE,
+      proofMethod: 'signature',
+    });
   });
 });

@@ -40,6 +40,7 @@ import {
   sessionLocale,
   writeSession,
 } from './session.ts';
+import { registerLinkedRoleFarcaster, startFarcaster } from './farcaster.ts';
 import { registerLinkedRoleSigning, startSigning } from './signing.ts';
 
 export { LINKED_ROLE_PATH };
@@ -65,6 +66,7 @@ export function registerLinkedRoleRoutes(app: FastifyInstance, o: LinkedRolePage
   app.post(PROVE_PATH, { bodyLimit: MAX_FORM_BYTES }, (request, reply) => prove(o, request, reply));
   app.get(DONE_PATH, (request, reply) => done(o, request, reply));
   registerLinkedRoleSigning(app, o);
+  if (o.farcaster) registerLinkedRoleFarcaster(app, o, o.farcaster);
 }
 
 async function start(o: LinkedRolePagesOptions, reply: FastifyReply): Promise<FastifyReply> {
@@ -172,6 +174,14 @@ async function prove(
     if (!(error instanceof InvalidIdentityError)) throw error;
     return provePage(o, request, reply, 400, session, { problem: 'invalid', identity: input.slice(0, 200) });
   }
+  if (form.proof === 'farcaster' && o.farcaster) {
+    const problem = await startFarcaster(o, o.farcaster, request, reply, session, parsed);
+    if (problem === undefined) return reply;
+    return provePage(o, request, reply, PROBLEM_STATUS[problem], session, {
+      problem,
+      identity: parsed.identity,
+    });
+  }
   if (form.proof === 'signature') {
     const problem = await startSigning(o, request, reply, session, parsed);
     if (problem === undefined) return reply;
@@ -253,6 +263,7 @@ const PROBLEM_STATUS: Record<ProveProblem, number> = {
   address_taken: 409,
   raced: 409,
   slow_down: 429,
+  not_farcaster: 422,
 };
 
 /** The page where the member chooses a proof, with their connection now (a stale one says so). */
@@ -268,6 +279,7 @@ async function provePage(
   const page: LinkedRolePage = {
     kind: 'prove',
     username: session.username,
+    ...(o.farcaster ? { farcaster: true } : {}),
     ...retry,
     ...(current
       ? {

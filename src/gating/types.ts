@@ -18,7 +18,9 @@ export type VerifyRefusal =
   /** The address already backs another member through a wallet signature; a record proof cannot take it. */
   | { code: 'address_taken'; address: string }
   /** Another account proved the wallet (or identity) after this proof's signing link was made. */
-  | { code: 'raced'; subject: string };
+  | { code: 'raced'; subject: string }
+  /** The Farcaster account (its FID) backs another member through Sign in with Farcaster: a record cannot take it. */
+  | { code: 'fid_taken'; subject: string };
 
 export type VerifyResult =
   | {

@@ -61,6 +61,8 @@ export function refusalText(refusal: VerifyRefusal, locale: string = DEFAULT_LOC
       return t(locale, 'gating.refusal.addressTaken', { address: refusal.address });
     case 'raced':
       return t(locale, 'gating.refusal.raced', { subject: refusal.subject });
+    case 'fid_taken':
+      return t(locale, 'gating.refusal.fidTaken', { subject: refusal.subject });
   }
 }
 

@@ -8,7 +8,14 @@ import type { ExemptionStore } from './exemptionTypes.ts';
 import type { FarcasterFlowStore } from './farcasterFlowTypes.ts';
 import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
-import type { Holding, HoldingRefusal, JsonValue, NonceRecord, ProofMethod } from './proofTypes.ts';
+import type {
+  Holding,
+  HoldingClaim,
+  HoldingRefusal,
+  JsonValue,
+  NonceRecord,
+  ProofMethod,
+} from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
@@ -75,7 +82,8 @@ export type LinkSummary = Omit<LinkRecord, 'lastResult'>;
 
 /** What a verification writes; check fields start empty unless given. */
 export type LinkInput = Omit<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult' | 'releasedAt'> &
-  Partial<Pick<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'>>;
+  Partial<Pick<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'>> &
+  Pick<HoldingClaim, 'aliases'>;
 
 /** Identifies one link. */
 export interface LinkKey {

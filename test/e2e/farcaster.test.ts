@@ -305,6 +305,21 @@ describe('Sign in with Farcaster: every approval that is not the one asked for i
   });
 });
 
+describe('Sign in with Farcaster: channels opened on the relay are limited per client', () => {
+  it('the 31st start in 10 minutes from one client opens no channel and says how long to wait', async () => {
+    const f = await start();
+    farcasterAccount(f, 'alice', 93);
+    const link = await verifyLink(f, 'alice.farcaster');
+    const browser = await openPage(f, link);
+    for (let i = 2; i <= 30; i += 1) expect((await startOnPage(browser, link)).status).toBe(200);
+    expect(f.relay.channels.size).toBe(30);
+    const refused = await startOnPage(browser, link);
+    expect(refused.status).toBe(429);
+    expect(refused.text).toMatch(/Slow down: too many requests. Try again in \d+ s./);
+    expect(f.relay.channels.size).toBe(30);
+  });
+});
+
 describe('Sign in with Farcaster: the forwarded link', () => {
   it("a member who starts the flow for a victim's FID and sends the victim the bot's page gets nothing: the page opens nothing for the victim", async () => {
     const f = await start();
@@ -363,6 +378,48 @@ describe('Sign in with Farcaster: one FID, one Discord account', () => {
       () => logChannelMessages(g).some((m) => m.content.includes('was proven by another member')),
       'the log line',
     );
+  });
+});
+
+describe('one Farcaster account backs one member, proven by its record or by Sign in with Farcaster', () => {
+  it("a sign-in of the FID takes it from the member who proved its name by record; that record can't take it back", async () => {
+    const f = await start();
+    const { g } = f;
+    const alice = farcasterAccount(f, 'alice', 97, { discordHandle: 'alice' });
+    const byRecord = seen(
+      visibleMessage(await g.h.run('verify', { identity: 'alice.farcaster' }, { userId: ALICE })),
+    );
+    expect(byRecord).toContain('its own record names you');
+    await g.gating.service.idle(g.guildId);
+    await waitFor(() => hasRole(g, ALICE, g.humanRoleId), "Alice's human role (by record)");
+    expect(await g.gating.store.getHolding(g.guildId, 'identity', 'farcaster,#97')).toMatchObject({
+      userId: ALICE,
+      identity: 'alice.farcaster',
+      proofMethod: 'record',
+    });
+
+    // Bob holds the account's custody key (say, Alice's alt, or the real owner): his sign-in takes it over.
+    await proveFid(f, alice, BOB);
+    await waitFor(
+      () => hasRole(g, BOB, g.humanRoleId) && !hasRole(g, ALICE, g.humanRoleId),
+      'the human role moving to Bob',
+    );
+    const aliceLinks = await g.gating.store.getUserLinks(g.guildId, ALICE);
+    expect(aliceLinks.filter((l) => l.releasedAt === null)).toEqual([]);
+
+    // The name's record still names Alice, but a record cannot take the FID from a sign-in.
+    const again = seen(
+      visibleMessage(await g.h.run('verify', { identity: 'alice.farcaster' }, { userId: ALICE })),
+    );
+    expect(again).toContain('already backs another member here, proven with Sign in with Farcaster');
+    await g.gating.service.idle(g.guildId);
+    expect(
+      (await g.gating.store.getUserLinks(g.guildId, ALICE)).filter((l) => l.releasedAt === null),
+    ).toEqual([]);
+    expect(hasRole(g, ALICE, g.humanRoleId)).toBe(false);
+    expect(await g.gating.store.getHolding(g.guildId, 'identity', 'farcaster,#97')).toMatchObject({
+      userId: BOB,
+    });
   });
 });
 

@@ -75,6 +75,7 @@ describe('checkSignInMessage', () => {
     ['two FIDs', { resources: ['farcaster://fid/3', 'farcaster://fid/4'] }, 'malformed'],
     ['no FID', { resources: [] }, 'malformed'],
     ['another statement', { statement: 'Log in to evil.example' }, 'malformed'],
+    ['the 2023 statement', { statement: 'Farcaster Connect' }, 'malformed'],
     ['another chain', { chainId: 1 }, 'malformed'],
     ['a later expiry than asked', { expirationTime: new Date(asked.expiresAt + 60_000) }, 'expired'],
     ['no expiry', { expirationTime: undefined }, 'expired'],

@@ -121,3 +121,73 @@ describe.each(harnesses)('farcaster flows (%s)', (_name, makeHarness) => {
     expect(await store.getFarcasterFlow('e3')).toBeDefined();
   });
 });
+
+describe.each(harnesses)(
+  "the registry's aliases: a Farcaster name's record claims its FID (%s)",
+  (_name, makeHarness) => {
+    let h: StoreHarness;
+    let store: GatingStore;
+    const link = (
+      userId: string,
+      identity: string,
+      proofMethod: 'record' | 'signature',
+      address: string,
+    ) => ({
+      guildId: 'g1',
+      userId,
+      identity,
+      platform: 'farcaster',
+      address,
+      proofMethod,
+      provenAt: T0,
+    });
+
+    beforeAll(() => {
+      h = makeHarness();
+    });
+    afterAll(() => h.cleanup());
+    beforeEach(async () => {
+      await h.fresh();
+      store = await h.open({ now: () => T0 });
+    });
+
+    it('a sign-in of the FID releases the record link that claimed it; the record cannot take it back', async () => {
+      const byRecord = await store.proveLink(
+        { ...link('alice', 'alice.farcaster', 'record', '0xaa'), aliases: ['farcaster,#3'] },
+        'record',
+      );
+      expect('link' in byRecord).toBe(true);
+      expect(await store.getHolding('g1', 'identity', 'farcaster,#3')).toMatchObject({
+        userId: 'alice',
+        identity: 'alice.farcaster',
+      });
+      const signed = await store.proveLink(link('bob', 'farcaster,#3', 'signature', '0xbb'), 'farcaster');
+      if (!('link' in signed)) throw new Error('refused');
+      expect(signed.displaced.map((d) => [d.userId, d.identity])).toEqual([['alice', 'alice.farcaster']]);
+      expect(
+        (await store.getLink({ guildId: 'g1', userId: 'alice', identity: 'alice.farcaster' }))?.releasedAt,
+      ).toBe(T0);
+      const back = await store.proveLink(
+        { ...link('alice', 'alice.farcaster', 'record', '0xaa'), aliases: ['farcaster,#3'] },
+        'record',
+      );
+      expect(back).toMatchObject({
+        refusal: { code: 'fid_taken', holding: { userId: 'bob', subject: 'farcaster,#3' } },
+      });
+      expect(await store.getHolding('g1', 'identity', 'alice.farcaster')).toBeUndefined();
+    });
+
+    it('a record of another name of the same FID takes the alias from an earlier record, releasing its link', async () => {
+      await store.proveLink(
+        { ...link('alice', 'alice.farcaster', 'record', '0xaa'), aliases: ['farcaster,#3'] },
+        'r',
+      );
+      const moved = await store.proveLink(
+        { ...link('carol', 'farcaster,#3', 'record', '0xcc'), aliases: ['farcaster,#3'] },
+        'r',
+      );
+      if (!('link' in moved)) throw new Error('refused');
+      expect(moved.displaced.map((d) => d.userId)).toEqual(['alice']);
+    });
+  },
+);

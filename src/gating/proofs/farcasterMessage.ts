@@ -11,9 +11,11 @@
 import { getAddress, isAddress, recoverMessageAddress } from 'viem';
 import { parseSiweMessage } from 'viem/siwe';
 
-/** The statement every SIWF message carries (auth-client also accepts the older "Farcaster Connect"). */
+/**
+ * The statement every SIWF message carries, fixed by the protocol (auth-client also accepts the 2023
+ * "Farcaster Connect"; the bot does not: no current app signs it).
+ */
 export const SIWF_STATEMENT = 'Farcaster Auth';
-const LEGACY_STATEMENT = 'Farcaster Connect';
 /** OP Mainnet, where Farcaster's registries live. */
 export const SIWF_CHAIN_ID = 10;
 const FID_RESOURCE = /^farcaster:\/\/fid\/([1-9]\d{0,19})\/?$/;
@@ -87,7 +89,7 @@ export async function checkSignInMessage(
   if (typeof signature !== 'string' || !SIGNATURE.test(signature)) return refuse('malformed');
   const parsed = parseSiweMessage(message);
   const resources = (parsed.resources ?? []).filter((r) => FID_RESOURCE.test(r));
-  const statementOk = parsed.statement === SIWF_STATEMENT || parsed.statement === LEGACY_STATEMENT;
+  const statementOk = parsed.statement === SIWF_STATEMENT;
   if (
     !parsed.address ||
     !isAddress(parsed.address, { strict: false }) ||

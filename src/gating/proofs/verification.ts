@@ -88,6 +88,7 @@ export class Verification {
 
     const read = await this.#evaluator.readRecord(parsed, true);
     if (read.failed) return refused({ code: 'lookup_failed', identity: name });
+    const fid = FARCASTER_KINDS.has(parsed.kind) ? farcasterFidOf(read, parsed) : null;
     if (recordNamesDiscordUser(read, user)) {
       const linked = await this.#links.save(
         {
@@ -98,6 +99,8 @@ export class Verification {
           address: resolvedAddressOf(read),
           proofMethod: 'record',
           provenAt: this.#now(),
+          // A Farcaster name's record claims its FID too: one Farcaster account, one member.
+          ...(fid === null ? {} : { aliases: [fidIdentity(fid)] }),
         },
         `the discord record of ${name} names ${user.username}`,
       );
@@ -115,7 +118,6 @@ export class Verification {
     }
     if (read.profiles.length === 0 && read.domain === null)
       return refused({ code: 'not_found', identity: name });
-    const fid = FARCASTER_KINDS.has(parsed.kind) ? farcasterFidOf(read, parsed) : null;
     if (fid !== null && this.#farcaster) return this.#farcasterFlow(guildId, user, name, fid);
     const address = signerAddressOf(read);
     if (!address) return refused({ code: 'no_address', identity: name, username: user.username });

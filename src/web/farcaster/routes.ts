@@ -176,6 +176,12 @@ async function start(
       message: t(requestLocale(request), 'web.link.signInFirst'),
     });
   }
+  // Each start opens a channel on the relay (Farcaster's public one by default): limited per client.
+  const wait = await o.limits.farcasterStarts(request);
+  if (wait !== undefined) {
+    reply.header('retry-after', String(wait));
+    return sendPage(o, signIns, request, reply, 429, flow, { slowDownSeconds: wait });
+  }
   const started = await signIns.start(flow);
   if ('flow' in started) return redirect(reply, publicPath(o.siwe.publicUrl, `/farcaster/${nonce}`));
   const now = (await signIns.flow(nonce)) ?? flow;
@@ -207,7 +213,7 @@ function sendPage(
   reply: FastifyReply,
   code: number,
   flow: FarcasterFlow,
-  more: { relayDown?: boolean; relayDownStart?: boolean },
+  more: { relayDown?: boolean; relayDownStart?: boolean; slowDownSeconds?: number },
 ): FastifyReply {
   const locale = requestLocale(request);
   const self = publicPath(o.siwe.publicUrl, `/farcaster/${flow.nonce}`);

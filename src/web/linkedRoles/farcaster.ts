@@ -15,7 +15,7 @@ import {
 } from '../../gating/proofs/farcasterSignIn.ts';
 import type { FarcasterFlow, JsonValue } from '../../store/types.ts';
 import type { ParsedIdentity } from '../../web3bio/identity.ts';
-import { renderFarcasterPage, pageState } from '../pages/farcasterPage.ts';
+import { pageState, renderFarcasterPage } from '../pages/farcasterPage.ts';
 import { failed, type ProveProblem, sendLinkedRolePage, startPath } from '../pages/linkedRolePage.ts';
 import { redirect, refuseOtherMethods, sendHtml, sendJson } from '../responses.ts';
 import { type LinkedRolePagesOptions, proofFreshness } from './options.ts';
@@ -47,8 +47,15 @@ export async function startFarcaster(
     identity: parsed.identity,
     fid,
   });
-  writeSession(o, reply, { ...session, farcaster: flow.nonce, until: Math.max(session.until, flow.expiresAt) });
-  o.logger.info({ userId: session.userId, nonce: flow.nonce.slice(0, 8) }, 'linked role: farcaster sign-in made');
+  writeSession(o, reply, {
+    ...session,
+    farcaster: flow.nonce,
+    until: Math.max(session.until, flow.expiresAt),
+  });
+  o.logger.info(
+    { userId: session.userId, nonce: flow.nonce.slice(0, 8) },
+    'linked role: farcaster sign-in made',
+  );
   redirect(reply, pagePath(o, flow.nonce));
   return undefined;
 }
@@ -63,10 +70,17 @@ export function registerLinkedRoleFarcaster(
   signIns: FarcasterSignIns,
 ): void {
   const base = '/linked-role/farcaster/:nonce';
-  app.get<{ Params: NonceParams }>(base, (request, reply) => page(o, signIns, request, reply, request.params.nonce));
+  app.get<{ Params: NonceParams }>(base, (request, reply) =>
+    page(o, signIns, request, reply, request.params.nonce),
+  );
   app.post<{ Params: NonceParams }>(`${base}/start`, { bodyLimit: 1_024 }, async (request, reply) => {
     const gate = await gated(o, signIns, request, request.params.nonce);
     if ('refused' in gate) return gate.refused(reply);
+    const wait = await o.limits.farcasterStarts(request);
+    if (wait !== undefined) {
+      reply.header('retry-after', String(wait));
+      return sendPage(o, signIns, request, reply, 429, gate.flow, { slowDownSeconds: wait });
+    }
     const started = await signIns.start(gate.flow);
     if ('flow' in started) return redirect(reply, pagePath(o, gate.flow.nonce));
     const now = (await signIns.flow(gate.flow.nonce)) ?? gate.flow;
@@ -97,8 +111,7 @@ async function gated(
   request: FastifyRequest,
   nonce: string,
 ): Promise<
-  | { flow: FarcasterFlow; session: LinkedRoleSession }
-  | { refused: (reply: FastifyReply) => FastifyReply }
+  { flow: FarcasterFlow; session: LinkedRoleSession } | { refused: (reply: FastifyReply) => FastifyReply }
 > {
   const session = readSession(o, request);
   const locale = sessionLocale(request, session);
@@ -125,7 +138,8 @@ async function page(
   const gate = await gated(o, signIns, request, nonce);
   if ('refused' in gate) return gate.refused(reply);
   const view = await signIns.view(nonce);
-  if (!view) return failed(o.oauth.publicUrl, reply, 410, 'link_expired', sessionLocale(request, gate.session));
+  if (!view)
+    return failed(o.oauth.publicUrl, reply, 410, 'link_expired', sessionLocale(request, gate.session));
   if (view.flow.state === 'approved') return connect(o, signIns, request, reply, gate.session, view.flow);
   if (view.flow.state === 'done') return connected(o, request, reply, gate.session, view.flow);
   return sendPage(o, signIns, request, reply, 200, view.flow, { relayDown: view.relayDown });
@@ -161,8 +175,7 @@ async function connect(
       return { kind: 'pending' as const, why: 'discord_failed' as const };
     });
   await signIns.store.recordFarcasterOutcome(flow.nonce, { kind: outcome.kind } as JsonValue, o.now());
-  if (outcome.kind === 'refused')
-    return failed(o.oauth.publicUrl, reply, 409, 'farcaster_taken', locale);
+  if (outcome.kind === 'refused') return failed(o.oauth.publicUrl, reply, 409, 'farcaster_taken', locale);
   if (outcome.kind === 'lookup_failed' || outcome.kind === 'pending')
     return failed(o.oauth.publicUrl, reply, 502, 'write_pending', locale);
   const { farcaster: _spent, ...rest } = session;
@@ -208,7 +221,7 @@ function sendPage(
   reply: FastifyReply,
   code: number,
   flow: FarcasterFlow,
-  more: { relayDown?: boolean; relayDownStart?: boolean },
+  more: { relayDown?: boolean; relayDownStart?: boolean; slowDownSeconds?: number },
 ): FastifyReply {
   const locale = sessionLocale(request, readSession(o, request));
   const self = pagePath(o, flow.nonce);

@@ -17,6 +17,7 @@ import {
   safeEqual,
 } from '../../discord/oauth.ts';
 import type { ConnectOutcome } from '../../gating/linkedRoles/linkedRoleService.ts';
+import { fidIdentity, fidOf } from '../../gating/proofs/farcasterSignIn.ts';
 import { recordNamesDiscordUser } from '../../gating/proofs/recordProof.ts';
 import { resolvedAddressOf } from '../../gating/rules/recordReads.ts';
 import { t } from '../../i18n/index.ts';
@@ -30,6 +31,7 @@ import {
   sendLinkedRolePage,
 } from '../pages/linkedRolePage.ts';
 import { cookieOptions, redirect, setCookie } from '../responses.ts';
+import { registerLinkedRoleFarcaster, startFarcaster } from './farcaster.ts';
 import { type LinkedRolePagesOptions, proofFreshness } from './options.ts';
 import {
   clearSession,
@@ -40,7 +42,6 @@ import {
   sessionLocale,
   writeSession,
 } from './session.ts';
-import { registerLinkedRoleFarcaster, startFarcaster } from './farcaster.ts';
 import { registerLinkedRoleSigning, startSigning } from './signing.ts';
 
 export { LINKED_ROLE_PATH };
@@ -200,11 +201,17 @@ async function prove(
   }
   let outcome: ConnectOutcome;
   try {
+    // A Farcaster name's record claims its FID too: one Farcaster account, one Discord account.
+    const fid =
+      parsed.kind === 'farcaster' || parsed.kind === 'farcaster-fid'
+        ? fidOf(read.profiles.find((p) => p.platform === 'farcaster')?.social?.uid)
+        : null;
     outcome = await o.service.connect(session.userId, session.grant, {
       identity: parsed.identity,
       platform: String(parsed.platform),
       address: resolvedAddressOf(read),
       proofMethod: 'record',
+      ...(fid === null ? {} : { aliases: [fidIdentity(fid)] }),
     });
   } catch (error) {
     o.logger.warn({ userId: session.userId, err: oauthErrorSummary(error) }, 'linked role write failed');
@@ -262,6 +269,7 @@ const PROBLEM_STATUS: Record<ProveProblem, number> = {
   no_address: 422,
   address_taken: 409,
   raced: 409,
+  fid_taken: 409,
   slow_down: 429,
   not_farcaster: 422,
 };

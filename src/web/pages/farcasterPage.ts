@@ -31,6 +31,8 @@ export interface FarcasterPageInput {
   /** The relay did not answer on the last read (or when opening a channel: `relayDownStart`). */
   relayDown?: boolean;
   relayDownStart?: boolean;
+  /** This client opened too many channels lately: seconds to wait. */
+  slowDownSeconds?: number;
   /** Whether the member may (re)start it. */
   canStart: boolean;
   /** A done /verify flow's outcome. */
@@ -142,7 +144,9 @@ function stateBody(input: FarcasterPageInput, locale: string): string {
       const url = flow.channelUrl ?? '';
       const down = input.relayDown
         ? `<p role="alert" class="error">${text(locale, 'web.farcaster.relayDown')}</p>\n`
-        : '';
+        : input.slowDownSeconds !== undefined
+          ? `<p role="alert" class="error">${text(locale, 'web.limit.slowDown', { seconds: input.slowDownSeconds })}</p>\n`
+          : '';
       return `${warning(domain, locale)}
 ${down}<p><a class="button" href="${escapeHtml(url)}" rel="noreferrer">${text(locale, 'web.farcaster.openApp')}</a></p>
 <p>${text(locale, 'web.farcaster.scan')}</p>
@@ -161,7 +165,9 @@ ${startForm(input, 'web.farcaster.startAgain', locale, true)}`;
         : '';
       const down = input.relayDownStart
         ? `<p role="alert" class="error">${text(locale, 'web.farcaster.relayDownStart')}</p>\n`
-        : '';
+        : input.slowDownSeconds !== undefined
+          ? `<p role="alert" class="error">${text(locale, 'web.limit.slowDown', { seconds: input.slowDownSeconds })}</p>\n`
+          : '';
       return `${refused}${down}${warning(domain, locale)}
 <p>${text(locale, 'web.farcaster.intro', { fid: flow.fid })}</p>
 ${startForm(input, reason || input.relayDownStart ? 'web.farcaster.startAgain' : 'web.farcaster.start', locale)}`;

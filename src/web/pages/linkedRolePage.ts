@@ -28,6 +28,8 @@ export type ProveProblem =
   | 'address_taken'
   /** Another Discord account proved it by signature after this proof started. */
   | 'raced'
+  /** A Farcaster account another Discord account proved by Sign in with Farcaster: a record cannot take it. */
+  | 'fid_taken'
   /** Too many proofs in a short while from this account or address: the page says how long to wait. */
   | 'slow_down'
   /** Sign in with Farcaster was asked for something that is not a Farcaster account Web3.bio knows. */
@@ -92,6 +94,7 @@ const PROBLEMS: Record<ProveProblem, MessageKey> = {
   no_address: 'web.linkedRole.problem.noAddress',
   address_taken: 'web.linkedRole.problem.addressTaken',
   raced: 'web.linkedRole.problem.raced',
+  fid_taken: 'web.linkedRole.problem.fidTaken',
   slow_down: 'web.linkedRole.problem.slowDown',
   not_farcaster: 'web.linkedRole.problem.notFarcaster',
 };

@@ -32,6 +32,8 @@ const LINK_REFUSALS: Record<VerifyRefusal['code'], MessageKey> = {
   too_many_links: 'web.link.tooManyLinks',
   address_taken: 'web.link.addressTaken',
   raced: 'web.link.raced',
+  // A signature takes a FID over; only a record proof meets this one.
+  fid_taken: 'web.link.cannotLink',
   not_enabled: 'web.link.notEnabled',
   invalid_identity: 'web.link.cannotLink',
   lookup_failed: 'web.link.cannotLink',

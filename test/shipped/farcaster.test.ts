@@ -11,6 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOptimism, startFakeOptimism } from '../../fakes/farcaster/optimism.ts';
 import { type FakeRelay, startFakeRelay } from '../../fakes/farcaster/relay.ts';
 import { rawProfile } from '../../fakes/web3bio/builders.ts';
+import { farcasterLinkOf } from '../e2e/farcasterHarness.ts';
 import { ALICE, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort } from '../e2e/processes.ts';
 import { TestBrowser } from '../gating/signInBrowser.ts';
@@ -98,10 +99,8 @@ describe('npm start split: Sign in with Farcaster from the web replica to the ga
     chain.setCustody(120, custody.address);
 
     const reply = visibleMessage(await run('verify', { identity: 'alice.farcaster' }, ALICE));
-    const button = (reply.components?.[0] as { components: { url?: string; label?: string }[] })
-      .components[0];
-    expect(button?.label).toBe('Sign in with Farcaster');
-    const link = button?.url ?? '';
+    // The reply's button is "Sign in with Farcaster", to the bot's page.
+    const link = farcasterLinkOf(reply);
     discord.oauth.signInAs(ALICE);
     const browser = new TestBrowser((url) => url.replace(PUBLIC_URL, pagesUrl));
     expect((await browser.open(link)).status).toBe(200);

@@ -213,10 +213,7 @@ export class FarcasterSignIns {
       });
     } catch (error) {
       if (!(error instanceof RelayUnavailableError)) throw error;
-      this.#o.logger.warn(
-        { nonce: short(flow.nonce), err: summary(error) },
-        'farcaster relay: no channel opened',
-      );
+      this.#o.logger.warn({ nonce: short(flow.nonce), err: error }, 'farcaster relay: no channel opened');
       return { problem: 'relay_unavailable' };
     }
     const updated = await this.#o.store.openFarcasterChannel(
@@ -281,10 +278,7 @@ export class FarcasterSignIns {
         settlement = { state: 'refused', outcome: { reason: 'channel_gone' }, counted: false };
       } else if (error instanceof RelayUnavailableError) {
         if (!this.#relayDown.has(nonce))
-          this.#o.logger.warn(
-            { nonce: short(nonce), err: summary(error) },
-            'farcaster relay: channel not read',
-          );
+          this.#o.logger.warn({ nonce: short(nonce), err: error }, 'farcaster relay: channel not read');
         this.#relayDown.add(nonce);
         return { flow, relayDown: true };
       } else throw error;
@@ -329,7 +323,7 @@ export class FarcasterSignIns {
     try {
       await this.#o.onApproved(flow);
     } catch (error) {
-      this.#o.logger.error({ nonce: short(flow.nonce), err: summary(error) }, 'farcaster proof failed');
+      this.#o.logger.error({ nonce: short(flow.nonce), err: error }, 'farcaster proof failed');
     }
   }
 
@@ -347,7 +341,7 @@ export class FarcasterSignIns {
           if (view?.flow.state !== 'open') return;
         }
       } catch (error) {
-        this.#o.logger.error({ nonce: short(nonce), err: summary(error) }, 'farcaster watch stopped');
+        this.#o.logger.error({ nonce: short(nonce), err: error }, 'farcaster watch stopped');
       } finally {
         this.#watched.delete(nonce);
       }
@@ -378,10 +372,4 @@ export async function finishApprovedFlow(
 
 function short(nonce: string): string {
   return nonce.slice(0, 8);
-}
-
-function summary(error: unknown): { name: string; message: string } {
-  return error instanceof Error
-    ? { name: error.name, message: error.message.slice(0, 200) }
-    : { name: 'unknown', message: String(error).slice(0, 200) };
 }

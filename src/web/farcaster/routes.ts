@@ -32,7 +32,7 @@ import {
   sendJson,
   type WebLogger,
 } from '../responses.ts';
-import { hasSignedIn, startSignIn, type VerifySignInOptions } from '../signing/signIn.ts';
+import { hasSignedIn, signInFirst, type VerifySignInOptions } from '../signing/signIn.ts';
 
 export interface FarcasterRoutesOptions {
   farcaster: FarcasterConfig;
@@ -135,24 +135,47 @@ async function page(
 ): Promise<FastifyReply> {
   const flow = await flowOf(signIns, nonce);
   if (!flow) return expired(request, reply);
-  if (signIn && !signedIn(signIn, request, flow)) {
-    const wait = await o.limits.signIns(request);
-    if (wait !== undefined) {
-      const locale = requestLocale(request);
-      reply.header('retry-after', String(wait));
-      return sendHtml(
-        reply,
-        429,
-        (cspNonce) =>
-          renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce, locale),
-        { locale },
-      );
-    }
-    return startSignIn(signIn, reply, { ...flow, purpose: 'farcaster' });
-  }
+  if (signIn && !signedIn(signIn, request, flow))
+    return signInFirst(signIn, o.limits, request, reply, { ...flow, purpose: 'farcaster' });
   const view = await signIns.view(nonce);
   if (!view) return expired(request, reply);
   return sendPage(o, signIns, request, reply, 200, view.flow, { relayDown: view.relayDown });
+}
+
+/** What the page says beyond the flow: the relay down, too many starts. */
+export interface PageNotes {
+  relayDown?: boolean;
+  relayDownStart?: boolean;
+  slowDownSeconds?: number;
+}
+
+/** A flow's page at `self` (its start form and status URL beside it), in `locale`. */
+export function sendFarcasterPage(
+  reply: FastifyReply,
+  code: number,
+  page: { siwe: SiweConfig; signIns: FarcasterSignIns; self: string; locale: string },
+  flow: FarcasterFlow,
+  notes: PageNotes = {},
+): FastifyReply {
+  const { self, locale } = page;
+  return sendHtml(
+    reply,
+    code,
+    (cspNonce) =>
+      renderFarcasterPage(
+        {
+          flow,
+          domain: siteOf(page.siwe).domain,
+          paths: { self, start: `${self}/start`, status: `${self}/status` },
+          canStart: page.signIns.canStart(flow),
+          ...notes,
+          ...(flow.state === 'done' ? { done: doneOutcome(flow.outcome) } : {}),
+        },
+        cspNonce,
+        locale,
+      ),
+    { locale, formAction: 'self' },
+  );
 }
 
 async function start(
@@ -213,27 +236,15 @@ function sendPage(
   reply: FastifyReply,
   code: number,
   flow: FarcasterFlow,
-  more: { relayDown?: boolean; relayDownStart?: boolean; slowDownSeconds?: number },
+  notes: PageNotes,
 ): FastifyReply {
-  const locale = requestLocale(request);
   const self = publicPath(o.siwe.publicUrl, `/farcaster/${flow.nonce}`);
-  return sendHtml(
+  return sendFarcasterPage(
     reply,
     code,
-    (cspNonce) =>
-      renderFarcasterPage(
-        {
-          flow,
-          domain: siteOf(o.siwe).domain,
-          paths: { self, start: `${self}/start`, status: `${self}/status` },
-          canStart: signIns.canStart(flow),
-          ...more,
-          ...(flow.state === 'done' ? { done: doneOutcome(flow.outcome) } : {}),
-        },
-        cspNonce,
-        locale,
-      ),
-    { locale, formAction: 'self' },
+    { siwe: o.siwe, signIns, self, locale: requestLocale(request) },
+    flow,
+    notes,
   );
 }
 

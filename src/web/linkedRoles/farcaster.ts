@@ -6,7 +6,7 @@
  * the FID (`farcaster,#<fid>`) and its signer.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { LINKED_ROLES_SCOPE, siteOf } from '../../gating/proofs/challengeMessage.ts';
+import { LINKED_ROLES_SCOPE } from '../../gating/proofs/challengeMessage.ts';
 import {
   createFarcasterFlow,
   type FarcasterSignIns,
@@ -15,9 +15,10 @@ import {
 } from '../../gating/proofs/farcasterSignIn.ts';
 import type { FarcasterFlow, JsonValue } from '../../store/types.ts';
 import type { ParsedIdentity } from '../../web3bio/identity.ts';
-import { pageState, renderFarcasterPage } from '../pages/farcasterPage.ts';
+import { type PageNotes, sendFarcasterPage } from '../farcaster/routes.ts';
+import { pageState } from '../pages/farcasterPage.ts';
 import { failed, type ProveProblem, sendLinkedRolePage, startPath } from '../pages/linkedRolePage.ts';
-import { redirect, refuseOtherMethods, sendHtml, sendJson } from '../responses.ts';
+import { redirect, refuseOtherMethods, sendJson } from '../responses.ts';
 import { type LinkedRolePagesOptions, proofFreshness } from './options.ts';
 import { type LinkedRoleSession, readSession, sessionLocale, writeSession } from './session.ts';
 
@@ -221,25 +222,9 @@ function sendPage(
   reply: FastifyReply,
   code: number,
   flow: FarcasterFlow,
-  more: { relayDown?: boolean; relayDownStart?: boolean; slowDownSeconds?: number },
+  notes: PageNotes,
 ): FastifyReply {
   const locale = sessionLocale(request, readSession(o, request));
-  const self = pagePath(o, flow.nonce);
-  return sendHtml(
-    reply,
-    code,
-    (cspNonce) =>
-      renderFarcasterPage(
-        {
-          flow,
-          domain: siteOf(o.siwe).domain,
-          paths: { self, start: `${self}/start`, status: `${self}/status` },
-          canStart: signIns.canStart(flow),
-          ...more,
-        },
-        cspNonce,
-        locale,
-      ),
-    { locale, formAction: 'self' },
-  );
+  const page = { siwe: o.siwe, signIns, self: pagePath(o, flow.nonce), locale };
+  return sendFarcasterPage(reply, code, page, flow, notes);
 }

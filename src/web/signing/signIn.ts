@@ -25,6 +25,7 @@ import {
 } from '../../discord/oauth.ts';
 import { accountName } from '../../gating/proofs/challengeMessage.ts';
 import type { GatingStore } from '../../store/types.ts';
+import type { WebLimiters } from '../limits.ts';
 import { requestLocale } from '../locale.ts';
 import { renderVerifyPage, type SignInFailure, type VerifyPageState } from '../pages/verifyPage.ts';
 import { cookieOptions, publicPath, redirect, sendHtml, setCookie, type WebLogger } from '../responses.ts';
@@ -71,6 +72,30 @@ export function hasSignedIn(
   target: Pick<SignInTarget, 'purpose' | 'nonce' | 'userId'>,
 ): boolean {
   return isSignInProof(opts.oauth, subjectOf(target), target.userId, request.cookies[SESSION_COOKIE]);
+}
+
+/**
+ * A browser that has not signed in as the page's account: sent to Discord's sign-in, unless this client
+ * started too many lately (each sign-in stores a state), then a 429 page saying so.
+ */
+export async function signInFirst(
+  opts: VerifySignInOptions,
+  limits: Pick<WebLimiters, 'signIns'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  target: SignInTarget,
+): Promise<FastifyReply> {
+  const wait = await limits.signIns(request);
+  if (wait === undefined) return startSignIn(opts, reply, target);
+  const locale = requestLocale(request);
+  reply.header('retry-after', String(wait));
+  return sendHtml(
+    reply,
+    429,
+    (cspNonce) =>
+      renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce, locale),
+    { locale },
+  );
 }
 
 /** Sends the browser to Discord's authorize page with a fresh state for this page. */

@@ -24,7 +24,7 @@ import {
   finishSignIn,
   hasSignedIn,
   SIGN_IN_CALLBACK_PATH,
-  startSignIn,
+  signInFirst,
   type VerifySignInOptions,
 } from './signIn.ts';
 
@@ -120,21 +120,8 @@ async function sendPage(
   const challenge = await openChallenge({ ...o, linkedRoles: false }, nonce);
   // The challenge keeps no locale: the page speaks the browser's language.
   const locale = requestLocale(request);
-  if (signIn && 'record' in challenge && notSignedIn(signIn, request, challenge.record)) {
-    // Each sign-in stores a state: limited per client.
-    const wait = await o.limits.signIns(request);
-    if (wait !== undefined) {
-      reply.header('retry-after', String(wait));
-      return sendHtml(
-        reply,
-        429,
-        (cspNonce) =>
-          renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce, locale),
-        { locale },
-      );
-    }
-    return startSignIn(signIn, reply, { ...challenge.record, purpose: 'verify' });
-  }
+  if (signIn && 'record' in challenge && notSignedIn(signIn, request, challenge.record))
+    return signInFirst(signIn, o.limits, request, reply, { ...challenge.record, purpose: 'verify' });
   const state: VerifyPageState =
     'record' in challenge
       ? { kind: 'ready', record: challenge.record }

@@ -169,7 +169,7 @@ export function sendFarcasterPage(
           paths: { self, start: `${self}/start`, status: `${self}/status` },
           canStart: page.signIns.canStart(flow),
           ...notes,
-          ...(flow.state === 'done' ? { done: doneOutcome(flow.outcome) } : {}),
+          ...(flow.state === 'done' && flow.outcome !== null ? { done: doneOutcome(flow.outcome) } : {}),
         },
         cspNonce,
         locale,
@@ -249,9 +249,8 @@ function sendPage(
 }
 
 /** What `onVerified` answered for a finished flow, as the page words it. */
-function doneOutcome(outcome: JsonValue | null): FlowDoneOutcome {
+function doneOutcome(outcome: JsonValue): FlowDoneOutcome {
   const o = (outcome ?? {}) as { ok?: unknown; queued?: unknown; refusal?: { code?: unknown } };
-  if (outcome === null) return { kind: 'queued' };
   if (o.ok === true) return o.queued === true ? { kind: 'queued' } : { kind: 'verified' };
   const code = o.refusal?.code;
   return typeof code === 'string' ? { kind: 'refused', code } : { kind: 'failed' };

@@ -73,8 +73,18 @@ export function refusalSentence(
  * What the page shows, as one string: its script reloads the page when the status URL answers another
  * (the flow moved on, the relay went down or came back).
  */
-export function pageState(flow: Pick<FarcasterFlow, 'state' | 'refusals'>, relayDown: boolean): string {
-  return `${flow.state}.${flow.refusals}${relayDown ? '.relay-down' : ''}`;
+export function pageState(
+  flow: Pick<FarcasterFlow, 'state' | 'refusals' | 'outcome'>,
+  relayDown: boolean,
+): string {
+  // A flow claimed for its proof whose outcome is not recorded yet is still being linked.
+  const state = linking(flow) ? 'approved' : flow.state;
+  return `${state}.${flow.refusals}${relayDown ? '.relay-down' : ''}`;
+}
+
+/** Approved, or claimed for its proof whose outcome is not known yet: the page waits for it. */
+function linking(flow: Pick<FarcasterFlow, 'state' | 'outcome'>): boolean {
+  return flow.state === 'approved' || (flow.state === 'done' && flow.outcome === null);
 }
 
 /** The whole page; `cspNonce` must match the response's CSP nonce. */
@@ -87,7 +97,7 @@ export function renderFarcasterPage(
   const title = t(locale, titleOf(input));
   const body = `${details(flow, locale)}
 ${stateBody(input, locale)}`;
-  const waits = flow.state === 'open' || flow.state === 'approved';
+  const waits = flow.state === 'open' || linking(flow);
   return htmlDocument(
     locale,
     title,
@@ -100,11 +110,12 @@ ${stateBody(input, locale)}`;
 
 function titleOf(input: FarcasterPageInput): MessageKey {
   const { flow } = input;
+  if (linking(flow) || (flow.state === 'done' && input.done === undefined))
+    return 'web.farcaster.title.approved';
   if (flow.state === 'done')
     return input.done?.kind === 'verified' || input.done?.kind === 'queued'
       ? 'web.farcaster.title.done'
       : 'web.farcaster.title.notLinked';
-  if (flow.state === 'approved') return 'web.farcaster.title.approved';
   if (!input.canStart) return 'web.farcaster.title.burned';
   if (flow.state === 'refused') return 'web.farcaster.title.refused';
   if (flow.state === 'open') return 'web.farcaster.title.waiting';
@@ -134,7 +145,9 @@ function startForm(input: FarcasterPageInput, label: MessageKey, locale: string,
 function stateBody(input: FarcasterPageInput, locale: string): string {
   const { flow, domain } = input;
   const linkedRoles = isLinkedRoleChallenge(flow);
-  switch (flow.state) {
+  const state =
+    linking(flow) || (flow.state === 'done' && input.done === undefined) ? 'approved' : flow.state;
+  switch (state) {
     case 'done':
       return `<p role="status" class="${input.done?.kind === 'verified' || input.done?.kind === 'queued' ? 'success' : 'error'}">${escapeHtml(doneSentence(input.done ?? { kind: 'queued' }, flow, locale))}</p>`;
     case 'approved':

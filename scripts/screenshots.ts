@@ -33,7 +33,8 @@ import { renderMemberReport } from '../src/render/gatingReport.ts';
 import { renderRuleList } from '../src/render/gatingRule.ts';
 import type { MessagePayload, RenderContext } from '../src/render/types.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
-import type { GuildSettings, LinkRecord, NonceRecord } from '../src/store/types.ts';
+import type { FarcasterFlow, GuildSettings, LinkRecord, NonceRecord } from '../src/store/types.ts';
+import { type FarcasterPageInput, renderFarcasterPage } from '../src/web/pages/farcasterPage.ts';
 import { type LinkedRolePage, renderLinkedRolePage } from '../src/web/pages/linkedRolePage.ts';
 import { renderVerifyPage, type VerifyPageState } from '../src/web/pages/verifyPage.ts';
 import { startWebServer } from '../src/web/server.ts';
@@ -178,6 +179,22 @@ export const GATING_SCREENSHOTS: readonly GatingMessageShot[] = [
       ),
   },
   {
+    name: 'verify-farcaster-reply',
+    command: '/verify',
+    render: () =>
+      renderVerifyResult(
+        {
+          kind: 'farcaster',
+          url: `https://bot.example.org/farcaster/${NONCE}`,
+          expiresAt: GATING_NOW_MS + 10 * MINUTE_MS,
+          fid: 3,
+        },
+        'dwr.farcaster',
+        NAMES,
+        RENDER,
+      ),
+  },
+  {
     name: 'gating-check',
     command: '/gating check',
     render: () => renderMemberReport(memberReport(), NAMES, RENDER),
@@ -274,6 +291,48 @@ function verifyRecord(): NonceRecord {
   };
 }
 
+/** A `/verify dwr.farcaster` flow as its page shows it, in `state` (its approval link, the relay's form). */
+function farcasterFlow(
+  state: FarcasterFlow['state'],
+  outcome: FarcasterFlow['outcome'] = null,
+): FarcasterFlow {
+  return {
+    ...verifyRecord(),
+    identity: 'dwr.farcaster',
+    fid: 3,
+    createdAt: GATING_NOW_MS,
+    state,
+    channelToken: null,
+    channelUrl: state === 'open' ? 'https://farcaster.xyz/~/siwf?channelToken=QF7K2M9X' : null,
+    signer: null,
+    authMethod: null,
+    outcome,
+    refusals: state === 'refused' ? 1 : 0,
+    updatedAt: GATING_NOW_MS,
+  };
+}
+
+/**
+ * The Sign in with Farcaster page for a state. Its script asks a `data:` URL that answers the state shown,
+ * so the offline page waits quietly as a member's would.
+ */
+const farcasterPage =
+  (flow: FarcasterFlow, more: Partial<FarcasterPageInput> = {}) =>
+  () => {
+    const self = `/farcaster/${NONCE}`;
+    const status = `data:application/json,${encodeURIComponent(JSON.stringify({ state: `${flow.state}.${flow.refusals}` }))}`;
+    return renderFarcasterPage(
+      {
+        flow,
+        domain: 'bot.example.org',
+        paths: { self, start: `${self}/start`, status },
+        canStart: true,
+        ...more,
+      },
+      'screenshot',
+    );
+  };
+
 /** A page state photographed from its HTML (`ready`: wait for the signing script to show its button). */
 interface PageShot {
   name: string;
@@ -288,6 +347,21 @@ const LINKED_START = '/linked-role';
 
 /** The signing page's other states, and every state of the Linked Roles page (PUBLIC_URL/linked-role). */
 export const PAGE_SHOTS: readonly PageShot[] = [
+  {
+    name: 'farcaster-page',
+    what: 'Sign in with Farcaster, ready to start',
+    html: farcasterPage(farcasterFlow('new')),
+  },
+  {
+    name: 'farcaster-page-waiting',
+    what: 'Sign in with Farcaster, the approval link and its QR code',
+    html: farcasterPage(farcasterFlow('open')),
+  },
+  {
+    name: 'farcaster-page-refused',
+    what: 'Sign in with Farcaster, an approval by another FID refused',
+    html: farcasterPage(farcasterFlow('refused', { reason: 'wrong_fid' })),
+  },
   {
     name: 'verify-page-solana',
     what: 'signing page, a Solana wallet',

@@ -1,7 +1,9 @@
 /**
  * `npm run fake-api [-- --mode spec|live] [--latency MS] [--key KEY[:basic]]`: the stand-in Web3.bio API for
- * running the bot offline. Listens on 127.0.0.1:$FAKE_WEB3BIO_PORT (default 8787).
+ * running the bot offline. Listens on 127.0.0.1:$FAKE_WEB3BIO_PORT (default 8787); beside it, the
+ * Farcaster relay and OP Mainnet node stand-ins for Sign in with Farcaster (ports 8788 and 8789).
  */
+import { startFarcasterStandIns } from '../farcaster/demo.ts';
 import { startFakeWeb3Bio } from './server.ts';
 
 export const DEFAULT_PORT = 8787;
@@ -69,13 +71,21 @@ async function main(): Promise<void> {
     latencyMs: options.latencyMs,
     apiKeys: options.apiKeys,
   });
+  const farcaster = await startFarcasterStandIns({
+    relay: port === 0 ? 0 : port + 1,
+    node: port === 0 ? 0 : port + 2,
+  });
   const keyCount = Object.keys(options.apiKeys).length;
   console.log(`Fake Web3.bio API (${options.mode} mode) listening on ${fake.url}`);
   console.log(`Point the bot at it: WEB3BIO_API_URL=${fake.url} npm start`);
   if (keyCount > 0) console.log(`${keyCount} API key(s) accepted; /wallet needs a full one.`);
+  console.log(
+    `Sign in with Farcaster offline: FARCASTER_RELAY_URL=${farcaster.relay.url} OPTIMISM_RPC_URL=${farcaster.node.url}`,
+  );
+  console.log('  /verify dwr.farcaster, then open the approval link: its page approves as @dwr (FID 3).');
   const stop = (signal: NodeJS.Signals) => {
     console.log(`${signal}: stopping`);
-    fake.close().then(
+    Promise.all([fake.close(), farcaster.close()]).then(
       () => console.log('stopped'),
       (error: unknown) => {
         console.error('close failed', error);

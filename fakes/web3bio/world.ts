@@ -454,7 +454,13 @@ export class FakeWorld {
 
   #credentialsFor(profiles: RawObject[]): RawCredentials | null {
     for (const profile of profiles) {
-      for (const key of [identityOf(profile), addressOf(profile)]) {
+      const identity = identityOf(profile);
+      // A Farcaster account's answer is filed under its name as users write it too (`alice.farcaster`).
+      const farcasterName =
+        platformOf(profile) === 'farcaster' && identity !== null
+          ? `${farcasterBaseName(identity)}.farcaster`
+          : null;
+      for (const key of [identity, farcasterName, addressOf(profile)]) {
         const found = key === null ? undefined : this.#credentials.get(key);
         if (found !== undefined) return found;
       }

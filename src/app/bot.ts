@@ -104,7 +104,7 @@ async function startGating(input: {
 }): Promise<GatingParts> {
   const { config, logger } = input;
   if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
-  const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
+  const { oauth, key, siwe, farcaster } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
   const store = input.store ?? (await openGatingStore(config));
   try {
     const service = new GatingService({
@@ -136,6 +136,7 @@ async function startGating(input: {
       discord: input.client,
       logger: logger.child({ module: 'gating' }),
       siwe,
+      farcaster: farcaster !== undefined,
       noticeText: gatingNoticeText,
       recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
       dueCheckMs: config.GATING_DUE_CHECK_SECONDS * 1_000,
@@ -154,6 +155,7 @@ async function startGating(input: {
               ...(service.linkedRolePages ? { linkedRoles: service.linkedRolePages } : {}),
               ...(input.interactions ? { interactions: input.interactions } : {}),
               ...dashboardOf(config, { oauth, key }, store, service, input.client, logger),
+              ...(farcaster ? { farcaster } : {}),
               onVerified: (result) => service.verification.completeSignature(result),
               logger: logger.child({ module: 'web' }),
             },

@@ -127,6 +127,10 @@ export const ConfigSchema = z.object({
   ),
   PUBLIC_URL: optionalText.pipe(httpUrl.optional()),
   RPC_URL: optionalText.pipe(httpUrl.optional()),
+  /** Sign in with Farcaster: the relay the bot opens channels on (Farcaster's public one by default). */
+  FARCASTER_RELAY_URL: withDefault(httpUrl, 'https://relay.farcaster.xyz'),
+  /** An OP Mainnet JSON-RPC node: who holds each FID. Unset, Sign in with Farcaster is not offered. */
+  OPTIMISM_RPC_URL: optionalText.pipe(httpUrl.optional()),
   GATING_ENABLED: boolean(false),
   GATING_RECHECK_HOURS: withDefault(
     z.coerce

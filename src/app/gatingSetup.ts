@@ -3,6 +3,7 @@ import { DEFAULT_DISCORD_API_URL, type DiscordOAuthConfig } from '../discord/oau
 import type { DashboardOperations } from '../gating/dashboard/types.ts';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
 import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
+import type { FarcasterConfig } from '../gating/proofs/farcasterSignIn.ts';
 import { openStore } from '../store/index.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { DashboardSetup } from '../web/dashboard/routes.ts';
@@ -16,6 +17,8 @@ export type GatingConfig = Pick<
   | 'HTTP_PORT'
   | 'PUBLIC_URL'
   | 'RPC_URL'
+  | 'FARCASTER_RELAY_URL'
+  | 'OPTIMISM_RPC_URL'
   | 'DISCORD_APPLICATION_ID'
   | 'DISCORD_API_URL'
   | 'DISCORD_CLIENT_SECRET'
@@ -34,11 +37,15 @@ export type GatingConfig = Pick<
   | 'DASHBOARD_RIGHTS_SECONDS'
 >;
 
-/** The OAuth2 client (with DISCORD_CLIENT_SECRET) and the SIWE settings both gating and the shard manager use. */
+/**
+ * The OAuth2 client (with DISCORD_CLIENT_SECRET), the SIWE settings and Sign in with Farcaster's (with
+ * OPTIMISM_RPC_URL) that both gating and the shard manager use.
+ */
 export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
   oauth: DiscordOAuthConfig | undefined;
   key: Buffer | undefined;
   siwe: SiweConfig;
+  farcaster: FarcasterConfig | undefined;
 } {
   const oauth: DiscordOAuthConfig | undefined = config.DISCORD_CLIENT_SECRET
     ? {
@@ -58,7 +65,10 @@ export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
     ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
     discordSignIn: oauth !== undefined,
   };
-  return { oauth, key, siwe };
+  const farcaster = config.OPTIMISM_RPC_URL
+    ? { relayUrl: config.FARCASTER_RELAY_URL, rpcUrl: config.OPTIMISM_RPC_URL }
+    : undefined;
+  return { oauth, key, siwe, farcaster };
 }
 
 /**

@@ -32,7 +32,7 @@ export async function startPagesTier(o: {
 }): Promise<{ server: WebServer; stops: (() => Promise<void> | void)[] }> {
   const { config, logger, store, interactions } = o;
   const stops: (() => Promise<void> | void)[] = [];
-  const { oauth, key, siwe } = signInConfig({ ...config, PUBLIC_URL: o.publicUrl });
+  const { oauth, key, siwe, farcaster } = signInConfig({ ...config, PUBLIC_URL: o.publicUrl });
   const evaluator = new Evaluator({ web3bio: o.web3bio, store, logger, now: Date.now });
   const linked =
     config.LINKED_ROLES_ENABLED && oauth && key
@@ -62,6 +62,7 @@ export async function startPagesTier(o: {
         ...(linked ? { linkedRoles: linked.pages } : {}),
         ...(interactions ? { interactions } : {}),
         ...dashboardPages(config, { oauth, key }, store, o.nudgeDashboard),
+        ...(farcaster ? { farcaster } : {}),
         onVerified: (proof) => handOffSignedProof(store, proof, { nudge: o.nudge }),
         logger: logger.child({ module: 'web' }),
       },

@@ -53,6 +53,8 @@ export interface GatingServiceOptions {
   discord: Client;
   logger: Logger;
   siwe: SiweConfig;
+  /** Sign in with Farcaster is configured (OPTIMISM_RPC_URL): `/verify` offers it for Farcaster identities. */
+  farcaster?: boolean;
   /** The sentences of the log channel and direct messages (render's `gatingNoticeText`). */
   noticeText: NoticeText;
   recheckIntervalMs: number;
@@ -231,6 +233,7 @@ export class GatingService {
       links,
       members,
       worker,
+      farcaster: options.farcaster === true,
     });
     if (options.signedProofInbox) {
       const inbox = new SignedProofInbox({

@@ -18,7 +18,9 @@ export type VerifyRefusal =
   /** The address already backs another member through a wallet signature; a record proof cannot take it. */
   | { code: 'address_taken'; address: string }
   /** Another account proved the wallet (or identity) after this proof's signing link was made. */
-  | { code: 'raced'; subject: string };
+  | { code: 'raced'; subject: string }
+  /** The Farcaster account (its FID) backs another member through Sign in with Farcaster: a record cannot take it. */
+  | { code: 'fid_taken'; subject: string };
 
 export type VerifyResult =
   | {
@@ -37,7 +39,16 @@ export type VerifyResult =
        */
       rolesLater?: true;
     }
-  | { kind: 'challenge'; url: string; expiresAt: number; address: string }
+  | {
+      kind: 'challenge';
+      url: string;
+      expiresAt: number;
+      address: string;
+      /** A Farcaster identity, offered a wallet signature because Sign in with Farcaster is not configured. */
+      farcasterUnconfigured?: true;
+    }
+  /** A Farcaster identity its record does not prove: the Sign in with Farcaster page for its FID. */
+  | { kind: 'farcaster'; url: string; expiresAt: number; fid: number }
   | { kind: 'refused'; refusal: VerifyRefusal };
 
 /** What one member's re-check did: changes queued now, and removals waiting for a confirming answer. */

@@ -61,6 +61,8 @@ export function refusalText(refusal: VerifyRefusal, locale: string = DEFAULT_LOC
       return t(locale, 'gating.refusal.addressTaken', { address: refusal.address });
     case 'raced':
       return t(locale, 'gating.refusal.raced', { subject: refusal.subject });
+    case 'fid_taken':
+      return t(locale, 'gating.refusal.fidTaken', { subject: refusal.subject });
   }
 }
 
@@ -110,6 +112,7 @@ export function renderVerifyResult(
       ctx,
     );
   }
+  if (result.kind === 'farcaster') return renderFarcasterOffer(result, identity, ctx);
   const url = safeUrl(result.url, ctx.ipfsGateway);
   const expiresSec = result.expiresAt / 1000;
   const description = [
@@ -122,6 +125,7 @@ export function renderVerifyResult(
     `🔒 ${t(locale, 'gating.verify.signingPromise')}`,
     '',
     t(locale, 'gating.verify.sign.tip'),
+    ...(result.farcasterUnconfigured ? ['', t(locale, 'gating.verify.sign.farcasterUnconfigured')] : []),
   ].join('\n');
   const components =
     url && url.length <= DISCORD_LIMITS.linkButtonUrl
@@ -136,6 +140,38 @@ export function renderVerifyResult(
     ...ctx,
     stale: undefined,
   });
+}
+
+/** `/verify` of a Farcaster identity its record does not prove: "Sign in with Farcaster", and its page. */
+function renderFarcasterOffer(
+  result: Extract<VerifyResult, { kind: 'farcaster' }>,
+  identity: string,
+  ctx: RenderContext,
+): MessagePayload {
+  const { locale } = ctx;
+  const url = safeUrl(result.url, ctx.ipfsGateway);
+  const description = [
+    t(locale, 'gating.verify.farcaster.intro', { identity: identityText(identity, locale), fid: result.fid }),
+    t(locale, 'gating.verify.farcaster.open', { when: discordTime(result.expiresAt / 1000, 'R') }),
+    '',
+    `⚠️ ${t(locale, 'gating.verify.farcaster.warning')}`,
+  ].join('\n');
+  const components =
+    url && url.length <= DISCORD_LIMITS.linkButtonUrl
+      ? linkButtonRow(t(locale, 'gating.verify.farcaster.button'), url)
+      : [];
+  const withUrl =
+    components.length > 0 || !url
+      ? description
+      : `${description}\n\n${t(locale, 'gating.verify.sign.link', { link: `<${url}>` })}`;
+  return finishPayload(
+    [embed(t(locale, 'gating.verify.farcaster.title'), withUrl, COLORS.info)],
+    components,
+    {
+      ...ctx,
+      stale: undefined,
+    },
+  );
 }
 
 /** `/unverify`: how many links were removed. */

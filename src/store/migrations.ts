@@ -399,6 +399,33 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE guild_authority ADD COLUMN channels ${t.json};
     `,
   },
+  {
+    version: 18,
+    name: 'Sign In With Farcaster flows: a member, a server and a FID, the relay channel, the approval',
+    sql: ({ types: t }) => `
+      CREATE TABLE farcaster_flows (
+        nonce TEXT PRIMARY KEY,
+        guild_id TEXT NOT NULL,
+        user_id TEXT NOT NULL,
+        user_name TEXT,
+        guild_name TEXT,
+        identity TEXT NOT NULL,
+        fid ${t.bigint} NOT NULL,
+        created_at ${t.bigint} NOT NULL,
+        expires_at ${t.bigint} NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('new', 'open', 'approved', 'done', 'refused')),
+        channel_token TEXT,
+        channel_url TEXT,
+        signer TEXT,
+        auth_method TEXT,
+        outcome ${t.json},
+        refusals INTEGER NOT NULL DEFAULT 0,
+        updated_at ${t.bigint} NOT NULL
+      );
+      CREATE INDEX farcaster_flows_by_user ON farcaster_flows (user_id, expires_at);
+      CREATE INDEX farcaster_flows_by_expiry ON farcaster_flows (expires_at);
+    `,
+  },
 ];
 
 /**

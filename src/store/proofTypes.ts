@@ -30,6 +30,13 @@ export interface HoldingClaim {
   proofMethod: ProofMethod;
   at: number;
   /**
+   * Other identities the proof makes the account's, held like a wallet: a record proof cannot take one
+   * another account holds by signature. A Farcaster name's record proof claims its FID (`farcaster,#3`),
+   * so one Farcaster account backs one Discord account whether proven by record or by Sign in with
+   * Farcaster.
+   */
+  aliases?: readonly string[];
+  /**
    * For a signature: when its challenge was made. A holding another account took after that is not taken
    * over (two completions racing for one wallet: the first wins, the later one is refused).
    */
@@ -38,9 +45,10 @@ export interface HoldingClaim {
 
 /**
  * Why a claim was refused: the address is held by another account and a record proof cannot take a
- * wallet; or another account proved the subject after this proof's challenge was made.
+ * wallet; the same for an alias (`fid_taken`: a Farcaster account another account proved by Sign in with
+ * Farcaster); or another account proved the subject after this proof's challenge was made.
  */
-export type HoldingRefusal = { code: 'address_taken' | 'raced'; holding: Holding };
+export type HoldingRefusal = { code: 'address_taken' | 'fid_taken' | 'raced'; holding: Holding };
 
 /** A one-time SIWE nonce bound to a member, a guild, an identity and the expected signer. */
 export interface NonceRecord {
@@ -57,4 +65,9 @@ export interface NonceRecord {
   usedAt: number | null;
   /** Refused signatures so far; the challenge is burned at the limit. */
   failedAttempts: number;
+  /**
+   * Set on the record a Sign In With Farcaster approval hands to the signed-proof path (never on a
+   * stored challenge): the FID, and how the signer holds it.
+   */
+  farcaster?: { fid: number; authMethod: 'custody' | 'authAddress' };
 }

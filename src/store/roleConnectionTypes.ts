@@ -1,5 +1,5 @@
 /** The Linked Roles part of the store: one connection per Discord account, app-wide. */
-import type { HoldingRefusal, ProofMethod } from './proofTypes.ts';
+import type { HoldingClaim, HoldingRefusal, ProofMethod } from './proofTypes.ts';
 
 /**
  * A member's Linked Roles connection (one per Discord account, for the whole app): the identity they
@@ -59,7 +59,8 @@ export interface RoleConnectionHold {
 export type RoleConnectionInput = Omit<
   RoleConnectionRecord,
   'updatedAt' | 'lossSeenAt' | 'releasedAt' | 'releasedReason' | 'recordLossSeenAt'
->;
+> &
+  Pick<HoldingClaim, 'aliases'>;
 
 /** The Linked Roles part of the store. */
 export interface RoleConnectionStore {

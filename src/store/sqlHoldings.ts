@@ -18,14 +18,23 @@ export const toHolding = (r: Row): Holding => ({
   since: Number(r.since),
 });
 
-/** The subjects a claim takes: its identity, and its address when it has one. */
-function subjectsOf(claim: HoldingClaim): { kind: Holding['kind']; subject: string }[] {
-  const subjects: { kind: Holding['kind']; subject: string }[] = [
-    { kind: 'identity', subject: claim.identity },
-  ];
+interface Subject {
+  kind: Holding['kind'];
+  subject: string;
+  /** An alias of the claim's identity (held like a wallet), not the identity itself. */
+  alias?: true;
+}
+
+/** The subjects a claim takes: its identity, its address when it has one, and its aliases. */
+function subjectsOf(claim: HoldingClaim): Subject[] {
+  const subjects: Subject[] = [{ kind: 'identity', subject: claim.identity }];
   if (claim.address !== null) subjects.push({ kind: 'address', subject: claim.address });
+  for (const alias of new Set(claim.aliases ?? []))
+    if (alias !== claim.identity) subjects.push({ kind: 'identity', subject: alias, alias: true });
   return subjects;
 }
+
+const keyOf = (s: { kind: string; subject: string }) => `${s.kind}\u0000${s.subject}`;
 
 export interface ClaimResult {
   /** Holdings taken from other accounts (as they were before). */
@@ -58,8 +67,9 @@ export async function claimHoldings(
       s.kind,
       s.subject,
     ]);
-    if (row) held.set(s.kind, toHolding(row));
+    if (row) held.set(keyOf(s), toHolding(row));
   }
+  const aliases = new Set(subjects.filter((s) => s.alias).map((s) => s.subject));
   const displaced: Holding[] = [];
   for (const holding of held.values()) {
     if (holding.userId === claim.userId) continue;
@@ -74,11 +84,15 @@ export async function claimHoldings(
       const sameRecord = holding.proofMethod === 'record' && holding.identity === claim.identity;
       if (holding.kind === 'address' && claim.proofMethod === 'record' && !sameRecord)
         return { refusal: { code: 'address_taken', holding } };
+      // An alias is a key like a wallet: a record cannot take it from a signature.
+      const alias = holding.kind === 'identity' && aliases.has(holding.subject);
+      if (alias && claim.proofMethod === 'record' && holding.proofMethod === 'signature')
+        return { refusal: { code: 'fid_taken', holding } };
     }
     displaced.push(holding);
   }
   for (const s of subjects) {
-    const mine = held.get(s.kind);
+    const mine = held.get(keyOf(s));
     // The same account keeps its earlier holding unless this proof is stronger (a signature over a record).
     if (
       mine?.userId === claim.userId &&

@@ -18,7 +18,7 @@ export function createSqlNonces(
   | 'consumeOAuthState'
 > {
   const { str, num, toNonce, first } = rows;
-  const PURPOSES: OAuthStateRecord['purpose'][] = ['verify', 'linked-role', 'dashboard'];
+  const PURPOSES: OAuthStateRecord['purpose'][] = ['verify', 'linked-role', 'dashboard', 'farcaster'];
   return {
     async createNonce(r, options = {}) {
       const { maxOpenPerUser } = options;

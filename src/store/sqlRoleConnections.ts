@@ -112,6 +112,7 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
         address: c.address,
         proofMethod: c.proofMethod,
         at,
+        ...(c.aliases ? { aliases: c.aliases } : {}),
         ...(o.challengeIssuedAt === undefined ? {} : { challengeIssuedAt: o.challengeIssuedAt }),
       },
       o.force,
@@ -119,12 +120,13 @@ export function createSqlRoleConnections(driver: SqlDriver, now: () => number): 
     if ('refusal' in claimed) return claimed;
     const displaced: RoleConnectionRecord[] = [];
     for (const lost of claimed.displaced) {
+      // An identity holding is released with the connection that brought it (an alias's is another identity).
       const column = lost.kind === 'identity' ? 'identity' : 'address';
       const rows = await tx.query(
         `UPDATE role_connections SET released_at = $3, released_reason = $4, loss_seen_at = NULL,
            record_loss_seen_at = NULL, updated_at = $3
          WHERE user_id = $1 AND ${column} = $2 AND released_at IS NULL RETURNING *`,
-        [lost.userId, lost.subject, at, o.reason],
+        [lost.userId, lost.kind === 'identity' ? lost.identity : lost.subject, at, o.reason],
       );
       for (const row of rows) {
         await holdIfFlagged(tx, row, at);

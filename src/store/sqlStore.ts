@@ -3,6 +3,7 @@ import { createSqlAuditEvents } from './sqlAuditEvents.ts';
 import { createSqlDashboard } from './sqlDashboard.ts';
 import { createSqlDueChecks, dueNoLaterThan } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
+import { createSqlFarcasterFlows } from './sqlFarcasterFlows.ts';
 import { createSqlGuildAuthority } from './sqlGuildAuthority.ts';
 import { createSqlHandoffs } from './sqlHandoffs.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
@@ -102,6 +103,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
         address: link.address,
         proofMethod: link.proofMethod,
         at: now(),
+        ...(link.aliases ? { aliases: link.aliases } : {}),
         ...(opts.challengeIssuedAt === undefined ? {} : { challengeIssuedAt: opts.challengeIssuedAt }),
       },
       opts.force,
@@ -110,11 +112,12 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     const at = now();
     const displaced: LinkRecord[] = [];
     for (const lost of claimed.displaced) {
+      // An identity holding is released with the link that brought it (an alias's is another identity).
       const column = lost.kind === 'identity' ? 'identity' : 'address';
       const rows = await tx.query(
         `UPDATE links SET released_at = $4 WHERE guild_id = $1 AND user_id = $2 AND ${column} = $3
            AND released_at IS NULL RETURNING *`,
-        [link.guildId, lost.userId, lost.subject, at],
+        [link.guildId, lost.userId, lost.kind === 'identity' ? lost.identity : lost.subject, at],
       );
       for (const row of rows) {
         const other = toLink(row);
@@ -191,6 +194,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlDueChecks(driver),
     ...createSqlGuildAuthority(driver, { now, rows: mappers }),
     ...createSqlDashboard(driver, { now, leaseMs, rows: mappers }),
+    ...createSqlFarcasterFlows(driver, now),
 
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);

@@ -14,9 +14,16 @@ import type {
 import type { DashboardStore } from './dashboardTypes.ts';
 import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
+import type { FarcasterFlowStore } from './farcasterFlowTypes.ts';
 import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
-import type { Holding, HoldingRefusal, NonceRecord, ProofMethod } from './proofTypes.ts';
+import type {
+  Holding,
+  HoldingClaim,
+  HoldingRefusal,
+  NonceRecord,
+  ProofMethod,
+} from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
@@ -26,6 +33,7 @@ export type * from './auditTypes.ts';
 export type * from './dashboardTypes.ts';
 export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
+export type * from './farcasterFlowTypes.ts';
 export type * from './guildAuthorityTypes.ts';
 export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
@@ -84,7 +92,8 @@ export type LinkSummary = Omit<LinkRecord, 'lastResult'>;
 
 /** What a verification writes; check fields start empty unless given. */
 export type LinkInput = Omit<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult' | 'releasedAt'> &
-  Partial<Pick<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'>>;
+  Partial<Pick<LinkRecord, 'lastCheckAt' | 'lastCheckOk' | 'lastResult'>> &
+  Pick<HoldingClaim, 'aliases'>;
 
 /** Identifies one link. */
 export interface LinkKey {
@@ -105,7 +114,7 @@ export interface LinkCheck {
 export interface OAuthStateRecord {
   /** SHA-256 of the state, hex; the state itself is only in the member's browser and URL. */
   stateHash: string;
-  purpose: 'verify' | 'linked-role' | 'dashboard';
+  purpose: 'verify' | 'linked-role' | 'dashboard' | 'farcaster';
   nonce: string | null;
   expiresAt: number;
 }
@@ -162,7 +171,8 @@ export interface GatingStore
     DueCheckStore,
     HandoffStore,
     GuildAuthorityStore,
-    DashboardStore {
+    DashboardStore,
+    FarcasterFlowStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

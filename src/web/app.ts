@@ -21,6 +21,7 @@ import Fastify, {
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
+import type { FarcasterConfig } from '../gating/proofs/farcasterSignIn.ts';
 import type { DashboardSetup } from './dashboard/routes.ts';
 import { BytesInFlight, type DeliveryGuards } from './deliveryGate.ts';
 import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
@@ -68,6 +69,8 @@ export interface WebAppOptions extends Partial<SigningPagesSetup> {
   interactions?: InteractionEndpoint;
   /** DASHBOARD_ENABLED: the owners' dashboard at `/dashboard` below PUBLIC_URL. */
   dashboard?: DashboardSetup;
+  /** With OPTIMISM_RPC_URL: the Sign in with Farcaster pages (`/farcaster/…`, and on the Linked Roles page). */
+  farcaster?: FarcasterConfig | undefined;
 }
 
 /**
@@ -204,9 +207,10 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
   const { store, siwe, onVerified } = o;
   if (store && siwe && onVerified) {
     // Loaded only here: a web replica without gating never loads the signing code (viem).
-    const [{ registerVerifyRoutes }, { registerLinkedRoleRoutes }] = await Promise.all([
+    const [{ registerVerifyRoutes }, { registerLinkedRoleRoutes }, farcasterRoutes] = await Promise.all([
       import('./signing/verifyRoutes.ts'),
       import('./linkedRoles/routes.ts'),
+      o.farcaster ? import('./farcaster/routes.ts') : undefined,
     ]);
     await app.register(async (pages) => {
       // Only the pages keep a session: the cookie hooks run on their routes alone, not on every interaction.
@@ -227,6 +231,22 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
           now: siwe.now ?? Date.now,
         });
       }
+      const farcasterOptions =
+        o.farcaster && farcasterRoutes
+          ? {
+              farcaster: o.farcaster,
+              store,
+              siwe,
+              oauth: o.oauth,
+              logger: log,
+              limits,
+              onVerified,
+              maxFailuresPerChallenge: o.maxFailuresPerChallenge ?? 10,
+            }
+          : undefined;
+      const farcaster = farcasterOptions && farcasterRoutes?.createFarcasterSignIns(farcasterOptions);
+      if (farcasterOptions && farcaster)
+        farcasterRoutes?.registerFarcasterRoutes(pages, farcasterOptions, farcaster);
       if (o.linkedRoles) {
         registerLinkedRoleRoutes(pages, {
           ...o.linkedRoles,
@@ -236,6 +256,7 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
           now: siwe.now ?? Date.now,
           limits,
           maxFailuresPerChallenge: o.maxFailuresPerChallenge ?? 10,
+          farcaster,
         });
       }
     });

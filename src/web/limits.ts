@@ -21,6 +21,8 @@ export interface WebLimitSettings {
   signaturesPerClient: number;
   /** Discord sign-ins a client may start in `windowMs` (each stores a state). */
   signInsPerClient: number;
+  /** Farcaster sign-in channels a client may have the bot open on the relay in `windowMs`. */
+  farcasterStartsPerClient: number;
   windowMs: number;
   /** Linked Roles proofs per signed-in Discord account per minute (each may read Web3.bio). */
   provesPerAccountPerMinute: number;
@@ -42,6 +44,7 @@ export const DEFAULT_LIMITS: WebLimitSettings = {
   refusedSignaturesPerClient: 30,
   signaturesPerClient: 60,
   signInsPerClient: 30,
+  farcasterStartsPerClient: 30,
   windowMs: 10 * 60_000,
   provesPerAccountPerMinute: 5,
   provesPerClientPerMinute: 20,
@@ -75,6 +78,8 @@ export interface WebLimiters {
   refusedDeliveries: RefusalCounter;
   /** Counts a sign-in start; seconds to wait when over the limit. */
   signIns(request: FastifyRequest): Promise<number | undefined>;
+  /** Counts a Farcaster channel opened for the client; seconds to wait when over the limit. */
+  farcasterStarts(request: FastifyRequest): Promise<number | undefined>;
   /** Counts a Linked Roles proof for the account and the client; seconds to wait when either is over. */
   proves(request: FastifyRequest, accountId: string): Promise<number | undefined>;
   /** Whether this account's proof may read Web3.bio fresh (FRESH_PROOF_READS per PROVE_READ_MAX_AGE_MS), else from the cache. */
@@ -138,6 +143,7 @@ export async function registerLimits(
   };
   const refused = refusals('refused', settings.refusedSignaturesPerClient, windowMs);
   const signIns = counter('sign-in', settings.signInsPerClient, windowMs);
+  const farcasterStarts = counter('farcaster-start', settings.farcasterStartsPerClient, windowMs);
   const provesByClient = counter('prove-client', settings.provesPerClientPerMinute, 60_000);
   const accountOf = new WeakMap<FastifyRequest, string>();
   const provesByAccount = counter('prove-account', settings.provesPerAccountPerMinute, 60_000, (request) =>
@@ -172,6 +178,7 @@ export async function registerLimits(
     countRefused: (request) => refused.count(request),
     refusedDeliveries: refusals('refused-delivery', settings.refusedDeliveriesPerClientPerMinute, 60_000),
     signIns: async (request) => over(await signIns(request)),
+    farcasterStarts: async (request) => over(await farcasterStarts(request)),
     async proves(request, accountId) {
       accountOf.set(request, accountId);
       return over(await provesByAccount(request)) ?? over(await provesByClient(request));

@@ -333,3 +333,43 @@ describe('weighCredentials: flags and edge cases', () => {
     expect(uncounted.map((u) => u.label)).toEqual(['Score']);
   });
 });
+
+describe('a Sign in with Farcaster proof (the FID, signed for by its custody or auth address)', () => {
+  const custody = '0x00000000000000000000000000000000000000c5';
+  const fid: ProofBehind = { identity: 'farcaster,#3', proofMethod: 'signature', address: custody };
+  const answer = set([
+    cred('farcaster,dwr', { label: 'The account itself' }),
+    cred(`ethereum,${custody}`, { label: 'Its custody wallet' }),
+    cred(`ethereum,${STRANGER}`, { label: 'Another wallet' }),
+    cred('ens,dwr.eth', { label: 'An ENS name' }),
+  ]);
+
+  it("counts the account's own entries (filed under its username) and its signer's, not another wallet or name", () => {
+    const { counted, uncounted } = weighCredentials({ credentials: answer, proof: fid, nowSec: NOW });
+    expect(labels(counted)).toEqual(['The account itself', 'Its custody wallet']);
+    expect(uncounted.map((u) => [u.label, u.reason])).toEqual([
+      ['Another wallet', 'address_not_proven'],
+      ['An ENS name', 'identity_not_proven'],
+    ]);
+  });
+
+  it('gives a record proof of the same FID no such reading: only what a record proves counts', () => {
+    const { counted } = weighCredentials({
+      credentials: answer,
+      proof: { ...fid, proofMethod: 'record' },
+      nowSec: NOW,
+    });
+    expect(labels(counted)).toEqual([]);
+  });
+
+  it("counts a Farcaster entry only in the FID's own answer, not in another proof's", () => {
+    const name = record('alice.eth', { address: STRANGER });
+    const { counted } = weighCredentials({
+      credentials: set([cred('farcaster,dwr', { label: 'Farcaster entry' })]),
+      proof: name,
+      others: [fid],
+      nowSec: NOW,
+    });
+    expect(labels(counted)).toEqual([]);
+  });
+});

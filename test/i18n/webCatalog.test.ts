@@ -116,6 +116,9 @@ describe('the web catalog', () => {
       ms: 120,
       match: 'all of',
       conditions: 'score ≥ 30',
+      domain: 'verify.example.org',
+      fid: 3,
+      code: 'raced',
     };
     for (const key of keys) expect(t(locale, key as MessageKey, values)).not.toContain('{');
   });

@@ -90,6 +90,8 @@ export interface ProvenIdentity {
   platform: string;
   address: string | null;
   proofMethod: ProofMethod;
+  /** Identities the proof claims too (a Farcaster name's record: its FID), see `HoldingClaim.aliases`. */
+  aliases?: readonly string[];
 }
 
 export class LinkedRoleService {

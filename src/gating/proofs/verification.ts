@@ -7,14 +7,15 @@ import type { Client } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore, NonceRecord } from '../../store/types.ts';
 import { InvalidIdentityError } from '../../web3bio/errors.ts';
-import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
+import { type IdentityKind, type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import { guildOf } from '../roles/discordReads.ts';
 import { EMPTY_DIFF, type MemberGating } from '../roles/memberGating.ts';
 import type { RoleWorker } from '../roles/roleWorker.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
-import { resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
+import { type RecordRead, resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
 import type { MemberSync, SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, type SiweConfig } from './challengeMessage.ts';
+import { createFarcasterFlow, fidIdentity, fidOf } from './farcasterSignIn.ts';
 import { clearDueCheck, type LinkBook } from './linkBook.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
 import { createChallenge, signedIdentity } from './siwe.ts';
@@ -29,6 +30,8 @@ export interface VerificationOptions {
   links: LinkBook;
   members: MemberGating;
   worker: RoleWorker;
+  /** Sign in with Farcaster is configured (FARCASTER_RELAY_URL and OPTIMISM_RPC_URL): offer it. */
+  farcaster?: boolean;
 }
 
 /** Links a member to the identities they prove, and unlinks them on request. */
@@ -42,6 +45,7 @@ export class Verification {
   readonly #links: LinkBook;
   readonly #members: MemberGating;
   readonly #worker: RoleWorker;
+  readonly #farcaster: boolean;
 
   constructor(options: VerificationOptions) {
     this.#store = options.store;
@@ -53,6 +57,7 @@ export class Verification {
     this.#links = options.links;
     this.#members = options.members;
     this.#worker = options.worker;
+    this.#farcaster = options.farcaster === true;
   }
 
   /**
@@ -83,6 +88,7 @@ export class Verification {
 
     const read = await this.#evaluator.readRecord(parsed, true);
     if (read.failed) return refused({ code: 'lookup_failed', identity: name });
+    const fid = FARCASTER_KINDS.has(parsed.kind) ? farcasterFidOf(read, parsed) : null;
     if (recordNamesDiscordUser(read, user)) {
       const linked = await this.#links.save(
         {
@@ -93,6 +99,8 @@ export class Verification {
           address: resolvedAddressOf(read),
           proofMethod: 'record',
           provenAt: this.#now(),
+          // A Farcaster name's record claims its FID too: one Farcaster account, one member.
+          ...(fid === null ? {} : { aliases: [fidIdentity(fid)] }),
         },
         `the discord record of ${name} names ${user.username}`,
       );
@@ -110,9 +118,34 @@ export class Verification {
     }
     if (read.profiles.length === 0 && read.domain === null)
       return refused({ code: 'not_found', identity: name });
+    if (fid !== null && this.#farcaster) return this.#farcasterFlow(guildId, user, name, fid);
     const address = signerAddressOf(read);
     if (!address) return refused({ code: 'no_address', identity: name, username: user.username });
-    return this.#challenge(guildId, user, name, address);
+    const challenge = await this.#challenge(guildId, user, name, address);
+    return fid !== null && challenge.kind === 'challenge'
+      ? { ...challenge, farcasterUnconfigured: true }
+      : challenge;
+  }
+
+  /** A Sign in with Farcaster flow for the identity's FID (the link cap counted on the FID). */
+  async #farcasterFlow(
+    guildId: string,
+    user: { id: string; username: string },
+    identity: string,
+    fid: number,
+  ): Promise<VerifyResult> {
+    const capped = await this.#links.capRefusal(guildId, user.id, fidIdentity(fid));
+    if (capped) return refused(capped);
+    const guild = await guildOf(this.#discord, guildId);
+    const flow = await createFarcasterFlow(this.#store, this.#siwe, {
+      guildId,
+      userId: user.id,
+      userName: user.username || null,
+      guildName: guild?.name ?? null,
+      identity,
+      fid,
+    });
+    return { kind: 'farcaster', url: flow.url, expiresAt: flow.expiresAt, fid };
   }
 
   /** The verify server's onVerified: store the signature link (the link cap checked again), then sync. */
@@ -123,6 +156,9 @@ export class Verification {
     const capped = await this.#links.capRefusal(record.guildId, record.userId, record.identity);
     if (capped) return { ok: false, refusal: capped };
     const proven = signedIdentity(record, result.address);
+    const how = record.farcaster
+      ? `Sign in with Farcaster by FID ${record.farcaster.fid} (its ${record.farcaster.authMethod === 'custody' ? 'custody' : 'auth'} address ${proven.address})`
+      : `wallet signature by ${proven.address}`;
     const linked = await this.#links.save(
       {
         guildId: record.guildId,
@@ -131,7 +167,7 @@ export class Verification {
         proofMethod: 'signature',
         provenAt: this.#now(),
       },
-      `wallet signature by ${proven.address}`,
+      how,
       { challengeIssuedAt: record.expiresAt - (this.#siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS) },
     );
     if ('refusal' in linked) return { ok: false, refusal: linked.refusal };
@@ -211,6 +247,20 @@ export class Verification {
     await clearDueCheck(this.#store, this.#logger, { guildId, userId, dueAt: provenAt });
     return synced;
   }
+}
+
+/** Identities whose own profile is a Farcaster account (a name or a FID). */
+const FARCASTER_KINDS: ReadonlySet<IdentityKind> = new Set(['farcaster', 'farcaster-fid']);
+
+/**
+ * The identity's own FID as Web3.bio reports it (its Farcaster profile's `social.uid`); for an identity
+ * given as a FID, only when the profile found is that FID's.
+ */
+function farcasterFidOf(read: Pick<RecordRead, 'profiles'>, parsed: ParsedIdentity): number | null {
+  const profile = read.profiles.find((p) => p.platform === 'farcaster');
+  const fid = fidOf(profile?.social?.uid);
+  if (fid === null || parsed.kind !== 'farcaster-fid') return fid;
+  return parsed.identity === fidIdentity(fid) ? fid : null;
 }
 
 function refused(refusal: VerifyRefusal): VerifyResult {

@@ -1,4 +1,7 @@
-/** Hourly upkeep of the gating store: expired nonces, finished role changes and old audit events go. */
+/**
+ * Hourly upkeep of the gating store: expired nonces and Farcaster sign-ins, finished role changes and old
+ * audit events go.
+ */
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore } from '../../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
@@ -20,6 +23,7 @@ export interface StoreUpkeepOptions {
 /** Prunes the gating store at start and every hour after. */
 export interface PruneCounts {
   nonces: number;
+  farcasterFlows: number;
   changes: number;
   signedProofs: number;
   auditEvents: number;
@@ -45,12 +49,13 @@ export class StoreUpkeep {
     this.#timer = null;
   }
 
-  /** Delete expired nonces, finished role changes and signed proofs, and audit events past their retention. */
+  /** Delete expired nonces and Farcaster sign-ins, finished role changes and signed proofs, and audit events past their retention. */
   async prune(): Promise<PruneCounts> {
     const { store, logger, now: clock, auditRetentionMs } = this.#o;
     const now = clock();
     const pruned = {
       nonces: await store.deleteExpiredNonces(now),
+      farcasterFlows: await store.deleteExpiredFarcasterFlows(now),
       changes: await store.deleteFinishedRoleChanges(now - FINISHED_CHANGE_RETENTION_MS),
       signedProofs: await store.deleteFinishedSignedProofs(now - FINISHED_CHANGE_RETENTION_MS),
       auditEvents: await store.deleteAuditEvents(now - auditRetentionMs),

@@ -8,7 +8,10 @@
  * - a proven identity itself (by record or by signature);
  * - an address that signed (a signature proof's `address` is its signer);
  * - with a record proof of an ENS-style name, the name's own owner or manager as `/domain` reports them:
- *   they wrote the record that names the member.
+ *   they wrote the record that names the member;
+ * - with a Sign in with Farcaster proof (the FID, `farcaster,#<fid>`, signed for by its custody or auth
+ *   address), the Farcaster account's own entries in the FID's answer: Web3.bio names them by the
+ *   account's username (`farcaster,dwr`), and the answer for a FID is that one account's.
  *
  * Flags (isSpam, isRisky) are never weighed: every entry counts against the member, whoever it belongs to.
  * Pure: no clock, no lookups.
@@ -168,6 +171,18 @@ export function provenSubjects(proofs: readonly ProofBehind[]): ProvenSubjects {
   return { identities, addresses };
 }
 
+const FID_IDENTITY = /^farcaster,#\d{1,20}$/;
+
+/** A Sign in with Farcaster proof: the FID itself, proven by its custody or auth address's signature. */
+function provesFarcasterAccount(proof: Pick<ProofBehind, 'identity' | 'proofMethod'>): boolean {
+  return proof.proofMethod === 'signature' && FID_IDENTITY.test(proof.identity);
+}
+
+/** An entry Web3.bio files under a Farcaster account (`farcaster,<username or #fid>`). */
+function isFarcasterEntry(id: string | null): boolean {
+  return typeof id === 'string' && id.trim().toLowerCase().startsWith('farcaster,');
+}
+
 function isProven(subject: CredentialSubject, proven: ProvenSubjects): boolean {
   return subject.kind === 'address'
     ? proven.addresses.has(subject.value)
@@ -196,9 +211,11 @@ export function weighCredentials(input: {
   const scopeProven = scopeAddress === null || proven.addresses.has(scopeAddress);
   const counted: Credential[] = [];
   const uncounted: UncountedCredential[] = [];
+  const ownFarcaster = provesFarcasterAccount(proof);
   for (const c of credentials.isHuman ?? []) {
     const subject = credentialSubject(c.id);
-    if (subject === null ? scopeProven : isProven(subject, proven)) {
+    const own = ownFarcaster && subject?.kind === 'identity' && isFarcasterEntry(c.id);
+    if (own || (subject === null ? scopeProven : isProven(subject, proven))) {
       counted.push(c);
       continue;
     }

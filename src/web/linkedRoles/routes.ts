@@ -17,6 +17,7 @@ import {
   safeEqual,
 } from '../../discord/oauth.ts';
 import type { ConnectOutcome } from '../../gating/linkedRoles/linkedRoleService.ts';
+import { fidIdentity, fidOf } from '../../gating/proofs/farcasterSignIn.ts';
 import { recordNamesDiscordUser } from '../../gating/proofs/recordProof.ts';
 import { resolvedAddressOf } from '../../gating/rules/recordReads.ts';
 import { t } from '../../i18n/index.ts';
@@ -30,6 +31,7 @@ import {
   sendLinkedRolePage,
 } from '../pages/linkedRolePage.ts';
 import { cookieOptions, redirect, setCookie } from '../responses.ts';
+import { registerLinkedRoleFarcaster, startFarcaster } from './farcaster.ts';
 import { type LinkedRolePagesOptions, proofFreshness } from './options.ts';
 import {
   clearSession,
@@ -65,6 +67,7 @@ export function registerLinkedRoleRoutes(app: FastifyInstance, o: LinkedRolePage
   app.post(PROVE_PATH, { bodyLimit: MAX_FORM_BYTES }, (request, reply) => prove(o, request, reply));
   app.get(DONE_PATH, (request, reply) => done(o, request, reply));
   registerLinkedRoleSigning(app, o);
+  if (o.farcaster) registerLinkedRoleFarcaster(app, o, o.farcaster);
 }
 
 async function start(o: LinkedRolePagesOptions, reply: FastifyReply): Promise<FastifyReply> {
@@ -172,6 +175,14 @@ async function prove(
     if (!(error instanceof InvalidIdentityError)) throw error;
     return provePage(o, request, reply, 400, session, { problem: 'invalid', identity: input.slice(0, 200) });
   }
+  if (form.proof === 'farcaster' && o.farcaster) {
+    const problem = await startFarcaster(o, o.farcaster, request, reply, session, parsed);
+    if (problem === undefined) return reply;
+    return provePage(o, request, reply, PROBLEM_STATUS[problem], session, {
+      problem,
+      identity: parsed.identity,
+    });
+  }
   if (form.proof === 'signature') {
     const problem = await startSigning(o, request, reply, session, parsed);
     if (problem === undefined) return reply;
@@ -190,11 +201,17 @@ async function prove(
   }
   let outcome: ConnectOutcome;
   try {
+    // A Farcaster name's record claims its FID too: one Farcaster account, one Discord account.
+    const fid =
+      parsed.kind === 'farcaster' || parsed.kind === 'farcaster-fid'
+        ? fidOf(read.profiles.find((p) => p.platform === 'farcaster')?.social?.uid)
+        : null;
     outcome = await o.service.connect(session.userId, session.grant, {
       identity: parsed.identity,
       platform: String(parsed.platform),
       address: resolvedAddressOf(read),
       proofMethod: 'record',
+      ...(fid === null ? {} : { aliases: [fidIdentity(fid)] }),
     });
   } catch (error) {
     o.logger.warn({ userId: session.userId, err: oauthErrorSummary(error) }, 'linked role write failed');
@@ -252,7 +269,9 @@ const PROBLEM_STATUS: Record<ProveProblem, number> = {
   no_address: 422,
   address_taken: 409,
   raced: 409,
+  fid_taken: 409,
   slow_down: 429,
+  not_farcaster: 422,
 };
 
 /** The page where the member chooses a proof, with their connection now (a stale one says so). */
@@ -268,6 +287,7 @@ async function provePage(
   const page: LinkedRolePage = {
     kind: 'prove',
     username: session.username,
+    ...(o.farcaster ? { farcaster: true } : {}),
     ...retry,
     ...(current
       ? {

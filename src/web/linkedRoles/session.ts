@@ -24,6 +24,8 @@ export interface LinkedRoleSession {
   until: number;
   /** The signing challenge made in this session, if any. */
   nonce?: string;
+  /** The Sign in with Farcaster flow made in this session, if any. */
+  farcaster?: string;
   /** Set once the connection was written: the next page shows it. */
   connected?: { identity: string; proof: 'record' | 'signature' };
 }

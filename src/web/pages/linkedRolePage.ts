@@ -28,8 +28,12 @@ export type ProveProblem =
   | 'address_taken'
   /** Another Discord account proved it by signature after this proof started. */
   | 'raced'
+  /** A Farcaster account another Discord account proved by Sign in with Farcaster: a record cannot take it. */
+  | 'fid_taken'
   /** Too many proofs in a short while from this account or address: the page says how long to wait. */
-  | 'slow_down';
+  | 'slow_down'
+  /** Sign in with Farcaster was asked for something that is not a Farcaster account Web3.bio knows. */
+  | 'not_farcaster';
 
 /** Why the page cannot go on (the member starts again). */
 export type LinkedRoleFailure =
@@ -43,7 +47,9 @@ export type LinkedRoleFailure =
   | 'link_expired'
   | 'link_unknown'
   /** The proof was kept but Discord or Web3.bio failed before the values were written. */
-  | 'write_pending';
+  | 'write_pending'
+  /** A valid Farcaster approval, but another account proved the FID after this sign-in started. */
+  | 'farcaster_taken';
 
 export type LinkedRolePage =
   | {
@@ -53,6 +59,8 @@ export type LinkedRolePage =
       identity?: string;
       /** With `slow_down`: seconds until the next proof is taken. */
       waitSeconds?: number;
+      /** Sign in with Farcaster is offered (OPTIMISM_RPC_URL is set). */
+      farcaster?: boolean;
       /**
        * The member's connection now, so a stale or released one can be seen and replaced, with the
        * credentials that do not count in it (each wallet gets a one-click signature).
@@ -67,7 +75,7 @@ export type LinkedRolePage =
   | {
       kind: 'connected';
       identity: string;
-      proof: 'record' | 'signature';
+      proof: 'record' | 'signature' | 'farcaster';
       metadata: Record<string, string>;
       /** Credentials of the connection that do not count, with why; each wallet gets a one-click signature. */
       uncounted?: UncountedCredential[];
@@ -86,7 +94,9 @@ const PROBLEMS: Record<ProveProblem, MessageKey> = {
   no_address: 'web.linkedRole.problem.noAddress',
   address_taken: 'web.linkedRole.problem.addressTaken',
   raced: 'web.linkedRole.problem.raced',
+  fid_taken: 'web.linkedRole.problem.fidTaken',
   slow_down: 'web.linkedRole.problem.slowDown',
+  not_farcaster: 'web.linkedRole.problem.notFarcaster',
 };
 
 /** The problem's sentence; `slow_down` names the wait when it is known. */
@@ -116,6 +126,7 @@ const FAILURE_TITLES: Record<LinkedRoleFailure, MessageKey> = {
   link_expired: 'web.linkedRole.failureTitle.linkExpired',
   link_unknown: 'web.linkedRole.failureTitle.linkUnknown',
   write_pending: 'web.linkedRole.failureTitle.writePending',
+  farcaster_taken: 'web.linkedRole.failureTitle.farcasterTaken',
 };
 
 const FAILURE_TEXT: Record<LinkedRoleFailure, MessageKey> = {
@@ -128,6 +139,7 @@ const FAILURE_TEXT: Record<LinkedRoleFailure, MessageKey> = {
   link_expired: 'web.linkedRole.failure.linkExpired',
   link_unknown: 'web.linkedRole.failure.linkUnknown',
   write_pending: 'web.linkedRole.failure.writePending',
+  farcaster_taken: 'web.linkedRole.failure.farcasterTaken',
 };
 
 /** Sends one state of the page in `locale` (its forms post to this site only). */
@@ -221,9 +233,9 @@ ${current}${uncounted}${problem}<form method="post" action="prove">
 <div class="choices">
 <button type="submit" name="proof" value="record">${text(locale, 'web.linkedRole.checkRecord')}</button>
 <button type="submit" name="proof" value="signature" class="secondary">${text(locale, 'web.linkedRole.signWallet')}</button>
-</div>
+${state.farcaster ? `<button type="submit" name="proof" value="farcaster" class="secondary">${text(locale, 'web.linkedRole.signFarcaster')}</button>\n` : ''}</div>
 </form>
-<p class="safe">${rich(locale, 'web.linkedRole.howHtml', { username })}</p>`;
+<p class="safe">${rich(locale, 'web.linkedRole.howHtml', { username })}</p>${state.farcaster ? `\n<p class="safe">${rich(locale, 'web.linkedRole.farcasterHowHtml')}</p>` : ''}`;
 }
 
 function connectedBody(state: Extract<LinkedRolePage, { kind: 'connected' }>, locale: string): string {

@@ -28,7 +28,7 @@ export type VerifyPageState =
   | { kind: 'expired' }
   | { kind: 'used' }
   /** Signed in to Discord as another account than the one the link was made for. */
-  | { kind: 'wrong_account'; expected: string; actual: string }
+  | { kind: 'wrong_account'; expected: string; actual: string; farcaster?: boolean }
   | { kind: 'sign_in_failed'; reason: SignInFailure; retryUrl: string | null };
 
 /** How long a signing link lasts, as the pages say it. */
@@ -65,7 +65,10 @@ export function renderVerifyPage(
     case 'wrong_account':
       return page(
         'web.verify.title.wrongAccount',
-        `<p>${rich(locale, 'web.verify.wrongAccountHtml', { expected: state.expected, actual: state.actual })}</p>
+        state.farcaster
+          ? `<p>${rich(locale, 'web.farcaster.wrongAccountHtml', { expected: state.expected, actual: state.actual })}</p>
+<p class="safe">${rich(locale, 'web.farcaster.wrongAccountSafeHtml')}</p>`
+          : `<p>${rich(locale, 'web.verify.wrongAccountHtml', { expected: state.expected, actual: state.actual })}</p>
 <p class="safe">${rich(locale, 'web.verify.wrongAccountSafeHtml')}</p>`,
       );
     case 'sign_in_failed':

@@ -1,11 +1,12 @@
 /**
- * "Sign in with Discord" in front of the signing page (DISCORD_CLIENT_SECRET set): a link only works in
- * a browser that signed in as the Discord account the challenge was made for.
+ * "Sign in with Discord" in front of the signing page and the Sign in with Farcaster page
+ * (DISCORD_CLIENT_SECRET set): a link only works in a browser that signed in as the Discord account its
+ * challenge or flow was made for.
  *
- * The OAuth2 `state` is single-use, expires with the challenge and is tied to the browser that started
- * the sign-in by a cookie, so a callback URL forwarded to someone else does nothing. After the
- * callback, the browser holds a cookie (an HMAC over the nonce and the account) scoped to that one link.
- * The access token is used once, to read the account, and then dropped.
+ * The OAuth2 `state` is single-use, expires with the link and is tied to the browser that started the
+ * sign-in by a cookie, so a callback URL forwarded to someone else does nothing. After the callback, the
+ * browser holds a cookie (an HMAC over the link and the account) scoped to that one page. The access
+ * token is used once, to read the account, and then dropped.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -23,10 +24,30 @@ import {
   signInProof,
 } from '../../discord/oauth.ts';
 import { accountName } from '../../gating/proofs/challengeMessage.ts';
-import type { GatingStore, NonceRecord } from '../../store/types.ts';
+import type { GatingStore } from '../../store/types.ts';
+import type { WebLimiters } from '../limits.ts';
 import { requestLocale } from '../locale.ts';
 import { renderVerifyPage, type SignInFailure, type VerifyPageState } from '../pages/verifyPage.ts';
 import { cookieOptions, publicPath, redirect, sendHtml, setCookie, type WebLogger } from '../responses.ts';
+
+/** A page behind the sign-in: a signing challenge's (`/verify/…`) or a Farcaster sign-in's (`/farcaster/…`). */
+export interface SignInTarget {
+  purpose: 'verify' | 'farcaster';
+  nonce: string;
+  userId: string;
+  userName: string | null;
+  expiresAt: number;
+}
+
+/** The page of a target, below PUBLIC_URL. */
+export function targetPath(target: Pick<SignInTarget, 'purpose' | 'nonce'>): string {
+  return target.purpose === 'farcaster' ? `/farcaster/${target.nonce}` : `/verify/${target.nonce}`;
+}
+
+/** What the browser's proof cookie is an HMAC of, with the account: one page, never another kind's. */
+function subjectOf(target: Pick<SignInTarget, 'purpose' | 'nonce'>): string {
+  return target.purpose === 'farcaster' ? `farcaster:${target.nonce}` : target.nonce;
+}
 
 export const SIGN_IN_CALLBACK_PATH = '/oauth/callback';
 const STATE_COOKIE = 'discord_oauth_state';
@@ -35,31 +56,58 @@ const MAX_CODE_LENGTH = 512;
 
 export interface VerifySignInOptions {
   oauth: DiscordOAuthConfig;
-  store: Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState' | 'getNonce' | 'countFailedAttempt'>;
+  store: Pick<
+    GatingStore,
+    'createOAuthState' | 'consumeOAuthState' | 'getNonce' | 'countFailedAttempt' | 'getFarcasterFlow'
+  >;
   now: () => number;
   logger: WebLogger;
   maxFailuresPerChallenge: number;
 }
 
-/** True when this browser signed in with Discord as the account `record` was made for. */
+/** True when this browser signed in with Discord as the account `target` was made for. */
 export function hasSignedIn(
   opts: VerifySignInOptions,
   request: FastifyRequest,
-  record: NonceRecord,
+  target: Pick<SignInTarget, 'purpose' | 'nonce' | 'userId'>,
 ): boolean {
-  return isSignInProof(opts.oauth, record.nonce, record.userId, request.cookies[SESSION_COOKIE]);
+  return isSignInProof(opts.oauth, subjectOf(target), target.userId, request.cookies[SESSION_COOKIE]);
 }
 
-/** Sends the browser to Discord's authorize page with a fresh state for this challenge. */
+/**
+ * A browser that has not signed in as the page's account: sent to Discord's sign-in, unless this client
+ * started too many lately (each sign-in stores a state), then a 429 page saying so.
+ */
+export async function signInFirst(
+  opts: VerifySignInOptions,
+  limits: Pick<WebLimiters, 'signIns'>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  target: SignInTarget,
+): Promise<FastifyReply> {
+  const wait = await limits.signIns(request);
+  if (wait === undefined) return startSignIn(opts, reply, target);
+  const locale = requestLocale(request);
+  reply.header('retry-after', String(wait));
+  return sendHtml(
+    reply,
+    429,
+    (cspNonce) =>
+      renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce, locale),
+    { locale },
+  );
+}
+
+/** Sends the browser to Discord's authorize page with a fresh state for this page. */
 export async function startSignIn(
   opts: VerifySignInOptions,
   reply: FastifyReply,
-  record: NonceRecord,
+  record: SignInTarget,
 ): Promise<FastifyReply> {
   const { state, hash } = newOAuthState();
   const now = opts.now();
   await opts.store.createOAuthState(
-    { stateHash: hash, purpose: 'verify', nonce: record.nonce, expiresAt: record.expiresAt },
+    { stateHash: hash, purpose: record.purpose, nonce: record.nonce, expiresAt: record.expiresAt },
     now,
   );
   const publicUrl = opts.oauth.publicUrl;
@@ -107,13 +155,14 @@ export async function finishSignIn(
   const issued = await opts.store.consumeOAuthState(hashOAuthState(state), now);
   // The state is spent either way: clear its cookie.
   setCookie(reply, STATE_COOKIE, '', cookieOptions(publicUrl, SIGN_IN_CALLBACK_PATH, 0));
-  if (issued?.purpose !== 'verify' || issued.nonce === null) {
+  if ((issued?.purpose !== 'verify' && issued?.purpose !== 'farcaster') || issued.nonce === null) {
     log.warn({ route: SIGN_IN_CALLBACK_PATH }, 'discord sign-in refused: unknown, used or expired state');
     return failed(400, 'bad_state', null);
   }
   const nonce = issued.nonce;
-  const linkUrl = publicPath(publicUrl, `/verify/${nonce}`, true);
-  const logFields = { nonce: nonce.slice(0, 8) };
+  const purpose = issued.purpose;
+  const linkUrl = publicPath(publicUrl, targetPath({ purpose, nonce }), true);
+  const logFields = { nonce: nonce.slice(0, 8), purpose };
 
   const error = query.get('error');
   if (error !== null) {
@@ -141,9 +190,9 @@ export async function finishSignIn(
     return failed(502, 'failed', linkUrl);
   }
 
-  const record = await opts.store.getNonce(nonce);
-  if (!record || record.usedAt !== null || record.expiresAt <= now) {
-    const page: VerifyPageState = { kind: record?.usedAt != null ? 'used' : 'expired' };
+  const record = await targetOf(opts, purpose, nonce);
+  if (!record || record.used || record.expiresAt <= now) {
+    const page: VerifyPageState = { kind: record?.used ? 'used' : 'expired' };
     return sendHtml(reply, 410, (cspNonce) => renderVerifyPage(page, cspNonce, locale), { locale });
   }
   if (user.id !== record.userId) {
@@ -151,11 +200,12 @@ export async function finishSignIn(
       { ...logFields, guildId: record.guildId, linkUserId: record.userId, signedInUserId: user.id },
       'signing link opened by another Discord account: refused',
     );
-    await opts.store.countFailedAttempt(nonce, opts.maxFailuresPerChallenge, now);
+    if (purpose === 'verify') await opts.store.countFailedAttempt(nonce, opts.maxFailuresPerChallenge, now);
     const page: VerifyPageState = {
       kind: 'wrong_account',
       expected: accountName(record),
       actual: accountName({ userId: user.id, userName: user.username || null }),
+      ...(purpose === 'farcaster' ? { farcaster: true } : {}),
     };
     return sendHtml(reply, 403, (cspNonce) => renderVerifyPage(page, cspNonce, locale), { locale });
   }
@@ -166,8 +216,22 @@ export async function finishSignIn(
   setCookie(
     reply,
     SESSION_COOKIE,
-    signInProof(opts.oauth, nonce, user.id),
-    cookieOptions(publicUrl, `/verify/${nonce}`, (record.expiresAt - now) / 1000),
+    signInProof(opts.oauth, subjectOf(record), user.id),
+    cookieOptions(publicUrl, targetPath(record), (record.expiresAt - now) / 1000),
   );
   return redirect(reply, linkUrl);
+}
+
+/** The challenge or flow a sign-in state was made for, as the sign-in needs it. */
+async function targetOf(
+  opts: VerifySignInOptions,
+  purpose: SignInTarget['purpose'],
+  nonce: string,
+): Promise<(SignInTarget & { guildId: string; used: boolean }) | undefined> {
+  if (purpose === 'farcaster') {
+    const flow = await opts.store.getFarcasterFlow(nonce);
+    return flow && { ...flow, purpose, used: flow.state === 'done' };
+  }
+  const record = await opts.store.getNonce(nonce);
+  return record && { ...record, purpose, used: record.usedAt !== null };
 }

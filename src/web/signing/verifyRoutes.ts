@@ -8,7 +8,7 @@ import type { SiweConfig } from '../../gating/proofs/challengeMessage.ts';
 import type { NonceRecord, NonceStore } from '../../gating/proofs/siwe.ts';
 import type { SignatureLinkResult, VerifyRefusal } from '../../gating/types.ts';
 import { type MessageKey, t } from '../../i18n/index.ts';
-import type { GatingStore } from '../../store/types.ts';
+import type { FarcasterFlowStore, GatingStore } from '../../store/types.ts';
 import type { WebLimiters } from '../limits.ts';
 import { requestLocale } from '../locale.ts';
 import { renderVerifyPage, type VerifyPageState } from '../pages/verifyPage.ts';
@@ -24,7 +24,7 @@ import {
   finishSignIn,
   hasSignedIn,
   SIGN_IN_CALLBACK_PATH,
-  startSignIn,
+  signInFirst,
   type VerifySignInOptions,
 } from './signIn.ts';
 
@@ -32,6 +32,8 @@ const LINK_REFUSALS: Record<VerifyRefusal['code'], MessageKey> = {
   too_many_links: 'web.link.tooManyLinks',
   address_taken: 'web.link.addressTaken',
   raced: 'web.link.raced',
+  // A signature takes a FID over; only a record proof meets this one.
+  fid_taken: 'web.link.cannotLink',
   not_enabled: 'web.link.notEnabled',
   invalid_identity: 'web.link.cannotLink',
   lookup_failed: 'web.link.cannotLink',
@@ -42,7 +44,7 @@ const LINK_REFUSALS: Record<VerifyRefusal['code'], MessageKey> = {
 /** What the signing page needs from the bot. */
 export interface SigningPagesSetup {
   /** The OAuth-state methods are used only with `oauth`. */
-  store: NonceStore & Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState'>;
+  store: NonceStore & Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState'> & FarcasterFlowStore;
   siwe: SiweConfig;
   /** Called once per successful verification, after the nonce was consumed; may still refuse the link. */
   onVerified: (result: { record: NonceRecord; address: string }) => Promise<SignatureLinkResult>;
@@ -105,7 +107,7 @@ function notSignedIn(
   request: FastifyRequest,
   record: NonceRecord,
 ): boolean {
-  return signIn !== null && !hasSignedIn(signIn, request, record);
+  return signIn !== null && !hasSignedIn(signIn, request, { ...record, purpose: 'verify' });
 }
 
 async function sendPage(
@@ -118,21 +120,8 @@ async function sendPage(
   const challenge = await openChallenge({ ...o, linkedRoles: false }, nonce);
   // The challenge keeps no locale: the page speaks the browser's language.
   const locale = requestLocale(request);
-  if (signIn && 'record' in challenge && notSignedIn(signIn, request, challenge.record)) {
-    // Each sign-in stores a state: limited per client.
-    const wait = await o.limits.signIns(request);
-    if (wait !== undefined) {
-      reply.header('retry-after', String(wait));
-      return sendHtml(
-        reply,
-        429,
-        (cspNonce) =>
-          renderVerifyPage({ kind: 'sign_in_failed', reason: 'too_many', retryUrl: null }, cspNonce, locale),
-        { locale },
-      );
-    }
-    return startSignIn(signIn, reply, challenge.record);
-  }
+  if (signIn && 'record' in challenge && notSignedIn(signIn, request, challenge.record))
+    return signInFirst(signIn, o.limits, request, reply, { ...challenge.record, purpose: 'verify' });
   const state: VerifyPageState =
     'record' in challenge
       ? { kind: 'ready', record: challenge.record }

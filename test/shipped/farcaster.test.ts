@@ -1,0 +1,150 @@
+/**
+ * Sign in with Farcaster in the built bot, split as an HTTP-interactions deployment runs it: the gateway
+ * worker (PROCESS_ROLE=gateway) answers `/verify` and makes the flow in PostgreSQL; the web replica
+ * (PROCESS_ROLE=web) serves the page behind the Discord sign-in, opens the relay channel, watches it,
+ * checks the approval against the stand-in OP Mainnet node, and hands the proof to the worker, which links
+ * the FID and gives the role. The bundle's `qr` draws the QR code.
+ */
+import pg from 'pg';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type FakeOptimism, startFakeOptimism } from '../../fakes/farcaster/optimism.ts';
+import { type FakeRelay, startFakeRelay } from '../../fakes/farcaster/relay.ts';
+import { rawProfile } from '../../fakes/web3bio/builders.ts';
+import { farcasterLinkOf } from '../e2e/farcasterHarness.ts';
+import { ALICE, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
+import { freePort } from '../e2e/processes.ts';
+import { TestBrowser } from '../gating/signInBrowser.ts';
+import { PUBLIC_URL, type Stage, seedGuild, startStage } from './scenario.ts';
+import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
+
+describe('npm start split: Sign in with Farcaster from the web replica to the gateway worker', () => {
+  let stage: Stage;
+  let relay: FakeRelay;
+  let chain: FakeOptimism;
+  let web: ShippedProcess;
+  let worker: ShippedProcess;
+  let pagesUrl = '';
+  let seeded: ReturnType<typeof seedGuild>;
+
+  beforeAll(async () => {
+    stage = await startStage('farcaster');
+    [relay, chain] = await Promise.all([startFakeRelay(), startFakeOptimism()]);
+    seeded = seedGuild(stage.discord);
+    const env = {
+      ...stage.env,
+      INTERACTIONS: 'http',
+      FARCASTER_RELAY_URL: relay.url,
+      OPTIMISM_RPC_URL: chain.url,
+    };
+    const [workerPort, webPort] = [await freePort(), await freePort()];
+    worker = await startShipped(
+      { ...env, PROCESS_ROLE: 'gateway', HTTP_PORT: String(workerPort) },
+      READY.bot,
+    );
+    web = await startShipped({ ...env, PROCESS_ROLE: 'web', HTTP_PORT: String(webPort) }, READY.replica);
+    stage.discord.useInteractionsEndpoint(`http://127.0.0.1:${webPort}/interactions`);
+    pagesUrl = `http://127.0.0.1:${webPort}`;
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all([web?.stop(), worker?.stop()]);
+    await Promise.all([relay?.close(), chain?.close()]);
+    await stage?.close();
+  });
+
+  it('a member proves alice.farcaster: the page, the relay, the chain, the hand-off and the role', async () => {
+    const { discord, upstream } = stage;
+    const { guild, humanRoleId } = seeded;
+    const run = (name: string, options: Record<string, string>, userId = guild.ownerId) =>
+      discord.runCommand({
+        name,
+        guildId: guild.id,
+        userId,
+        options: toCommandOptions(options),
+        timeoutMs: 20_000,
+      });
+    await discord.runCommand({
+      name: 'gating',
+      guildId: guild.id,
+      userId: guild.ownerId,
+      options: [
+        { type: 1, name: 'setup', options: [{ type: 8, name: 'human-role', value: humanRoleId }] },
+      ] as never,
+      timeoutMs: 20_000,
+    });
+    const custody = privateKeyToAccount(generatePrivateKey());
+    upstream.world.addProfile(
+      rawProfile('farcaster', 'alice', null, { social: { uid: 120, follower: 5, following: 1 } }),
+    );
+    upstream.world.setCredentials('alice.farcaster', {
+      isHuman: [
+        {
+          id: 'farcaster,alice',
+          platform: 'farcaster',
+          category: 'isHuman',
+          credentialSource: 'farcaster-pro',
+          type: 'boolean',
+          value: 'true',
+          label: 'Farcaster verified human',
+          description: 'fake',
+          link: null,
+          updatedAt: 1_700_000_000,
+          expiredAt: null,
+        },
+      ],
+      isRisky: [],
+      isSpam: [],
+    });
+    chain.setCustody(120, custody.address);
+
+    const reply = visibleMessage(await run('verify', { identity: 'alice.farcaster' }, ALICE));
+    // The reply's button is "Sign in with Farcaster", to the bot's page.
+    const link = farcasterLinkOf(reply);
+    discord.oauth.signInAs(ALICE);
+    const browser = new TestBrowser((url) => url.replace(PUBLIC_URL, pagesUrl));
+    expect((await browser.open(link)).status).toBe(200);
+    const waiting = await browser.open(`${link}/start`, { method: 'POST' });
+    expect(waiting.text).toContain('<h1>Approve in your Farcaster app</h1>');
+    expect(waiting.text).toMatch(/<div class="qr"[^>]*><svg viewBox/);
+    const channel = relay.lastChannel();
+    if (!channel) throw new Error('no channel opened');
+    await relay.approve(channel.token, { account: custody, fid: 120 });
+
+    const deadline = Date.now() + 20_000;
+    let page = await browser.open(link);
+    while (!page.text.includes('<h1>Verified</h1>')) {
+      if (Date.now() > deadline) throw new Error(`the page did not finish: ${page.text.slice(0, 400)}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+      page = await browser.open(link);
+    }
+    const db = new pg.Client({ connectionString: stage.databaseUrl });
+    await db.connect();
+    try {
+      // The replica hands the proof to the worker through the store; the page may say it is queued.
+      const linksNow = async () =>
+        (await db.query('SELECT user_id, identity, proof_method, address FROM links')).rows;
+      let rows = await linksNow();
+      while (rows.length === 0 && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        rows = await linksNow();
+      }
+      expect(rows).toEqual([
+        {
+          user_id: ALICE,
+          identity: 'farcaster,#120',
+          proof_method: 'signature',
+          address: custody.address.toLowerCase(),
+        },
+      ]);
+    } finally {
+      await db.end();
+    }
+    const put = await discord.waitForRequest(
+      (r) => r.method === 'PUT' && r.path === `/guilds/${guild.id}/members/${ALICE}/roles/${humanRoleId}`,
+      20_000,
+    );
+    expect(put.status).toBe(204);
+    for (const process of [web, worker]) expect(JSON.stringify(process.output())).not.toContain(chain.url);
+  }, 60_000);
+});

@@ -17,13 +17,7 @@ import type { ExemptionStore } from './exemptionTypes.ts';
 import type { FarcasterFlowStore } from './farcasterFlowTypes.ts';
 import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
-import type {
-  Holding,
-  HoldingClaim,
-  HoldingRefusal,
-  NonceRecord,
-  ProofMethod,
-} from './proofTypes.ts';
+import type { Holding, HoldingClaim, HoldingRefusal, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';

@@ -31,7 +31,7 @@ const read = (file: string) => readFileSync(join(ROOT, file), 'utf8');
 const prose = (text: string) => text.replace(/^```[\s\S]*?^```/gm, '');
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
-export function anchorsOf(markdown: string): Set<string> {
+function anchorsOf(markdown: string): Set<string> {
   const seen = new Map<string, number>();
   const anchors = new Set<string>();
   for (const [, heading] of prose(markdown).matchAll(/^#{1,6} (.+)$/gm)) {
@@ -47,7 +47,7 @@ export function anchorsOf(markdown: string): Set<string> {
 }
 
 /** `[text](target)` and `![alt](target)` targets that are not web addresses. */
-export function localLinks(markdown: string): string[] {
+function localLinks(markdown: string): string[] {
   return [...prose(markdown).matchAll(/\]\(([^)\s]+)\)/g)]
     .map((m) => m[1] ?? '')
     .filter((target) => !/^[a-z]+:/i.test(target));

@@ -18,14 +18,11 @@ export default {
     if (!access.ok) return access.answer;
     const identity =
       typeof options.identity === 'string' && options.identity.trim() ? options.identity.trim() : null;
-    const removed = await access.service.verification.unverify(
-      access.guildId,
-      ctx.userId,
-      identity ?? undefined,
-    );
+    const { verification, linkedRoles } = access.service;
+    const names = identity === null ? undefined : await verification.namesOf(identity);
+    const removed = await verification.unverify(access.guildId, ctx.userId, names);
     // Linked Roles belong to the account, not the server: /unverify of that identity (or of all) clears them.
-    const linkedRoleCleared =
-      (await access.service.linkedRoles?.clear(ctx.userId, identity ?? undefined)) ?? false;
+    const linkedRoleCleared = (await linkedRoles?.clear(ctx.userId, names)) ?? false;
     return renderUnverified(removed, identity, ctx.render, linkedRoleCleared);
   },
 } satisfies Command;

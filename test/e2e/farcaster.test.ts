@@ -124,6 +124,16 @@ describe('Sign in with Farcaster: the honest member', () => {
       }),
     ]);
     await waitFor(() => hasRole(g, ALICE, g.humanRoleId), 'the human role for Alice');
+
+    // She proved FID 77, not the name: /unverify of the name she typed still finds it (and nothing else).
+    await g.h.run('unverify', { identity: 'bob.farcaster' }, { userId: ALICE });
+    expect(await g.gating.store.getUserLinks(g.guildId, ALICE)).toEqual([
+      expect.objectContaining({ identity: 'farcaster,#77', releasedAt: null }),
+    ]);
+    await g.h.run('unverify', { identity: 'alice.farcaster' }, { userId: ALICE });
+    await g.gating.service.idle(g.guildId);
+    expect(await g.gating.store.getUserLinks(g.guildId, ALICE)).toEqual([]);
+    await waitFor(() => !hasRole(g, ALICE, g.humanRoleId), 'the human role taken back');
   });
 });
 
@@ -539,5 +549,10 @@ describe('Sign in with Farcaster on the Linked Roles page', () => {
       userId: ALICE,
       proofMethod: 'signature',
     });
+
+    // /unverify of the name she typed clears the connection that rests on its FID.
+    await g.h.run('unverify', { identity: 'alice.farcaster' }, { userId: ALICE });
+    expect(await g.gating.store.getRoleConnection(ALICE)).toBeUndefined();
+    expect(oauth.roleConnections.get(ALICE)?.metadata).not.toMatchObject({ likely_human: '1' });
   });
 });

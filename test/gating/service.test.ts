@@ -926,8 +926,11 @@ describe('members and links', () => {
     await service.idle(guild.id);
     expect(memberRoles(fakes, guild, userId)).toEqual([spam]);
 
-    expect(await service.verification.unverify(guild.id, userId, 'nothing.eth')).toBe(0);
-    expect(await service.verification.unverify(guild.id, userId, identity.name.toUpperCase())).toBe(1);
+    const { verification } = service;
+    expect(await verification.unverify(guild.id, userId, await verification.namesOf('nothing.eth'))).toBe(0);
+    const named = await verification.namesOf(identity.name.toUpperCase());
+    expect(named).toEqual([identity.name]);
+    expect(await verification.unverify(guild.id, userId, named)).toBe(1);
     await service.idle(guild.id);
     expect(await store.getUserLinks(guild.id, userId)).toEqual([
       expect.objectContaining({ identity: identity.name, releasedAt: expect.any(Number) }),

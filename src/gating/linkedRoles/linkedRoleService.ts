@@ -16,7 +16,6 @@ import type {
   RoleConnectionRecord,
   RoleConnectionStore,
 } from '../../store/types.ts';
-import { parseIdentity } from '../../web3bio/identity.ts';
 import type { UncountedCredential } from '../rules/credentialSubjects.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
 import { ConnectionUpdates, linkOf, type ReleaseReason } from './connectionUpdates.ts';
@@ -223,11 +222,11 @@ export class LinkedRoleService {
 
   /**
    * Clear the member's metadata on Discord and forget the connection (all of it, or only when it holds
-   * `identity`); an identity that may carry a flag is kept as a hold. False when there was nothing to clear.
+   * one of `names`, from Verification.namesOf); an identity that may carry a flag is kept as a hold. False when there was nothing to clear.
    */
-  async clear(userId: string, identity?: string): Promise<boolean> {
+  async clear(userId: string, names?: readonly string[]): Promise<boolean> {
     const record = await this.#o.store.getRoleConnection(userId);
-    if (!record || (identity !== undefined && record.identity !== normalised(identity))) return false;
+    if (!record || (names !== undefined && !names.includes(record.identity))) return false;
     await new MemberTokens(this.#o, record).call((token) => putRoleConnection(this.#o.oauth, token, CLEARED));
     await this.#o.store.deleteRoleConnection(userId);
     this.#o.logger.info({ userId }, 'linked role connection cleared');
@@ -269,13 +268,5 @@ export class LinkedRoleService {
           metadata: record.metadata,
         }
       : undefined;
-  }
-}
-
-function normalised(input: string): string {
-  try {
-    return parseIdentity(input).identity;
-  } catch {
-    return input.trim().toLowerCase();
   }
 }

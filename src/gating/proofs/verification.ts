@@ -176,15 +176,34 @@ export class Verification {
   }
 
   /**
-   * Remove the member's links (one identity, or all); roles follow. An identity that carried a spam or
-   * risky flag stays on the re-check list until its own credentials clear. Returns how many were removed.
+   * The identities a name the member typed stands for among proofs: itself, normalised, and for a
+   * Farcaster name the FID its profile carries (`farcaster,#77`), which a Sign in with Farcaster proves
+   * (a cached read; without it, when the lookup fails, only the name).
    */
-  async unverify(guildId: string, userId: string, identity?: string): Promise<number> {
+  async namesOf(identity: string): Promise<string[]> {
+    const name = normalisedIdentity(identity);
+    let parsed: ParsedIdentity;
+    try {
+      parsed = parseIdentity(identity);
+    } catch {
+      return [name];
+    }
+    if (parsed.kind !== 'farcaster') return [name];
+    const read = await this.#evaluator.readRecord(parsed, false);
+    const fid = read.failed ? null : farcasterFidOf(read, parsed);
+    return fid === null ? [name] : [name, fidIdentity(fid)];
+  }
+
+  /**
+   * Remove the member's links (those of `names`, from `namesOf`, or all); roles follow. An identity that
+   * carried a spam or risky flag stays on the re-check list until its own credentials clear. Returns how
+   * many were removed.
+   */
+  async unverify(guildId: string, userId: string, names?: readonly string[]): Promise<number> {
     const links = await this.#store.getUserLinks(guildId, userId);
-    const wanted = identity === undefined ? undefined : normalisedIdentity(identity);
     let removed = 0;
     for (const link of links) {
-      if (link.releasedAt !== null || (wanted !== undefined && link.identity !== wanted)) continue;
+      if (link.releasedAt !== null || (names !== undefined && !names.includes(link.identity))) continue;
       await this.#links.drop(link, 'removed by the member with /unverify');
       removed += 1;
     }

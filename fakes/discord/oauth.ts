@@ -36,6 +36,8 @@ export interface FakeOAuth {
   readonly authorizeStates: string[];
   /** Every code issued (the test may replay one). */
   readonly issuedCodes: string[];
+  /** Tokens revoked through `POST /oauth2/token/revoke`, oldest first. */
+  readonly revokedTokens: string[];
   /** Access tokens issued and still valid. */
   activeAccessTokens(): number;
   /** Makes every refresh token of a user invalid, as when they deauthorize the app. */
@@ -58,6 +60,8 @@ export class FakeOAuthProvider implements FakeOAuth {
   readonly clientSecret: string;
   readonly authorizeStates: string[] = [];
   readonly issuedCodes: string[] = [];
+  /** Tokens revoked through `POST /oauth2/token/revoke`, oldest first. */
+  readonly revokedTokens: string[] = [];
   roleConnectionMetadata: APIApplicationRoleConnectionMetadata[] = [];
   readonly roleConnections: FakeOAuth['roleConnections'] = new Map();
   readonly #applicationId: string;
@@ -154,6 +158,7 @@ export class FakeOAuthProvider implements FakeOAuth {
   /** REST routes of OAuth2, or null when the request is not one of them. */
   handle(req: ParsedRequest): Answer | null {
     if (req.method === 'POST' && req.path === '/oauth2/token') return this.#token(req);
+    if (req.method === 'POST' && req.path === '/oauth2/token/revoke') return this.#revoke(req);
     if (
       req.method === 'GET' &&
       req.path === '/users/@me' &&
@@ -261,7 +266,8 @@ export class FakeOAuthProvider implements FakeOAuth {
     return { status: 200, body: stored };
   }
 
-  #token(req: ParsedRequest): Answer {
+  /** The form of a token endpoint's request, or the error when it is not form-encoded from this client. */
+  #clientForm(req: ParsedRequest): Record<string, string> | Answer {
     if (!req.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) {
       return oauthError(400, 'invalid_request', 'The body must be form-encoded');
     }
@@ -273,6 +279,24 @@ export class FakeOAuthProvider implements FakeOAuth {
     if (basicId !== this.#applicationId || basicSecret !== this.clientSecret) {
       return oauthError(401, 'invalid_client', 'Invalid client credentials');
     }
+    return form;
+  }
+
+  /** `POST /oauth2/token/revoke`: the access or refresh token named stops working; 200 either way. */
+  #revoke(req: ParsedRequest): Answer {
+    const form = this.#clientForm(req);
+    if ('status' in form) return form as Answer;
+    const token = form.token ?? '';
+    if (!token) return oauthError(400, 'invalid_request', 'Missing "token" in request.');
+    this.#accessTokens.delete(token);
+    this.#refreshTokens.delete(token);
+    this.revokedTokens.push(token);
+    return { status: 200, body: {} };
+  }
+
+  #token(req: ParsedRequest): Answer {
+    const form = this.#clientForm(req);
+    if ('status' in form) return form as Answer;
     if (form.grant_type === 'authorization_code') {
       const code = this.#codes.get(form.code ?? '');
       if (!code || code.used || code.expiresAt <= Date.now()) {

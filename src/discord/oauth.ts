@@ -239,15 +239,12 @@ export async function callAsUser(
   return body;
 }
 
-async function tokenRequest(
-  cfg: DiscordOAuthConfig,
-  form: Record<string, string>,
-  needs: OAuthScope[],
-): Promise<TokenGrant> {
+/** A form POST to a token endpoint, the app authenticated by its client id and secret. */
+function clientPost(cfg: DiscordOAuthConfig, route: string, form: Record<string, string>): Promise<Response> {
   const basic = Buffer.from(
     `${encodeURIComponent(cfg.clientId)}:${encodeURIComponent(cfg.clientSecret)}`,
   ).toString('base64');
-  const response = await call(cfg, '/oauth2/token', {
+  return call(cfg, route, {
     method: 'POST',
     headers: {
       authorization: `Basic ${basic}`,
@@ -256,6 +253,25 @@ async function tokenRequest(
     },
     body: new URLSearchParams(form).toString(),
   });
+}
+
+/**
+ * Revokes an access token (a sign-out): Discord no longer accepts it, whoever holds a copy.
+ * @see https://discord.com/developers/docs/topics/oauth2#authorization-code-grant-token-revocation-example
+ */
+export async function revokeToken(cfg: DiscordOAuthConfig, accessToken: string): Promise<void> {
+  const route = '/oauth2/token/revoke';
+  const response = await clientPost(cfg, route, { token: accessToken, token_type_hint: 'access_token' });
+  const body = await readJson(response, route);
+  if (!response.ok) throw httpError(route, response.status, body);
+}
+
+async function tokenRequest(
+  cfg: DiscordOAuthConfig,
+  form: Record<string, string>,
+  needs: OAuthScope[],
+): Promise<TokenGrant> {
+  const response = await clientPost(cfg, '/oauth2/token', form);
   const body = await readJson(response, '/oauth2/token');
   if (!response.ok) throw httpError('/oauth2/token', response.status, body);
   const grant = RawTokenGrant.safeParse(body);

@@ -271,4 +271,24 @@ describe('the dashboard against its attackers', () => {
     expect(textOf(ended.text)).toContain('Discord no longer accepts this sign-in');
     expect(owner.cookies.has('dashboard_session')).toBe(false);
   });
+
+  it('signing out revokes the Discord token: a copy of the cookie taken before opens nothing after the rights’ age', async () => {
+    const modId = await addMember(d.g, 'signs-out', { roles: [admins] });
+    const mod = await signIn(d, modId);
+    const copy = new TestBrowser(d.publicUrl);
+    for (const [name, value] of mod.cookies) copy.cookies.set(name, { ...value });
+    expect((await copy.get(base)).status).toBe(200);
+    const revokedBefore = d.g.h.discord.oauth.revokedTokens.length;
+    const out = await mod.post('/dashboard/sign-out', { csrf: csrfOf(mod.page.text) });
+    expect(out.status).toBe(200);
+    expect(mod.cookies.has('dashboard_session')).toBe(false);
+    expect(d.g.h.discord.oauth.revokedTokens).toHaveLength(revokedBefore + 1);
+    // The token never reached a log, the revocation included.
+    const revoked = d.g.h.discord.oauth.revokedTokens.at(-1) ?? '';
+    expect(JSON.stringify(d.g.h.logs)).not.toContain(revoked);
+    await new Promise((resolve) => setTimeout(resolve, 5_200));
+    const ended = await copy.get(base);
+    expect(ended.status).toBe(403);
+    expect(textOf(ended.text)).toContain('Discord no longer accepts this sign-in');
+  });
 });

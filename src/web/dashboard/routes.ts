@@ -18,6 +18,7 @@ import {
   isOAuthState,
   newOAuthState,
   oauthErrorSummary,
+  revokeToken,
   safeEqual,
 } from '../../discord/oauth.ts';
 import {
@@ -358,6 +359,14 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
       return message(reply, 403, locale, 'forbidden');
     }
     clearSession(rights, reply);
+    // The cookie is gone from this browser; the token it sealed stops working at Discord too (a copy of
+    // the cookie taken earlier opens nothing). Discord down: the token still expires with the session.
+    await revokeToken(o.oauth, session.token).catch((error: unknown) =>
+      o.logger.warn(
+        { err: oauthErrorSummary(error) },
+        'dashboard sign-out: Discord did not revoke the token',
+      ),
+    );
     return message(reply, 200, requestLocale(request, session.locale), 'signedOutDone');
   });
 

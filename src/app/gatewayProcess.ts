@@ -41,6 +41,14 @@ export async function startGatewayProcess(
   // Without Redis each shard process keeps its own lists: /forget-lookups clears them in all (sharding.ts).
   const lookups =
     shardProcess && !config.REDIS_URL ? new ShardRecentLookups(new MemoryRecentLookups()) : undefined;
+  // The manager gone while this shard process is still starting (killed, or stopped before the bot was
+  // up): nothing is in flight yet, so leave at once rather than run unmanaged (and unstoppable) forever.
+  const leaveWhileStarting = () => {
+    log.warn('shard manager gone while this shard process was starting: exiting');
+    log.flush();
+    process.exit(1);
+  };
+  if (shardProcess) process.once('disconnect', leaveWhileStarting);
   const bot = await startBot({
     config,
     logger: log,
@@ -53,9 +61,11 @@ export async function startGatewayProcess(
     ? () => {}
     : await startHeartbeat(config.DATA_DIR, () => bot.client.isReady());
   if (shardProcess) {
+    process.off('disconnect', leaveWhileStarting);
     joinShardManager(bot, log, lookups);
     // The manager is gone (its IPC channel closed): stop rather than run unmanaged.
-    process.once('disconnect', () => shutdown('manager gone'));
+    if (process.connected) process.once('disconnect', () => shutdown('manager gone'));
+    else shutdown('manager gone');
   }
   return async () => {
     stopHeartbeat();

@@ -15,6 +15,9 @@ Configuration keys (environment or .env):
   ${Object.keys(ConfigSchema.shape).join('\n  ')}
 `;
 
+/** A stop that takes longer than this has hung: the process exits anyway. */
+const SHUTDOWN_DEADLINE_MS = 30_000;
+
 async function main(): Promise<void> {
   if (process.argv.includes('--help') || process.argv.includes('-h')) {
     // Every module either kind of process runs is loaded: `--help` also checks an install is complete.
@@ -36,6 +39,13 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down');
+    // Whatever a stop leaves hanging (a connection that never closes), the process still ends, so its
+    // supervisor can start it again. Longer than every drain (the shard manager waits 15 s per process).
+    setTimeout(() => {
+      logger.error({ signal, deadlineMs: SHUTDOWN_DEADLINE_MS }, 'shutdown did not finish in time: exiting');
+      logger.flush();
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
     await stop();
     logger.info('stopped');
     logger.flush();

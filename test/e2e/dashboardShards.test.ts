@@ -133,4 +133,28 @@ describe('the dashboard with two shard processes', () => {
       ).toBe(true);
     }
   });
+
+  it('the shard processes stop by themselves when the manager is killed outright (SIGKILL)', async () => {
+    const pids = manager
+      .logLines()
+      .filter((l) => l.msg === 'bot ready')
+      .map((l) => Number(l.pid));
+    expect(pids).toHaveLength(2);
+    const alive = () => pids.filter((pid) => isAlive(pid));
+    expect(alive()).toEqual(pids);
+    const started = Date.now();
+    manager.child.kill('SIGKILL');
+    await manager.exited;
+    await expect.poll(alive, { timeout: 45_000, interval: 250 }).toEqual([]);
+    console.info(`shard processes gone ${Date.now() - started} ms after the manager was killed`);
+  }, 60_000);
 });
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -27,11 +27,13 @@ export function runNode(
   cwd: string,
   nodeArgs: readonly string[] = [],
   args: readonly string[] = [],
+  /** `ipc`: an IPC channel to the child, as a shard manager forks its shard processes. */
+  options: { ipc?: boolean } = {},
 ): NodeProcess {
   const child = spawn(process.execPath, [...nodeArgs, script, ...args], {
     cwd,
     env: { PATH: process.env.PATH ?? '', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';

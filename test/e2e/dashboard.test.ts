@@ -157,7 +157,7 @@ describe('the owners’ dashboard over HTTP', () => {
       value: '3',
     });
     expect(badRole.status).toBe(400);
-    expect(textOf(badRole.text)).toContain("Pick one of this server's roles");
+    expect(textOf(badRole.text)).toContain('Pick one of this server’s roles');
 
     const preview = await owner.post(`${base}/rules/preview`, {
       csrf,

@@ -1,0 +1,106 @@
+/**
+ * Each locale keeps to its glossary: the approved word for every recurring concept (never a drifted
+ * variant), Discord's own client terms, one form of address, its typography, and plurals wherever a count
+ * is followed by a noun. The checker itself is tested on a small made-up catalog first.
+ */
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { SHIPPED_LOCALES } from '../../src/i18n/index.ts';
+import { messagesOf, TRANSLATED_LOCALES } from './catalogFiles.ts';
+import { type Glossary, GlossarySchema, glossaryGaps, glossaryProblems, integerCategories } from './glossaryCheck.ts';
+
+function glossaryOf(locale: string): Glossary {
+  const url = new URL(`../../src/i18n/glossary/${locale}.json`, import.meta.url);
+  return GlossarySchema.parse(JSON.parse(readFileSync(url, 'utf8')));
+}
+
+const english = messagesOf('en-US');
+
+describe('the glossaries', () => {
+  it.each(SHIPPED_LOCALES)('%s: its messages keep to its glossary, plurals included', (locale) => {
+    const glossary = glossaryOf(locale);
+    expect(glossaryProblems(locale, messagesOf(locale), english, glossary)).toEqual([]);
+  });
+
+  it.each(TRANSLATED_LOCALES)('%s: names every required concept, and its form of address', (locale) => {
+    const glossary = glossaryOf(locale);
+    expect(glossaryGaps(glossary)).toEqual([]);
+    expect(glossary.register.form.trim()).not.toBe('');
+  });
+});
+
+describe('the glossary checker', () => {
+  const made: Glossary = GlossarySchema.parse({
+    register: { form: 'du', banned: [{ pattern: '\\b(Sie|Ihnen|Ihre?)\\b', note: 'Sie-form' }] },
+    terms: [
+      {
+        en: 'gated role',
+        enPattern: 'gated roles?',
+        use: 'geschützte Rolle',
+        match: 'geschützte\\p{L}* Rolle',
+        banned: [{ pattern: 'gesteuerte Rolle', except: { 'a.quoted': 'quotes the old name' } }],
+        except: { 'a.exempt': 'names no role' },
+      },
+    ],
+    typography: { banned: [{ pattern: '"' }] },
+    afterNumber: ['von'],
+  });
+  const en = {
+    'a.role': 'Pick a gated role',
+    'a.quoted': 'Pick a gated role',
+    'a.exempt': 'Gated roles stay',
+    'a.count': '{n, number} members',
+    'a.page': 'page {p, number} of {n, number}',
+  };
+  const good = {
+    'a.role': 'Wähle eine geschützte Rolle',
+    'a.quoted': 'Wähle eine geschützte Rolle (früher „gesteuerte Rolle“)',
+    'a.exempt': 'Sie bleiben',
+    'a.count': '{n, plural, one {# Mitglied} other {# Mitglieder}}',
+    'a.page': 'Seite {p, number} von {n, number}',
+  };
+
+  it('passes a catalog that keeps to it, honouring each exception', () => {
+    expect(glossaryProblems('de', { ...good, 'a.exempt': 'Bleiben' }, en, made)).toEqual([]);
+  });
+
+  it('finds a banned variant, the other register, a term left out, a count without a plural, typography', () => {
+    const problems = glossaryProblems(
+      'de',
+      {
+        ...good,
+        'a.role': 'Wähle eine gesteuerte Rolle, die Sie "magst"',
+        'a.count': '{n, number} Mitglieder',
+        'a.page': 'Seite {p, number} aus {n, number}',
+      },
+      en,
+      made,
+    );
+    expect(problems).toEqual([
+      'de a.role: “Sie” breaks register (du) (Sie-form)',
+      'de a.exempt: “Sie” breaks register (du) (Sie-form)',
+      'de a.role: “"” breaks typography',
+      'de a.role: “gesteuerte Rolle” breaks “gated role” is “geschützte Rolle”',
+      'de a.role: en-US says “gated role”, the translation lacks “geschützte Rolle”',
+      'de a.count: {n, number} is followed by “Mitglieder”: a counted noun needs a plural',
+      'de a.page: {p, number} is followed by “aus”: a counted noun needs a plural',
+      // An exception from the term's rule still leaves the register rule standing.
+    ]);
+  });
+
+  it('asks every plural for the categories its locale uses: ru needs few and many', () => {
+    expect([...integerCategories('ru')].sort()).toEqual(['few', 'many', 'one', 'other']);
+    expect([...integerCategories('ja')]).toEqual(['other']);
+    const ru = { ...made, afterNumber: [], terms: [], register: { form: 'вы', banned: [] } };
+    expect(glossaryProblems('ru', { x: '{n, plural, one {# роль} other {# ролей}}' }, {}, ru)).toEqual([
+      'ru x: the plural of {n} lacks few, many',
+    ]);
+    expect(glossaryProblems('ja', { x: '{n, number} 件' }, {}, ru)).toEqual([]);
+    expect(glossaryProblems('ru', { x: "it's" }, {}, ru)).toEqual(['ru x: a straight apostrophe (write ’)']);
+  });
+
+  it('names a required concept a glossary leaves out', () => {
+    expect(glossaryGaps(made)).toContain('no entry for “credential”');
+    expect(glossaryGaps(made)).not.toContain('no entry for “gated role”');
+  });
+});

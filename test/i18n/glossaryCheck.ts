@@ -1,0 +1,189 @@
+/**
+ * The words a locale agreed on, checked: a glossary (`src/i18n/glossary/<locale>.json`) names the approved
+ * word for each recurring concept, the variants it replaced (banned), the one form of address and the
+ * typography; `glossaryProblems` lists every message of the locale that breaks it, and every count
+ * followed by a noun without a plural. Pure: catalogs and glossaries in, problems out.
+ */
+import { type MessageFormatElement, parse, TYPE } from '@formatjs/icu-messageformat-parser';
+import { z } from 'zod';
+
+const Banned = z.object({
+  /** RegExp source, compiled with the `u` flag only: case-sensitive. */
+  pattern: z.string().min(1),
+  note: z.string().optional(),
+  /** Keys allowed to match, each with the reason. */
+  except: z.record(z.string(), z.string()).optional(),
+});
+
+export const GlossarySchema = z.object({
+  register: z.object({
+    form: z.string().min(1),
+    note: z.string().optional(),
+    banned: z.array(Banned).default([]),
+  }),
+  terms: z
+    .array(
+      z.object({
+        en: z.string().min(1),
+        /** Where en-US says it (flags `iu`)… */
+        enPattern: z.string().optional(),
+        use: z.string().min(1),
+        /** …the translation says this (flags `iu`). */
+        match: z.string().optional(),
+        banned: z.array(Banned).default([]),
+        except: z.record(z.string(), z.string()).optional(),
+        note: z.string().optional(),
+      }),
+    )
+    .default([]),
+  typography: z.object({ note: z.string().optional(), banned: z.array(Banned).default([]) }),
+  /** Words that may follow `{n, number} ` without a plural (prepositions, units). */
+  afterNumber: z.array(z.string()).default([]),
+  /** The language keeps a noun singular after a numeral (Turkish “3 üye”): no plural is asked for. */
+  numeralsTakeSingular: z.boolean().default(false),
+});
+export type Glossary = z.infer<typeof GlossarySchema>;
+
+/** The concepts every translated locale must name (the Discord ones as Discord's own client says them). */
+export const REQUIRED_TERMS = [
+  'identity',
+  'credential',
+  'proof',
+  'prove',
+  'verify',
+  'wallet',
+  'gated role',
+  'human role',
+  'flag',
+  'score',
+  'dry run',
+  'role',
+  'channel',
+  'Server Settings',
+  'Manage Roles',
+  'Linked Roles',
+  'Connections',
+] as const;
+
+export type Messages = Readonly<Record<string, string>>;
+
+/** The plural categories a locale selects for whole numbers 0…1000 (ru: one, few, many, other). */
+export function integerCategories(locale: string): Set<string> & { locale: string } {
+  const rules = new Intl.PluralRules(locale);
+  const categories = Object.assign(new Set<string>(), { locale });
+  for (let n = 0; n <= 1000; n += 1) categories.add(rules.select(n));
+  return categories;
+}
+
+/** True when `=n` options name every whole number 0…1000 the locale puts in `category`. */
+function exactlyCovered(category: string, options: Record<string, unknown>, locale: string): boolean {
+  const rules = new Intl.PluralRules(locale);
+  for (let n = 0; n <= 1000; n += 1) if (rules.select(n) === category && !(`=${n}` in options)) return false;
+  return true;
+}
+
+/** ICU elements of a message; literal text keeps its place so what follows an argument can be read. */
+function elementsOf(message: string): MessageFormatElement[] {
+  return parse(message, { ignoreTag: true });
+}
+
+/** `{x, number}` arguments directly followed by a word, and plurals missing a category, anywhere. */
+function pluralProblems(
+  elements: MessageFormatElement[],
+  categories: Set<string> & { locale: string },
+  afterNumber: ReadonlySet<string>,
+  out: string[],
+): void {
+  elements.forEach((element, i) => {
+    if (element.type === TYPE.number) {
+      const next = elements[i + 1];
+      const word = next?.type === TYPE.literal ? /^\s+(\p{L}[\p{L}\p{M}'’-]*)/u.exec(next.value)?.[1] : undefined;
+      if (word !== undefined && !afterNumber.has(word) && !afterNumber.has(word.toLowerCase()))
+        out.push(`{${element.value}, number} is followed by “${word}”: a counted noun needs a plural`);
+    }
+    if (element.type === TYPE.plural) {
+      if (element.pluralType !== 'ordinal') {
+        // `=1 {a minute}` covers `one` where 1 is the only number the locale calls `one` (en, de…).
+        const missing = [...categories].filter(
+          (c) => !(c in element.options) && !exactlyCovered(c, element.options, categories.locale),
+        );
+        if (missing.length > 0)
+          out.push(`the plural of {${element.value}} lacks ${missing.join(', ')}`);
+      }
+      for (const option of Object.values(element.options))
+        pluralProblems(option.value, categories, afterNumber, out);
+    }
+    if (element.type === TYPE.select)
+      for (const option of Object.values(element.options))
+        pluralProblems(option.value, categories, afterNumber, out);
+  });
+}
+
+function compile(source: string, flags: string, where: string): RegExp {
+  try {
+    return new RegExp(source, flags);
+  } catch (error) {
+    throw new Error(`${where}: not a RegExp: ${source} (${String(error)})`);
+  }
+}
+
+/**
+ * Every problem of `locale`'s messages against its glossary and en-US: banned words, a term the English
+ * uses but the translation does not, counts without plurals, straight apostrophes. One line each.
+ */
+export function glossaryProblems(
+  locale: string,
+  messages: Messages,
+  english: Messages,
+  glossary: Glossary,
+): string[] {
+  const problems: string[] = [];
+  const bannedLists: { banned: z.infer<typeof Banned>[]; what: string }[] = [
+    { banned: glossary.register.banned, what: `register (${glossary.register.form})` },
+    { banned: glossary.typography.banned, what: 'typography' },
+    ...glossary.terms.map((term) => ({ banned: term.banned, what: `“${term.en}” is “${term.use}”` })),
+  ];
+  for (const { banned, what } of bannedLists) {
+    for (const rule of banned) {
+      const pattern = compile(rule.pattern, 'u', `${locale} ${what}`);
+      for (const [key, message] of Object.entries(messages)) {
+        if (rule.except?.[key] !== undefined) continue;
+        const found = pattern.exec(message);
+        if (found)
+          problems.push(`${locale} ${key}: “${found[0]}” breaks ${what}${rule.note ? ` (${rule.note})` : ''}`);
+      }
+    }
+  }
+  for (const term of glossary.terms) {
+    if (term.enPattern === undefined || term.match === undefined) continue;
+    const inEnglish = compile(term.enPattern, 'iu', `${locale} “${term.en}”`);
+    const inLocale = compile(term.match, 'iu', `${locale} “${term.en}”`);
+    for (const [key, source] of Object.entries(english)) {
+      const message = messages[key];
+      if (message === undefined || term.except?.[key] !== undefined || !inEnglish.test(source)) continue;
+      if (!inLocale.test(message))
+        problems.push(`${locale} ${key}: en-US says “${term.en}”, the translation lacks “${term.use}”`);
+    }
+  }
+  const categories = integerCategories(locale);
+  if (categories.size > 1) {
+    const afterNumber = new Set(glossary.afterNumber);
+    for (const [key, message] of Object.entries(messages)) {
+      const found: string[] = [];
+      pluralProblems(elementsOf(message), categories, afterNumber, found);
+      if (glossary.numeralsTakeSingular) found.splice(0, found.length, ...found.filter((p) => p.startsWith('the plural')));
+      for (const problem of found) problems.push(`${locale} ${key}: ${problem}`);
+    }
+  }
+  for (const [key, message] of Object.entries(messages)) {
+    // ICU reads a straight apostrophe before `{` as an escape: the catalogs write ’.
+    if (message.includes("'")) problems.push(`${locale} ${key}: a straight apostrophe (write ’)`);
+  }
+  return problems;
+}
+
+/** Problems of the glossary itself: a required concept not named. */
+export function glossaryGaps(glossary: Glossary): string[] {
+  const named = new Set(glossary.terms.map((t) => t.en));
+  return REQUIRED_TERMS.filter((term) => !named.has(term)).map((term) => `no entry for “${term}”`);
+}

@@ -13,6 +13,8 @@ const Banned = z.object({
   note: z.string().optional(),
   /** Keys allowed to match, each with the reason. */
   except: z.record(z.string(), z.string()).optional(),
+  /** Only the keys this RegExp matches (a register per surface: `^web\\.` for the web pages). */
+  keys: z.string().optional(),
 });
 
 export const GlossarySchema = z.object({
@@ -119,9 +121,12 @@ function pluralProblems(
   });
 }
 
+/** `\b` in a glossary means a word boundary in any script (JavaScript's own sees only ASCII letters). */
+const UNICODE_BOUNDARY = '(?:(?<![\\p{L}\\p{N}_])(?=[\\p{L}\\p{N}_])|(?<=[\\p{L}\\p{N}_])(?![\\p{L}\\p{N}_]))';
+
 function compile(source: string, flags: string, where: string): RegExp {
   try {
-    return new RegExp(source, flags);
+    return new RegExp(source.replaceAll('\\b', UNICODE_BOUNDARY), flags);
   } catch (error) {
     throw new Error(`${where}: not a RegExp: ${source} (${String(error)})`);
   }
@@ -146,8 +151,9 @@ export function glossaryProblems(
   for (const { banned, what } of bannedLists) {
     for (const rule of banned) {
       const pattern = compile(rule.pattern, 'u', `${locale} ${what}`);
+      const keys = rule.keys === undefined ? undefined : compile(rule.keys, 'u', `${locale} ${what}`);
       for (const [key, message] of Object.entries(messages)) {
-        if (rule.except?.[key] !== undefined) continue;
+        if (rule.except?.[key] !== undefined || (keys && !keys.test(key))) continue;
         const found = pattern.exec(message);
         if (found)
           problems.push(`${locale} ${key}: “${found[0]}” breaks ${what}${rule.note ? ` (${rule.note})` : ''}`);

@@ -172,12 +172,12 @@ export function glossaryProblems(
     }
   }
   const categories = integerCategories(locale);
-  if (categories.size > 1) {
+  // A language that keeps the noun singular after a numeral (Turkish) needs neither.
+  if (categories.size > 1 && !glossary.numeralsTakeSingular) {
     const afterNumber = new Set(glossary.afterNumber);
     for (const [key, message] of Object.entries(messages)) {
       const found: string[] = [];
       pluralProblems(elementsOf(message), categories, afterNumber, found);
-      if (glossary.numeralsTakeSingular) found.splice(0, found.length, ...found.filter((p) => p.startsWith('the plural')));
       for (const problem of found) problems.push(`${locale} ${key}: ${problem}`);
     }
   }

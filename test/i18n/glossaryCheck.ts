@@ -99,18 +99,18 @@ function pluralProblems(
   elements.forEach((element, i) => {
     if (element.type === TYPE.number) {
       const next = elements[i + 1];
-      const word = next?.type === TYPE.literal ? /^\s+(\p{L}[\p{L}\p{M}'’-]*)/u.exec(next.value)?.[1] : undefined;
+      const word =
+        next?.type === TYPE.literal ? /^\s+(\p{L}[\p{L}\p{M}'’-]*)/u.exec(next.value)?.[1] : undefined;
       if (word !== undefined && !afterNumber.has(word) && !afterNumber.has(word.toLowerCase()))
         out.push(`{${element.value}, number} is followed by “${word}”: a counted noun needs a plural`);
     }
     if (element.type === TYPE.plural) {
       if (element.pluralType !== 'ordinal') {
         // `=1 {a minute}` covers `one` where 1 is the only number the locale calls `one` (en, de…).
-        const missing = [...categories].filter(
-          (c) => !(c in element.options) && !exactlyCovered(c, element.options, categories.locale),
-        );
-        if (missing.length > 0)
-          out.push(`the plural of {${element.value}} lacks ${missing.join(', ')}`);
+        const missing = [...categories]
+          .sort()
+          .filter((c) => !(c in element.options) && !exactlyCovered(c, element.options, categories.locale));
+        if (missing.length > 0) out.push(`the plural of {${element.value}} lacks ${missing.join(', ')}`);
       }
       for (const option of Object.values(element.options))
         pluralProblems(option.value, categories, afterNumber, out);
@@ -122,7 +122,8 @@ function pluralProblems(
 }
 
 /** `\b` in a glossary means a word boundary in any script (JavaScript's own sees only ASCII letters). */
-const UNICODE_BOUNDARY = '(?:(?<![\\p{L}\\p{N}_])(?=[\\p{L}\\p{N}_])|(?<=[\\p{L}\\p{N}_])(?![\\p{L}\\p{N}_]))';
+const UNICODE_BOUNDARY =
+  '(?:(?<![\\p{L}\\p{N}_])(?=[\\p{L}\\p{N}_])|(?<=[\\p{L}\\p{N}_])(?![\\p{L}\\p{N}_]))';
 
 function compile(source: string, flags: string, where: string): RegExp {
   try {
@@ -156,7 +157,9 @@ export function glossaryProblems(
         if (rule.except?.[key] !== undefined || (keys && !keys.test(key))) continue;
         const found = pattern.exec(message);
         if (found)
-          problems.push(`${locale} ${key}: “${found[0]}” breaks ${what}${rule.note ? ` (${rule.note})` : ''}`);
+          problems.push(
+            `${locale} ${key}: “${found[0]}” breaks ${what}${rule.note ? ` (${rule.note})` : ''}`,
+          );
       }
     }
   }

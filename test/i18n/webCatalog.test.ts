@@ -26,8 +26,10 @@ function argumentsOf(message: string, locale: string): string[] {
   const found = new Set<string>();
   const walk = (nodes: AstNode[]) => {
     for (const node of nodes) {
-      // 1 argument, 2 number, 5 select, 6 plural (see @formatjs/icu-messageformat-parser's TYPE).
-      if ([1, 2, 5, 6].includes(node.type)) found.add(`${node.value}:${node.type === 1 ? 1 : node.type}`);
+      // 1 argument, 2 number, 5 select, 6 plural (see @formatjs/icu-messageformat-parser's TYPE). A number
+      // and a plural both take a count: a language without plural forms (ja) writes `{n, number}` where
+      // English needs `{n, plural, …}`.
+      if ([1, 2, 5, 6].includes(node.type)) found.add(`${node.value}:${node.type === 6 ? 2 : node.type}`);
       for (const option of Object.values(node.options ?? {})) walk(option.value);
     }
   };

@@ -219,6 +219,8 @@ export class FakeOAuthProvider implements FakeOAuth {
           typeof m.description === 'string' &&
           m.description.length >= 1 &&
           m.description.length <= 200 &&
+          localizationsWithin(m.name_localizations, 100) &&
+          localizationsWithin(m.description_localizations, 200) &&
           Number.isInteger(m.type) &&
           Number(m.type) >= 1 &&
           Number(m.type) <= 8
@@ -350,4 +352,11 @@ function page(status: number, text: string): Answer {
 
 function oauthError(status: number, error: string, description: string): Answer {
   return { status, body: { error, error_description: description } };
+}
+
+/** A localization map as Discord takes it: locale -> text of 1..`max` characters (or none at all). */
+function localizationsWithin(map: unknown, max: number): boolean {
+  if (map === undefined || map === null) return true;
+  if (typeof map !== 'object') return false;
+  return Object.values(map).every((text) => typeof text === 'string' && text.length >= 1 && text.length <= max);
 }

@@ -222,6 +222,14 @@ describe('npm run deploy-commands (node src/app/deploy.ts)', () => {
     expect(out).toContain('Registered 5 Linked Roles metadata records: likely_human, humanity_score');
     expect(out).not.toContain(linked.TOKEN_ENCRYPTION_KEY);
     expect(discord.oauth.roleConnectionMetadata).toEqual(ROLE_CONNECTION_METADATA);
+    // What a server's admin reads in role settings, in their own language.
+    expect(discord.oauth.roleConnectionMetadata[0]).toMatchObject({
+      name: 'Likely human',
+      name_localizations: { de: 'Wahrscheinlich ein Mensch', ja: '人間である可能性が高い' },
+      description_localizations: {
+        fr: 'Une identité web3 prouvée porte un justificatif de personne humaine',
+      },
+    });
     await deploy({ ...linked, DEV_GUILD_ID: guild.id });
     expect(discord.oauth.roleConnectionMetadata).toEqual(ROLE_CONNECTION_METADATA);
     const routes = discord.requests.slice(before).map((r) => `${r.method} ${r.path}`);

@@ -10,44 +10,38 @@ import {
   ApplicationRoleConnectionMetadataType,
 } from 'discord-api-types/v10';
 import { callAsUser, type DiscordOAuthConfig } from '../../discord/oauth.ts';
+import { DEFAULT_LOCALE, localizations, t } from '../../i18n/index.ts';
 import type { HeldFlag } from '../../store/types.ts';
 import { credentialIsTrue, credentialScore, isCredentialExpired } from '../../web3bio/credentials.ts';
 import type { Credential } from '../../web3bio/types.ts';
 import { carriesFlag, type IdentityEvidence } from '../rules/rules.ts';
 
-/** Shown in each server's role settings: names and descriptions an admin understands there. */
-export const ROLE_CONNECTION_METADATA: APIApplicationRoleConnectionMetadata[] = [
-  {
-    key: 'likely_human',
-    name: 'Likely human',
-    description: 'A proven web3 identity holds a proof-of-personhood credential',
-    type: ApplicationRoleConnectionMetadataType.BooleanEqual,
-  },
-  {
-    key: 'humanity_score',
-    name: 'Humanity score at least',
-    description: 'Highest humanity score among the proven web3 identities (e.g. Human Passport)',
-    type: ApplicationRoleConnectionMetadataType.IntegerGreaterThanOrEqual,
-  },
-  {
-    key: 'not_spam',
-    name: 'Not flagged as spam',
-    description: 'No proven web3 identity is flagged as spam',
-    type: ApplicationRoleConnectionMetadataType.BooleanEqual,
-  },
-  {
-    key: 'not_risky',
-    name: 'Not flagged as risky',
-    description: 'No proven web3 identity is flagged as risky',
-    type: ApplicationRoleConnectionMetadataType.BooleanEqual,
-  },
-  {
-    key: 'verified_days',
-    name: 'Verified for at least (days)',
-    description: 'Days since the member first proved a web3 identity',
-    type: ApplicationRoleConnectionMetadataType.DatetimeLessThanOrEqual,
-  },
-];
+/** The metadata keys, in the order Discord lists them. */
+const METADATA_KEYS = ['likely_human', 'humanity_score', 'not_spam', 'not_risky', 'verified_days'] as const;
+const METADATA_TYPES: Record<(typeof METADATA_KEYS)[number], ApplicationRoleConnectionMetadataType> = {
+  likely_human: ApplicationRoleConnectionMetadataType.BooleanEqual,
+  humanity_score: ApplicationRoleConnectionMetadataType.IntegerGreaterThanOrEqual,
+  not_spam: ApplicationRoleConnectionMetadataType.BooleanEqual,
+  not_risky: ApplicationRoleConnectionMetadataType.BooleanEqual,
+  verified_days: ApplicationRoleConnectionMetadataType.DatetimeLessThanOrEqual,
+};
+
+/**
+ * Shown in each server's role settings, in the admin's language: names and descriptions an admin
+ * understands there (`name_localizations` and `description_localizations` from the catalogs).
+ */
+export const ROLE_CONNECTION_METADATA: APIApplicationRoleConnectionMetadata[] = METADATA_KEYS.map((key) => {
+  const name = `gating.linkedRoles.metadata.${key}.name` as const;
+  const description = `gating.linkedRoles.metadata.${key}.description` as const;
+  return {
+    key,
+    name: t(DEFAULT_LOCALE, name),
+    name_localizations: localizations(name),
+    description: t(DEFAULT_LOCALE, description),
+    description_localizations: localizations(description),
+    type: METADATA_TYPES[key],
+  };
+});
 
 /** The body of `PUT /users/@me/applications/{id}/role-connection`. */
 export interface RoleConnection {

@@ -358,5 +358,7 @@ function oauthError(status: number, error: string, description: string): Answer 
 function localizationsWithin(map: unknown, max: number): boolean {
   if (map === undefined || map === null) return true;
   if (typeof map !== 'object') return false;
-  return Object.values(map).every((text) => typeof text === 'string' && text.length >= 1 && text.length <= max);
+  return Object.values(map).every(
+    (text) => typeof text === 'string' && text.length >= 1 && text.length <= max,
+  );
 }

@@ -125,7 +125,7 @@ describe('npm run preview', () => {
     expect(message.embeds[0]?.footer?.text).toBe('Web3.bio · Profil 1 von 3');
     const japanese = await preview(['whois', 'identity=../../x', '--locale', 'ja', '--json']);
     expect((JSON.parse(japanese.stdout) as PreviewMessage).embeds[0]?.title).toBe(
-      '❓ web3のIDではありません',
+      '❓ Web3 アイデンティティではありません',
     );
     expect((await preview(['--help'])).stdout).toContain('--locale L');
   });

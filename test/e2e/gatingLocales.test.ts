@@ -31,12 +31,12 @@ describe('gating in the reader’s locale', () => {
     expect(embedOf(german).title).toBe('Deine Web3-Identitäten');
     expect(seen(german)).toContain('1 nachgewiesene Identität auf diesem Server.');
     expect(seen(german)).toContain('alice.eth · ENS');
-    expect(seen(german)).toContain('Gated-Rollen: gewünscht vs. vorhanden');
+    expect(seen(german)).toContain('Gesteuerte Rollen: gewünscht vs. vorhanden');
     expect(seen(german)).toContain('**Verified Human**: ✅ gewünscht · vorhanden');
 
     const japanese = visibleMessage(await g.h.run('whoami', {}, { userId: ALICE, locale: Locale.Japanese }));
     expect(embedOf(japanese).title).toBe('あなたの Web3 アイデンティティ');
-    expect(seen(japanese)).toContain('このサーバーで証明済みのアイデンティティ: 1 件');
+    expect(seen(japanese)).toContain('このサーバーで証明済みのアイデンティティ：1 件');
     expect(seen(japanese)).toContain('**Verified Human**: ✅ 対象 · 付与済み');
     expect(seen(japanese)).not.toMatch(/Your web3 identities|proven identity/);
   });
@@ -62,7 +62,7 @@ describe('gating in the reader’s locale', () => {
       await g.h.run('verify', { identity: 'alice.eth' }, { userId: ALICE, locale: Locale.Japanese }),
     );
     expect(embedOf(proven).title).toBe('認証完了');
-    expect(seen(proven)).toContain('✅ **alice.eth** をあなたの Discord アカウントに紐づけました');
+    expect(seen(proven)).toContain('✅ **alice.eth** をあなたの Discord アカウントにリンクしました');
 
     addIdentity(g, 'wallet.eth');
     const signing = visibleMessage(

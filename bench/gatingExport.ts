@@ -111,15 +111,25 @@ async function startSink(): Promise<{ url: string; uploads: number[]; close: () 
   };
 }
 
+/** How long one case may take: a few seconds is normal for 100,000 members. */
+const CASE_LIMIT_MS = 120_000;
+
 /** Runs one case in a fresh process with npm start's V8 flags. */
 async function runCase(path: string, name: CaseName, apiUrl: string): Promise<ExportCaseResult> {
   const child = fork(WORKER, [path, name, apiUrl], {
     execArgv: npmStartCommand().flags,
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  const result = await nextMessage<ExportCaseResult>(child, 'result');
-  if (child.exitCode === null) await once(child, 'exit');
-  return result;
+  // A case that never ends is a result too (a query that lost its index once spun for minutes): stop it.
+  const limit = setTimeout(() => child.kill('SIGKILL'), CASE_LIMIT_MS);
+  try {
+    // Killed, the case rejects: "bench child exited (null) before result".
+    const result = await nextMessage<ExportCaseResult>(child, 'result');
+    if (child.exitCode === null) await once(child, 'exit');
+    return result;
+  } finally {
+    clearTimeout(limit);
+  }
 }
 
 const SEEDS = [

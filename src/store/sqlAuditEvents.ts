@@ -11,6 +11,21 @@ const pageLimit = (limit: number | undefined) =>
   Math.min(MAX_PAGE_LIMIT, Math.max(1, Math.floor(limit ?? DEFAULT_PAGE_LIMIT)));
 
 /** The audit log (`audit_events`), merged into `createSqlStore`. */
+/**
+ * The roles members hold by the audit trail, a page after (user, role): each member's latest given role
+ * with no later given or removed event for that member and role (audit_events_by_member_role, migration
+ * 19, finds those in the member's own events).
+ */
+export const HELD_ROLES_SQL = `SELECT e.user_id, e.role_id, e.reason, e.created_at FROM audit_events e
+  WHERE e.guild_id = $1 AND e.kind = 'role_added' AND e.user_id IS NOT NULL AND e.role_id IS NOT NULL
+    AND (e.user_id > $2 OR (e.user_id = $2 AND e.role_id > $3))
+    AND NOT EXISTS (
+      SELECT 1 FROM audit_events l
+      WHERE l.guild_id = e.guild_id AND l.user_id = e.user_id AND l.role_id = e.role_id
+        AND l.kind IN ('role_added', 'role_removed')
+        AND (l.created_at > e.created_at OR (l.created_at = e.created_at AND l.id > e.id)))
+  ORDER BY e.user_id, e.role_id LIMIT $4`;
+
 export function createSqlAuditEvents(
   driver: SqlDriver,
   rows: SqlRows,
@@ -59,18 +74,12 @@ export function createSqlAuditEvents(
 
     async listHeldRoles(guildId, o = {}) {
       const after = o.after ?? { userId: '', roleId: '' };
-      const rows = await driver.query(
-        `SELECT e.user_id, e.role_id, e.reason, e.created_at FROM audit_events e
-         WHERE e.guild_id = $1 AND e.kind = 'role_added' AND e.user_id IS NOT NULL AND e.role_id IS NOT NULL
-           AND (e.user_id > $2 OR (e.user_id = $2 AND e.role_id > $3))
-           AND NOT EXISTS (
-             SELECT 1 FROM audit_events l
-             WHERE l.guild_id = e.guild_id AND l.user_id = e.user_id AND l.role_id = e.role_id
-               AND l.kind IN ('role_added', 'role_removed')
-               AND (l.created_at > e.created_at OR (l.created_at = e.created_at AND l.id > e.id)))
-         ORDER BY e.user_id, e.role_id LIMIT $4`,
-        [guildId, after.userId, after.roleId, pageLimit(o.limit)],
-      );
+      const rows = await driver.query(HELD_ROLES_SQL, [
+        guildId,
+        after.userId,
+        after.roleId,
+        pageLimit(o.limit),
+      ]);
       return rows.map(
         (r): HeldRole => ({
           userId: str(r.user_id),

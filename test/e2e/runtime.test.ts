@@ -225,7 +225,7 @@ describe('npm run deploy-commands (node src/app/deploy.ts)', () => {
     // What a server's admin reads in role settings, in their own language.
     expect(discord.oauth.roleConnectionMetadata[0]).toMatchObject({
       name: 'Likely human',
-      name_localizations: { de: 'Wahrscheinlich ein Mensch', ja: '人間である可能性が高い' },
+      name_localizations: { de: 'Wahrscheinlich ein Mensch', ja: '人間の可能性が高い' },
       description_localizations: {
         fr: 'Une identité web3 prouvée porte un justificatif de personne humaine',
       },

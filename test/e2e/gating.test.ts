@@ -237,7 +237,7 @@ describe('roles follow members and credentials', () => {
 
     const result = await gatingCommandRun(g, 'recheck');
     expect(seen(visibleMessage(result))).toContain(
-      'Lookups failed for 1 members: their roles were left as they are.',
+      'Lookups failed for 1 member: their roles were left as they are.',
     );
     await g.gating.service.idle(g.guildId);
 

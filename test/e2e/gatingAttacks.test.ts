@@ -267,7 +267,7 @@ describe('an upstream incident never strips the server', () => {
     });
     for (let pass = 0; pass < 2; pass += 1) {
       const text = seen(visibleMessage(await gatingCommandRun(g, 'recheck')));
-      expect(text).toContain('Lookups failed for 1 members');
+      expect(text).toContain('Lookups failed for 1 member');
     }
     const member = seen(
       visibleMessage(

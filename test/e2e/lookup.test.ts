@@ -260,14 +260,14 @@ describe('lookup commands', () => {
     {
       identity: EDGE.human,
       verdict: '✅ **Likely human**',
-      counts: '1 human · 0 risky · 0 spam',
+      counts: 'Human: 1 · Risky: 0 · Spam: 0',
       color: 0x57f287,
     },
-    { identity: EDGE.spammer, verdict: '⛔ **Spam**', counts: '0 human · 1 risky · 1 spam', color: 0xed4245 },
+    { identity: EDGE.spammer, verdict: '⛔ **Spam**', counts: 'Human: 0 · Risky: 1 · Spam: 1', color: 0xed4245 },
     {
       identity: EDGE.expired,
       verdict: '➖ **No signals**',
-      counts: '0 human · 0 risky · 0 spam · 1 expired, not counted',
+      counts: 'Human: 0 · Risky: 0 · Spam: 0 · Expired, not counted: 1',
       color: 0x99aab5,
     },
   ])(

@@ -31,7 +31,7 @@ describe('renderCredentials', () => {
     const embed = render('0xhelena.eth', helena());
     expect(embed.title).toBe('Credentials · 0xhelena.eth');
     expect(embed.description?.split('\n')[0]).toContain('Likely human');
-    expect(embed.description).toContain('3 human · 0 risky · 0 spam');
+    expect(embed.description).toContain('Human: 3 · Risky: 0 · Spam: 0');
     expect(embed.color).toBe(0x57f287);
     expect(embed.fields).toHaveLength(3);
     const [dentity, galxe, passport] = embed.fields ?? [];
@@ -46,7 +46,7 @@ describe('renderCredentials', () => {
   it('ranks spam above risky and lists the spam signal first', () => {
     const embed = render('ggmonster', ggmonster());
     expect(embed.description).toContain('Spam');
-    expect(embed.description).toContain('0 human · 1 risky · 1 spam');
+    expect(embed.description).toContain('Human: 0 · Risky: 1 · Spam: 1');
     expect(embed.color).toBe(0xed4245);
     expect(embed.fields?.map((f) => f.name)).toEqual(['⛔ Spam', '⚠️ Copyright Violation']);
     expect(embed.fields?.[0]?.value).toContain('Score: **0**');
@@ -75,7 +75,7 @@ describe('renderCredentials', () => {
     };
     const embed = render('someone.eth', set);
     expect(embed.description).toContain('No signals');
-    expect(embed.description).toContain('0 human · 0 risky · 0 spam · 2 expired, not counted');
+    expect(embed.description).toContain('Human: 0 · Risky: 0 · Spam: 0 · Expired, not counted: 2');
     expect(embed.fields?.map((f) => f.name)).toEqual(['⌛ Old spam (expired)', '⌛ Old proof (expired)']);
     expect(embed.fields?.[1]?.value).toContain(`**Expired** <t:${NOW_SEC - 3600}:R>`);
   });
@@ -92,12 +92,12 @@ describe('renderCredentials', () => {
     const embed = render('someone.eth', set);
     expect(embed.fields?.map((f) => f.name)).toEqual(['✅ Live', '⌛ Expired (expired)']);
     expect(embed.fields?.[0]?.value).toContain(`Expires <t:${NOW_SEC + 86_400}:R>`);
-    expect(embed.description).toContain('1 human');
+    expect(embed.description).toContain('Human: 1');
   });
 
   it('formats scores by locale', () => {
     const set = { ...emptyCredentialSet(), isHuman: [credential({ type: 'score', value: '1234.5678' })] };
-    expect(render('x', set, ctx({ locale: 'de' })).fields?.[0]?.value).toContain('Punktzahl: **1.234,57**');
+    expect(render('x', set, ctx({ locale: 'de' })).fields?.[0]?.value).toContain('Score: **1.234,57**');
     expect(render('x', set, ctx({ locale: 'en-US' })).fields?.[0]?.value).toContain('Score: **1,234.57**');
   });
 

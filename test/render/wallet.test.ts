@@ -55,7 +55,7 @@ describe('renderWallet', () => {
     expect(fields.Address).toBe('`0x5c51b52694719931919aebb2dccf7ca3447d0608`');
     expect(fields.Domains).toBe('**ENS** web3.bio ⭐ primary\n**Basenames** web3bio.base.eth ⭐ primary');
     expect(fields.Credentials).toContain('Likely human');
-    expect(fields.Credentials).toContain('1 human · 0 risky · 0 spam');
+    expect(fields.Credentials).toContain('Human: 1 · Risky: 0 · Spam: 0');
     expect(graph?.description).toBe('8 linked identities · page 1 of 1');
     expect(graph?.fields).toHaveLength(8);
     expect(graph?.fields?.[0]).toMatchObject({
@@ -120,7 +120,7 @@ describe('renderWallet', () => {
     const main = render(bundle, 0).embeds[0];
     expect(main?.color).toBe(0xed4245);
     expect(main?.fields?.find((f) => f.name === 'Credentials')?.value).toContain(
-      '0 human · 0 risky · 1 spam',
+      'Human: 0 · Risky: 0 · Spam: 1',
     );
   });
 

@@ -35,7 +35,10 @@ export function roleProblemText(p: RoleProblem, locale: string = DEFAULT_LOCALE)
       return t(locale, 'gating.problem.managed', { name });
     case 'elevated':
       return p.permission
-        ? t(locale, 'gating.problem.elevated', { name, permission: p.permission })
+        ? t(locale, 'gating.problem.elevated', {
+            name,
+            permission: t(locale, `gating.permission.${p.permission}`),
+          })
         : t(locale, 'gating.problem.elevatedUnknown', { name });
     case 'above_invoker':
       return t(locale, 'gating.problem.aboveInvoker', { name });

@@ -263,7 +263,12 @@ describe('lookup commands', () => {
       counts: 'Human: 1 · Risky: 0 · Spam: 0',
       color: 0x57f287,
     },
-    { identity: EDGE.spammer, verdict: '⛔ **Spam**', counts: 'Human: 0 · Risky: 1 · Spam: 1', color: 0xed4245 },
+    {
+      identity: EDGE.spammer,
+      verdict: '⛔ **Spam**',
+      counts: 'Human: 0 · Risky: 1 · Spam: 1',
+      color: 0xed4245,
+    },
     {
       identity: EDGE.expired,
       verdict: '➖ **No signals**',

@@ -5,6 +5,7 @@ import {
   type RoleProblemsInput,
   roleProblems,
 } from '../../src/gating/roles/hierarchy.ts';
+import { registerCatalog } from '../../src/i18n/index.ts';
 import { roleProblemText } from '../../src/render/gatingNotices.ts';
 
 /** The sentence render writes for a problem (the fix an admin reads). */
@@ -103,6 +104,17 @@ describe('roleProblems', () => {
       permission: 'Administrator',
     });
     expect(text(problem)).toContain('carries the Administrator permission');
+  });
+
+  it('names the permission as the member’s Discord client does, from the catalog', () => {
+    const mods: RoleInfo = { id: '9', name: 'Mods', position: 1, managed: false, permissions: 1n << 5n };
+    const [problem] = roleProblems(input({ roleIds: ['9'], roles: roles(mods) }));
+    expect(problem?.permission).toBe('ManageGuild');
+    expect(text(problem)).toContain('carries the Manage Server permission');
+    registerCatalog('x-perm', { 'gating.permission.ManageGuild': 'Serveur gérer' });
+    expect(
+      roleProblemText({ ...problem, roleId: '9', roleName: 'Mods', problem: 'elevated' }, 'x-perm'),
+    ).toContain('Serveur gérer');
   });
 
   it('refuses a role at or above the invoker’s highest, unless the invoker may hand out anything', () => {

@@ -46,6 +46,7 @@ describe('the glossary checker', () => {
         match: 'geschützte\\p{L}* Rolle',
         banned: [{ pattern: 'gesteuerte Rolle', except: { 'a.quoted': 'quotes the old name' } }],
         except: { 'a.exempt': 'names no role' },
+        note: 'the protected role',
       },
     ],
     typography: { banned: [{ pattern: '"' }] },
@@ -87,7 +88,7 @@ describe('the glossary checker', () => {
       'de a.exempt: “Sie” breaks register (du) (Sie-form)',
       'de a.role: “"” breaks typography',
       'de a.role: “gesteuerte Rolle” breaks “gated role” is “geschützte Rolle”',
-      'de a.role: en-US says “gated role”, the translation lacks “geschützte Rolle”',
+      'de a.role: en-US says “gated role”, the translation lacks “geschützte Rolle”: “Wähle eine gesteuerte Rolle, die Sie "magst"” (the protected role)',
       'de a.count: {n, number} is followed by “Mitglieder”: a counted noun needs a plural',
       'de a.page: {p, number} is followed by “aus”: a counted noun needs a plural',
       // An exception from the term's rule still leaves the register rule standing.

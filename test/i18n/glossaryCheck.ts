@@ -171,7 +171,9 @@ export function glossaryProblems(
       const message = messages[key];
       if (message === undefined || term.except?.[key] !== undefined || !inEnglish.test(source)) continue;
       if (!inLocale.test(message))
-        problems.push(`${locale} ${key}: en-US says “${term.en}”, the translation lacks “${term.use}”`);
+        problems.push(
+          `${locale} ${key}: en-US says “${term.en}”, the translation lacks “${term.use}”: “${message}”${term.note ? ` (${term.note})` : ''}`,
+        );
     }
   }
   const categories = integerCategories(locale);

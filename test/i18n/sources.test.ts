@@ -10,8 +10,8 @@ const english = messagesOf('en-US');
 
 describe('translation records', () => {
   it.each(TRANSLATED_LOCALES)('%s was translated from today’s English, every message of it', (locale) => {
-    // On failure: update the translations named, then `npm run i18n:record -- <locale> <key …>`.
-    expect(staleTranslations(locale, english, readRecord(locale))).toEqual([]);
+    const fix = `translate each message named again from today’s English, then run: npm run i18n:record -- ${locale} <key …>`;
+    expect(staleTranslations(locale, english, readRecord(locale)), fix).toEqual([]);
   });
 
   it('names a translation whose English changed, one never recorded, and one en-US dropped', () => {

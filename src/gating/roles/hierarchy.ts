@@ -21,8 +21,8 @@ export interface RoleProblem {
   roleId: string;
   roleName: string;
   problem: RoleProblemKind;
-  /** For `elevated`: the permission's Discord name. */
-  permission?: string;
+  /** For `elevated`: the permission. */
+  permission?: ElevatedPermission;
 }
 
 export interface RoleInfo {
@@ -45,32 +45,33 @@ export interface InvokerRights {
 
 /**
  * Permissions a gated role must not carry: a role earned by a web3 credential must never make its holder
- * a moderator. Discord's names, as shown in Server Settings.
+ * a moderator. Flag names; render names them as Discord's client does in Server Settings.
  */
-export const ELEVATED_PERMISSIONS: readonly (readonly [bigint, string])[] = [
-  [PermissionFlagsBits.Administrator, 'Administrator'],
-  [PermissionFlagsBits.ManageGuild, 'Manage Server'],
-  [PermissionFlagsBits.ManageRoles, 'Manage Roles'],
-  [PermissionFlagsBits.ManageChannels, 'Manage Channels'],
-  [PermissionFlagsBits.ManageWebhooks, 'Manage Webhooks'],
-  [PermissionFlagsBits.BanMembers, 'Ban Members'],
-  [PermissionFlagsBits.KickMembers, 'Kick Members'],
-  [PermissionFlagsBits.ModerateMembers, 'Timeout Members'],
-  [PermissionFlagsBits.MentionEveryone, 'Mention @everyone, @here and All Roles'],
-  [PermissionFlagsBits.ManageMessages, 'Manage Messages'],
-  [PermissionFlagsBits.ManageNicknames, 'Manage Nicknames'],
-  [PermissionFlagsBits.ManageThreads, 'Manage Threads'],
-  [PermissionFlagsBits.ManageGuildExpressions, 'Manage Expressions'],
-  [PermissionFlagsBits.ManageEvents, 'Manage Events'],
-  [PermissionFlagsBits.MoveMembers, 'Move Members'],
-  [PermissionFlagsBits.MuteMembers, 'Mute Members'],
-  [PermissionFlagsBits.DeafenMembers, 'Deafen Members'],
-  [PermissionFlagsBits.ViewAuditLog, 'View Audit Log'],
-];
+export const ELEVATED_PERMISSIONS = [
+  'Administrator',
+  'ManageGuild',
+  'ManageRoles',
+  'ManageChannels',
+  'ManageWebhooks',
+  'BanMembers',
+  'KickMembers',
+  'ModerateMembers',
+  'MentionEveryone',
+  'ManageMessages',
+  'ManageNicknames',
+  'ManageThreads',
+  'ManageGuildExpressions',
+  'ManageEvents',
+  'MoveMembers',
+  'MuteMembers',
+  'DeafenMembers',
+  'ViewAuditLog',
+] as const satisfies readonly (keyof typeof PermissionFlagsBits)[];
+export type ElevatedPermission = (typeof ELEVATED_PERMISSIONS)[number];
 
-/** The first elevated permission a bitfield carries (its Discord name), or null. */
-export function elevatedPermission(permissions: bigint): string | null {
-  for (const [flag, name] of ELEVATED_PERMISSIONS) if ((permissions & flag) !== 0n) return name;
+/** The first elevated permission a bitfield carries, or null. */
+export function elevatedPermission(permissions: bigint): ElevatedPermission | null {
+  for (const name of ELEVATED_PERMISSIONS) if ((permissions & PermissionFlagsBits[name]) !== 0n) return name;
   return null;
 }
 
@@ -97,7 +98,7 @@ export function roleProblems(input: RoleProblemsInput): RoleProblem[] {
       problems.push({ roleId, roleName: roleId, problem: 'missing' });
       continue;
     }
-    const found = (problem: RoleProblemKind, permission?: string): RoleProblem => ({
+    const found = (problem: RoleProblemKind, permission?: ElevatedPermission): RoleProblem => ({
       roleId,
       roleName: role.name,
       problem,

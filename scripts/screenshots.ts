@@ -41,6 +41,9 @@ import { startWebServer } from '../src/web/server.ts';
 import type { CredentialSet } from '../src/web3bio/types.ts';
 import { installEvmWallets } from '../test/gating/testWallets.ts';
 
+/** The languages the docs show /creds and /gating rule list in, beside English. */
+const PREVIEW_LOCALES = ['de', 'fr', 'ja', 'ru'] as const;
+
 /** Each README image: its file name and the preview command line that makes it. */
 export const SCREENSHOTS = [
   { name: 'whois-vitalik', args: ['whois', 'identity=vitalik.eth'] },
@@ -51,6 +54,10 @@ export const SCREENSHOTS = [
   { name: 'error-invalid-identity', args: ['whois', 'identity=../../x'] },
   { name: 'whois-vitalik-de', args: ['whois', 'identity=vitalik.eth', '--locale', 'de'] },
   { name: 'whois-vitalik-ja', args: ['whois', 'identity=vitalik.eth', '--locale', 'ja'] },
+  ...PREVIEW_LOCALES.map((locale) => ({
+    name: `creds-spammer-${locale}`,
+    args: ['creds', 'identity=spammer.eth', '--locale', locale],
+  })),
 ] as const;
 
 const GROUPS = ['lookup', 'gating'] as const;
@@ -209,6 +216,11 @@ export const GATING_SCREENSHOTS: readonly GatingMessageShot[] = [
     command: '/gating rule list',
     render: () => renderRuleList(ROLE_RULES, RULE_NAMES, RENDER),
   },
+  ...PREVIEW_LOCALES.map((locale) => ({
+    name: `gating-rules-${locale}`,
+    command: '/gating rule list',
+    render: () => renderRuleList(ROLE_RULES, RULE_NAMES, { ...RENDER, locale }),
+  })),
   {
     name: 'gating-panel',
     command: '/gating panel',

@@ -701,7 +701,7 @@ describe('rule explanations in the reader’s language', () => {
       why: { code: 'noHumanOrScore' as const, values: { identities: 'a.eth', minScore: 20 } },
     };
     expect(decisionReason(d, 'en-US')).toBe(reasonText(d.because));
-    expect(decisionReason(d, 'de')).toContain('Bescheinigung ist wahr oder erreicht ≥ 20');
+    expect(decisionReason(d, 'de')).toContain('Nachweis ist wahr oder erreicht ≥ 20');
     expect(decisionReason(d, 'ja')).toContain('スコア 20 以上');
     expect(decisionReason({ because: 'held by a moderator' }, 'de')).toBe(reasonText('held by a moderator'));
   });

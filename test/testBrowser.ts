@@ -8,25 +8,58 @@ export interface Answer {
   text: string;
   location: string | null;
   headers: Headers;
+  /** Where the request really went (PUBLIC_URL mapped to the serving process). */
+  sentTo: string;
 }
 
-/** One browser profile: its cookies by name (each with its path), following redirects by hand. */
+/** A page reached by following redirects. */
+export interface Visit {
+  status: number;
+  /** Where the last request really went. */
+  url: string;
+  text: string;
+  /** Every URL passed through (where each request really went), the first one included. */
+  hops: string[];
+}
+
+interface RequestOptions {
+  method?: string;
+  form?: Record<string, string>;
+  /** A raw body (with its content-type among `headers`). */
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+/**
+ * One browser profile: its cookies by name (each with its path), following redirects by hand. With a
+ * `publicUrl` it sends cookies to that site only and resolves relative paths against it; without one it
+ * sends them to every host (a test of one server).
+ */
 export class TestBrowser {
   readonly cookies = new Map<string, { value: string; path: string }>();
   readonly publicUrl: string;
   /** Where a request to PUBLIC_URL really goes (a load balancer's choice of replica); default PUBLIC_URL. */
   readonly #via: (() => string) | undefined;
+  readonly #served = new Set<string>();
 
-  constructor(publicUrl: string, via?: () => string) {
+  constructor(publicUrl = '', via?: () => string) {
     this.publicUrl = publicUrl;
     this.#via = via;
   }
 
-  #cookieHeader(url: URL): string {
+  /** The Cookie header this browser sends to `url` (its path decides; the host is not checked). */
+  cookieHeader(url: string | URL): string {
+    const { pathname } = new URL(url);
     return [...this.cookies.entries()]
-      .filter(([, c]) => url.pathname === c.path || url.pathname.startsWith(`${c.path}/`) || c.path === '/')
+      .filter(
+        ([, c]) => pathname === c.path || pathname.startsWith(c.path.endsWith('/') ? c.path : `${c.path}/`),
+      )
       .map(([name, c]) => `${name}=${c.value}`)
       .join('; ');
+  }
+
+  cookie(name: string): string | undefined {
+    return this.cookies.get(name)?.value;
   }
 
   #keep(url: URL, headers: Headers): void {
@@ -37,29 +70,40 @@ export class TestBrowser {
       const value = pair.slice(eq + 1);
       const path = attributes.find((a) => a.toLowerCase().startsWith('path='))?.slice(5) ?? url.pathname;
       const maxAge = attributes.find((a) => a.toLowerCase().startsWith('max-age='));
-      if (value === '' || maxAge?.toLowerCase() === 'max-age=0') this.cookies.delete(name);
+      if (value === '' || (maxAge !== undefined && Number(maxAge.slice(8)) <= 0)) this.cookies.delete(name);
       else this.cookies.set(name, { value, path });
     }
   }
 
+  /** The site's own URLs: PUBLIC_URL's, and the addresses it was served from (a test may open those). */
+  #ours(target: URL): boolean {
+    return (
+      !this.publicUrl || target.origin === new URL(this.publicUrl).origin || this.#served.has(target.origin)
+    );
+  }
+
   /** One request as this browser makes it (cookies of this site only), without following redirects. */
-  async request(
-    url: string,
-    init: { method?: string; form?: Record<string, string>; headers?: Record<string, string> } = {},
-  ): Promise<Answer> {
-    const target = new URL(url, this.publicUrl);
-    const ours = target.origin === new URL(this.publicUrl).origin;
-    const headers: Record<string, string> = { 'accept-language': 'en-US', ...init.headers };
-    const cookie = ours ? this.#cookieHeader(target) : '';
+  async request(url: string, init: RequestOptions = {}): Promise<Answer> {
+    return this.#send(url, { ...init, headers: { 'accept-language': 'en-US', ...init.headers } });
+  }
+
+  async #send(url: string, init: RequestOptions): Promise<Answer> {
+    const target = new URL(url, this.publicUrl || undefined);
+    const ours = this.#ours(target);
+    const headers: Record<string, string> = { ...init.headers };
+    const cookie = ours ? this.cookieHeader(target) : '';
     if (cookie) headers.cookie = cookie;
-    let body: string | undefined;
+    let body = init.body;
     if (init.form) {
       headers['content-type'] = 'application/x-www-form-urlencoded';
       body = new URLSearchParams(init.form).toString();
     }
-    const sent = ours && this.#via ? new URL(`${target.pathname}${target.search}`, this.#via()) : target;
+    const via =
+      this.publicUrl && target.origin === new URL(this.publicUrl).origin ? this.#via?.() : undefined;
+    const sent = via ? new URL(`${target.pathname}${target.search}`, via) : target;
+    if (via) this.#served.add(sent.origin);
     const response = await fetch(sent, {
-      method: init.method ?? (init.form ? 'POST' : 'GET'),
+      method: init.method ?? (body === undefined ? 'GET' : 'POST'),
       headers,
       ...(body === undefined ? {} : { body }),
       redirect: 'manual',
@@ -71,16 +115,34 @@ export class TestBrowser {
       text: new TextDecoder('utf-8', { ignoreBOM: true }).decode(await response.arrayBuffer()),
       location: response.headers.get('location'),
       headers: response.headers,
+      sentTo: sent.toString(),
     };
   }
 
   /** GET, following redirects (to Discord's authorize page and back) as a browser would. */
   async get(url: string, headers: Record<string, string> = {}): Promise<Answer & { url: string }> {
-    let current = new URL(url, this.publicUrl).toString();
+    let current = new URL(url, this.publicUrl || undefined).toString();
     for (let hops = 0; hops < 6; hops++) {
       const answer = await this.request(current, { headers });
       if (answer.status < 300 || answer.status >= 400 || !answer.location) return { ...answer, url: current };
       current = new URL(answer.location, current).toString();
+    }
+    throw new Error(`too many redirects from ${url}`);
+  }
+
+  /** Opens `url` (the first request as `init` says, no Accept-Language unless given) and follows up to 6 redirects. */
+  async open(url: string, init: Omit<RequestOptions, 'form'> = {}): Promise<Visit> {
+    const hops: string[] = [];
+    let next = url;
+    for (let i = 0; i < 7; i += 1) {
+      const answer = await this.#send(next, init);
+      hops.push(answer.sentTo);
+      if (answer.status >= 300 && answer.status < 400 && answer.location) {
+        next = new URL(answer.location, next).toString();
+        init = {};
+        continue;
+      }
+      return { status: answer.status, url: answer.sentTo, text: answer.text, hops };
     }
     throw new Error(`too many redirects from ${url}`);
   }

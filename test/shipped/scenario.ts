@@ -41,8 +41,7 @@ import { type GatingStore, openPostgresStore } from '../../src/store/index.ts';
 import { ALICE, BOB, isEphemeral, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { createDatabase } from '../e2e/postgresDatabase.ts';
 import type { NodeProcess } from '../e2e/processes.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
-import { csrfOf, TestBrowser as DashboardBrowser, textOf } from '../testBrowser.ts';
+import { csrfOf, TestBrowser, textOf } from '../testBrowser.ts';
 import { standInsEnv } from './shippedBot.ts';
 
 export const PUBLIC_URL = 'https://verify.example.test';
@@ -208,7 +207,7 @@ export function actOut(deployment: () => Deployment): void {
     const reply = visibleMessage(await command(d, 'verify', BOB, { identity: wallet.address }));
     const link = signingLink(reply);
     d.discord.oauth.signInAs(BOB);
-    const browser = new TestBrowser((url) => url.replace(PUBLIC_URL, d.pagesUrl));
+    const browser = new TestBrowser(PUBLIC_URL, () => d.pagesUrl);
     const page = await browser.open(link);
     expect(page.status).toBe(200);
     // The sign-in went through the stand-in's authorize page, token endpoint and /users/@me.
@@ -328,7 +327,7 @@ export function actOut(deployment: () => Deployment): void {
     d.upstream.world.addProfile(ensProfile('carol.eth', nextAddress(), 'carol'));
     d.upstream.world.setCredentials('carol.eth', gatingCredentials('carol.eth', { human: true }));
     d.discord.oauth.signInAs(CAROL);
-    const browser = new TestBrowser((url) => url.replace(PUBLIC_URL, d.pagesUrl));
+    const browser = new TestBrowser(PUBLIC_URL, () => d.pagesUrl);
     const form = await browser.open(`${PUBLIC_URL}/linked-role`);
     expect(form.status).toBe(200);
     expect(form.text).toContain('@carol');
@@ -389,7 +388,7 @@ export function actOut(deployment: () => Deployment): void {
   it("the owners' dashboard: Discord sign-in, the server list, the overview's charts, a rule by preview and Apply, a cross-site post refused, the audit CSV", async () => {
     const d = deployment();
     d.discord.oauth.signInAs(d.guild.ownerId);
-    const owner = new DashboardBrowser(PUBLIC_URL, () => d.pagesUrl);
+    const owner = new TestBrowser(PUBLIC_URL, () => d.pagesUrl);
     const list = await owner.get('/dashboard');
     expect(list.status).toBe(200);
     expect(d.discord.requests.some((r) => r.path === '/users/@me/guilds' && r.status === 200)).toBe(true);

@@ -60,6 +60,8 @@ export interface Deployment {
   ruleRoleId: string;
   /** Where PUBLIC_URL's pages are served (the process that serves them). */
   pagesUrl: string;
+  /** A second replica serving them, behind the same PUBLIC_URL (a load balancer's other choice). */
+  otherPagesUrl?: string;
   databaseUrl: string;
   redisPrefix: string;
   /** Every bot process of the deployment (their output is checked for the token). */
@@ -388,9 +390,17 @@ export function actOut(deployment: () => Deployment): void {
   it("the owners' dashboard: Discord sign-in, the server list, the overview's charts, a rule by preview and Apply, a cross-site post refused, the audit CSV", async () => {
     const d = deployment();
     d.discord.oauth.signInAs(d.guild.ownerId);
-    const owner = new TestBrowser(PUBLIC_URL, () => d.pagesUrl);
+    // Requests alternate between the replicas, if two serve the pages: the sign-in spans both.
+    const replicas = [d.pagesUrl, ...(d.otherPagesUrl ? [d.otherPagesUrl] : [])];
+    const served: string[] = [];
+    const owner = new TestBrowser(PUBLIC_URL, () => {
+      const url = replicas[served.length % replicas.length] ?? d.pagesUrl;
+      served.push(url);
+      return url;
+    });
     const list = await owner.get('/dashboard');
     expect(list.status).toBe(200);
+    expect(new Set(served)).toEqual(new Set(replicas));
     expect(d.discord.requests.some((r) => r.path === '/users/@me/guilds' && r.status === 200)).toBe(true);
     const base = `/dashboard/${d.guild.id}`;
     expect(list.text).toContain(`href="${base}"`);

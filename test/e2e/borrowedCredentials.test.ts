@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
 import { ensProfile, nextAddress, walletCredentials } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 import {
   addIdentity,
   closeGating,
@@ -254,9 +254,7 @@ describe('the same borrowed wallet on the Linked Roles page', () => {
     oauth.signInAs(ALICE);
     const stranger = strangerWallet(g);
     addName(g, 'sub.attacker.eth', { username: 'alice', wallet: stranger, owner: nextAddress() });
-    const browser = new TestBrowser((url) =>
-      url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, g.gating.verifyUrl) : url,
-    );
+    const browser = new TestBrowser(PUBLIC_URL, () => g.gating.verifyUrl);
     expect((await browser.open(`${PUBLIC_URL}/linked-role`)).status).toBe(200);
     const proved = await browser.open(`${PUBLIC_URL}/linked-role/prove`, {
       method: 'POST',

@@ -8,7 +8,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { createFarcasterFlow } from '../../src/gating/proofs/farcasterSignIn.ts';
-import type { TestBrowser } from '../gating/signInBrowser.ts';
+import type { TestBrowser } from '../testBrowser.ts';
 import {
   approveAs,
   browserAs,

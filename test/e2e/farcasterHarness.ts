@@ -14,7 +14,7 @@ import {
   startFakeRelay,
 } from '../../fakes/farcaster/relay.ts';
 import { rawCredential, rawProfile } from '../../fakes/web3bio/builders.ts';
-import { TestBrowser, type Visit } from '../gating/signInBrowser.ts';
+import { TestBrowser, type Visit } from '../testBrowser.ts';
 import { type GatingHarness, PUBLIC_URL, seen, setup, startGating } from './gatingHarness.ts';
 import type { HarnessOptions } from './harness.ts';
 
@@ -117,9 +117,7 @@ export function farcasterLinkOf(reply: FakeMessage): string {
 /** A browser that reaches PUBLIC_URL at the bot's local server, signed in to Discord as `userId`. */
 export function browserAs(f: FarcasterGating, userId: string): TestBrowser {
   f.g.h.discord.oauth.signInAs(userId);
-  return new TestBrowser((url) =>
-    url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, f.g.gating.verifyUrl) : url,
-  );
+  return new TestBrowser(PUBLIC_URL, () => f.g.gating.verifyUrl);
 }
 
 /** Presses the page's "Show the approval link" (the form POST), following the redirect back to the page. */

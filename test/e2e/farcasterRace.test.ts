@@ -6,7 +6,7 @@
  * only the holder gets the role.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 import {
   CLIENT_SECRET,
   type FarcasterGating,
@@ -56,9 +56,7 @@ describe('one FID for many accounts at once, on PostgreSQL and two bot processes
       // Half the pages are served by the second process: both read and write the one PostgreSQL.
       const server = i % 2 === 0 ? g.gating.verifyUrl : second.url;
       g.h.discord.oauth.signInAs(userId);
-      const browser = new TestBrowser((url) =>
-        url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, server) : url,
-      );
+      const browser = new TestBrowser(PUBLIC_URL, () => server);
       expect((await browser.open(link)).status).toBe(200);
       expect(titleOf(await startOnPage(browser, link))).toBe('Approve in your Farcaster app');
       started.push({ userId, link, browser });

@@ -9,7 +9,7 @@ import { base58 } from '@scure/base';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 import {
   closeGating,
   embedOf,
@@ -29,9 +29,7 @@ afterEach(closeGating);
 const CLIENT_SECRET = 'test-client-secret';
 
 function browser(g: GatingHarness): TestBrowser {
-  return new TestBrowser((url) =>
-    url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, g.gating.verifyUrl) : url,
-  );
+  return new TestBrowser(PUBLIC_URL, () => g.gating.verifyUrl);
 }
 
 function linkIn(reply: ReturnType<typeof visibleMessage>): string {

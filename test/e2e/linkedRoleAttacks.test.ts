@@ -10,7 +10,7 @@ import { generatePrivateKey, type PrivateKeyAccount, privateKeyToAccount } from 
 import { afterEach, describe, expect, it } from 'vitest';
 import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 import {
   addIdentity,
   addMember,
@@ -32,9 +32,7 @@ const POSTGRES_ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const FORM = { 'content-type': 'application/x-www-form-urlencoded' };
 
 function browser(g: GatingHarness): TestBrowser {
-  return new TestBrowser((url) =>
-    url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, g.gating.verifyUrl) : url,
-  );
+  return new TestBrowser(PUBLIC_URL, () => g.gating.verifyUrl);
 }
 
 /** `userId` opens the Linked Roles page and signs in with Discord; returns their browser. */

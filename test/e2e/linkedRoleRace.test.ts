@@ -9,7 +9,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 import { closeGating, type GatingHarness, PUBLIC_URL, startGating, startSecondBot } from './gatingHarness.ts';
 import { createDatabase } from './postgresDatabase.ts';
 
@@ -56,9 +56,7 @@ async function readyToComplete(
     const userId = `5${String(Date.now()).slice(-9)}${String(i).padStart(8, '0')}`;
     g.h.discord.addMember(g.guildId, { id: userId, username: `farm${i}` });
     oauth.signInAs(userId);
-    const browser = new TestBrowser((url) =>
-      url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, g.gating.verifyUrl) : url,
-    );
+    const browser = new TestBrowser(PUBLIC_URL, () => g.gating.verifyUrl);
     expect((await browser.open(`${PUBLIC_URL}/linked-role`)).status).toBe(200);
     const sign = await browser.open(`${PUBLIC_URL}/linked-role/prove`, {
       method: 'POST',

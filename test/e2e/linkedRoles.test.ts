@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { postEvent, signedHeaders } from '../../fakes/discord/webhookEvents.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 import {
   addIdentity,
   closeGating,
@@ -30,9 +30,7 @@ const LINKED_ENV = {
 };
 
 function browser(g: GatingHarness): TestBrowser {
-  return new TestBrowser((url) =>
-    url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, g.gating.verifyUrl) : url,
-  );
+  return new TestBrowser(PUBLIC_URL, () => g.gating.verifyUrl);
 }
 
 /** Alice signs in on the Linked Roles page and proves a fresh identity by its record; returns it. */

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 import { addIdentity, closeGating, PUBLIC_URL, startGating } from './gatingHarness.ts';
 import { ALICE, BOB } from './harness.ts';
 
@@ -28,9 +28,7 @@ describe('a burst of 30 Linked Roles proofs by one account', () => {
     Object.assign(oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
     oauth.allowRedirect(`${PUBLIC_URL}/linked-role/callback`);
     oauth.signInAs(ALICE);
-    const browser = new TestBrowser((url) =>
-      url.startsWith(PUBLIC_URL) ? url.replace(PUBLIC_URL, g.gating.verifyUrl) : url,
-    );
+    const browser = new TestBrowser(PUBLIC_URL, () => g.gating.verifyUrl);
     expect((await browser.open(`${PUBLIC_URL}/linked-role`)).status).toBe(200);
     // A record naming someone else: each proof reads it and is refused, and the session stays.
     addIdentity(g, 'notalice.eth', { discordHandle: 'carol' });

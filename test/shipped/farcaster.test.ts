@@ -14,7 +14,7 @@ import { rawProfile } from '../../fakes/web3bio/builders.ts';
 import { farcasterLinkOf } from '../e2e/farcasterHarness.ts';
 import { ALICE, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort } from '../e2e/processes.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 import { PUBLIC_URL, type Stage, seedGuild, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
 
@@ -102,7 +102,7 @@ describe('npm start split: Sign in with Farcaster from the web replica to the ga
     // The reply's button is "Sign in with Farcaster", to the bot's page.
     const link = farcasterLinkOf(reply);
     discord.oauth.signInAs(ALICE);
-    const browser = new TestBrowser((url) => url.replace(PUBLIC_URL, pagesUrl));
+    const browser = new TestBrowser(PUBLIC_URL, () => pagesUrl);
     expect((await browser.open(link)).status).toBe(200);
     const waiting = await browser.open(`${link}/start`, { method: 'POST' });
     expect(waiting.text).toContain('<h1>Approve in your Farcaster app</h1>');

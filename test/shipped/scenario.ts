@@ -37,11 +37,11 @@ import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
-import { openPostgresStore } from '../../src/store/index.ts';
+import { type GatingStore, openPostgresStore } from '../../src/store/index.ts';
 import { ALICE, BOB, isEphemeral, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { createDatabase } from '../e2e/postgresDatabase.ts';
 import type { NodeProcess } from '../e2e/processes.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { csrfOf, TestBrowser, textOf } from '../testBrowser.ts';
 import { standInsEnv } from './shippedBot.ts';
 
 export const PUBLIC_URL = 'https://verify.example.test';
@@ -56,8 +56,12 @@ export interface Deployment {
   /** The guild the steps play in (on a shard of its own, when sharded). */
   guild: FakeGuild;
   humanRoleId: string;
+  /** A role no rule gives yet: the dashboard step adds one for it. */
+  ruleRoleId: string;
   /** Where PUBLIC_URL's pages are served (the process that serves them). */
   pagesUrl: string;
+  /** A second replica serving them, behind the same PUBLIC_URL (a load balancer's other choice). */
+  otherPagesUrl?: string;
   databaseUrl: string;
   redisPrefix: string;
   /** Every bot process of the deployment (their output is checked for the token). */
@@ -96,6 +100,7 @@ export async function startStage(name: string): Promise<Stage> {
       REDIS_PREFIX: prefix,
       GATING_ENABLED: 'true',
       LINKED_ROLES_ENABLED: 'true',
+      DASHBOARD_ENABLED: 'true',
       PUBLIC_URL,
       HTTP_HOST: '127.0.0.1',
       USER_COOLDOWN_COMMANDS: '100',
@@ -115,7 +120,10 @@ const HOSTILE = '=HYPERLINK("http://evil.example","x")';
 const DANA = '300000000000000004';
 
 /** A guild with four members and the role gating gives, for `discord.addGuild` before the bot starts. */
-export function seedGuild(discord: FakeDiscord, guildId?: string): { guild: FakeGuild; humanRoleId: string } {
+export function seedGuild(
+  discord: FakeDiscord,
+  guildId?: string,
+): { guild: FakeGuild; humanRoleId: string; ruleRoleId: string } {
   const guild = discord.addGuild({ ...(guildId ? { id: guildId } : {}), name: 'Shipped Guild' });
   for (const [id, username] of [
     [ALICE, 'alice'],
@@ -125,10 +133,12 @@ export function seedGuild(discord: FakeDiscord, guildId?: string): { guild: Fake
   ] as const)
     discord.addMember(guild.id, { id, username });
   const human = discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
+  const ruled = discord.addRole(guild.id, { name: 'Scored', position: 1 });
   discord.oauth.allowRedirect(`${PUBLIC_URL}/oauth/callback`);
+  discord.oauth.allowRedirect(`${PUBLIC_URL}/dashboard/callback`);
   discord.oauth.allowRedirect(`${PUBLIC_URL}/linked-role/callback`);
   Object.assign(discord.oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
-  return { guild, humanRoleId: human.id };
+  return { guild, humanRoleId: human.id, ruleRoleId: ruled.id };
 }
 
 /** Registers the steps; `deployment` is read when they run (the file's beforeAll makes it). */
@@ -199,7 +209,7 @@ export function actOut(deployment: () => Deployment): void {
     const reply = visibleMessage(await command(d, 'verify', BOB, { identity: wallet.address }));
     const link = signingLink(reply);
     d.discord.oauth.signInAs(BOB);
-    const browser = new TestBrowser((url) => url.replace(PUBLIC_URL, d.pagesUrl));
+    const browser = new TestBrowser(PUBLIC_URL, () => d.pagesUrl);
     const page = await browser.open(link);
     expect(page.status).toBe(200);
     // The sign-in went through the stand-in's authorize page, token endpoint and /users/@me.
@@ -319,7 +329,7 @@ export function actOut(deployment: () => Deployment): void {
     d.upstream.world.addProfile(ensProfile('carol.eth', nextAddress(), 'carol'));
     d.upstream.world.setCredentials('carol.eth', gatingCredentials('carol.eth', { human: true }));
     d.discord.oauth.signInAs(CAROL);
-    const browser = new TestBrowser((url) => url.replace(PUBLIC_URL, d.pagesUrl));
+    const browser = new TestBrowser(PUBLIC_URL, () => d.pagesUrl);
     const form = await browser.open(`${PUBLIC_URL}/linked-role`);
     expect(form.status).toBe(200);
     expect(form.text).toContain('@carol');
@@ -377,6 +387,73 @@ export function actOut(deployment: () => Deployment): void {
     }
   });
 
+  it("the owners' dashboard: Discord sign-in, the server list, the overview's charts, a rule by preview and Apply, a cross-site post refused, the audit CSV", async () => {
+    const d = deployment();
+    d.discord.oauth.signInAs(d.guild.ownerId);
+    // Requests alternate between the replicas, if two serve the pages: the sign-in spans both.
+    const replicas = [d.pagesUrl, ...(d.otherPagesUrl ? [d.otherPagesUrl] : [])];
+    const served: string[] = [];
+    const owner = new TestBrowser(PUBLIC_URL, () => {
+      const url = replicas[served.length % replicas.length] ?? d.pagesUrl;
+      served.push(url);
+      return url;
+    });
+    const list = await owner.get('/dashboard');
+    expect(list.status).toBe(200);
+    expect(new Set(served)).toEqual(new Set(replicas));
+    expect(d.discord.requests.some((r) => r.path === '/users/@me/guilds' && r.status === 200)).toBe(true);
+    const base = `/dashboard/${d.guild.id}`;
+    expect(list.text).toContain(`href="${base}"`);
+    expect(textOf(list.text)).toContain('Shipped Guild');
+
+    const overview = await owner.get(base);
+    expect(overview.status).toBe(200);
+    expect(overview.text.match(/<svg viewBox="[^"]+" role="img"/g)?.length).toBeGreaterThan(0);
+    const proven = await fromStore(d, (store) => store.countLinkedUsers(d.guild.id));
+    expect(proven).toBeGreaterThan(0);
+    expect(textOf(overview.text)).toContain(
+      `Members with a proven identity ${proven.toLocaleString('en-US')} `,
+    );
+
+    const csrf = csrfOf((await owner.get(`${base}/rules`)).text);
+    const form = { csrf, role: d.ruleRoleId, kind: 'score', value: '30' };
+    const preview = await owner.post(`${base}/rules/preview`, form);
+    expect(preview.status).toBe(200);
+    expect(textOf(preview.text)).toContain('Dry run: nothing is stored yet');
+    const apply = Object.fromEntries(
+      [...preview.text.matchAll(/<input type="hidden" name="(role|condition|match)" value="([^"]*)">/g)].map(
+        (m) => [m[1], m[2]],
+      ),
+    ) as Record<string, string>;
+    expect(apply).toEqual({ role: d.ruleRoleId, condition: 'score:30', match: '' });
+
+    const forged = await owner.request(`${base}/rules/apply`, {
+      form: { csrf, ...apply },
+      headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+    });
+    expect(forged.status).toBe(403);
+    expect(await ruleConditions(d)).toEqual([]);
+
+    const applied = await owner.post(`${base}/rules/apply`, { csrf, ...apply });
+    expect(textOf(applied.text)).toContain('Stored for Scored');
+    expect(await ruleConditions(d)).toEqual([{ roleId: d.ruleRoleId, condition: 'score:30' }]);
+    const listed = await d.discord.runCommand({
+      name: 'gating',
+      guildId: d.guild.id,
+      userId: d.guild.ownerId,
+      options: [{ type: 2, name: 'rule', options: [{ type: 1, name: 'list', options: [] }] } as never],
+      timeoutMs: 20_000,
+    });
+    expect(JSON.stringify(visibleMessage(listed))).toContain('humanity score ≥ 30');
+
+    const csv = await owner.get(`${base}/audit.csv`);
+    expect(csv.status).toBe(200);
+    expect(csv.headers.get('content-type')).toContain('text/csv');
+    const lines = csv.text.trimEnd().split('\r\n');
+    expect(lines[0]).toBe('\uFEFFtime,kind,member_id,role_id,reason,actor');
+    expect(lines.some((line) => line.includes(',role_removed,'))).toBe(true);
+  });
+
   it('never writes the bot token, the client secret or the encryption key to its output', () => {
     const d = deployment();
     for (const process of d.processes()) {
@@ -387,6 +464,22 @@ export function actOut(deployment: () => Deployment): void {
       }
     }
   });
+}
+
+/** The guild's stored rule conditions, read from PostgreSQL. */
+async function ruleConditions(d: Deployment): Promise<{ roleId: string; condition: string }[]> {
+  const rules = await fromStore(d, (store) => store.listRuleConditions(d.guild.id));
+  return rules.map(({ roleId, condition }) => ({ roleId, condition }));
+}
+
+/** One read through a store of the test's own on the deployment's database. */
+async function fromStore<T>(d: Deployment, read: (store: GatingStore) => Promise<T>): Promise<T> {
+  const store = await openPostgresStore(d.databaseUrl);
+  try {
+    return await read(store);
+  } finally {
+    await store.close();
+  }
 }
 
 /** `/gating <sub>` by the guild's owner. */

@@ -1,7 +1,8 @@
 /**
  * The built bot split as an HTTP-interactions deployment runs it: a web replica (PROCESS_ROLE=web)
  * answers what Discord POSTs and serves the pages, and hands gating to the gateway worker
- * (PROCESS_ROLE=gateway) through PostgreSQL; both share Redis. Every kind of outbound call, acted out
+ * (PROCESS_ROLE=gateway) through PostgreSQL; all share Redis. A second web replica serves the pages too
+ * (the dashboard's session, made on one, is used on the other). Every kind of outbound call, acted out
  * (scenario.ts), whichever process makes it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -12,6 +13,7 @@ import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
 describe('npm start split: a web replica and the gateway worker (INTERACTIONS=http)', () => {
   let stage: Stage;
   let web: ShippedProcess;
+  let web2: ShippedProcess;
   let worker: ShippedProcess;
   let deployment: Deployment;
 
@@ -19,23 +21,26 @@ describe('npm start split: a web replica and the gateway worker (INTERACTIONS=ht
     stage = await startStage('split');
     const seeded = seedGuild(stage.discord);
     const env = { ...stage.env, INTERACTIONS: 'http' };
-    const [workerPort, webPort] = [await freePort(), await freePort()];
+    const [workerPort, webPort, web2Port] = [await freePort(), await freePort(), await freePort()];
     worker = await startShipped(
       { ...env, PROCESS_ROLE: 'gateway', HTTP_PORT: String(workerPort) },
       READY.bot,
     );
-    web = await startShipped({ ...env, PROCESS_ROLE: 'web', HTTP_PORT: String(webPort) }, READY.replica);
+    const replica = (port: number) =>
+      startShipped({ ...env, PROCESS_ROLE: 'web', HTTP_PORT: String(port) }, READY.replica);
+    [web, web2] = await Promise.all([replica(webPort), replica(web2Port)]);
     stage.discord.useInteractionsEndpoint(`http://127.0.0.1:${webPort}/interactions`);
     deployment = {
       ...stage,
       ...seeded,
       pagesUrl: `http://127.0.0.1:${webPort}`,
-      processes: () => [web, worker],
+      otherPagesUrl: `http://127.0.0.1:${web2Port}`,
+      processes: () => [web, web2, worker],
     };
   }, 90_000);
 
   afterAll(async () => {
-    await Promise.all([web?.stop(), worker?.stop()]);
+    await Promise.all([web?.stop(), web2?.stop(), worker?.stop()]);
     await stage?.close();
   });
   it('every interaction reaches the web replica over HTTP; gating ones are handed to the worker', async () => {

@@ -24,7 +24,7 @@ import type { GatingStore } from '../../src/store/types.ts';
 import { FRESH_PROOF_READS } from '../../src/web/limits.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { createClientCacheOptions, Web3BioClient } from '../../src/web3bio/client.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 
 const ALICE = '222222222222222222';
 const CLIENT_SECRET = 'client-secret-never-shown-0123456789';

@@ -7,7 +7,7 @@ import { createChallenge, type NonceRecord } from '../../src/gating/proofs/siwe.
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
-import { TestBrowser } from '../gating/signInBrowser.ts';
+import { TestBrowser } from '../testBrowser.ts';
 
 const GUILD = '111111111111111111';
 const ALICE = '222222222222222222';

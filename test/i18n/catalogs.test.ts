@@ -115,7 +115,7 @@ describe('t', () => {
     expect(summary('de', 1234)).toBe('1.234 verknüpfte Identitäten · Seite 1 von 2');
     expect(summary('ru', 3)).toBe('3 связанные личности · страница 1 из 2');
     expect(summary('ru', 5)).toBe('5 связанных личностей · страница 1 из 2');
-    expect(t('fr', 'creds.score', { score: 47.825 })).toBe('Score : **47,83**');
+    expect(t('fr', 'creds.score', { score: 47.825 })).toBe('Score\u00a0: **47,83**');
   });
 });
 

@@ -227,7 +227,7 @@ describe('npm run deploy-commands (node src/app/deploy.ts)', () => {
       name: 'Likely human',
       name_localizations: { de: 'Wahrscheinlich ein Mensch', ja: '人間の可能性が高い' },
       description_localizations: {
-        fr: 'Une identité web3 prouvée porte un justificatif de personne humaine',
+        fr: 'Une identité web3 prouvée porte un justificatif de personne réelle',
       },
     });
     await deploy({ ...linked, DEV_GUILD_ID: guild.id });

@@ -5,10 +5,10 @@
  * are done.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { CATALOG_DIRS } from '../../src/i18n/index.ts';
 
 const LOCALES = new URL('../../src/i18n/locales/', import.meta.url);
 const SOURCES = new URL('../../src/i18n/sources/', import.meta.url);
-const CATALOG_DIRS = ['', 'gating/', 'web/'] as const;
 
 export type Messages = Record<string, string>;
 

@@ -35,7 +35,7 @@ export const SHIPPED_LOCALES: readonly string[] = [
 const FALLBACKS: Readonly<Record<string, string>> = { 'en-GB': 'en-US', 'es-419': 'es-ES' };
 
 /** A shipped locale's three catalog files (the bot's, gating's and the web pages'), one after another. */
-const CATALOG_DIRS = ['', 'gating/', 'web/'] as const;
+export const CATALOG_DIRS = ['', 'gating/', 'web/'] as const;
 
 /**
  * A shipped catalog, read when its locale is first asked for: a process holds the locales its members

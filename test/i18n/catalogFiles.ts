@@ -6,7 +6,8 @@ import { SHIPPED_LOCALES } from '../../src/i18n/index.ts';
 
 export { messagesOf } from '../../scripts/i18n/sources.ts';
 
-export const CATALOG_DIRS = ['', 'gating/', 'web/'] as const;
+export { CATALOG_DIRS } from '../../src/i18n/index.ts';
+
 const LOCALES = new URL('../../src/i18n/locales/', import.meta.url);
 
 export function catalogFile(dir: string, locale: string): Record<string, string> {

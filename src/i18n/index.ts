@@ -5,10 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import type { LocalizationMap } from 'discord-api-types/v10';
-import { IntlMessageFormat } from 'intl-messageformat';
+import { type Formatters, IntlMessageFormat } from 'intl-messageformat';
 import type enUS from './locales/en-US.json';
 import type gatingEnUS from './locales/gating/en-US.json';
 import type webEnUS from './locales/web/en-US.json';
+import { numberFormat } from './numbers.ts';
 
 export type MessageKey = keyof typeof enUS | keyof typeof gatingEnUS | keyof typeof webEnUS;
 export type MessageValues = Readonly<Record<string, string | number>>;
@@ -102,12 +103,43 @@ function formatLocale(locale: string, catalogLocale: string): string {
 const COMPILED_MAX = 4_096;
 const compiled = new Map<string, IntlMessageFormat>();
 
+/**
+ * One set of formatters for every message (intl-messageformat otherwise makes Intl objects per message):
+ * numbers from numbers.ts, so that formatting a message never makes an Intl.NumberFormat for a Discord
+ * locale.
+ */
+const pluralRules = new Map<string, Intl.PluralRules>();
+const formatters: Formatters = {
+  // intl-messageformat calls only `format` on what this returns.
+  getNumberFormat: (locales, options) =>
+    numberFormat(String(locales), options) as unknown as Intl.NumberFormat,
+  getPluralRules: (locales, options) => {
+    const key = `${String(locales)}\u0000${options?.type ?? ''}`;
+    let rules = pluralRules.get(key);
+    if (rules === undefined) {
+      rules = new Intl.PluralRules(locales, options);
+      if (pluralRules.size >= COMPILED_MAX) pluralRules.clear();
+      pluralRules.set(key, rules);
+    }
+    return rules;
+  },
+  getDateTimeFormat: (...args) => new Intl.DateTimeFormat(...args),
+};
+
+/**
+ * intl-messageformat resolves each message's locale with Intl.NumberFormat.supportedLocalesOf, the call
+ * that reads ICU's data for every locale (numbers.ts). The resolved locale serves only date skeletons,
+ * which no catalog uses; the tag is well-formed (formatLocale), so it is taken as it is.
+ */
+IntlMessageFormat.resolveLocale = (locales) =>
+  new Intl.Locale(Array.isArray(locales) ? String(locales[0]) : locales);
+
 function compile(message: string, catalogLocale: string, key: string, numbersLocale: string) {
   const cacheKey = `${catalogLocale}\u0000${numbersLocale}\u0000${key}`;
   const cached = compiled.get(cacheKey);
   if (cached) return cached;
   // ignoreTag: Discord markup such as `<t:…>` is text, not an ICU rich-text tag.
-  const format = new IntlMessageFormat(message, numbersLocale, undefined, { ignoreTag: true });
+  const format = new IntlMessageFormat(message, numbersLocale, undefined, { ignoreTag: true, formatters });
   if (compiled.size >= COMPILED_MAX) compiled.clear();
   compiled.set(cacheKey, format);
   return format;

@@ -1,24 +1,6 @@
 import type { APIEmbedField } from 'discord-api-types/v10';
 import { DEFAULT_LOCALE, t } from '../i18n/index.ts';
-
-// Building an Intl.NumberFormat costs about 0.1 ms; a message formats many numbers in a few locales.
-const FORMATTER_CACHE_MAX = 64;
-const formatters = new Map<string, Intl.NumberFormat>();
-
-function numberFormat(locale: string, options: Intl.NumberFormatOptions | undefined): Intl.NumberFormat {
-  const key = `${locale}\u0000${JSON.stringify(options ?? {})}`;
-  const cached = formatters.get(key);
-  if (cached) return cached;
-  let formatter: Intl.NumberFormat;
-  try {
-    formatter = new Intl.NumberFormat(locale, options);
-  } catch {
-    formatter = new Intl.NumberFormat('en-US', options);
-  }
-  if (formatters.size >= FORMATTER_CACHE_MAX) formatters.clear();
-  formatters.set(key, formatter);
-  return formatter;
-}
+import { numberFormat } from '../i18n/numbers.ts';
 
 /** `n` formatted for the locale; bad or unknown locale tags fall back to `en-US`. */
 export function formatNumber(n: number, locale: string, options?: Intl.NumberFormatOptions): string {

@@ -3,6 +3,8 @@
  * `<figure>` whose SVG has an accessible name and summary, with the same numbers as a table below it (in a
  * `<details>`) for screen readers and for anyone who wants the figures. Words come from the caller. Pure.
  */
+
+import type { NumberFormatter } from '../../i18n/numbers.ts';
 import { escapeHtml } from './words.ts';
 
 export interface ChartSeries {
@@ -26,7 +28,7 @@ export interface BarChart {
   dayHeading: string;
   tableLabel: string;
   /** The page language's number format (made once by the caller: Intl objects are costly). */
-  number: Intl.NumberFormat;
+  number: NumberFormatter;
 }
 
 const WIDTH = 720;

@@ -8,6 +8,7 @@ import type { RoleProblem } from '../../gating/roles/hierarchy.ts';
 import type { RuleRefusal } from '../../gating/ruleGating.ts';
 import type { RoleRule } from '../../gating/rules/roleRules.ts';
 import { type MessageKey, t } from '../../i18n/index.ts';
+import { type NumberFormatter, numberFormat } from '../../i18n/numbers.ts';
 import { roleBeyondText, roleProblemText } from '../../render/gatingNotices.ts';
 import { conditionText, ruleKindText } from '../../render/gatingRule.ts';
 import type { GuildSettings } from '../../store/types.ts';
@@ -42,14 +43,14 @@ export function memberHtml(userId: string | null): string {
  * locale and reuses them, rather than every page making dozens (RSS grew to 4 GiB in the benchmark).
  */
 export interface Formats {
-  number: Intl.NumberFormat;
+  number: NumberFormatter;
   day: Intl.DateTimeFormat;
   time: Intl.DateTimeFormat;
 }
 
 export function createFormats(locale: string): Formats {
   return {
-    number: new Intl.NumberFormat(locale),
+    number: numberFormat(locale),
     day: new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', timeZone: 'UTC' }),
     time: new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }),
   };

@@ -1,7 +1,8 @@
 /**
  * The bundle `npm start` runs, as a lone web replica without gating (INTERACTIONS=http, PROCESS_ROLE=all:
  * no gateway connection at all), answering the stand-in Discord's signed deliveries: a /whois, a member's
- * language read from the catalogs shipped beside the bundle, a forged delivery refused.
+ * language read from the catalogs shipped beside the bundle, numbers in it from the recorded symbols, a
+ * forged delivery refused.
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -9,8 +10,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { rawProfile } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
-import { ALICE, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
+import { ALICE, BOB, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort, runNode } from '../e2e/processes.ts';
 import {
   npmStart,
@@ -32,6 +34,7 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
     upstream = await startFakeWeb3Bio();
     const guild = discord.addGuild({ name: 'Bundle Guild' });
     discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+    discord.addMember(guild.id, { id: BOB, username: 'bob' });
     const port = await freePort();
     bot = await startShipped(
       {
@@ -75,6 +78,35 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
     const german = JSON.stringify(visibleMessage(await ask('de')));
     expect(german).not.toBe(english);
     expect(german).toContain('Nichts gefunden');
+  });
+
+  it('writes follower counts in the member’s locale from the symbols recorded in the bundle', async () => {
+    // 1e21 is beyond the recorded symbols' reach (its shortest form is an exponent): Intl.NumberFormat's.
+    upstream.world.addProfile(
+      rawProfile('ens', 'counts.eth', '0x00000000000000000000000000000000000c0de5', {
+        social: { uid: null, follower: 12_345_678, following: 1e21 },
+      }),
+    );
+    const counts = async (locale: string) => {
+      const result = await discord.runCommand({
+        name: 'whois',
+        userId: BOB, // ALICE's lookups above count toward her cooldown (5 in 30 s)
+        locale,
+        options: toCommandOptions({ identity: 'counts.eth' }),
+      });
+      return (visibleMessage(result).embeds[0]?.fields ?? []).map((field) => field.value);
+    };
+    const expected = {
+      de: '12.345.678',
+      fr: '12\u202f345\u202f678',
+      hi: '1,23,45,678',
+      'es-ES': '12.345.678',
+    };
+    for (const [locale, followers] of Object.entries(expected)) {
+      const values = await counts(locale);
+      expect(values).toContain(followers);
+      expect(values).toContain(new Intl.NumberFormat(locale).format(1e21));
+    }
   });
 
   it('refuses a forged delivery with 401', async () => {

@@ -112,7 +112,11 @@ export function numberFormat(locale: string, options?: Intl.NumberFormatOptions)
   const key = `${locale}\u0000${options === undefined ? '' : JSON.stringify(options)}`;
   let format = formats.get(key);
   if (format !== undefined) return format;
-  const intl = () => intlFormat(locale, options);
+  let made: Intl.NumberFormat | undefined;
+  const intl = () => {
+    made ??= intlFormat(locale, options);
+    return made;
+  };
   const symbols = Object.hasOwn(SYMBOLS, locale) ? SYMBOLS[locale] : undefined;
   const { style = 'decimal', maximumFractionDigits, minimumFractionDigits = 0, ...other } = options ?? {};
   const percent = style === 'percent';
@@ -126,18 +130,10 @@ export function numberFormat(locale: string, options?: Intl.NumberFormatOptions)
     0 <= minimumFractionDigits &&
     minimumFractionDigits <= max &&
     max <= 20;
-  format = own ? new RecordedFormat(symbols, percent, max, minimumFractionDigits, lazily(intl)) : intl();
+  format = own ? new RecordedFormat(symbols, percent, max, minimumFractionDigits, intl) : intl();
   if (formats.size >= FORMATS_MAX) formats.clear();
   formats.set(key, format);
   return format;
-}
-
-function lazily<T>(make: () => T): () => T {
-  let made: T | undefined;
-  return () => {
-    made ??= make();
-    return made;
-  };
 }
 
 function intlFormat(locale: string, options: Intl.NumberFormatOptions | undefined): Intl.NumberFormat {

@@ -180,7 +180,7 @@ export class GuildGating {
     if (!settings || !guild) return result;
     await this.#walk.walk(
       guild,
-      await this.#walk.members(guild),
+      await this.#walk.snapshot(guild),
       {
         settings,
         fresh: false,

@@ -3,10 +3,12 @@
  * the same wallet at the same moment, on the embedded SQLite and on PostgreSQL, and on PostgreSQL across
  * two bot processes sharing it. The store's registry decides: exactly one account holds the wallet, every
  * other gets a clear refusal, and roles follow. A takeover that races the earlier holder's role sync still
- * leaves that member without the wallet's role after one pass.
+ * leaves that member without the wallet's role after one pass. A sync or a pass that reads the queue and
+ * the member while the worker finishes a change sees that change in one of the two, forced here by
+ * holding the worker's claims and letting it finish inside the queue read.
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { openPostgresStore } from '../../src/store/postgresStore.ts';
@@ -30,9 +32,22 @@ import { createDatabase } from './postgresDatabase.ts';
 const ACCOUNTS = 20;
 const cleanups: (() => Promise<void>)[] = [];
 afterEach(async () => {
+  vi.restoreAllMocks();
   await closeGating();
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
+
+const STORES = [
+  ['SQLite', false],
+  ['PostgreSQL', true],
+] as const;
+
+/** A gating bot set up on the embedded SQLite, or on a PostgreSQL database of its own. */
+async function startOn(postgres: boolean): Promise<GatingHarness> {
+  const g = await startGating({ env: postgres ? { DATABASE_URL: await freshDatabase() } : {} });
+  await setup(g);
+  return g;
+}
 
 /** A database of its own on the local PostgreSQL, dropped after the test. */
 async function freshDatabase(): Promise<string> {
@@ -119,6 +134,38 @@ async function until(condition: () => Promise<boolean>, what: string, timeoutMs 
   }
 }
 
+/**
+ * Forces a change to finish between a sync's (or a pass's) reads: the worker claims nothing until the
+ * first queue read `reads` matches; that read lets it claim, waits until `finished`, then reads.
+ */
+function finishInsideQueueRead(
+  g: GatingHarness,
+  what: string,
+): {
+  armed: (reads: (userId?: string) => boolean, finished: () => Promise<boolean>) => void;
+  raced: () => boolean;
+} {
+  const { store } = g.gating;
+  let gateOpen = false;
+  let raced = false;
+  const claim = store.claimRoleChanges.bind(store);
+  vi.spyOn(store, 'claimRoleChanges').mockImplementation(async (...args) => (gateOpen ? claim(...args) : []));
+  const open = store.openRoleChanges.bind(store);
+  return {
+    armed(reads, finished) {
+      vi.spyOn(store, 'openRoleChanges').mockImplementation(async (guildId, userId) => {
+        if (reads(userId) && !raced) {
+          raced = true;
+          gateOpen = true;
+          await until(finished, what, 10_000);
+        }
+        return open(guildId, userId);
+      });
+    },
+    raced: () => raced,
+  };
+}
+
 function expectOneWinner(
   answers: { userId: string; status: number; body: { ok: boolean; reason?: string; message?: string } }[],
 ): string {
@@ -134,14 +181,9 @@ function expectOneWinner(
   return won[0]?.userId ?? '';
 }
 
-describe.each([
-  ['SQLite', false],
-  ['PostgreSQL', true],
-])('20 accounts complete one wallet at the same moment (%s)', (_store, postgres) => {
+describe.each(STORES)('20 accounts complete one wallet at the same moment (%s)', (_store, postgres) => {
   it('exactly one holds the wallet and its role; the 19 others are refused with the reason', async () => {
-    const env: Record<string, string> = postgres ? { DATABASE_URL: await freshDatabase() } : {};
-    const g = await startGating({ env });
-    await setup(g);
+    const g = await startOn(postgres);
     const wallet = humanWallet(g);
     const accounts = await members(g, 'racer', ACCOUNTS);
     const signed = await signedLinks(g, wallet, accounts);
@@ -158,15 +200,10 @@ describe.each([
 });
 
 describe('a takeover racing the earlier holder’s role sync', () => {
-  it.each([
-    ['SQLite', false],
-    ['PostgreSQL', true],
-  ])(
+  it.each(STORES)(
     '%s: the earlier holder loses the wallet’s role within one pass',
     async (_store, postgres) => {
-      const env: Record<string, string> = postgres ? { DATABASE_URL: await freshDatabase() } : {};
-      const g = await startGating({ env });
-      await setup(g);
+      const g = await startOn(postgres);
       const wallet = humanWallet(g);
       const [alice, bob] = await members(g, 'holder', 2);
       if (!alice || !bob) throw new Error('no members');
@@ -196,6 +233,85 @@ describe('a takeover racing the earlier holder’s role sync', () => {
       await waitFor(() => !hasRole(g, alice, g.humanRoleId), 'Alice to lose the human role', 15_000);
       expect(hasRole(g, bob, g.humanRoleId)).toBe(true);
       expect(await holdersOf(g, wallet.address)).toEqual([bob]);
+    },
+    60_000,
+  );
+});
+
+describe('a takeover while the worker finishes the earlier holder’s add', () => {
+  it.each(STORES)(
+    '%s: the role the add just gave still goes, whichever the sync reads first',
+    async (_store, postgres) => {
+      const g = await startOn(postgres);
+      const wallet = humanWallet(g);
+      const [alice, bob] = await members(g, 'finisher', 2);
+      if (!alice || !bob) throw new Error('no members');
+      const { store } = g.gating;
+
+      // The worker claims nothing yet: Alice's add waits in the queue…
+      const race = finishInsideQueueRead(g, 'the worker to finish Alice’s add');
+      const aliceReply = visibleMessage(
+        await g.h.run('verify', { identity: wallet.address }, { userId: alice }),
+      );
+      expect(await signFromReply(g, aliceReply, wallet)).toMatchObject({ body: { ok: true } });
+      expect((await store.openRoleChanges(g.guildId, alice)).map((c) => c.op)).toEqual(['add']);
+      expect(hasRole(g, alice, g.humanRoleId)).toBe(false);
+
+      // …until the sync that follows Bob's takeover reads her queue: then the worker applies the add and
+      // finishes it, between that sync's two reads of the queue and of the member.
+      race.armed(
+        (userId) => userId === alice,
+        async () =>
+          hasRole(g, alice, g.humanRoleId) && (await store.openRoleChanges(g.guildId, alice)).length === 0,
+      );
+      const bobReply = visibleMessage(await g.h.run('verify', { identity: wallet.address }, { userId: bob }));
+      expect(await signFromReply(g, bobReply, wallet)).toMatchObject({ body: { ok: true } });
+      await g.gating.service.idle(g.guildId);
+
+      expect(race.raced()).toBe(true);
+      await waitFor(() => !hasRole(g, alice, g.humanRoleId), 'Alice to lose the human role', 10_000);
+      await waitFor(() => hasRole(g, bob, g.humanRoleId), 'Bob to get the human role', 10_000);
+      expect(await holdersOf(g, wallet.address)).toEqual([bob]);
+    },
+    60_000,
+  );
+});
+
+describe('a re-check pass while the worker finishes a member’s removal', () => {
+  it.each(STORES)(
+    '%s: the member the removal left without a role they qualify for again gets it back',
+    async (_store, postgres) => {
+      const g = await startOn(postgres);
+      const wallet = humanWallet(g);
+      const address = wallet.address.toLowerCase();
+      const [carol] = await members(g, 'flapper', 1);
+      if (!carol) throw new Error('no member');
+      const { store } = g.gating;
+      const reply = visibleMessage(await g.h.run('verify', { identity: wallet.address }, { userId: carol }));
+      expect(await signFromReply(g, reply, wallet)).toMatchObject({ body: { ok: true } });
+      await g.gating.service.idle(g.guildId);
+      await waitFor(() => hasRole(g, carol, g.humanRoleId), 'Carol to get the human role');
+
+      // The wallet loses its human signal for a moment: a moderator's re-check queues the removal, which
+      // waits (the worker claims nothing yet)…
+      const race = finishInsideQueueRead(g, 'the worker to finish Carol’s removal');
+      g.h.upstream.world.setCredentials(address, gatingCredentials(address, { human: false }));
+      await g.gating.service.members.recheckMember(g.guildId, carol, 'test: signal gone');
+      expect((await store.openRoleChanges(g.guildId, carol)).map((c) => c.op)).toEqual(['remove']);
+
+      // …the signal is back, and a whole-server pass starts: the worker removes the role and finishes the
+      // change between the pass's reads of the queue and of the member list.
+      g.h.upstream.world.setCredentials(address, gatingCredentials(address, { human: true }));
+      race.armed(
+        (userId) => userId === undefined,
+        async () =>
+          !hasRole(g, carol, g.humanRoleId) && (await store.openRoleChanges(g.guildId, carol)).length === 0,
+      );
+      await gatingCommandRun(g, 'recheck');
+      await g.gating.service.idle(g.guildId);
+
+      expect(race.raced()).toBe(true);
+      await waitFor(() => hasRole(g, carol, g.humanRoleId), 'Carol to get the human role back', 10_000);
     },
     60_000,
   );

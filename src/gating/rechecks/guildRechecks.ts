@@ -191,14 +191,15 @@ export class GuildRechecks {
     totals: RecheckResult,
   ): Promise<RecheckResult> {
     const guildId = guild.id;
-    const roster = await this.#walk.members(guild);
+    const snapshot = await this.#walk.snapshot(guild);
+    const { roster } = snapshot;
     const pass = new PassLosses(await this.#store.listPendingLosses(guildId), {
       dueBy: this.#now() - this.#roles.confirmMs,
       holders: roleHolders(guild, roster),
     });
     const complete = await this.#walk.walk(
       guild,
-      roster,
+      snapshot,
       {
         settings,
         fresh,

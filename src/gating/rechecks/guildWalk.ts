@@ -4,7 +4,7 @@
  */
 import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
-import type { GatingStore } from '../../store/types.ts';
+import type { GatingStore, RoleChange } from '../../store/types.ts';
 import { SlidingWindowLimiter } from '../../web3bio/rateLimiter.ts';
 import {
   loadMembers,
@@ -17,6 +17,11 @@ import type { EvaluateOptions, Evaluation, Evaluator, MemberState } from '../rul
 import type { BackgroundTasks } from './backgroundTasks.ts';
 
 const LINK_PAGE = 500;
+
+export interface WalkSnapshot {
+  queued: ReadonlyMap<string, readonly RoleChange[]>;
+  roster: MemberRoster | null;
+}
 
 export interface GuildWalkOptions {
   store: GatingStore;
@@ -46,25 +51,30 @@ export class GuildWalk {
     this.#pages = new SlidingWindowLimiter({ requests, intervalMs: 1_000 });
   }
 
-  /** The guild's member list for a walk (one gateway request); null when it cannot be had. */
-  members(guild: Guild): Promise<MemberRoster | null> {
-    return loadMembers(this.#o.discord, guild, this.#o.logger, this.#pages);
+  /**
+   * What a walk reads of the guild: its queued role changes, then its member list (one gateway request;
+   * null when it cannot be had). In that order, a change the worker finishes in between is either still
+   * queued or already on the members Discord lists, never missing from both.
+   */
+  async snapshot(guild: Guild): Promise<WalkSnapshot> {
+    const queued = groupByUser(await this.#o.store.openRoleChanges(guild.id));
+    const roster = await loadMembers(this.#o.discord, guild, this.#o.logger, this.#pages);
+    return { queued, roster };
   }
 
   /**
    * Every linked member of the guild, page by page, a few at a time; record proofs of each page are
-   * re-checked with one batched lookup per 30 identities. Members come from `roster` (see `members`),
+   * re-checked with one batched lookup per 30 identities. Members come from the snapshot's roster,
    * else one request each. False when the walk was cut short.
    */
   async walk(
     guild: Guild,
-    roster: MemberRoster | null,
+    { queued, roster }: WalkSnapshot,
     o: EvaluateOptions,
     onMember: (state: MemberState, evaluation: Evaluation) => Promise<void>,
     onError: (userId: string) => void,
   ): Promise<boolean> {
     const { store, logger, evaluator, tasks, concurrency } = this.#o;
-    const queued = groupByUser(await store.openRoleChanges(guild.id));
     let afterUserId: string | undefined;
     for (;;) {
       if (tasks.stopping) return false;

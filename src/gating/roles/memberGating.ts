@@ -137,11 +137,13 @@ export class MemberGating {
     if (!settings?.enabled) return NO_SYNC;
     const guild = await guildOf(this.#discord, guildId);
     if (!guild) return NO_SYNC;
+    // The queue before the member: a change the worker finishes in between is then either still queued
+    // here or already on the member Discord answers, never missing from both (and never undone).
+    const queued = await this.#store.openRoleChanges(guildId, userId);
     const member = await memberOf(guild, userId);
     if (!member) return NO_SYNC;
-    const [links, queued, exemptions, roleRules] = await Promise.all([
+    const [links, exemptions, roleRules] = await Promise.all([
       this.#store.getUserLinks(guildId, userId),
-      this.#store.openRoleChanges(guildId, userId),
       this.#store.listExemptions(guildId),
       loadRoleRules(this.#store, guildId),
     ]);

@@ -139,14 +139,14 @@ export class MemberGating {
     if (!guild) return NO_SYNC;
     // The queue before the member: a change the worker finishes in between is then either still queued
     // here or already on the member Discord answers, never missing from both (and never undone).
-    const queued = await this.#store.openRoleChanges(guildId, userId);
-    const member = await memberOf(guild, userId);
-    if (!member) return NO_SYNC;
-    const [links, exemptions, roleRules] = await Promise.all([
+    const [queued, links, exemptions, roleRules] = await Promise.all([
+      this.#store.openRoleChanges(guildId, userId),
       this.#store.getUserLinks(guildId, userId),
       this.#store.listExemptions(guildId),
       loadRoleRules(this.#store, guildId),
     ]);
+    const member = await memberOf(guild, userId);
+    if (!member) return NO_SYNC;
     if (hasRecordLink(links)) this.usernames.note(userId, member.user.username);
     const evaluation = await this.#evaluator.evaluate(memberState(userId, member, queued), links, {
       settings,

@@ -18,11 +18,11 @@ export { parseRetryAfter, type RetryOptions, type TransportLogger } from './http
 export {
   ACCEPTED_FORMS,
   encodeSegment,
-  type IdentityKind,
   MAX_IDENTITY_LENGTH,
   type ParsedIdentity,
   parseBatchId,
   parseIdentity,
 } from './identity.ts';
+export type { IdentityKind } from './identityKind.ts';
 export type { RateLimit } from './rateLimiter.ts';
 export * from './types.ts';

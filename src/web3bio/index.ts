@@ -14,7 +14,8 @@ export {
   type Web3BioClientOptions,
 } from './client.ts';
 export * from './errors.ts';
-export { parseRetryAfter, type RetryOptions, type TransportLogger } from './http.ts';
+export type { RetryOptions, TransportLogger } from './http.ts';
+export { parseRetryAfter } from './httpAnswer.ts';
 export {
   ACCEPTED_FORMS,
   encodeSegment,

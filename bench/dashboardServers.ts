@@ -16,7 +16,7 @@ import pg from 'pg';
 import { startFakeDiscord } from '../fakes/discord/server.ts';
 import { createDatabase } from '../fakes/localPostgres.ts';
 import { LinkedCounts, readAuditPage, readOverview } from '../src/gating/dashboard/reads.ts';
-import { AUDIT_METRIC_SQL, DAY_MS } from '../src/store/migrations.ts';
+import { AUDIT_METRIC_SQL, DAY_MS } from '../src/store/auditMetric.ts';
 import { openPostgresStore } from '../src/store/postgresStore.ts';
 import { renderOverview } from '../src/web/pages/dashboardOverview.ts';
 import { createFormats } from '../src/web/pages/dashboardParts.ts';

@@ -26,7 +26,6 @@ const OVER_THE_LIMIT_TODAY: ReadonlyMap<string, number> = new Map([
   ['src/app/bot.ts', 433], // startBot (app branch)
   ['src/discord/router.ts', 422], // createRouter (router branch)
   ['src/store/sqlStore.ts', 415], // the SQL store (store branch)
-  ['src/store/migrations.ts', 473], // split by this branch in its last commit
 ]);
 
 /** Lines as an editor counts them: a final newline ends the last line, it does not start another. */

@@ -14,13 +14,13 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { startFakeDiscord } from '../fakes/discord/server.ts';
+import { createDatabase } from '../fakes/localPostgres.ts';
 import { LinkedCounts, readAuditPage, readOverview } from '../src/gating/dashboard/reads.ts';
-import { AUDIT_METRIC_SQL, DAY_MS } from '../src/store/migrations.ts';
+import { AUDIT_METRIC_SQL, DAY_MS } from '../src/store/auditMetric.ts';
 import { openPostgresStore } from '../src/store/postgresStore.ts';
 import { renderOverview } from '../src/web/pages/dashboardOverview.ts';
 import { createFormats } from '../src/web/pages/dashboardParts.ts';
 import { startWebServer } from '../src/web/server.ts';
-import { createDatabase } from '../test/e2e/postgresDatabase.ts';
 
 export const MEMBERS = 100_000;
 export const EVENTS = 1_000_000;

@@ -6,7 +6,7 @@ import {
 } from 'discord-api-types/v10';
 import { t } from '../i18n/index.ts';
 import { cleanLine, DISCORD_LIMITS, escapeLine, inlineCode, truncate } from '../text/safety.ts';
-import type { IdentityKind } from '../web3bio/identity.ts';
+import type { IdentityKind } from '../web3bio/identityKind.ts';
 import type { Profile } from '../web3bio/types.ts';
 import { joinLinesWithin } from './format.ts';
 import { finishPayload } from './payload.ts';

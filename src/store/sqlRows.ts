@@ -3,7 +3,7 @@
  * table, and the audit insert every write shares.
  */
 import type { CredentialSet } from '../web3bio/types.ts';
-import { AUDIT_METRIC_SQL, DAY_MS } from './migrations.ts';
+import { AUDIT_METRIC_SQL, DAY_MS } from './auditMetric.ts';
 import { type Row, type SqlDriver, type SqlExecutor, toStorableJson } from './sql.ts';
 import type {
   AuditEvent,

@@ -1,6 +1,6 @@
 /** Reading the server's answers before the schemas: JSON bodies, error bodies, the avatar's three forms. */
 import { NotFoundError, SchemaError, UpstreamError } from './errors.ts';
-import { type HttpAnswer, header } from './http.ts';
+import { type HttpAnswer, header } from './httpAnswer.ts';
 import { parseResponse, RawAvatarError } from './schemas.ts';
 
 export function parseJson(answer: HttpAnswer): unknown {

@@ -18,7 +18,8 @@ import {
   UpstreamError,
 } from './errors.ts';
 import { type TransportLogger, type TransportObserver, Web3BioTransport } from './http.ts';
-import { DOMAIN_KINDS, encodeSegment, parseBatchId, parseIdentity } from './identity.ts';
+import { encodeSegment, parseBatchId, parseIdentity } from './identity.ts';
+import { DOMAIN_KINDS } from './identityKind.ts';
 import type { RateLimit, RequestLimiter } from './rateLimiter.ts';
 import {
   RawCredentialSet,

@@ -6,20 +6,18 @@
 import { Agent, type Dispatcher } from 'undici';
 import {
   errorBodyText,
-  InvalidIdentityError,
-  isNotFoundText,
   isWeb3BioError,
   NetworkError,
-  NotFoundError,
   RateLimitedError,
   SchemaError,
   TimeoutError,
-  UnauthorizedError,
   UpstreamError,
   type Web3BioError,
 } from './errors.ts';
+import { errorForBody, errorForStatus, type HttpAnswer } from './httpAnswer.ts';
 import { type RateLimit, type RequestLimiter, SlidingWindowLimiter } from './rateLimiter.ts';
 import { RequestGate } from './requestGate.ts';
+import { AttemptTimedOut, BodyTooLarge, MAX_BODY_BYTES, send } from './send.ts';
 
 export interface RetryOptions {
   /** Extra attempts after the first. */
@@ -66,17 +64,6 @@ export interface GetOptions {
   /** Per attempt; defaults to the transport's. */
   timeoutMs?: number | undefined;
 }
-
-export interface HttpAnswer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-  /** The request URL, safe to log. */
-  url: string;
-}
-
-/** Largest body read; a bigger answer is treated as broken rather than buffered. */
-export const MAX_BODY_BYTES = 8 * 1024 * 1024;
 
 const REDACTED = '[redacted]';
 
@@ -248,50 +235,6 @@ class KeyRedactor {
   }
 }
 
-/** Map a status >= 400 to the error family. */
-export function errorForStatus(answer: HttpAnswer, identity: string): Web3BioError {
-  const { status, url, body } = answer;
-  if (status === 400) {
-    return new InvalidIdentityError(identity, 'Web3.bio does not accept it as an identity');
-  }
-  if (status === 401 || status === 403) return new UnauthorizedError(status, url, body);
-  if (status === 429) {
-    return new RateLimitedError(url, body, parseRetryAfter(header(answer.headers, 'retry-after')));
-  }
-  return errorForBody(answer, identity);
-}
-
-/**
- * An error answer read by its text, whatever its status: the service's not-found texts mean not found;
- * anything else (failure texts, pass-through texts, no text at all) is an upstream failure, retried,
- * answered from stale data where there is some, and never taken as "gone".
- */
-export function errorForBody(answer: HttpAnswer, identity: string): Web3BioError {
-  const text = errorBodyText(answer.body);
-  if (text !== null && isNotFoundText(text)) {
-    return new NotFoundError(identity, answer.status, answer.url, answer.body);
-  }
-  return new UpstreamError(answer.status, answer.url, answer.body);
-}
-
-/** Retry-After as milliseconds from now: delta-seconds or an HTTP date; null when absent or invalid. */
-export function parseRetryAfter(value: string | undefined, now: number = Date.now()): number | null {
-  if (value === undefined) return null;
-  const text = value.trim();
-  if (/^\d+$/.test(text)) return Number(text) * 1_000;
-  const date = Date.parse(text);
-  return Number.isNaN(date) ? null : Math.max(0, date - now);
-}
-
-/** First value of a response header. */
-export function header(
-  headers: Record<string, string | string[] | undefined>,
-  name: string,
-): string | undefined {
-  const value = headers[name];
-  return Array.isArray(value) ? value[0] : value;
-}
-
 /** The URL redacted for logs and errors: without credentials, query or fragment. */
 export function redactUrl(url: string): string {
   try {
@@ -320,85 +263,6 @@ function isRetryable(error: unknown): error is Web3BioError {
   return (
     error instanceof UpstreamError && (error.status >= 500 || error.status === 404 || error.status === 200)
   );
-}
-
-/** Internal failures of `send`, turned into the error family by the caller (which knows the URL). */
-class AttemptTimedOut extends Error {}
-class BodyTooLarge extends Error {}
-
-interface SendOptions {
-  headers: Record<string, string>;
-  timeoutMs: number;
-  signal: AbortSignal | undefined;
-}
-
-/**
- * One GET through `dispatcher.dispatch`, the whole body buffered as UTF-8 text. Rejects with
- * AttemptTimedOut after `timeoutMs`, BodyTooLarge past MAX_BODY_BYTES, the signal's reason, or
- * undici's error; each aborts the request. Not `request()`: its body stream, async-context resource
- * and AbortSignal plumbing cost ~25 µs of a ~100 µs loopback request, and a buffered answer needs none.
- */
-function send(
-  dispatcher: Dispatcher,
-  url: URL,
-  { headers, timeoutMs, signal }: SendOptions,
-): Promise<Omit<HttpAnswer, 'url'>> {
-  return new Promise((resolve, reject) => {
-    let controller: Dispatcher.DispatchController | null = null;
-    let settled = false;
-    let abortReason: Error | null = null;
-    let status = 0;
-    let responseHeaders: HttpAnswer['headers'] = {};
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const finishOnce = (): boolean => {
-      if (settled) return false;
-      settled = true;
-      clearTimeout(timer);
-      signal?.removeEventListener('abort', onAbort);
-      return true;
-    };
-    // A failure settles at once; the request is aborted now, or as soon as undici starts it.
-    const fail = (error: unknown) => {
-      if (!finishOnce()) return;
-      abortReason = error instanceof Error ? error : new Error('aborted');
-      controller?.abort(abortReason);
-      reject(error);
-    };
-    const onAbort = () => fail(signal?.reason);
-    const timer = setTimeout(() => fail(new AttemptTimedOut()), timeoutMs);
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) return onAbort();
-    try {
-      dispatcher.dispatch(
-        { origin: url.origin, path: `${url.pathname}${url.search}`, method: 'GET', headers },
-        {
-          onRequestStart(started) {
-            controller = started;
-            if (abortReason) started.abort(abortReason);
-          },
-          onResponseStart(_controller, statusCode, headers) {
-            status = statusCode;
-            responseHeaders = headers;
-          },
-          onResponseData(_controller, chunk) {
-            size += chunk.length;
-            if (size > MAX_BODY_BYTES) fail(new BodyTooLarge());
-            else chunks.push(chunk);
-          },
-          onResponseEnd() {
-            if (!finishOnce()) return;
-            resolve({ status, headers: responseHeaders, body: Buffer.concat(chunks, size).toString('utf8') });
-          },
-          onResponseError(_controller, error) {
-            fail(error);
-          },
-        },
-      );
-    } catch (error) {
-      fail(error);
-    }
-  });
 }
 
 /** A cause safe to keep: the original error unless its message holds the key. */

@@ -3,7 +3,8 @@
  * .linea.eth, EVM and Solana addresses, Farcaster handles (`@name`, `name.farcaster`) and Lens handles
  * (`lens/name`, `name.lens`). Words are only cut out here; parseIdentity decides what each one is.
  */
-import { type IdentityKind, parseBatchId, parseIdentity, withoutHandleMark } from './identity.ts';
+import { parseBatchId, parseIdentity, withoutHandleMark } from './identity.ts';
+import type { IdentityKind } from './identityKind.ts';
 
 /** At most this many identities are taken from one text (the first ones written). */
 export const MAX_IDENTITIES_IN_TEXT = 10;

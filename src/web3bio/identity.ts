@@ -2,23 +2,18 @@
  * Identity parsing: turn what a user typed into the normalised identity the server expects (and the
  * cache keys on), or reject it with a friendly reason before any request is made.
  */
-import { ens_normalize } from '@adraffy/ens-normalize';
 import { LRUCache } from 'lru-cache';
 import { InvalidIdentityError } from './errors.ts';
+import {
+  BARE_NAME_SUFFIX,
+  describeKind,
+  type IdentityKind,
+  KIND_PLATFORM,
+  ROUTE_EXAMPLES,
+  ROUTE_KINDS,
+} from './identityKind.ts';
+import { normaliseEns } from './normaliseEns.ts';
 import { BATCH_PLATFORMS, type BatchPlatform, type Platform, type PlatformSegment } from './types.ts';
-
-export type IdentityKind =
-  | 'evm-address'
-  | 'solana-address'
-  | 'ens'
-  | 'basenames'
-  | 'linea'
-  | 'farcaster'
-  | 'farcaster-fid'
-  | 'lens'
-  | 'sns'
-  | 'unstoppabledomains'
-  | 'dotbit';
 
 export interface ParsedIdentity {
   /** What the caller passed. */
@@ -112,73 +107,6 @@ const UNSTOPPABLE_TLDS = new Set([
   'raiin',
   'tball',
 ]);
-
-/** Kinds each platform route accepts. */
-const ROUTE_KINDS: Record<PlatformSegment, readonly IdentityKind[]> = {
-  ens: ['evm-address', 'ens', 'basenames', 'linea'],
-  farcaster: ['evm-address', 'solana-address', 'farcaster', 'farcaster-fid', 'ens', 'basenames', 'linea'],
-  lens: ['evm-address', 'lens'],
-  basenames: ['evm-address', 'basenames'],
-  linea: ['evm-address', 'linea'],
-  solana: ['solana-address', 'sns'],
-  unstoppabledomains: ['evm-address', 'unstoppabledomains'],
-  dotbit: ['evm-address', 'dotbit'],
-};
-
-/** On a platform route a bare name gets that platform's suffix (`stani` on lens is `stani.lens`). */
-const BARE_NAME_SUFFIX: Partial<Record<PlatformSegment, string>> = {
-  ens: '.eth',
-  lens: '.lens',
-  basenames: '.base.eth',
-  linea: '.linea.eth',
-  solana: '.sol',
-  dotbit: '.bit',
-};
-
-const ROUTE_EXAMPLES: Record<PlatformSegment, string> = {
-  ens: 'an ENS name or an EVM address',
-  farcaster: 'a Farcaster username, FID or address',
-  lens: 'a Lens handle or an EVM address',
-  basenames: 'a Basename (name.base.eth) or an EVM address',
-  linea: 'a Linea name (name.linea.eth) or an EVM address',
-  solana: 'a Solana name (name.sol) or a Solana address',
-  unstoppabledomains: 'an Unstoppable Domains name or an EVM address',
-  dotbit: 'a .bit name or an EVM address',
-};
-
-const KIND_PLATFORM: Record<IdentityKind, Platform> = {
-  'evm-address': 'ethereum',
-  'solana-address': 'solana',
-  ens: 'ens',
-  basenames: 'basenames',
-  linea: 'linea',
-  farcaster: 'farcaster',
-  'farcaster-fid': 'farcaster',
-  lens: 'lens',
-  sns: 'sns',
-  unstoppabledomains: 'unstoppabledomains',
-  dotbit: 'dotbit',
-};
-
-/** The platform route (`/profile/{segment}/…`) that holds an identity's own profile, by kind. */
-export const KIND_PROFILE_SEGMENT: Readonly<Partial<Record<IdentityKind, PlatformSegment>>> = {
-  ens: 'ens',
-  basenames: 'basenames',
-  linea: 'linea',
-  farcaster: 'farcaster',
-  'farcaster-fid': 'farcaster',
-  lens: 'lens',
-  sns: 'solana',
-  'solana-address': 'solana',
-  unstoppabledomains: 'unstoppabledomains',
-  dotbit: 'dotbit',
-};
-
-/** Kinds the `/domain/{name}` endpoint accepts: ENS, Basenames, Linea and Solana names. */
-export const DOMAIN_KINDS: ReadonlySet<IdentityKind> = new Set(['ens', 'basenames', 'linea', 'sns']);
-
-/** Kinds whose names carry ENS-style text records (`/domain` reads them; SNS names have none). */
-export const TEXT_RECORD_KINDS: ReadonlySet<IdentityKind> = new Set(['ens', 'basenames', 'linea']);
 
 interface Detected {
   kind: IdentityKind;
@@ -366,74 +294,4 @@ function lensHandle(name: string, original: string): Detected {
     throw new InvalidIdentityError(original, 'a Lens handle has only letters, digits and underscores');
   }
   return { kind: 'lens', value: name };
-}
-
-/**
- * Names of lower-case letters, digits and hyphens only: ENSIP-15 leaves every such label as it is and
- * refuses only an empty one or one with "--" as its third and fourth characters (test/web3bio checks this
- * against the library on every short name of these characters). Answered here, they never make the
- * library build its tables: about 0.4 s and 22 MiB kept, which a web replica need not pay for
- * `vitalik.eth`; the first other name does.
- */
-const PLAIN_NAME = /^[a-z0-9-]+(?:\.[a-z0-9-]+)*$/;
-
-export function isPlainValidName(text: string): boolean {
-  return PLAIN_NAME.test(text) && !text.split('.').some((label) => label[2] === '-' && label[3] === '-');
-}
-
-function normaliseEns(text: string, original: string): string {
-  if (isPlainValidName(text)) return text;
-  try {
-    return ens_normalize(text);
-  } catch (error) {
-    throw new InvalidIdentityError(original, friendlyEnsReason(error));
-  }
-}
-
-/** Turn an ens-normalize error into words for a Discord user (never echoing the input back). */
-export function friendlyEnsReason(error: unknown): string {
-  const message = error instanceof Error ? error.message : '';
-  if (message.includes('empty label')) return 'part of the name is empty';
-  if (message.includes('underscore')) return 'an underscore is only allowed at the start of a name';
-  if (message.includes('label extension'))
-    return 'a name cannot have "--" as its third and fourth characters';
-  if (message.includes('confusable')) return 'it looks confusingly like a name in another script';
-  const mixture = /illegal mixture: ([\w ]+?) \+ ([\w ]+?)(?: |$)/.exec(message);
-  if (mixture) {
-    return `it mixes ${mixture[1]} and ${mixture[2]} characters, which is how look-alike names are made`;
-  }
-  if (message.includes('illegal mixture')) return 'it mixes scripts, which is how look-alike names are made';
-  if (message.includes('combining') || message.includes('non-spacing')) {
-    return 'it has too many or misplaced accent marks';
-  }
-  if (message.includes('illegal placement')) return 'a character is in a place where names cannot have it';
-  if (message.includes('disallowed')) return 'it contains a character names cannot have';
-  return 'it is not a valid name';
-}
-
-function describeKind(kind: IdentityKind): string {
-  switch (kind) {
-    case 'evm-address':
-      return 'an EVM address';
-    case 'solana-address':
-      return 'a Solana address';
-    case 'ens':
-      return 'an ENS name';
-    case 'basenames':
-      return 'a Basename';
-    case 'linea':
-      return 'a Linea name';
-    case 'farcaster':
-      return 'a Farcaster username';
-    case 'farcaster-fid':
-      return 'a Farcaster FID';
-    case 'lens':
-      return 'a Lens handle';
-    case 'sns':
-      return 'a Solana name';
-    case 'unstoppabledomains':
-      return 'an Unstoppable Domains name';
-    case 'dotbit':
-      return 'a .bit name';
-  }
 }

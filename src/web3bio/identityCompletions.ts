@@ -1,10 +1,5 @@
-import {
-  type IdentityKind,
-  MAX_IDENTITY_LENGTH,
-  type ParsedIdentity,
-  parseIdentity,
-  withoutHandleMark,
-} from './identity.ts';
+import { MAX_IDENTITY_LENGTH, type ParsedIdentity, parseIdentity, withoutHandleMark } from './identity.ts';
+import type { IdentityKind } from './identityKind.ts';
 
 /**
  * The endings a name is completed with, in the order they are offered: ENS, Basenames, Linea, Farcaster,

@@ -14,15 +14,16 @@ export {
   type Web3BioClientOptions,
 } from './client.ts';
 export * from './errors.ts';
-export { parseRetryAfter, type RetryOptions, type TransportLogger } from './http.ts';
+export type { RetryOptions, TransportLogger } from './http.ts';
+export { parseRetryAfter } from './httpAnswer.ts';
 export {
   ACCEPTED_FORMS,
   encodeSegment,
-  type IdentityKind,
   MAX_IDENTITY_LENGTH,
   type ParsedIdentity,
   parseBatchId,
   parseIdentity,
 } from './identity.ts';
+export type { IdentityKind } from './identityKind.ts';
 export type { RateLimit } from './rateLimiter.ts';
 export * from './types.ts';

@@ -8,6 +8,7 @@
 import type { APIInteraction } from 'discord-api-types/v10';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import {
   HandoffInbox,
   type HandoffInboxOptions,
@@ -19,7 +20,6 @@ import type { WebhookRest } from '../../src/discord/webhookRest.ts';
 import { createLogger, type Logger } from '../../src/ops/log.ts';
 import { openPostgresStore } from '../../src/store/postgresStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
-import { createDatabase } from '../e2e/postgresDatabase.ts';
 
 const KEY = Buffer.alloc(32, 3);
 const T0 = 1_800_000_000_000;

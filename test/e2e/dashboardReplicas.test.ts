@@ -6,6 +6,7 @@
  * state: their requests cross through the store).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import {
   CLIENT_SECRET,
   csrfOf,
@@ -26,7 +27,6 @@ import {
   verifyByRecord,
   waitFor,
 } from './gatingHarness.ts';
-import { createDatabase } from './postgresDatabase.ts';
 import { type Replica, startReplica } from './replicaHarness.ts';
 import { scoreOf } from './ruleShortcuts.ts';
 

@@ -10,6 +10,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { InteractionResult } from '../../fakes/discord/server.ts';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
 import {
@@ -24,7 +25,6 @@ import {
   waitFor,
 } from './gatingHarness.ts';
 import { isEphemeral, visibleMessage } from './harness.ts';
-import { createDatabase } from './postgresDatabase.ts';
 import { type Replica, startReplica } from './replicaHarness.ts';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';

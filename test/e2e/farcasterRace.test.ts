@@ -6,6 +6,7 @@
  * only the holder gets the role.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { TestBrowser } from '../testBrowser.ts';
 import {
   CLIENT_SECRET,
@@ -18,7 +19,6 @@ import {
 } from './farcasterHarness.ts';
 import { addMember, closeGating, hasRole, PUBLIC_URL, startSecondBot, waitFor } from './gatingHarness.ts';
 import { visibleMessage } from './harness.ts';
-import { createDatabase } from './postgresDatabase.ts';
 
 const ACCOUNTS = 10;
 const cleanups: (() => Promise<void>)[] = [];

@@ -11,6 +11,7 @@ import {
 } from 'discord-api-types/v10';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
 import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
@@ -33,7 +34,6 @@ import {
   waitFor,
 } from './gatingHarness.ts';
 import { ALICE, BOB, callbackTypes, type HarnessOptions, isEphemeral, visibleMessage } from './harness.ts';
-import { createDatabase } from './postgresDatabase.ts';
 import { type Replica, startReplica } from './replicaHarness.ts';
 import { addRule } from './ruleShortcuts.ts';
 

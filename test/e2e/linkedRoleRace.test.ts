@@ -7,11 +7,11 @@
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { TestBrowser } from '../testBrowser.ts';
 import { closeGating, type GatingHarness, PUBLIC_URL, startGating, startSecondBot } from './gatingHarness.ts';
-import { createDatabase } from './postgresDatabase.ts';
 
 const ACCOUNTS = 20;
 const LINKED_ENV = {

@@ -10,6 +10,7 @@
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { openPostgresStore } from '../../src/store/postgresStore.ts';
 import {
@@ -27,7 +28,6 @@ import {
   waitFor,
 } from './gatingHarness.ts';
 import { visibleMessage } from './harness.ts';
-import { createDatabase } from './postgresDatabase.ts';
 
 const ACCOUNTS = 20;
 const cleanups: (() => Promise<void>)[] = [];

@@ -11,7 +11,7 @@ import {
   readAuditPage,
   readOverview,
 } from '../../src/gating/dashboard/reads.ts';
-import { DAY_MS } from '../../src/store/migrations.ts';
+import { DAY_MS } from '../../src/store/auditMetric.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { AuditEvent, GatingStore } from '../../src/store/types.ts';
 

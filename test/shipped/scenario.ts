@@ -33,13 +33,13 @@ import {
   type RecordedRestRequest,
   startFakeDiscord,
 } from '../../fakes/discord/server.ts';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { ensProfile, gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { type GatingStore, openPostgresStore } from '../../src/store/index.ts';
 import { ALICE, BOB, isEphemeral, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
-import { createDatabase } from '../e2e/postgresDatabase.ts';
 import type { NodeProcess } from '../e2e/processes.ts';
 import { csrfOf, TestBrowser, textOf } from '../testBrowser.ts';
 import { standInsEnv } from './shippedBot.ts';

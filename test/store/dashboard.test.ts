@@ -6,7 +6,8 @@
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { DAY_MS, MIGRATIONS, runMigrations } from '../../src/store/migrations.ts';
+import { DAY_MS } from '../../src/store/auditMetric.ts';
+import { MIGRATIONS, runMigrations } from '../../src/store/migrations.ts';
 import { createPostgresDriver } from '../../src/store/postgresStore.ts';
 import type { SqlDriver } from '../../src/store/sql.ts';
 import { shardKeyOf } from '../../src/store/sqlDashboard.ts';

@@ -1,7 +1,8 @@
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { MIGRATIONS, type Migration, runMigrations } from '../../src/store/migrations.ts';
+import type { Migration } from '../../src/store/migrations/migration.ts';
+import { MIGRATIONS, runMigrations } from '../../src/store/migrations.ts';
 import { createPostgresDriver } from '../../src/store/postgresStore.ts';
 import type { SqlDriver } from '../../src/store/sql.ts';
 import { createSqliteDriver } from '../../src/store/sqliteStore.ts';

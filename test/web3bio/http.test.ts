@@ -13,14 +13,9 @@ import {
   UnauthorizedError,
   UpstreamError,
 } from '../../src/web3bio/errors.ts';
-import {
-  endpointOf,
-  MAX_BODY_BYTES,
-  parseRetryAfter,
-  redactUrl,
-  type TransportOptions,
-  Web3BioTransport,
-} from '../../src/web3bio/http.ts';
+import { endpointOf, redactUrl, type TransportOptions, Web3BioTransport } from '../../src/web3bio/http.ts';
+import { parseRetryAfter } from '../../src/web3bio/httpAnswer.ts';
+import { MAX_BODY_BYTES } from '../../src/web3bio/send.ts';
 
 const RENDER_CTX = { locale: 'en-US', nowSec: 1_780_000_000, ipfsGateway: 'https://ipfs.io' };
 

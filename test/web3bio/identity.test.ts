@@ -4,14 +4,13 @@ import { InvalidIdentityError } from '../../src/web3bio/errors.ts';
 import {
   ACCEPTED_FORMS,
   encodeSegment,
-  friendlyEnsReason,
-  isPlainValidName,
   MAX_IDENTITY_LENGTH,
   PARSE_MEMO_MAX,
   parseBatchId,
   parseIdentity,
   parseMemoSize,
 } from '../../src/web3bio/identity.ts';
+import { friendlyEnsReason, isPlainValidName } from '../../src/web3bio/normaliseEns.ts';
 import type { PlatformSegment } from '../../src/web3bio/types.ts';
 
 const VITALIK = '0xd8dA6BF26964aF9D7eEd9e03E53415D37aA96045';

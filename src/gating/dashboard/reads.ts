@@ -4,7 +4,7 @@
  * pages) and its CSV rows, page by page. Every read is an indexed lookup or an aggregate of at most a
  * few hundred rows (audit_daily, upstream_minutes): none scans the audit events of a period.
  */
-import { DAY_MS } from '../../store/migrations.ts';
+import { DAY_MS } from '../../store/auditMetric.ts';
 import type {
   AuditCursor,
   AuditEvent,

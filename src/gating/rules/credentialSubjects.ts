@@ -18,7 +18,8 @@
  */
 import type { ProofMethod } from '../../store/types.ts';
 import { isCredentialSignal } from '../../web3bio/credentials.ts';
-import { EVM_ADDRESS, parseIdentity, SOLANA_ADDRESS, TEXT_RECORD_KINDS } from '../../web3bio/identity.ts';
+import { EVM_ADDRESS, parseIdentity, SOLANA_ADDRESS } from '../../web3bio/identity.ts';
+import { TEXT_RECORD_KINDS } from '../../web3bio/identityKind.ts';
 import {
   type Credential,
   type CredentialCategory,

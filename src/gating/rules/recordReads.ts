@@ -6,14 +6,8 @@ import type { Logger } from '../../ops/log.ts';
 import type { LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
 import { NotFoundError } from '../../web3bio/errors.ts';
-import {
-  EVM_ADDRESS,
-  KIND_PROFILE_SEGMENT,
-  type ParsedIdentity,
-  parseBatchId,
-  SOLANA_ADDRESS,
-  TEXT_RECORD_KINDS,
-} from '../../web3bio/identity.ts';
+import { EVM_ADDRESS, type ParsedIdentity, parseBatchId, SOLANA_ADDRESS } from '../../web3bio/identity.ts';
+import { KIND_PROFILE_SEGMENT, TEXT_RECORD_KINDS } from '../../web3bio/identityKind.ts';
 import type { DomainInfo, Fetched, Profile } from '../../web3bio/types.ts';
 
 /**

@@ -7,12 +7,8 @@
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore, LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
-import {
-  DOMAIN_KINDS,
-  type IdentityKind,
-  KIND_PROFILE_SEGMENT,
-  parseIdentity,
-} from '../../web3bio/identity.ts';
+import { parseIdentity } from '../../web3bio/identity.ts';
+import { DOMAIN_KINDS, type IdentityKind, KIND_PROFILE_SEGMENT } from '../../web3bio/identityKind.ts';
 import type { FollowerFact, NameFact, RuleFacts } from './roleRuleDecisions.ts';
 import { evaluateRoleRules } from './roleRuleDecisions.ts';
 import {

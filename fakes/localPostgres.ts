@@ -1,4 +1,7 @@
-/** A PostgreSQL database of its own for one end-to-end test: DATABASE_URL takes no schema. */
+/**
+ * The PostgreSQL on this machine that the tests and benchmarks use: a database of its own for one test or
+ * run (DATABASE_URL takes no schema).
+ */
 import pg from 'pg';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';

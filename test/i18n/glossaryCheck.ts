@@ -34,7 +34,10 @@ export const GlossarySchema = z.object({
         use: z.string().min(1),
         /** …the translation says this (flags `iu`), once for each time en-US says it… */
         match: z.string().optional(),
-        /** …or one of these inflected forms (literal, flags `iu`), where the language inflects the term. */
+        /**
+         * …or one of these inflected forms, where the language inflects the term: literal, flags `iu`, found
+         * inside longer words too (German compounds), so a form another form contains is not listed again.
+         */
         forms: z.array(z.string().min(1)).optional(),
         banned: z.array(Banned).default([]),
         except: z.record(z.string(), z.string()).optional(),

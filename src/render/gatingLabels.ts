@@ -46,16 +46,20 @@ export function reasonText(reason: string): string {
 /** Why a rule decided, in `locale` (the English `because` when the decision carries no code). */
 export function decisionReason(d: Pick<RoleDecision, 'because' | 'why'>, locale: string): string {
   if (!d.why) return reasonText(d.because);
+  // A date and the catalog's words only: escaping would break the Discord timestamp (`<t:…:D>`).
+  if (d.why.code === 'tooNew') return truncate(whyText(d.why, locale), REASON_MAX);
   return reasonText(whyText(d.why, locale));
 }
 
 /** A reason in `locale`; a role rule's parts are each worded and joined (`all of: …; …`). */
 function whyText(why: DecisionWhy, locale: string): string {
   const parts = why.parts?.map((p) => whyText(p, locale)).join('; ');
+  const values =
+    why.code === 'tooNew' ? { date: discordTime(Number(why.values?.at) / 1000, 'D') } : why.values;
   return t(
     locale,
     `gating.reason.${why.code}`,
-    parts === undefined ? why.values : { ...why.values, conditions: parts },
+    parts === undefined ? values : { ...values, conditions: parts },
   );
 }
 
@@ -71,7 +75,7 @@ export function roleLabel(roleId: string, names: GuildNames, locale: string): st
   return shown ? `**${shown}**` : t(locale, 'gating.label.missingRole', { id: inlineCode(roleId) });
 }
 
-/** When a member too new for a role gets it: "You can get **Role** from <t:…:R>" (in their own locale). */
+/** When a member too new for a role gets it: "You can get **Role** <t:…:R>" (in their own locale). */
 export function notBeforeText(
   notBefore: { roleId: string; at: number },
   names: GuildNames,

@@ -38,7 +38,7 @@ async function setupWithAges(g: GatingHarness, ages: Record<string, number>): Pr
 }
 
 const dueChecks = (g: GatingHarness) => g.gating.store.listDueChecks(Date.now() + 3650 * DAY_MS, 100);
-const qualifiesLine = /You can get \*\*Verified Human\*\* from <t:(\d+):R>/;
+const qualifiesLine = /You can get \*\*Verified Human\*\* <t:(\d+):R>/;
 
 describe('gating: account and join age', () => {
   it('a member who just joined is told when they qualify, and gets the role then without doing anything', async () => {

@@ -595,7 +595,7 @@ describe('error boundary, cooldown and stale data', () => {
     h.upstream.addFault({ match: EDGE.old, action: { kind: 'status', status: 503 } });
     const result = await h.run('whois', { identity: EDGE.old }, { userId });
     const stale = visibleMessage(result);
-    expect(stale.content).toMatch(/^⚠️ Web3\.bio is unreachable: showing data from <t:\d+:R>\.$/);
+    expect(stale.content).toMatch(/^⚠️ Web3\.bio is unreachable: showing data fetched <t:\d+:R>\.$/);
     expect(firstEmbed(stale).title).toBe('Old Shape');
     expect(isEphemeral(stale)).toBe(false);
     expectSafeMessages(h, result);

@@ -61,7 +61,7 @@ describe('account and join age for the human role', () => {
     const d = humanDecision(RULES, age);
     const due = age.createdAt + 7 * DAY_MS;
     expect(d).toMatchObject({ want: false, notBefore: due, why: { code: 'tooNew' } });
-    expect(d?.why?.values).toEqual({ when: new Date(due).toISOString() });
+    expect(d?.why?.values).toEqual({ at: due });
     expect(d?.because).toContain('too new');
     expect(diffRoles(d ? [d] : [], new Set())).toEqual({ add: [], remove: [] });
   });

@@ -8,11 +8,13 @@ import { describe, expect, it } from 'vitest';
 import { SHIPPED_LOCALES } from '../../src/i18n/index.ts';
 import { messagesOf, TRANSLATED_LOCALES } from './catalogFiles.ts';
 import {
+  BINDING_TERMS,
   type Glossary,
   GlossarySchema,
   glossaryGaps,
   glossaryProblems,
   integerCategories,
+  REQUIRED_TERMS,
 } from './glossaryCheck.ts';
 
 function glossaryOf(locale: string): Glossary {
@@ -111,8 +113,86 @@ describe('the glossary checker', () => {
     ]);
   });
 
-  it('names a required concept a glossary leaves out', () => {
+  it('names a required concept a glossary leaves out, and a binding one it names without binding', () => {
     expect(glossaryGaps(made)).toContain('no entry for “credential”');
     expect(glossaryGaps(made)).not.toContain('no entry for “gated role”');
+    const named = GlossarySchema.parse({
+      ...made,
+      terms: [
+        { en: 'credential', use: 'Nachweis' },
+        { en: 're-check', enPattern: '\\bre-check', use: 'Neuprüfung', forms: ['Neuprüfung', 'neu prüfen'] },
+      ],
+    });
+    expect(glossaryGaps(named)).toContain('“credential” is not bound: it needs enPattern and match or forms');
+    expect(glossaryGaps(named).join('\n')).not.toMatch(/re-check/);
+    for (const term of BINDING_TERMS) expect(REQUIRED_TERMS).toContain(term);
+  });
+});
+
+describe('a glossary that binds', () => {
+  const base = { register: { form: 'tu', banned: [] }, typography: { banned: [] } };
+  const fr = GlossarySchema.parse({
+    ...base,
+    register: { form: 'tu', banned: [{ pattern: '\\btoi seule?\\b', note: 'genré' }] },
+    terms: [
+      { en: 're-check', enPattern: '\\bre-check', use: 'revérification', match: 'revérifi' },
+      { en: 'human role', use: 'rôle humain', banned: [{ pattern: 'rôle d’humain' }] },
+      { en: 'identity', enPattern: 'identit(y|ies)', use: 'identité', forms: ['identité', 'identités'] },
+    ],
+  });
+  const en = {
+    held: 'Held back: this re-check would remove it. A later re-check that agrees applies it.',
+    count: '{n, plural, one {# identity} other {# identities}} linked',
+    panel: 'Only you see the answers.',
+  };
+
+  it('checks each occurrence of the English term, not one per message', () => {
+    const once = {
+      held: 'Retenu : cette revérification le retirerait. Une vérification ultérieure l’appliquera.',
+    };
+    expect(glossaryProblems('fr', once, en, fr)).toEqual([
+      `fr held: en-US says “re-check” 2 times, the translation “revérification” 1: “${once.held}”`,
+    ]);
+    const twice = {
+      held: 'Retenu : cette revérification le retirerait. Une revérification ultérieure l’appliquera.',
+    };
+    expect(glossaryProblems('fr', twice, en, fr)).toEqual([]);
+  });
+
+  it('counts a plural once, as the branch that says it most, and knows a term’s inflected forms', () => {
+    // ja and zh have no `one`: one branch says it once, as English says it once in each of its two.
+    expect(glossaryProblems('ja', { count: '{n, plural, other {# identités}} liées' }, en, fr)).toEqual([]);
+    expect(glossaryProblems('fr', { count: '{n, plural, one {# liée} other {# liées}}' }, en, fr)).toEqual([
+      'fr count: en-US says “identity”, the translation lacks “identité”: “{n, plural, one {# liée} other {# liées}}”',
+    ]);
+  });
+
+  it('bans case-insensitively, outside argument names, unless the rule keeps case', () => {
+    const pt = GlossarySchema.parse({
+      ...base,
+      terms: [{ en: 'human role', use: 'cargo de humano', banned: [{ pattern: 'cargo humano' }] }],
+    });
+    expect(
+      glossaryProblems('pt-BR', { a: 'Cargo humano', b: 'o cargo humano', c: 'Cargo de humano' }, {}, pt),
+    ).toEqual([
+      'pt-BR a: “Cargo humano” breaks “human role” is “cargo de humano”',
+      'pt-BR b: “cargo humano” breaks “human role” is “cargo de humano”',
+    ]);
+    expect(glossaryProblems('fr', { panel: 'Toi seul vois les réponses.' }, en, fr)).toEqual([
+      'fr panel: “Toi seul” breaks register (tu) (genré)',
+    ]);
+    const de = GlossarySchema.parse({
+      ...base,
+      register: { form: 'du', banned: [{ pattern: '\\b(Ihnen|Sie haben)\\b', caseSensitive: true }] },
+      terms: [{ en: 'channel', use: 'Kanal', banned: [{ pattern: '\\bchannel\\b' }] }],
+    });
+    expect(
+      glossaryProblems(
+        'de',
+        { a: 'weil sie ihnen gehört', b: 'Sie haben', c: 'in {channel}', d: 'Channel' },
+        {},
+        de,
+      ),
+    ).toEqual(['de b: “Sie haben” breaks register (du)', 'de d: “Channel” breaks “channel” is “Kanal”']);
   });
 });

@@ -8,8 +8,10 @@ import { type MessageFormatElement, parse, TYPE } from '@formatjs/icu-messagefor
 import { z } from 'zod';
 
 const Banned = z.object({
-  /** RegExp source, compiled with the `u` flag only: case-sensitive. */
+  /** RegExp source, compiled with the flags `iu`: “Cargo humano” is banned with “cargo humano”. */
   pattern: z.string().min(1),
+  /** Where case carries the meaning (German “Sie” is the register, “sie” is “they”): flags `u` only. */
+  caseSensitive: z.boolean().optional(),
   note: z.string().optional(),
   /** Keys allowed to match, each with the reason. */
   except: z.record(z.string(), z.string()).optional(),
@@ -30,8 +32,13 @@ export const GlossarySchema = z.object({
         /** Where en-US says it (flags `iu`)… */
         enPattern: z.string().optional(),
         use: z.string().min(1),
-        /** …the translation says this (flags `iu`). */
+        /** …the translation says this (flags `iu`), once for each time en-US says it… */
         match: z.string().optional(),
+        /**
+         * …or one of these inflected forms, where the language inflects the term: literal, flags `iu`, found
+         * inside longer words too (German compounds), so a form another form contains is not listed again.
+         */
+        forms: z.array(z.string().min(1)).optional(),
         banned: z.array(Banned).default([]),
         except: z.record(z.string(), z.string()).optional(),
         note: z.string().optional(),
@@ -46,10 +53,26 @@ export const GlossarySchema = z.object({
 });
 export type Glossary = z.infer<typeof GlossarySchema>;
 
+/**
+ * The concepts every translated locale must not only name but bind: the entry says where en-US uses the
+ * term (`enPattern`) and how the translation says it (`match` or `forms`), so each occurrence is checked.
+ */
+export const BINDING_TERMS = [
+  'role gating',
+  're-check',
+  'identity',
+  'proven',
+  'humanity score',
+  'held removal',
+  'exemption',
+  'Linked Roles',
+  'credential',
+  'spam flag',
+] as const;
+
 /** The concepts every translated locale must name (the Discord ones as Discord's own client says them). */
 export const REQUIRED_TERMS = [
-  'identity',
-  'credential',
+  ...BINDING_TERMS,
   'proof',
   'prove',
   'verify',
@@ -63,7 +86,6 @@ export const REQUIRED_TERMS = [
   'channel',
   'Server Settings',
   'Manage Roles',
-  'Linked Roles',
   'Connections',
 ] as const;
 
@@ -151,11 +173,11 @@ export function glossaryProblems(
   ];
   for (const { banned, what } of bannedLists) {
     for (const rule of banned) {
-      const pattern = compile(rule.pattern, 'u', `${locale} ${what}`);
+      const pattern = compile(rule.pattern, rule.caseSensitive ? 'u' : 'iu', `${locale} ${what}`);
       const keys = rule.keys === undefined ? undefined : compile(rule.keys, 'u', `${locale} ${what}`);
       for (const [key, message] of Object.entries(messages)) {
         if (rule.except?.[key] !== undefined || (keys && !keys.test(key))) continue;
-        const found = pattern.exec(message);
+        const found = bannedIn(pattern, message);
         if (found)
           problems.push(
             `${locale} ${key}: “${found[0]}” breaks ${what}${rule.note ? ` (${rule.note})` : ''}`,
@@ -164,15 +186,22 @@ export function glossaryProblems(
     }
   }
   for (const term of glossary.terms) {
-    if (term.enPattern === undefined || term.match === undefined) continue;
-    const inEnglish = compile(term.enPattern, 'iu', `${locale} “${term.en}”`);
-    const inLocale = compile(term.match, 'iu', `${locale} “${term.en}”`);
+    const inLocale = termMatcher(term, locale);
+    if (term.enPattern === undefined || inLocale === undefined) continue;
+    const inEnglish = compile(term.enPattern, 'giu', `${locale} “${term.en}”`);
     for (const [key, source] of Object.entries(english)) {
       const message = messages[key];
-      if (message === undefined || term.except?.[key] !== undefined || !inEnglish.test(source)) continue;
-      if (!inLocale.test(message))
+      if (message === undefined || term.except?.[key] !== undefined) continue;
+      const wanted = occurrences(inEnglish, elementsOf(source));
+      if (wanted === 0) continue;
+      const found = occurrences(inLocale, elementsOf(message));
+      if (found === 0)
         problems.push(
           `${locale} ${key}: en-US says “${term.en}”, the translation lacks “${term.use}”: “${message}”${term.note ? ` (${term.note})` : ''}`,
+        );
+      else if (found < wanted)
+        problems.push(
+          `${locale} ${key}: en-US says “${term.en}” ${wanted} times, the translation “${term.use}” ${found}: “${message}”`,
         );
     }
   }
@@ -193,8 +222,63 @@ export function glossaryProblems(
   return problems;
 }
 
-/** Problems of the glossary itself: a required concept not named. */
+/** An argument's name (`identity` in `{identity}`, `{identity, select, …}`): no word of the sentence. */
+const ARGUMENT_NAME = /(?<=\{)\s*[\p{L}_][\p{L}\p{N}_]*\s*(?=[,}])/gu;
+
+/** The first match of a banned pattern outside argument names, case-insensitive as it is. */
+function bannedIn(pattern: RegExp, message: string): RegExpExecArray | undefined {
+  const names = [...message.matchAll(ARGUMENT_NAME)].map((m) => [m.index, m.index + m[0].length]);
+  const global = new RegExp(pattern.source, `${pattern.flags}g`);
+  for (const found of message.matchAll(global)) {
+    const end = found.index + found[0].length;
+    if (found[0] !== '' && !names.some(([from = 0, to = 0]) => found.index >= from && end <= to))
+      return found;
+  }
+  return undefined;
+}
+
+/**
+ * How often `pattern` (flag `g`) occurs in one rendering of a message: the text between arguments is read
+ * as written (an argument as `{name}`), and a plural or select counts its branch that says it most, so
+ * `one {# identity} other {# identities}` is one occurrence, as a language without `one` writes it.
+ */
+function occurrences(pattern: RegExp, elements: readonly MessageFormatElement[]): number {
+  let total = 0;
+  let text = '';
+  for (const element of elements) {
+    if (element.type === TYPE.literal) text += element.value;
+    else if (element.type === TYPE.pound) text += '#';
+    else if (element.type === TYPE.plural || element.type === TYPE.select) {
+      const branches = Object.values(element.options).map((option) => occurrences(pattern, option.value));
+      total += Math.max(0, ...branches);
+      text += `{${element.value}}`;
+    } else if ('value' in element) text += `{${String(element.value)}}`;
+  }
+  return total + [...text.matchAll(pattern)].length;
+}
+
+function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** How the translation says a term: its `match`, else any of its inflected `forms`; undefined when neither. */
+function termMatcher(term: Glossary['terms'][number], locale: string): RegExp | undefined {
+  const sources = [
+    ...(term.match === undefined ? [] : [term.match]),
+    ...(term.forms ?? []).map(escapeRegExp),
+  ];
+  if (sources.length === 0) return undefined;
+  return compile(sources.map((s) => `(?:${s})`).join('|'), 'giu', `${locale} “${term.en}”`);
+}
+
+/** Problems of the glossary itself: a required concept not named, a binding one named but not bound. */
 export function glossaryGaps(glossary: Glossary): string[] {
-  const named = new Set(glossary.terms.map((t) => t.en));
-  return REQUIRED_TERMS.filter((term) => !named.has(term)).map((term) => `no entry for “${term}”`);
+  const named = new Map(glossary.terms.map((t) => [t.en, t]));
+  const gaps = REQUIRED_TERMS.filter((term) => !named.has(term)).map((term) => `no entry for “${term}”`);
+  for (const en of BINDING_TERMS) {
+    const term = named.get(en);
+    if (term !== undefined && (term.enPattern === undefined || (term.match ?? term.forms) === undefined))
+      gaps.push(`“${en}” is not bound: it needs enPattern and match or forms`);
+  }
+  return gaps;
 }

@@ -268,7 +268,7 @@ describe('renderWhois edge data', () => {
 
   it('shows a visible stale note with a relative time', () => {
     const payload = whois(vitalikProfiles(), 0, ctx({ stale: { fetchedAt: 1_779_000_000_500 } }));
-    expect(payload.content).toBe('⚠️ Web3.bio is unreachable: showing data from <t:1779000000:R>.');
+    expect(payload.content).toBe('⚠️ Web3.bio is unreachable: showing data fetched <t:1779000000:R>.');
   });
 
   it('renders an empty list as a short message', () => {

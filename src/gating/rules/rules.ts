@@ -83,6 +83,7 @@ export interface DecisionWhy {
     | 'ruleFollowers'
     | 'ruleAll'
     | 'ruleAny';
+  /** The message's arguments; `tooNew` carries `at` (ms), which render shows as a Discord date. */
   values?: Readonly<Record<string, string | number>>;
   /** A role rule of several conditions: the reasons of the conditions that decided (`ruleAll`, `ruleAny`). */
   parts?: readonly DecisionWhy[];
@@ -245,7 +246,7 @@ export function evaluateRules(
       if (human && due !== null && due > nowSec * 1000) {
         const when = new Date(due).toISOString();
         const because = `${human.text}, but the account or membership is too new until ${when}`;
-        return { roleId, want: false, because, why: { code: 'tooNew', values: { when } }, notBefore: due };
+        return { roleId, want: false, because, why: { code: 'tooNew', values: { at: due } }, notBefore: due };
       }
       if (human) return { roleId, want: true, because: human.text, why: evidenceWhy(human) };
       if (failed.length > 0) return { roleId, want: null, because: keep, why: keepWhy };

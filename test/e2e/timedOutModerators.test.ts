@@ -65,13 +65,19 @@ describe('a timed-out moderator', () => {
     await closeGating();
   });
 
+  /** A moderator timed out, one not, and an Administrator timed out. */
+  async function moderators(prefix: string) {
+    const timedOut = await addMember(d.g, `${prefix}-timed-out`, { roles: [mods] });
+    const moderator = await addMember(d.g, `${prefix}-mod`, { roles: [mods] });
+    const admin = await addMember(d.g, `${prefix}-admin`, { roles: [admins] });
+    await timeOut(d.g, timedOut, inAnHour());
+    await timeOut(d.g, admin, inAnHour());
+    return { timedOut, moderator, admin };
+  }
+
   it('is refused by the moderator commands, says why, and changes nothing; the controls get in', async () => {
     const g = d.g;
-    const timedOut = await addMember(g, 'timed-out-mod', { roles: [mods] });
-    const moderator = await addMember(g, 'mod', { roles: [mods] });
-    const admin = await addMember(g, 'timed-out-admin', { roles: [admins] });
-    await timeOut(g, timedOut, inAnHour());
-    await timeOut(g, admin, inAnHour());
+    const { timedOut, moderator, admin } = await moderators('cmd');
 
     const status = visibleMessage(await gatingCommandRun(g, 'status', [], timedOut));
     expect(isEphemeral(status)).toBe(true);
@@ -101,12 +107,7 @@ describe('a timed-out moderator', () => {
   });
 
   it('sees none of the server’s pages, and the controls do', async () => {
-    const g = d.g;
-    const timedOutId = await addMember(g, 'dash-timed-out', { roles: [mods] });
-    const moderatorId = await addMember(g, 'dash-mod', { roles: [mods] });
-    const adminId = await addMember(g, 'dash-admin', { roles: [admins] });
-    await timeOut(g, timedOutId, inAnHour());
-    await timeOut(g, adminId, inAnHour());
+    const { timedOut: timedOutId, moderator: moderatorId, admin: adminId } = await moderators('dash');
 
     // Discord's server list counts the roles, not the timeout: the server is listed, its pages are not.
     const timedOut = await signIn(d, timedOutId);

@@ -109,7 +109,7 @@ describe('a timed-out moderator', () => {
   it('sees none of the server’s pages, and the controls do', async () => {
     const { timedOut: timedOutId, moderator: moderatorId, admin: adminId } = await moderators('dash');
 
-    // Discord's server list counts the roles, not the timeout: the server is listed, its pages are not.
+    // The stand-in's server list counts the roles, not the timeout: the server is listed, its pages are not.
     const timedOut = await signIn(d, timedOutId);
     for (const path of ['', '/rules', '/exemptions', '/held', '/audit', '/audit.csv', '/health']) {
       const page = await timedOut.get(`${base}${path}`);

@@ -2,7 +2,7 @@
  * Whether the signed-in account may see a server's pages now, asked before every server page of the
  * process that owns the server (operations.ts `standing`: Manage Server, ownership or Administrator from
  * the member's roles as the server has them, and no timeout). The account's server list (rights.ts) is
- * Discord's own count of its roles, which leaves a timeout out; this answer does not. An answer is kept
+ * Discord's own count of its roles, not relied on for a timeout; this answer reads it. An answer is kept
  * per server and account for the rights' maximum age (as the list is), in this process only: a replica
  * asks at most once per age for each viewer and server. No answer: nothing is shown.
  */

@@ -5,7 +5,7 @@
  * the real discord.js client: slash commands, and the dashboard's pages and changes, each refused next to
  * its honest controls (a moderator not timed out, an Administrator timed out, the timeout lifted).
  */
-import { PermissionFlagsBits } from 'discord-api-types/v10';
+import { ApplicationCommandOptionType, PermissionFlagsBits } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   adminRole,
@@ -23,11 +23,13 @@ import {
   embedOf,
   type GatingHarness,
   gatingCommandRun,
+  option,
   seen,
   setup,
   waitFor,
 } from './gatingHarness.ts';
 import { isEphemeral, visibleMessage } from './harness.ts';
+import { addOptions, buttonIds, ruleCommand } from './ruleShortcuts.ts';
 
 const TIMED_OUT = '🔒 You are timed out';
 const AN_HOUR_MS = 3_600_000;
@@ -104,6 +106,41 @@ describe('a timed-out moderator', () => {
     expect(seen(visibleMessage(await gatingCommandRun(g, 'status', [], timedOut)))).toContain(
       'Verified Human',
     );
+  });
+
+  it('a preview from before the timeout: its Apply button is refused; lifted, a new one applies', async () => {
+    const g = d.g;
+    const { moderator } = await moderators('click');
+    const preview = visibleMessage(
+      await ruleCommand(g, 'add', addOptions(ruleRole, 'score', '30'), moderator),
+    );
+    const apply = buttonIds(preview).find((id) => id.startsWith('gating|ruleApply|')) ?? '';
+    expect(apply).not.toBe('');
+    await timeOut(g, moderator, inAnHour());
+    const refused = visibleMessage(await g.h.click(preview, apply, undefined, { userId: moderator }));
+    expect(embedOf(refused).title).toBe(TIMED_OUT);
+    await g.gating.service.idle(g.guildId);
+    expect(await rulesStored()).toEqual([]);
+    await timeOut(g, moderator, null);
+    const again = visibleMessage(await ruleCommand(g, 'add', addOptions(ruleRole, 'score', '30'), moderator));
+    const applied = visibleMessage(
+      await g.h.click(
+        again,
+        buttonIds(again).find((id) => id.startsWith('gating|ruleApply|')) ?? '',
+        undefined,
+        {
+          userId: moderator,
+        },
+      ),
+    );
+    expect(embedOf(applied).title).not.toBe(TIMED_OUT);
+    await g.gating.service.idle(g.guildId);
+    expect((await rulesStored()).map((r) => r.roleId)).toEqual([ruleRole]);
+    await ruleCommand(g, 'remove', [
+      option(ApplicationCommandOptionType.String, 'rule', `${ruleRole}:score:30`),
+    ]);
+    await g.gating.service.idle(g.guildId);
+    expect(await rulesStored()).toEqual([]);
   });
 
   it('sees none of the server’s pages, and the controls do', async () => {

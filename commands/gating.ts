@@ -116,6 +116,7 @@ async function setup({ service, guildId, options, ctx }: Run): Promise<MessagePa
     },
     ctx.userId,
   );
+  if ('kind' in result) return renderGatedRolesRefused('setup', result.problems, ctx.render);
   return renderSetupResult(result, guildNames(ctx), ctx.render);
 }
 

@@ -172,11 +172,14 @@ export interface FakeDiscord extends HttpInteractionsApi {
     user: Partial<APIUser> & Pick<APIUser, 'id' | 'username'>,
     options?: AddMemberOptions,
   ): APIGuildMember;
-  /** Changes a member as a moderator would; dispatches GUILD_MEMBER_UPDATE. */
+  /**
+   * Changes a member as a moderator would (roles, nickname, a timeout until an ISO time or null to lift
+   * it); dispatches GUILD_MEMBER_UPDATE.
+   */
   updateMember(
     guildId: string,
     userId: string,
-    change: { roles?: string[]; nick?: string | null },
+    change: { roles?: string[]; nick?: string | null; communicationDisabledUntil?: string | null },
   ): APIGuildMember;
   /** Removes a member; dispatches GUILD_MEMBER_REMOVE. */
   removeMember(guildId: string, userId: string): void;
@@ -500,6 +503,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         ...member,
         ...(change.roles ? { roles: change.roles } : {}),
         ...('nick' in change ? { nick: change.nick ?? null } : {}),
+        ...('communicationDisabledUntil' in change
+          ? { communication_disabled_until: change.communicationDisabledUntil ?? null }
+          : {}),
       };
       guild.members.set(userId, next);
       dispatch(GatewayDispatchEvents.GuildMemberUpdate, memberEvent(guild.id, next));

@@ -407,7 +407,8 @@ export function memberEvent(guildId: string, member: APIGuildMember): APIGuildMe
 /**
  * The guilds a user is in as `GET /users/@me/guilds` lists them: `owner`, and `permissions` as Discord
  * computes them at guild level from the member's roles (the owner and an Administrator: every one), as a
- * string; whether or not the bot is in the guild.
+ * string; whether or not the bot is in the guild. A timeout is left out (the worst case for the bot: it
+ * must not rely on this list for one).
  */
 export function currentUserGuilds(state: FakeDiscordState, userId: string): RESTAPIPartialCurrentUserGuild[] {
   const guilds: RESTAPIPartialCurrentUserGuild[] = [];

@@ -15,10 +15,17 @@ import {
   holdsRight,
   type MemberRoles,
   type Right,
+  timeoutHolds,
+  timeoutLimits,
 } from '../gating/roles/authority.ts';
 import { guildAuthorityOf } from '../gating/roles/authorityReads.ts';
 import type { GatingService } from '../gating/service.ts';
-import { renderGatingUnavailable, renderGuildOnly, renderNeedsManageRoles } from '../render/gatingGuild.ts';
+import {
+  renderGatingUnavailable,
+  renderGuildOnly,
+  renderNeedsManageRoles,
+  renderTimedOut,
+} from '../render/gatingGuild.ts';
 import type { GuildNames } from '../render/gatingLabels.ts';
 import type { MessagePayload } from '../render/types.ts';
 import { actingUser } from './apiInteraction.ts';
@@ -47,19 +54,27 @@ export function gatingAccess(ctx: CommandContext, opts: { moderator?: boolean } 
   if (!service) return { ok: false, answer: renderGatingUnavailable(ctx.render) };
   if (!ctx.guildId) return { ok: false, answer: renderGuildOnly(ctx.render) };
   if (opts.moderator && !invokerHolds(ctx, 'moderate'))
-    return { ok: false, answer: renderNeedsManageRoles(ctx.render) };
+    return {
+      ok: false,
+      answer: invokerTimedOut(ctx) ? renderTimedOut(ctx.render) : renderNeedsManageRoles(ctx.render),
+    };
   return { ok: true, service, guildId: ctx.guildId };
 }
 
 /**
  * The member who acted, with the role ids Discord sends in every server interaction (handed-over ones
- * too): their roles in the server, whatever channel they acted in. Null outside a server.
+ * too): their roles in the server, whatever channel they acted in, and whether a timeout holds now (the
+ * member's `communication_disabled_until`). Null outside a server.
  */
 export function invokerOf(ctx: CommandContext): MemberRoles | null {
   const member = ctx.interaction?.member;
   const userId = member?.user?.id;
   if (!member || !userId || !Array.isArray(member.roles)) return null;
-  return { userId, roleIds: member.roles };
+  return {
+    userId,
+    roleIds: member.roles,
+    timedOut: timeoutHolds(member.communication_disabled_until, Date.now()),
+  };
 }
 
 /** The server's owner and roles from the gateway cache of the process that runs gating; null elsewhere. */
@@ -73,6 +88,13 @@ export function invokerHolds(ctx: CommandContext, right: Right): boolean {
   const authority = cachedAuthority(ctx);
   const invoker = invokerOf(ctx);
   return authority !== null && invoker !== null && holdsRight(authority, invoker, right);
+}
+
+/** Whether a timeout takes the rights of the member who acted now (not the owner nor an Administrator). */
+export function invokerTimedOut(ctx: CommandContext): boolean {
+  const authority = cachedAuthority(ctx);
+  const invoker = invokerOf(ctx);
+  return authority !== null && invoker !== null && timeoutLimits(authority, invoker);
 }
 
 /**

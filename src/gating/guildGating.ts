@@ -30,6 +30,7 @@ import type {
   GuildStatus,
   RecheckResult,
   SetupInput,
+  SetupResult,
 } from './types.ts';
 
 const PREVIEW_SAMPLE = 10;
@@ -66,22 +67,23 @@ export class GuildGating {
   }
 
   /**
-   * Save the guild's rules when every role can be managed by the bot and handed out by the invoker;
-   * then re-check the whole guild with fresh lookups.
+   * Save the guild's rules when every role can be managed by the bot and handed out by the invoker, and
+   * the invoker has the rights `disable` takes over every gated role the new rules replace or drop; then
+   * re-check the whole guild with fresh lookups.
    */
-  async setup(
-    guildId: string,
-    input: SetupInput,
-    actorId: string,
-  ): Promise<{ settings: GuildSettings | null; problems: RoleProblem[] }> {
+  async setup(guildId: string, input: SetupInput, actorId: string): Promise<SetupResult> {
     const guild = await guildOf(this.#discord, guildId);
     if (!guild) throw new Error('the bot is not in this server');
     const roleIds = [input.humanRoleId, input.spamRoleId, input.riskyRoleId].filter((r) => r !== null);
-    const invoker = invokerRights(guild, await memberOf(guild, actorId));
-    const problems = guildRoleProblems(guild, roleIds, invoker);
+    const member = await memberOf(guild, actorId);
+    const problems = guildRoleProblems(guild, roleIds, invokerRights(guild, member));
     if (problems.length > 0) return { settings: null, problems };
-
     const previous = await this.#store.getGuildSettings(guildId);
+    const replaced = replacedRoles(previous, roleIds);
+    const actor = member ? memberRolesOf(member) : { userId: actorId, roleIds: [] };
+    const beyond = rolesBeyondMember(guildAuthorityOf(guild), actor, replaced);
+    if (beyond.length > 0) return { kind: 'refused', problems: beyond };
+
     const minScore = input.minScore !== null && Number.isFinite(input.minScore) ? input.minScore : null;
     const settings = await this.#store.saveGuildSettings(
       {
@@ -247,6 +249,17 @@ export class GuildGating {
       signingLinksBound: this.#signingLinksBound,
     };
   }
+}
+
+/**
+ * The gated roles of switched-on settings that new rules with `kept` roles would replace or drop (the
+ * human, spam and risky roles; rule roles stay as they are). Settings switched off gate nothing.
+ */
+function replacedRoles(previous: GuildSettings | undefined, kept: readonly string[]): string[] {
+  if (!previous?.enabled) return [];
+  return [previous.humanRoleId, previous.spamRoleId, previous.riskyRoleId].filter(
+    (id): id is string => id !== null && !kept.includes(id),
+  );
 }
 
 /** A diff's changes of one role. */

@@ -95,6 +95,11 @@ export interface MemberReport {
  * or take by hand (`above_invoker`, each named). Nothing changed.
  */
 export type GatedRolesRefusal = { kind: 'refused'; problems: RoleProblem[] };
+/**
+ * `/gating setup`: saved (`problems` are warnings), refused over the new roles (`settings` null, and why),
+ * or refused over the gated roles it would replace or drop.
+ */
+export type SetupResult = { settings: GuildSettings | null; problems: RoleProblem[] } | GatedRolesRefusal;
 /** `/gating disable`: off now, already off, never set up, or refused. */
 export type DisableResult = { kind: 'disabled' | 'already_off' | 'not_set_up' } | GatedRolesRefusal;
 /** `/gating recheck confirm-removals:true`: the re-check running, or refused before it started. */

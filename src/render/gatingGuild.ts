@@ -144,20 +144,23 @@ export function renderDisabled(result: DisableResult, ctx: RenderContext): Messa
   }
 }
 
+const GATED_ROLES_REFUSED = {
+  disable: ['gating.disable.refusedTitle', 'gating.disable.refused'],
+  confirmRemovals: ['gating.recheck.confirmRefusedTitle', 'gating.recheck.confirmRefused'],
+  setup: ['gating.setup.refusedTitle', 'gating.setup.replaceRefused'],
+} as const;
+
 /**
- * Switching gating off, or releasing held removals, refused: the invoker could not grant or take these
- * gated roles by hand, each named on a line. Nothing changed.
+ * Switching gating off, releasing held removals, or a setup that replaces or drops gated roles, refused:
+ * the invoker could not grant or take these gated roles by hand, each named on a line. Nothing changed.
  */
 export function renderGatedRolesRefused(
-  action: 'disable' | 'confirmRemovals',
+  action: keyof typeof GATED_ROLES_REFUSED,
   problems: readonly RoleProblem[],
   ctx: RenderContext,
 ): MessagePayload {
   const { locale } = ctx;
-  const [title, intro] =
-    action === 'disable'
-      ? (['gating.disable.refusedTitle', 'gating.disable.refused'] as const)
-      : (['gating.recheck.confirmRefusedTitle', 'gating.recheck.confirmRefused'] as const);
+  const [title, intro] = GATED_ROLES_REFUSED[action];
   const lines = problems.map(
     (p) => `⚠️ ${escapeText(truncate(roleBeyondText(p, locale), REASON_MAX)).replace(/\n+/g, ' ')}`,
   );
@@ -316,6 +319,11 @@ function notice(
 /** A member without Manage Roles ran a moderator command. */
 export function renderNeedsManageRoles(ctx: RenderContext): MessagePayload {
   return notice(ctx, 'gating.needsManageRoles.title', 'gating.needsManageRoles.description', COLORS.warning);
+}
+
+/** A moderator's command or click by a member whose timeout takes their rights (as in Discord). */
+export function renderTimedOut(ctx: RenderContext): MessagePayload {
+  return notice(ctx, 'gating.timedOut.title', 'gating.timedOut.description', COLORS.warning);
 }
 
 /** A gating command outside a server. */

@@ -122,11 +122,12 @@ describe('the dashboard with two shard processes', () => {
       });
       expect(textOf(preview.text), `shard ${shard}`).toContain('Dry run: nothing is stored yet');
     }
-    // Each request was answered by the shard process that serves its guild, none by the manager.
+    // Each request was answered by the shard process that serves its guild, none by the manager: the
+    // viewer's standing (asked before the first page, then kept for the rights' age) too.
     const answered = manager.logLines().filter((l) => l.msg === 'dashboard request answered');
     for (const [shard, guild] of guilds.entries()) {
       const ops = answered.filter((l) => l.guildId === guild.id);
-      expect(ops.map((l) => l.op).sort(), `shard ${shard}`).toEqual(['rulePreview', 'status']);
+      expect(ops.map((l) => l.op).sort(), `shard ${shard}`).toEqual(['rulePreview', 'standing', 'status']);
       expect(
         ops.every((l) => JSON.stringify(l.shards) === JSON.stringify([shard])),
         `shard ${shard}`,

@@ -295,6 +295,55 @@ describe('a moderator below a gated role', () => {
   });
 });
 
+describe('a moderator below a gated role runs /gating setup with roles below his own', () => {
+  it('cannot swap out or drop the gated roles he could not take by hand; the owner can, and so can he below him', async () => {
+    const g = await startGating();
+    const elders = await addGuildRole(g, 'Elders', 6);
+    const flagged = await addGuildRole(g, 'Flagged', 7);
+    const mods = await addGuildRole(g, 'Junior mods', 5, ManageRoles | ManageGuild);
+    const junior = await addMember(g, 'junior', { roles: [mods] });
+    const human = (id: string) => option(Role, 'human-role', id);
+    const spam = (id: string) => option(Role, 'spam-role', id);
+    expect(
+      embedOf(visibleMessage(await gatingCommandRun(g, 'setup', [human(elders), spam(flagged)]))).title,
+    ).toBe('✅ Role gating set up');
+    await g.gating.service.idle(g.guildId);
+    const settings = () => g.gating.store.getGuildSettings(g.guildId);
+    const events = async () =>
+      (await g.gating.store.listAuditEvents({ guildId: g.guildId, limit: 500 })).length;
+    const before = { settings: await settings(), events: await events() };
+
+    // Both new roles are below him, so the old check let this through: Elders and Flagged would no longer
+    // be taken from members who lose their credentials.
+    const swap = visibleMessage(
+      await gatingCommandRun(g, 'setup', [human(g.humanRoleId), spam(g.spamRoleId)], junior),
+    );
+    expect(isEphemeral(swap)).toBe(true);
+    expect(embedOf(swap).title).toBe('❌ Role gating not set up');
+    expect(seen(swap)).toContain('replaces or drops the gated roles below');
+    expect(seen(swap)).toContain('“Elders” is at or above your highest role');
+    expect(seen(swap)).toContain('“Flagged” is at or above your highest role');
+    // Dropping the spam role alone (keeping the human role he could not give either way) is refused too.
+    const drop = visibleMessage(await gatingCommandRun(g, 'setup', [human(g.humanRoleId)], junior));
+    expect(seen(drop)).toContain('“Flagged” is at or above your highest role');
+    expect(await settings()).toEqual(before.settings);
+    expect(await events()).toBe(before.events);
+
+    // The owner may swap them.
+    expect(
+      embedOf(visibleMessage(await gatingCommandRun(g, 'setup', [human(g.humanRoleId), spam(g.spamRoleId)])))
+        .title,
+    ).toBe('✅ Role gating set up');
+    await g.gating.service.idle(g.guildId);
+    expect(await settings()).toMatchObject({ humanRoleId: g.humanRoleId, spamRoleId: g.spamRoleId });
+    // Now every gated role is below the junior: he may drop the spam role himself.
+    const own = visibleMessage(await gatingCommandRun(g, 'setup', [human(g.humanRoleId)], junior));
+    expect(embedOf(own).title).toBe('✅ Role gating set up');
+    await g.gating.service.idle(g.guildId);
+    expect(await settings()).toMatchObject({ humanRoleId: g.humanRoleId, spamRoleId: null });
+  });
+});
+
 describe('posting the verify panel', () => {
   it('a moderator who cannot send messages in a channel cannot post the panel there; where they can, they do', async () => {
     const g = await startGating({ guild: { channelNames: ['general', 'announcements'] } });

@@ -12,6 +12,9 @@ import {
   permissionsHoldRight,
   rolesBeyondMember,
   serverPermissions,
+  TIMED_OUT_PERMISSIONS,
+  timeoutHolds,
+  timeoutLimits,
 } from '../../src/gating/roles/authority.ts';
 
 const GUILD = '100';
@@ -165,5 +168,47 @@ describe('channelPermissions', () => {
     ];
     expect(channelPermissions(guild, member('7', '6'), denyAll)).toBe(ALL_PERMISSIONS);
     expect(channelPermissions(guild, member(OWNER), denyAll)).toBe(ALL_PERMISSIONS);
+  });
+});
+
+describe('a timeout (communication_disabled_until in the future)', () => {
+  const timedOut = (userId: string, ...roleIds: string[]): MemberRoles => ({
+    userId,
+    roleIds,
+    timedOut: true,
+  });
+
+  it('timeoutHolds reads the time against now: past, absent or unreadable is no timeout', () => {
+    const now = Date.parse('2026-01-01T00:00:00.000Z');
+    expect(timeoutHolds('2026-01-01T00:00:01.000Z', now)).toBe(true);
+    expect(timeoutHolds('2026-01-01T00:00:00.000Z', now)).toBe(false);
+    expect(timeoutHolds('2025-12-31T23:59:59.000Z', now)).toBe(false);
+    expect(timeoutHolds(null, now)).toBe(false);
+    expect(timeoutHolds(undefined, now)).toBe(false);
+    expect(timeoutHolds('not a time', now)).toBe(false);
+  });
+
+  it('leaves a moderator only View Channel and Read Message History: no right, nothing to hand out', () => {
+    const mod = timedOut('7', '4', '5');
+    expect(serverPermissions(guild, mod)).toBe(P.ViewChannel);
+    expect(serverPermissions(guild, { ...mod, roleIds: ['4'] }) & TIMED_OUT_PERMISSIONS).toBe(P.ViewChannel);
+    for (const right of ['moderate', 'export', 'dashboard'] as const) {
+      expect(holdsRight(guild, member('7', '4', '5'), right)).toBe(true);
+      expect(holdsRight(guild, mod, right)).toBe(false);
+    }
+    expect(timeoutLimits(guild, mod)).toBe(true);
+    expect(handOutRights(guild, mod)).toEqual({ bypass: false, highestPosition: 0 });
+    expect(rolesBeyondMember(guild, mod, ['1']).map((p) => p.roleName)).toEqual(['Verified']);
+    const allowAll = [overwrite('7', OverwriteType.Member, P.ManageRoles | P.SendMessages)];
+    expect(channelPermissions(guild, mod, allowAll)).toBe(P.ViewChannel);
+  });
+
+  it('takes nothing from the owner or an Administrator, as in Discord', () => {
+    for (const exempt of [timedOut(OWNER), timedOut('7', '6')]) {
+      expect(serverPermissions(guild, exempt)).toBe(ALL_PERMISSIONS);
+      expect(holdsRight(guild, exempt, 'moderate')).toBe(true);
+      expect(timeoutLimits(guild, exempt)).toBe(false);
+      expect(handOutRights(guild, exempt).bypass).toBe(true);
+    }
   });
 });

@@ -72,6 +72,7 @@ async function setUp(over: { logChannelId?: string | null; spamRoleId?: string |
     guild.ownerId,
   );
   expect(result.problems).toEqual([]);
+  if ('kind' in result) throw new Error('setup refused');
   await service.idle(guild.id);
   return result;
 }
@@ -840,7 +841,7 @@ describe('setup', () => {
       },
       guild.ownerId,
     );
-    expect(result.settings).toBeNull();
+    expect(result).toMatchObject({ settings: null });
     expect(result.problems.map((p) => [p.roleId, p.problem])).toEqual([
       [above.id, 'above_bot'],
       [managed.id, 'managed'],

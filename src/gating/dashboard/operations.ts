@@ -2,15 +2,16 @@
  * The dashboard's requests, run where the guild's gateway state is (the process whose shards serve it):
  * the same service calls as the slash commands, with the same rights. A change first asks the one
  * authority (authority.ts) whether the signed-in member holds Manage Roles at server level, read now from
- * their roles in the server (a fresh member fetch, never anything the browser sent); the service then
- * checks the role hierarchy as `/gating` does.
+ * their roles in the server (a fresh member fetch, never anything the browser sent) and a timeout; the
+ * service then checks the role hierarchy as `/gating` does. `standing` asks the same of the pages' right
+ * (Manage Server), before a page shows anything.
  */
 import type { Client } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore } from '../../store/types.ts';
 import type { ExemptionGating } from '../exemptionGating.ts';
 import type { GuildGating } from '../guildGating.ts';
-import { holdsRight } from '../roles/authority.ts';
+import { holdsRight, timeoutLimits } from '../roles/authority.ts';
 import { guildAuthorityOf, memberRolesOf } from '../roles/authorityReads.ts';
 import { guildOf, memberOf } from '../roles/discordReads.ts';
 import type { RuleGating } from '../ruleGating.ts';
@@ -44,9 +45,15 @@ export class DashboardExecutor {
     const guild = await guildOf(this.#o.discord, guildId);
     if (!guild) return { kind: 'unavailable' };
     if (request.op === 'status') return { kind: 'status', status: await this.#o.guilds.status(guildId) };
-    // Every change: Manage Roles at server level, from the member's roles as the server has them now.
     const member = await memberOf(guild, request.actorId);
-    if (!member || !holdsRight(guildAuthorityOf(guild), memberRolesOf(member), 'moderate')) {
+    const authority = guildAuthorityOf(guild);
+    const actor = member ? memberRolesOf(member) : null;
+    if (request.op === 'standing') {
+      const allowed = actor !== null && holdsRight(authority, actor, 'dashboard');
+      return { kind: 'standing', allowed, timedOut: actor !== null && timeoutLimits(authority, actor) };
+    }
+    // Every change: Manage Roles at server level, from the member's roles as the server has them now.
+    if (!actor || !holdsRight(authority, actor, 'moderate')) {
       this.#o.logger.warn(
         { guildId, userId: request.actorId, op: request.op },
         'dashboard change refused: no rights',

@@ -85,6 +85,7 @@ async function runLogged(
 
 const OPS = new Set([
   'status',
+  'standing',
   'rulePreview',
   'ruleApply',
   'ruleRemove',

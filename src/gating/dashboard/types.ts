@@ -16,6 +16,8 @@ import type { GuildStatus, RecheckResult } from '../types.ts';
  */
 export type DashboardRequest =
   | { op: 'status'; guildId: string }
+  /** Whether the signed-in member may see the server's pages now (asked before every page). */
+  | { op: 'standing'; guildId: string; actorId: string }
   | {
       op: 'rulePreview';
       guildId: string;
@@ -55,6 +57,11 @@ export type DashboardResult =
   /** The process failed while running it (logged there); what ran is in the audit trail. */
   | { kind: 'failed' }
   | { kind: 'status'; status: GuildStatus }
+  /**
+   * `standing`: the member holds the dashboard's right (Manage Server, or ownership or Administrator) at
+   * server level now; `timedOut` when a timeout is what takes it.
+   */
+  | { kind: 'standing'; allowed: boolean; timedOut: boolean }
   | { kind: 'rule'; result: RuleAddResult }
   | { kind: 'ruleRemove'; result: RuleRemoveResult }
   | { kind: 'exempt'; result: ExemptResult }

@@ -4,9 +4,12 @@
  * one), their highest role (what they could hand out by hand), and their permissions in one channel
  * from its overwrites. Never from an interaction's `member.permissions`: that is the member's bitfield in
  * the channel the interaction came from, overwrites included, and in an overwrite the Manage Roles bit
- * means Manage Permissions (ticket and temporary voice channels give it to ordinary members). Pure.
+ * means Manage Permissions (ticket and temporary voice channels give it to ordinary members). A timed-out
+ * member keeps only View Channel and Read Message History, as in Discord (owners and Administrators are
+ * exempt). Pure.
  * @see https://discord.com/developers/docs/topics/permissions#permission-overwrites
  * @see https://discord.com/developers/docs/topics/permissions#permission-hierarchy
+ * @see https://discord.com/developers/docs/topics/permissions#permissions-for-timed-out-members
  */
 import { OverwriteType, PermissionFlagsBits } from 'discord-api-types/v10';
 import type { StoredGuildAuthority } from '../../store/types.ts';
@@ -47,6 +50,26 @@ export function authorityOfSnapshot(
 export interface MemberRoles {
   userId: string;
   roleIds: readonly string[];
+  /** A timeout holds (`communication_disabled_until` in the future when the member was read). */
+  timedOut?: boolean;
+}
+
+/** What a timed-out member keeps, as Discord leaves them (owners and Administrators are not limited). */
+export const TIMED_OUT_PERMISSIONS: bigint =
+  PermissionFlagsBits.ViewChannel | PermissionFlagsBits.ReadMessageHistory;
+
+/** Whether `communication_disabled_until` (an ISO time, or null) is still ahead of `now` (ms). */
+export function timeoutHolds(until: string | null | undefined, now: number): boolean {
+  if (!until) return false;
+  const ends = Date.parse(until);
+  return Number.isFinite(ends) && ends > now;
+}
+
+/** Whether a timeout takes the member's rights now: timed out, and neither the owner nor an Administrator. */
+export function timeoutLimits(guild: GuildAuthority, member: MemberRoles): boolean {
+  return (
+    member.timedOut === true && (serverPermissions(guild, member) & PermissionFlagsBits.Administrator) === 0n
+  );
 }
 
 /** A channel's permission overwrite: for a role (@everyone's id is the server's) or for one member. */
@@ -82,12 +105,13 @@ export function permissionsHoldRight(server: { permissions: bigint; owner: boole
   return (server.permissions & flag) === flag;
 }
 
-/** The member's permissions in the server, from their roles (no channel's overwrites). */
+/** The member's permissions in the server, from their roles (no channel's overwrites) and a timeout. */
 export function serverPermissions(guild: GuildAuthority, member: MemberRoles): bigint {
   if (member.userId === guild.ownerId) return ALL_PERMISSIONS;
   let permissions = guild.roles.get(guild.guildId)?.permissions ?? 0n;
   for (const roleId of member.roleIds) permissions |= guild.roles.get(roleId)?.permissions ?? 0n;
-  return (permissions & PermissionFlagsBits.Administrator) !== 0n ? ALL_PERMISSIONS : permissions;
+  if ((permissions & PermissionFlagsBits.Administrator) !== 0n) return ALL_PERMISSIONS;
+  return member.timedOut === true ? permissions & TIMED_OUT_PERMISSIONS : permissions;
 }
 
 /** Whether the member holds the right at server level. */
@@ -96,12 +120,16 @@ export function holdsRight(guild: GuildAuthority, member: MemberRoles, right: Ri
   return (serverPermissions(guild, member) & flag) === flag;
 }
 
-/** What the member may hand out by hand: owners and administrators anything, others below their highest role. */
+/**
+ * What the member may hand out by hand: owners and administrators anything, others below their highest
+ * role, and a timed-out member nothing.
+ */
 export function handOutRights(guild: GuildAuthority, member: MemberRoles): InvokerRights {
   const bypass =
     member.userId === guild.ownerId ||
     (serverPermissions(guild, member) & PermissionFlagsBits.Administrator) !== 0n;
   let highestPosition = 0;
+  if (!bypass && member.timedOut === true) return { bypass, highestPosition };
   for (const roleId of member.roleIds) {
     const role = roleId === guild.guildId ? undefined : guild.roles.get(roleId);
     if (role && role.position > highestPosition) highestPosition = role.position;
@@ -157,5 +185,5 @@ export function channelPermissions(
   permissions = (permissions & ~deny) | allow;
   const own = overwrites.find((o) => o.type === OverwriteType.Member && o.id === member.userId);
   if (own) permissions = (permissions & ~own.deny) | own.allow;
-  return permissions;
+  return member.timedOut === true ? permissions & TIMED_OUT_PERMISSIONS : permissions;
 }

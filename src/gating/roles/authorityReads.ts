@@ -20,9 +20,13 @@ export function guildAuthorityOf(guild: Guild): GuildAuthority {
   return { guildId: guild.id, ownerId: guild.ownerId, roles };
 }
 
-/** A member's server-level roles, from discord.js (its role cache lists them). */
+/** A member's server-level roles, from discord.js (its role cache lists them), and whether a timeout holds now. */
 export function memberRolesOf(member: GuildMember): MemberRoles {
-  return { userId: member.id, roleIds: [...member.roles.cache.keys()] };
+  return {
+    userId: member.id,
+    roleIds: [...member.roles.cache.keys()],
+    timedOut: member.isCommunicationDisabled(),
+  };
 }
 
 /** A guild channel's permission overwrites (a thread has none of its own: its parent's apply). */

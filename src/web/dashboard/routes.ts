@@ -40,7 +40,7 @@ import type { AuditCursor, AuditFilter, GatingStore, StoredGuildAuthority } from
 import { CSV_BOM, csvRow } from '../../text/csv.ts';
 import type { WebLimiters } from '../limits.ts';
 import { requestLocale } from '../locale.ts';
-import { AUDIT_KINDS, type AuditFilterForm, renderAudit } from '../pages/dashboardAudit.ts';
+import { renderAudit } from '../pages/dashboardAudit.ts';
 import type { DashboardFrame, GuildPage } from '../pages/dashboardDocument.ts';
 import { renderOverview } from '../pages/dashboardOverview.ts';
 import {
@@ -57,6 +57,7 @@ import { createFormats, type DashboardNames, type Formats, notice } from '../pag
 import { type RuleForm, renderRules, ruleOutcome } from '../pages/dashboardRules.ts';
 import { text } from '../pages/words.ts';
 import { publicPath, redirect, sendHtml, type WebLogger } from '../responses.ts';
+import { auditFilterOf, USER_ID } from './auditFilter.ts';
 import { currentViewer, dashboardGuilds, RIGHTS_MAX_AGE_MS, type RightsOptions } from './rights.ts';
 import {
   clearSession,
@@ -74,6 +75,7 @@ import {
   stateCookie,
   writeSession,
 } from './session.ts';
+import { type Standing, ViewerStandings } from './standing.ts';
 
 /** What the app needs to serve the dashboard (the store and limits come from the app). */
 export interface DashboardSetup {
@@ -96,8 +98,6 @@ export interface DashboardRouteOptions extends DashboardSetup {
 }
 
 const GUILD_ID = /^\d{17,20}$/;
-const USER_ID = /^\d{17,20}$/;
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const CURSOR = /^(\d{1,16})\.(\d{1,16})$/;
 const ICON = /^(a_)?[0-9a-f]{32}$/;
 const CDN = 'https://cdn.discordapp.com';
@@ -105,7 +105,12 @@ const MAX_FORM_BYTES = 4_096;
 const MAX_CODE_LENGTH = 512;
 const MAX_VALUE = 40;
 const MAX_RULE_OPTION = 120;
-const DAY_MS = 86_400_000;
+/** The page for each standing that shows nothing (a timeout says so; no rights reads as no such server). */
+const STANDING_REFUSALS = {
+  no_rights: [404, 'notFound'],
+  timed_out: [403, 'timedOut'],
+  no_answer: [503, 'noAnswer'],
+} as const satisfies Record<Exclude<Standing, 'allowed'>, [number, DashboardMessage]>;
 const PAGES: readonly GuildPage[] = ['', '/rules', '/exemptions', '/held', '/audit', '/health'];
 
 interface GuildContext {
@@ -139,52 +144,10 @@ function returnPath(value: string | null | undefined): string {
   return PAGES.includes((match[2] ?? '') as GuildPage) ? value : '';
 }
 
-function dayStart(value: string): number | undefined {
-  const match = DATE.exec(value);
-  if (!match) return undefined;
-  const ms = Date.UTC(Number(match[1]), Number(match[2]) - 1, Number(match[3]));
-  const back = new Date(ms);
-  return back.getUTCDate() === Number(match[3]) && back.getUTCMonth() === Number(match[2]) - 1
-    ? ms
-    : undefined;
-}
-
 function cursorOf(value: string | null): AuditCursor | undefined | null {
   if (value === null || value === '') return undefined;
   const match = CURSOR.exec(value);
   return match ? { createdAt: Number(match[1]), id: Number(match[2]) } : null;
-}
-
-/** The filter a query asks for, or the key of what is wrong with it. */
-function auditFilterOf(
-  guildId: string,
-  query: URLSearchParams,
-): { form: AuditFilterForm; filter?: AuditFilter; error?: MessageKey } {
-  const form: AuditFilterForm = {
-    member: (query.get('member') ?? '').trim().slice(0, 40),
-    role: (query.get('role') ?? '').trim().slice(0, 40),
-    kind: (query.get('kind') ?? '').trim().slice(0, 40),
-    from: (query.get('from') ?? '').trim().slice(0, 20),
-    to: (query.get('to') ?? '').trim().slice(0, 20),
-  };
-  if (form.member !== '' && !USER_ID.test(form.member)) return { form, error: 'web.dashboard.bad.member' };
-  if (form.role !== '' && !USER_ID.test(form.role)) return { form, error: 'web.dashboard.bad.role' };
-  if (form.kind !== '' && !(form.kind in AUDIT_KINDS)) return { form, error: 'web.dashboard.bad.kind' };
-  const from = form.from === '' ? undefined : dayStart(form.from);
-  const to = form.to === '' ? undefined : dayStart(form.to);
-  if ((form.from !== '' && from === undefined) || (form.to !== '' && to === undefined))
-    return { form, error: 'web.dashboard.bad.date' };
-  return {
-    form,
-    filter: {
-      guildId,
-      ...(form.member ? { userId: form.member } : {}),
-      ...(form.role ? { roleId: form.role } : {}),
-      ...(form.kind ? { kind: form.kind } : {}),
-      ...(from === undefined ? {} : { from }),
-      ...(to === undefined ? {} : { to: to + DAY_MS }),
-    },
-  };
 }
 
 /** Registers every dashboard route on `app` (a scope with the cookie and form parsers). */
@@ -202,6 +165,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
     store: o.store,
     maxAgeMs: Math.min(o.rightsMaxAgeMs ?? RIGHTS_MAX_AGE_MS, RIGHTS_MAX_AGE_MS),
   };
+  const standings = new ViewerStandings({ operations: o.operations, maxAgeMs: rights.maxAgeMs, now: o.now });
 
   const send = (reply: FastifyReply, status: number, locale: string, render: (nonce: string) => string) =>
     sendHtml(reply.header('referrer-policy', 'same-origin'), status, render, {
@@ -418,6 +382,12 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
             'dashboard: server not in the account’s list',
           );
         return message(reply, 404, locale, 'notFound', { session });
+      }
+      const standing = await standings.of(guildId, session.userId);
+      if (standing !== 'allowed') {
+        o.logger.info({ route: url, userId: session.userId, guildId, standing }, 'dashboard: no rights now');
+        const [status, what] = STANDING_REFUSALS[standing];
+        return message(reply, status, locale, what, { session });
       }
       if (method === 'POST') {
         const wait = await o.limits.dashboardChanges(request, session.userId);

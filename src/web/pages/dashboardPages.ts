@@ -67,7 +67,9 @@ export type DashboardMessage =
   | 'badState'
   | 'tooManySignIns'
   | 'signedOutDone'
-  | 'tooManyChanges';
+  | 'tooManyChanges'
+  | 'timedOut'
+  | 'noAnswer';
 
 const MESSAGES: Record<DashboardMessage, [MessageKey, MessageKey]> = {
   signedOut: ['web.dashboard.error.signedOutTitle', 'web.dashboard.error.signedOut'],
@@ -81,6 +83,8 @@ const MESSAGES: Record<DashboardMessage, [MessageKey, MessageKey]> = {
   tooManySignIns: ['web.signIn.title.tooMany', 'web.linkedRole.tooManySignIns'],
   signedOutDone: ['web.dashboard.signedOutTitle', 'web.dashboard.signedOut'],
   tooManyChanges: ['web.dashboard.error.tooManyTitle', 'web.dashboard.error.tooMany'],
+  timedOut: ['web.dashboard.error.timedOutTitle', 'web.dashboard.error.timedOut'],
+  noAnswer: ['web.dashboard.error.noAnswerTitle', 'web.dashboard.error.noAnswer'],
 };
 
 /** A page that says why nothing is shown; `signIn` links to a fresh sign-in (returning to `next`). */

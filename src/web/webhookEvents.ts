@@ -107,8 +107,13 @@ export class WebhookEventReceiver {
       Number(timestamp),
       now,
     );
-    if (!first) {
-      this.#o.logger.warn({ route: WEBHOOK_EVENTS_PATH }, 'webhook event already acted on: ignored');
+    if (first !== true) {
+      this.#o.logger.warn(
+        { route: WEBHOOK_EVENTS_PATH },
+        first === false
+          ? 'webhook event already acted on: ignored'
+          : 'webhook event ignored: the replicas were restoring the shared deliveries acted on',
+      );
       return reply;
     }
     if (parsed.data.application_id !== this.#o.applicationId) {

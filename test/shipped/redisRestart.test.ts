@@ -132,6 +132,12 @@ describe('npm start: two web replicas across a Redis killed and started again em
       expect(each.at(-1)).toBe(401);
       expect(each.filter((status) => status !== 503)).toEqual([401]);
     }
+    // Sent while the replicas were writing back: at least the first were told to wait, not answered.
+    expect(statuses.some((each) => each[0] === 503)).toBe(true);
+    const refusedForNow = [a, b].flatMap(({ bot }) =>
+      bot.logLines().filter((l) => String(l.msg).startsWith('interaction refused for now')),
+    );
+    expect(refusedForNow.length).toBeGreaterThan(0);
     for (const result of [...byA, ...byB]) expect(answersTo(result)).toBe(1);
     expect(
       b.bot.logLines().filter((l) => l.msg === 'interaction delivery refused' && l.refusal === 'replayed'),

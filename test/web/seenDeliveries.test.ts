@@ -21,6 +21,14 @@ const NOW = 1_800_000_000_000;
 const NOW_S = NOW / 1_000;
 const id = (n: number) => String(1_300_000_000_000_000_000n + BigInt(n));
 
+/** A logger that keeps each line's level and message. */
+function recordingLogger() {
+  const logs: { level: string; msg?: string }[] = [];
+  const line = (level: string) => (_obj: object, msg?: string) =>
+    void logs.push({ level, ...(msg ? { msg } : {}) });
+  return { logs, logger: { info: line('info'), warn: line('warn'), error: line('error') } };
+}
+
 describe('SeenDeliveries (one process)', () => {
   it('acts on a delivery once', () => {
     const seen = new SeenDeliveries();
@@ -64,12 +72,7 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
   const prefix = `test-deliveries-${randomUUID()}:`;
   let admin: Redis;
   const clients: Redis[] = [];
-  const logs: { level: string; msg?: string }[] = [];
-  const logger = {
-    info: (_obj: object, msg?: string) => void logs.push({ level: 'info', ...(msg ? { msg } : {}) }),
-    warn: (_obj: object, msg?: string) => void logs.push({ level: 'warn', ...(msg ? { msg } : {}) }),
-    error: (_obj: object, msg?: string) => void logs.push({ level: 'error', ...(msg ? { msg } : {}) }),
-  };
+  const { logs, logger } = recordingLogger();
   const replica = async (url = REDIS_URL) => {
     const redis = createRedisClient(url);
     clients.push(redis);
@@ -170,12 +173,7 @@ describe('SharedDeliveries when Redis comes back empty (a redis-server of its ow
   let own: OwnRedis;
   const clients: Redis[] = [];
   const ledgers: SharedDeliveries[] = [];
-  const logs: { level: string; msg?: string }[] = [];
-  const logger = {
-    info: (_obj: object, msg?: string) => void logs.push({ level: 'info', ...(msg ? { msg } : {}) }),
-    warn: (_obj: object, msg?: string) => void logs.push({ level: 'warn', ...(msg ? { msg } : {}) }),
-    error: (_obj: object, msg?: string) => void logs.push({ level: 'error', ...(msg ? { msg } : {}) }),
-  };
+  const { logs, logger } = recordingLogger();
   const client = async () => {
     const redis = createRedisClient(own.url);
     clients.push(redis);

@@ -95,11 +95,15 @@ describe('the Webhook Events endpoint', () => {
   let logs: string[];
   let clock: { t: number };
   let failForget: boolean;
+  /** The shared set being restored after Redis came back empty: no delivery can be judged. */
+  let restoring: boolean;
 
   beforeEach(async () => {
     forgotten = [];
     logs = [];
     failForget = false;
+    restoring = false;
+    const seen = new SeenDeliveries();
     clock = { t: NOW_S * 1_000 };
     const capture = (obj: object, msg?: string) => logs.push(JSON.stringify({ ...obj, msg }));
     const receiver = new WebhookEventReceiver({
@@ -116,7 +120,10 @@ describe('the Webhook Events endpoint', () => {
       now: () => clock.t,
       guards: {
         refusals: { wait: async () => undefined, count: async () => {} },
-        ledger: new SeenDeliveries(),
+        ledger: {
+          firstSighting: (key, second, now) =>
+            restoring ? Promise.resolve('unjudged' as const) : seen.firstSighting(key, second, now),
+        },
         budget: new BytesInFlight(),
       },
     });
@@ -149,6 +156,16 @@ describe('the Webhook Events endpoint', () => {
     expect((await sendSigned(body)).status).toBe(204);
     await settle();
     expect(forgotten).toHaveLength(1);
+  });
+
+  it('an event that cannot be judged while the replicas restore the shared set is acknowledged and not acted on', async () => {
+    restoring = true;
+    expect((await sendSigned(deauthorization())).status).toBe(204);
+    await settle();
+    expect(forgotten).toEqual([]);
+    expect(logs.filter((l) => l.includes('webhook event ignored: the replicas were restoring'))).toHaveLength(
+      1,
+    );
   });
 
   it('refuses an event signed with another key (a forgery) with 401 and forgets no one', async () => {

@@ -8,7 +8,12 @@ import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { type OwnRedis, startOwnRedis } from '../../fakes/redisServer.ts';
-import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
+import {
+  closeRedisClient,
+  createRedisClient,
+  RECONNECT_MAX_MS,
+  untilRedisReady,
+} from '../../src/cache/redisStore.ts';
 import { MAX_SIGNATURE_AGE_MS } from '../../src/web/discordSignature.ts';
 import {
   REMEMBER_MARGIN_MS,
@@ -257,6 +262,17 @@ describe('SharedDeliveries when Redis comes back empty (a redis-server of its ow
     expect(answers).not.toContain(true);
     expect(answers.at(-1)).toBe(false);
     expect(await c.firstSighting(id(11), Math.floor(Date.now() / 1_000), Date.now())).toBe(true);
+  });
+
+  it('a client is back within about a second of Redis however long it was gone: what the 3 s of settling count on', async () => {
+    const redis = await client();
+    await own.kill();
+    // ioredis's own backoff would be at 1.6-3.2 s between attempts by now.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    await own.restart();
+    const started = performance.now();
+    await expect.poll(() => redis.status, { timeout: 5_000, interval: 20 }).toBe('ready');
+    expect(performance.now() - started).toBeLessThan(RECONNECT_MAX_MS + 500);
   });
 
   it('flushed without a reconnection: the replicas notice the marker gone and write back', async () => {

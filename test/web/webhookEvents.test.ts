@@ -95,14 +95,14 @@ describe('the Webhook Events endpoint', () => {
   let logs: string[];
   let clock: { t: number };
   let failForget: boolean;
-  /** The shared set being restored after Redis came back empty: no delivery can be judged. */
-  let restoring: boolean;
+  /** How many more times the ledger cannot judge (the shared set being restored after Redis came back empty). */
+  let unjudged: number;
 
   beforeEach(async () => {
     forgotten = [];
     logs = [];
     failForget = false;
-    restoring = false;
+    unjudged = 0;
     const seen = new SeenDeliveries();
     clock = { t: NOW_S * 1_000 };
     const capture = (obj: object, msg?: string) => logs.push(JSON.stringify({ ...obj, msg }));
@@ -122,7 +122,7 @@ describe('the Webhook Events endpoint', () => {
         refusals: { wait: async () => undefined, count: async () => {} },
         ledger: {
           firstSighting: (key, second, now) =>
-            restoring ? Promise.resolve('unjudged' as const) : seen.firstSighting(key, second, now),
+            unjudged-- > 0 ? Promise.resolve('unjudged' as const) : seen.firstSighting(key, second, now),
         },
         budget: new BytesInFlight(),
       },
@@ -158,14 +158,16 @@ describe('the Webhook Events endpoint', () => {
     expect(forgotten).toHaveLength(1);
   });
 
-  it('an event that cannot be judged while the replicas restore the shared set is acknowledged and not acted on', async () => {
-    restoring = true;
-    expect((await sendSigned(deauthorization())).status).toBe(204);
+  it('an event that cannot be judged at first, while the replicas restore the shared set, is asked about again and acted on once', async () => {
+    unjudged = 2;
+    const body = deauthorization();
+    expect((await sendSigned(body)).status).toBe(204);
     await settle();
-    expect(forgotten).toEqual([]);
-    expect(logs.filter((l) => l.includes('webhook event ignored: the replicas were restoring'))).toHaveLength(
-      1,
-    );
+    expect(forgotten).toEqual([{ userId: ALICE, at: Date.parse('2025-10-09T08:53:20Z') }]);
+    expect((await sendSigned(body)).status).toBe(204);
+    await settle();
+    expect(forgotten).toHaveLength(1);
+    expect(logs.filter((l) => l.includes('webhook event already acted on'))).toHaveLength(1);
   });
 
   it('refuses an event signed with another key (a forgery) with 401 and forgets no one', async () => {

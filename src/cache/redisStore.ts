@@ -22,16 +22,22 @@ const RELEASE_SCRIPT = `if redis.call('GET', KEYS[1]) == ARGV[1] then return red
 
 export const DEFAULT_REDIS_PREFIX = 'web3bio:';
 
+/** The longest wait between two reconnection attempts, ms. */
+export const RECONNECT_MAX_MS = 1_000;
+
 /**
  * Settings for a client the store creates. The cache must not wait on a dead Redis: with no offline
  * queue a command fails at once while disconnected, and a hung server fails a command after a second
- * instead of stalling the lookup. Reconnection keeps its default backoff.
+ * instead of stalling the lookup. Reconnection backs off as ioredis does (50 ms doubling) but to at most
+ * RECONNECT_MAX_MS, not ioredis's 5 s: every replica is back within a second of Redis, which bounds how
+ * long a Redis that returns empty holds deliveries (web/deliveryGenerations.ts).
  */
 const OWNED_CLIENT_OPTIONS = {
   enableOfflineQueue: false,
   commandTimeout: 1_000,
   connectTimeout: 2_000,
   maxRetriesPerRequest: 1,
+  retryStrategy: (times: number) => Math.min(50 * 2 ** (times - 1), RECONNECT_MAX_MS),
 } as const;
 
 /**

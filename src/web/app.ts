@@ -265,11 +265,13 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
   if (o.interactions || linked?.oauth.publicKey) {
     // One of each per process: both routes' bodies count against the same bytes, and a client's refusals
     // on either count against it on both.
+    const shared = o.redis
+      ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })
+      : undefined;
+    if (shared) app.addHook('onClose', async () => shared.close());
     const guards: DeliveryGuards = {
       refusals: limits.refusedDeliveries,
-      ledger: o.redis
-        ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })
-        : new SeenDeliveries(),
+      ledger: shared ?? new SeenDeliveries(),
       budget: new BytesInFlight(),
     };
     if (o.interactions) registerInteractions(app, o.interactions, guards, log);

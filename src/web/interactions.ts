@@ -142,11 +142,25 @@ function accept(request: FastifyRequest, reply: FastifyReply, receiver: Receiver
   else if (first === false) refuseDelivery(request, reply, gate, 'replayed');
   else
     first
-      .then((seenFirst) => {
-        if (seenFirst) act(raw as APIInteraction, reply, receiver);
-        else refuseDelivery(request, reply, gate, 'replayed');
+      .then((sighting) => {
+        if (sighting === true) act(raw as APIInteraction, reply, receiver);
+        else if (sighting === false) refuseDelivery(request, reply, gate, 'replayed');
+        else unjudged(reply, receiver.logger);
       })
       .catch(failed(reply));
+}
+
+/**
+ * A delivery that could not be judged while the replicas restore the shared set (Redis came back empty):
+ * neither acted on nor remembered, and not counted against the sender (Discord sent it); 503, so that
+ * the same delivery sent again once the set is whole is judged then.
+ */
+function unjudged(reply: FastifyReply, logger: WebLogger): void {
+  logger.warn(
+    { route: INTERACTIONS_PATH },
+    'interaction refused for now: the replicas are restoring the shared deliveries acted on',
+  );
+  sendJson(reply.header('retry-after', '1'), 503, { error: 'restoring replay protection' });
 }
 
 /** Answers PING, and hands the rest to the router. */

@@ -20,6 +20,7 @@ import {
 import { header, parseJson, verifySignature } from './discordSignature.ts';
 import type { WebLimiters } from './limits.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
+import type { DeliveryLedger, Sighting } from './seenDeliveries.ts';
 
 export const WEBHOOK_EVENTS_PATH = '/discord/events';
 /** Discord's events carry a user or an entitlement at most; a larger body is not Discord's. */
@@ -102,13 +103,19 @@ export class WebhookEventReceiver {
     // Discord wants the acknowledgement within 3 seconds; the work happens after it. An event carries
     // no id of its own: its signature (lower-cased, as hex is read either way) names it.
     reply.code(204).send();
-    const first = await this.#o.guards.ledger.firstSighting(
+    const first = await judged(
+      this.#o.guards.ledger,
       `event:${signature.toLowerCase()}`,
       Number(timestamp),
-      now,
+      this.#o.now,
     );
-    if (!first) {
-      this.#o.logger.warn({ route: WEBHOOK_EVENTS_PATH }, 'webhook event already acted on: ignored');
+    if (first !== true) {
+      this.#o.logger.warn(
+        { route: WEBHOOK_EVENTS_PATH },
+        first === false
+          ? 'webhook event already acted on: ignored'
+          : 'webhook event ignored: the replicas were restoring the shared deliveries acted on',
+      );
       return reply;
     }
     if (parsed.data.application_id !== this.#o.applicationId) {
@@ -132,6 +139,27 @@ export class WebhookEventReceiver {
     if (!(await this.#o.service.forgetDeauthorized(userId, at)))
       this.#o.logger.info({ userId }, 'member deauthorized the app; no stored connection older than that');
   }
+}
+
+/** How long an acknowledged event may wait to be judged while the replicas restore the shared set, ms. */
+const EVENT_JUDGE_MS = 30_000;
+
+/**
+ * Whether the event is seen for the first time. It was acknowledged already, so while the replicas
+ * restore the shared set (Redis came back empty) it is not dropped but asked about again (each answer
+ * 'unjudged' comes after the ledger held it a while), for up to EVENT_JUDGE_MS.
+ */
+async function judged(
+  ledger: DeliveryLedger,
+  key: string,
+  timestampSeconds: number,
+  now: () => number,
+): Promise<Sighting> {
+  const until = performance.now() + EVENT_JUDGE_MS;
+  let sighting = await ledger.firstSighting(key, timestampSeconds, now());
+  while (sighting === 'unjudged' && performance.now() < until)
+    sighting = await ledger.firstSighting(key, timestampSeconds, now());
+  return sighting;
 }
 
 /** When the event happened: Discord's ISO 8601 timestamp (UTC, often without a zone), else now. */

@@ -1,18 +1,38 @@
 /**
  * The deliveries acted on: this process's set (kept for the whole window, however many deliveries pass),
- * and the set shared through the real Redis by every replica, including what happens while Redis is gone.
+ * and the set shared through the real Redis by every replica, including what happens while Redis is gone
+ * and when it comes back empty (a Redis of the test's own, killed and started again).
  */
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
-import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
+import { type OwnRedis, startOwnRedis } from '../../fakes/redisServer.ts';
+import {
+  closeRedisClient,
+  createRedisClient,
+  RECONNECT_MAX_MS,
+  untilRedisReady,
+} from '../../src/cache/redisStore.ts';
 import { MAX_SIGNATURE_AGE_MS } from '../../src/web/discordSignature.ts';
-import { REMEMBER_MARGIN_MS, SeenDeliveries, SharedDeliveries } from '../../src/web/seenDeliveries.ts';
+import {
+  REMEMBER_MARGIN_MS,
+  SeenDeliveries,
+  SharedDeliveries,
+  type Sighting,
+} from '../../src/web/seenDeliveries.ts';
 
 const NOW = 1_800_000_000_000;
 const NOW_S = NOW / 1_000;
 const id = (n: number) => String(1_300_000_000_000_000_000n + BigInt(n));
+
+/** A logger that keeps each line's level and message. */
+function recordingLogger() {
+  const logs: { level: string; msg?: string }[] = [];
+  const line = (level: string) => (_obj: object, msg?: string) =>
+    void logs.push({ level, ...(msg ? { msg } : {}) });
+  return { logs, logger: { info: line('info'), warn: line('warn'), error: line('error') } };
+}
 
 describe('SeenDeliveries (one process)', () => {
   it('acts on a delivery once', () => {
@@ -57,12 +77,7 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
   const prefix = `test-deliveries-${randomUUID()}:`;
   let admin: Redis;
   const clients: Redis[] = [];
-  const logs: { level: string; msg?: string }[] = [];
-  const logger = {
-    info: (_obj: object, msg?: string) => void logs.push({ level: 'info', ...(msg ? { msg } : {}) }),
-    warn: (_obj: object, msg?: string) => void logs.push({ level: 'warn', ...(msg ? { msg } : {}) }),
-    error: (_obj: object, msg?: string) => void logs.push({ level: 'error', ...(msg ? { msg } : {}) }),
-  };
+  const { logs, logger } = recordingLogger();
   const replica = async (url = REDIS_URL) => {
     const redis = createRedisClient(url);
     clients.push(redis);
@@ -100,7 +115,8 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
     const claim = named.claimDeliveries.bind(named);
     const calls: number[] = [];
     named.claimDeliveries = (...args) => {
-      calls.push(Number(args[0]));
+      // Its keys: the generation marker, the holds, then one per delivery.
+      calls.push(Number(args[0]) - 2);
       return claim(...args);
     };
     const now = Date.now();
@@ -154,5 +170,120 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
       'warn Redis unreachable',
       'info Redis reachable again',
     ]);
+  });
+});
+
+describe('SharedDeliveries when Redis comes back empty (a redis-server of its own, no persistence)', () => {
+  const prefix = 'bot:';
+  let own: OwnRedis;
+  const clients: Redis[] = [];
+  const ledgers: SharedDeliveries[] = [];
+  const { logs, logger } = recordingLogger();
+  const client = async () => {
+    const redis = createRedisClient(own.url);
+    clients.push(redis);
+    await untilRedisReady(redis);
+    return redis;
+  };
+  const replica = async () => {
+    const ledger = new SharedDeliveries({ redis: await client(), prefix, logger });
+    ledgers.push(ledger);
+    return ledger;
+  };
+  const reconnected = () =>
+    expect.poll(() => clients.map((c) => c.status), { timeout: 10_000 }).toEqual(clients.map(() => 'ready'));
+  /** Sends the delivery until it is judged (acted on or refused as seen): every answer, in order. */
+  const untilJudged = async (ledger: SharedDeliveries, key: string, stamp: number) => {
+    const answers: Sighting[] = [];
+    const deadline = Date.now() + 20_000;
+    do answers.push(await ledger.firstSighting(key, stamp, Date.now()));
+    while (answers.at(-1) === 'unjudged' && Date.now() < deadline);
+    return answers;
+  };
+  /** Acted on: a Redis started moments ago holds the first deliveries while a new generation settles. */
+  const actedOn = async (ledger: SharedDeliveries, key: string, stamp: number) =>
+    expect((await untilJudged(ledger, key, stamp)).filter((answer) => answer !== 'unjudged')).toEqual([true]);
+
+  beforeAll(async () => {
+    own = await startOwnRedis();
+  });
+  afterAll(async () => {
+    for (const ledger of ledgers) ledger.close();
+    for (const c of clients) await closeRedisClient(c);
+    await own?.close();
+  });
+
+  it('killed and started again empty: what each replica acted on (during the outage too) is written back, and no replay to the other replica is acted on again; a new delivery is', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const stamp = Math.floor(Date.now() / 1_000) - 10;
+    await actedOn(a, id(1), stamp);
+    await actedOn(a, id(2), stamp);
+    await actedOn(b, id(3), stamp);
+    await own.kill();
+    // While Redis is gone, a judges by its own set: acted on, and remembered.
+    expect(await a.firstSighting(id(4), stamp, Date.now())).toBe(true);
+    await own.restart();
+    await reconnected();
+    // At once, the captured deliveries to the replica that never saw them, and a new one.
+    const [one, two, three, four, fresh] = await Promise.all([
+      untilJudged(b, id(1), stamp),
+      untilJudged(b, id(2), stamp),
+      untilJudged(a, id(3), stamp),
+      untilJudged(b, id(4), stamp),
+      untilJudged(b, id(5), Math.floor(Date.now() / 1_000)),
+    ]);
+    for (const answers of [one, two, three, four]) {
+      expect(answers).not.toContain(true);
+      expect(answers.at(-1)).toBe(false);
+    }
+    // The new one waited while the replicas wrote back (refused for now, and forgotten), then was acted on.
+    expect(fresh[0]).toBe('unjudged');
+    expect(fresh.at(-1)).toBe(true);
+    expect(fresh.filter((answer) => answer !== 'unjudged')).toEqual([true]);
+    expect(await a.firstSighting(id(5), Math.floor(Date.now() / 1_000), Date.now())).toBe(false);
+    // Written back with the time each had left, not a new window.
+    const admin = await client();
+    const ttl = await admin.pttl(`${prefix}delivery:${id(1)}`);
+    const left = stamp * 1_000 + MAX_SIGNATURE_AGE_MS - Date.now() + REMEMBER_MARGIN_MS;
+    expect(ttl).toBeGreaterThan(left - 5_000);
+    expect(ttl).toBeLessThanOrEqual(left + 1_000);
+    expect(logs.filter((l) => l.msg?.startsWith('Redis lost the shared deliveries'))).toHaveLength(2);
+  });
+
+  it('a replica started while Redis was down (it remembers nothing) waits for the others to write back', async () => {
+    const a = await replica();
+    const stamp = Math.floor(Date.now() / 1_000) - 10;
+    await actedOn(a, id(10), stamp);
+    await own.kill();
+    const starting = replica();
+    await own.restart();
+    const c = await starting;
+    const answers = await untilJudged(c, id(10), stamp);
+    expect(answers).not.toContain(true);
+    expect(answers.at(-1)).toBe(false);
+    expect(await c.firstSighting(id(11), Math.floor(Date.now() / 1_000), Date.now())).toBe(true);
+  });
+
+  it('a client is back within about a second of Redis however long it was gone: what the 3 s of settling count on', async () => {
+    const redis = await client();
+    await own.kill();
+    // ioredis's own backoff would be at 1.6-3.2 s between attempts by now.
+    await new Promise((resolve) => setTimeout(resolve, 5_000));
+    await own.restart();
+    const started = performance.now();
+    await expect.poll(() => redis.status, { timeout: 5_000, interval: 20 }).toBe('ready');
+    expect(performance.now() - started).toBeLessThan(RECONNECT_MAX_MS + 500);
+  });
+
+  it('flushed without a reconnection: the replicas notice the marker gone and write back', async () => {
+    const [a, b] = [await replica(), await replica()];
+    const stamp = Math.floor(Date.now() / 1_000) - 10;
+    await actedOn(a, id(20), stamp);
+    const admin = await client();
+    await admin.flushall();
+    const answers = await untilJudged(b, id(20), stamp);
+    expect(answers).not.toContain(true);
+    expect(answers.at(-1)).toBe(false);
+    expect(await admin.exists(`${prefix}delivery:${id(20)}`)).toBe(1);
   });
 });

@@ -95,11 +95,15 @@ describe('the Webhook Events endpoint', () => {
   let logs: string[];
   let clock: { t: number };
   let failForget: boolean;
+  /** How many more times the ledger cannot judge (the shared set being restored after Redis came back empty). */
+  let unjudged: number;
 
   beforeEach(async () => {
     forgotten = [];
     logs = [];
     failForget = false;
+    unjudged = 0;
+    const seen = new SeenDeliveries();
     clock = { t: NOW_S * 1_000 };
     const capture = (obj: object, msg?: string) => logs.push(JSON.stringify({ ...obj, msg }));
     const receiver = new WebhookEventReceiver({
@@ -116,7 +120,10 @@ describe('the Webhook Events endpoint', () => {
       now: () => clock.t,
       guards: {
         refusals: { wait: async () => undefined, count: async () => {} },
-        ledger: new SeenDeliveries(),
+        ledger: {
+          firstSighting: (key, second, now) =>
+            unjudged-- > 0 ? Promise.resolve('unjudged' as const) : seen.firstSighting(key, second, now),
+        },
         budget: new BytesInFlight(),
       },
     });
@@ -149,6 +156,18 @@ describe('the Webhook Events endpoint', () => {
     expect((await sendSigned(body)).status).toBe(204);
     await settle();
     expect(forgotten).toHaveLength(1);
+  });
+
+  it('an event that cannot be judged at first, while the replicas restore the shared set, is asked about again and acted on once', async () => {
+    unjudged = 2;
+    const body = deauthorization();
+    expect((await sendSigned(body)).status).toBe(204);
+    await settle();
+    expect(forgotten).toEqual([{ userId: ALICE, at: Date.parse('2025-10-09T08:53:20Z') }]);
+    expect((await sendSigned(body)).status).toBe(204);
+    await settle();
+    expect(forgotten).toHaveLength(1);
+    expect(logs.filter((l) => l.includes('webhook event already acted on'))).toHaveLength(1);
   });
 
   it('refuses an event signed with another key (a forgery) with 401 and forgets no one', async () => {

@@ -1,4 +1,5 @@
 import type { Dialect, SqlDriver } from './sql.ts';
+import { DASHBOARD_SIGN_OUTS_MIGRATION } from './sqlDashboardSignOuts.ts';
 
 /** One schema step. `sql` is written once; dialect differences come in through `d.types`. */
 export interface Migration {
@@ -436,6 +437,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_events_by_member_role ON audit_events (guild_id, user_id, role_id, created_at, id);
     `,
   },
+  DASHBOARD_SIGN_OUTS_MIGRATION,
 ];
 
 /**

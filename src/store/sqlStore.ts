@@ -1,6 +1,7 @@
 import type { Row, SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
 import { createSqlDashboard } from './sqlDashboard.ts';
+import { createSqlDashboardSignOuts } from './sqlDashboardSignOuts.ts';
 import { createSqlDueChecks, dueNoLaterThan } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
 import { createSqlFarcasterFlows } from './sqlFarcasterFlows.ts';
@@ -194,6 +195,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlDueChecks(driver),
     ...createSqlGuildAuthority(driver, { now, rows: mappers }),
     ...createSqlDashboard(driver, { now, leaseMs, rows: mappers }),
+    ...createSqlDashboardSignOuts(driver),
     ...createSqlFarcasterFlows(driver, now),
 
     async getGuildSettings(guildId) {

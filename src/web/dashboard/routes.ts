@@ -18,7 +18,6 @@ import {
   isOAuthState,
   newOAuthState,
   oauthErrorSummary,
-  revokeToken,
   safeEqual,
 } from '../../discord/oauth.ts';
 import {
@@ -57,7 +56,7 @@ import { createFormats, type DashboardNames, type Formats, notice } from '../pag
 import { type RuleForm, renderRules, ruleOutcome } from '../pages/dashboardRules.ts';
 import { text } from '../pages/words.ts';
 import { publicPath, redirect, sendHtml, type WebLogger } from '../responses.ts';
-import { currentViewer, dashboardGuilds, RIGHTS_MAX_AGE_MS, type RightsOptions } from './rights.ts';
+import { dashboardGuilds, RIGHTS_MAX_AGE_MS, type RightsOptions } from './rights.ts';
 import {
   clearSession,
   clearStateCookie,
@@ -68,12 +67,14 @@ import {
   isCsrfToken,
   isSameOrigin,
   newSessionId,
+  readSession,
   SESSION_MS,
   STATE_MS,
   setStateCookie,
   stateCookie,
   writeSession,
 } from './session.ts';
+import { liveViewer, type SignOutOptions, signOut } from './signOut.ts';
 
 /** What the app needs to serve the dashboard (the store and limits come from the app). */
 export interface DashboardSetup {
@@ -202,6 +203,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
     store: o.store,
     maxAgeMs: Math.min(o.rightsMaxAgeMs ?? RIGHTS_MAX_AGE_MS, RIGHTS_MAX_AGE_MS),
   };
+  const ends: SignOutOptions = { rights, oauth: o.oauth, store: o.store, logger: o.logger };
 
   const send = (reply: FastifyReply, status: number, locale: string, render: (nonce: string) => string) =>
     sendHtml(reply.header('referrer-policy', 'same-origin'), status, render, {
@@ -265,7 +267,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
   }
 
   app.get(DASHBOARD_PATH, async (request, reply) => {
-    const viewer = await currentViewer(rights, request, reply);
+    const viewer = await liveViewer(ends, request, reply);
     const query = new URL(request.url, 'http://dashboard.invalid').searchParams;
     if (viewer.kind === 'signed_out' || viewer.kind === 'ended') {
       if (viewer.kind === 'ended') clearSession(rights, reply);
@@ -344,9 +346,8 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
   });
 
   app.post(`${DASHBOARD_PATH}/sign-out`, { bodyLimit: MAX_FORM_BYTES }, async (request, reply) => {
-    const locale = requestLocale(request);
-    const viewer = await currentViewer(rights, request, reply);
-    const session = viewer.kind === 'ok' ? viewer.session : undefined;
+    // The cookie alone says who signs out: Discord down or not, the session ends (signOut.ts).
+    const session = readSession(rights, request);
     if (
       !isSameOrigin(publicUrl, request) ||
       !session ||
@@ -356,17 +357,9 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
         { route: 'sign-out' },
         'dashboard request refused: not from this site or no valid CSRF token',
       );
-      return message(reply, 403, locale, 'forbidden');
+      return message(reply, 403, requestLocale(request), 'forbidden');
     }
-    clearSession(rights, reply);
-    // The cookie is gone from this browser; the token it sealed stops working at Discord too (a copy of
-    // the cookie taken earlier opens nothing). Discord down: the token still expires with the session.
-    await revokeToken(o.oauth, session.token).catch((error: unknown) =>
-      o.logger.warn(
-        { err: oauthErrorSummary(error) },
-        'dashboard sign-out: Discord did not revoke the token',
-      ),
-    );
+    await signOut(ends, session, reply);
     return message(reply, 200, requestLocale(request, session.locale), 'signedOutDone');
   });
 
@@ -389,7 +382,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
         o.logger.warn({ route: url }, 'dashboard request refused: not from this site');
         return message(reply, 403, browserLocale, 'forbidden');
       }
-      const viewer = await currentViewer(rights, request, reply);
+      const viewer = await liveViewer(ends, request, reply);
       const next = `/${guildId}${page}`;
       if (viewer.kind === 'signed_out')
         return message(reply, 403, browserLocale, 'signedOut', { next: GUILD_ID.test(guildId) ? next : '' });

@@ -1,7 +1,6 @@
 import type { Row, SqlDriver, SqlExecutor } from './sql.ts';
 import { createSqlAuditEvents } from './sqlAuditEvents.ts';
 import { createSqlDashboard } from './sqlDashboard.ts';
-import { createSqlDashboardSignOuts } from './sqlDashboardSignOuts.ts';
 import { createSqlDueChecks, dueNoLaterThan } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
 import { createSqlFarcasterFlows } from './sqlFarcasterFlows.ts';
@@ -195,7 +194,6 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlDueChecks(driver),
     ...createSqlGuildAuthority(driver, { now, rows: mappers }),
     ...createSqlDashboard(driver, { now, leaseMs, rows: mappers }),
-    ...createSqlDashboardSignOuts(driver),
     ...createSqlFarcasterFlows(driver, now),
 
     async getGuildSettings(guildId) {

@@ -5,35 +5,27 @@
  * buffers took before the close, never the whole answer. The honest control: the same relay answering
  * normally opens the channel and the member proves the FID.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   approveAs,
   browserAs,
-  type FarcasterGating,
   farcasterAccount,
+  farcasterGatingPerTest,
   farcasterLinkOf,
   pageUntil,
-  startFarcasterGating,
   startOnPage,
   titleOf,
 } from './farcasterHarness.ts';
-import { closeGating, hasRole, waitFor } from './gatingHarness.ts';
+import { hasRole, waitFor } from './gatingHarness.ts';
 import { ALICE, visibleMessage } from './harness.ts';
 
-let current: FarcasterGating | undefined;
-afterEach(async () => {
-  current?.relay.setMode('up');
-  await current?.close();
-  current = undefined;
-  await closeGating();
-});
+const start = farcasterGatingPerTest();
 
 const FLOOD = 256 * 1024 * 1024;
 
 describe('a Farcaster relay answering more than 64 KiB', () => {
   it('is cut off while read: the page says the relay did not answer, and most of the answer was never sent', async () => {
-    current = await startFarcasterGating();
-    const f = current;
+    const f = await start();
     const alice = farcasterAccount(f, 'alice', 88);
     const link = farcasterLinkOf(
       visibleMessage(await f.g.h.run('verify', { identity: 'alice.farcaster' }, { userId: ALICE })),

@@ -5,7 +5,7 @@
  * sender, opened by the victim) opens nothing: no channel, no approval, no FID for the sender. Next to
  * it, the honest control with the secret: the page opens for its member and for no one else.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { FARCASTER_NEEDS_DISCORD_SIGN_IN } from '../../src/app/gatingSetup.ts';
 import { createFarcasterFlow } from '../../src/gating/proofs/farcasterSignIn.ts';
 import { TestBrowser } from '../testBrowser.ts';
@@ -13,25 +13,15 @@ import {
   browserAs,
   type FarcasterGating,
   farcasterAccount,
+  farcasterGatingPerTest,
   farcasterLinkOf,
-  startFarcasterGating,
   startOnPage,
   titleOf,
 } from './farcasterHarness.ts';
-import { closeGating, hasRole, PUBLIC_URL, seen } from './gatingHarness.ts';
+import { hasRole, PUBLIC_URL, seen } from './gatingHarness.ts';
 import { ALICE, BOB, visibleMessage } from './harness.ts';
 
-let current: FarcasterGating | undefined;
-afterEach(async () => {
-  await current?.close();
-  current = undefined;
-  await closeGating();
-});
-
-async function start(env: Record<string, string> = {}): Promise<FarcasterGating> {
-  current = await startFarcasterGating({ env });
-  return current;
-}
+const start = farcasterGatingPerTest();
 
 /** A flow for the victim's FID made for Bob, as /verify made one before Farcaster needed the sign-in. */
 async function bobsFlow(f: FarcasterGating): Promise<string> {

@@ -93,13 +93,19 @@ export interface FakeRelay {
   approve(token: string, approval: Approval): Promise<FakeChannel>;
   /** A channel already read and closed answers its completed status again (a replayed channel). */
   reopen(token: string): void;
-  /** `down`: every request answers 503; `hang`: requests get no answer until `up`; `up`: answers. */
-  setMode(mode: 'up' | 'down' | 'hang'): void;
+  /**
+   * `down`: every request answers 503; `hang`: requests get no answer until `up`; `flood`: every request
+   * answers 200 with a 256 MiB body, streamed as the reader takes it (see `floods`); `up`: answers.
+   */
+  setMode(mode: 'up' | 'down' | 'hang' | 'flood'): void;
+  /** Each flooded answer: the bytes written, whether the connection closed, and whether it all went. */
+  readonly floods: { bytes: number; closed: boolean; finished: boolean }[];
   /** The accounts the approval page offers. */
   setDemoAccounts(accounts: DemoAccount[]): void;
   close(): Promise<void>;
 }
 
+const FLOOD_BYTES = 256 * 1024 * 1024;
 const TOKEN_ALPHABET = '23456789ABCDEFGHJKLMNPQRSTUVWXYZ';
 const DOMAIN = /^[a-zA-Z0-9.-]+(:[0-9]+)?$/;
 const PARAM_KEYS = new Set([
@@ -144,13 +150,35 @@ export async function startFakeRelay(options: { port?: number; authKey?: string 
   const closed = new Set<string>();
   const requests: FakeRelay['requests'] = [];
   const authKey = options.authKey ?? 'fake-relay-key';
-  let mode: 'up' | 'down' | 'hang' = 'up';
+  let mode: 'up' | 'down' | 'hang' | 'flood' = 'up';
+  const floods: FakeRelay['floods'] = [];
   let demo: DemoAccount[] = [];
   const hanging: ServerResponse[] = [];
   let base = '';
 
   const send = (res: ServerResponse, status: number, body: unknown) =>
     res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+
+  /** A 256 MiB answer, written only as fast as the reader reads it, until it closes the connection. */
+  function flood(res: ServerResponse): void {
+    const sent = { bytes: 0, closed: false, finished: false };
+    floods.push(sent);
+    const chunk = Buffer.alloc(64 * 1024, 0x20);
+    let gone = false;
+    res.on('close', () => {
+      gone = true;
+      sent.closed = true;
+    });
+    res.writeHead(200, { 'content-type': 'application/json' }).write('{"state":"pending"');
+    const pump = () => {
+      while (!gone && sent.bytes < FLOOD_BYTES) {
+        sent.bytes += chunk.length;
+        if (!res.write(chunk)) return void res.once('drain', pump);
+      }
+      if (!gone) res.end('}', () => Object.assign(sent, { finished: true }));
+    };
+    pump();
+  }
 
   function newToken(): string {
     const bytes = randomBytes(8);
@@ -267,6 +295,7 @@ ${buttons || '<p>No demo accounts are set up.</p>'}`;
     requests.push({ method: req.method ?? 'GET', path: url.pathname, ...(raw ? { body: parse() } : {}) });
     if (mode === 'down') return void send(res, 503, { error: 'Service Unavailable' });
     if (mode === 'hang') return void hanging.push(res);
+    if (mode === 'flood') return flood(res);
     if (req.method === 'POST' && url.pathname === '/v1/channel') {
       const answer = open(parse());
       return void send(res, answer.status, answer.body);
@@ -315,6 +344,7 @@ ${buttons || '<p>No demo accounts are set up.</p>'}`;
     channels,
     closed,
     requests,
+    floods,
     lastChannel: () => [...channels.values()].at(-1),
     approve,
     reopen(token) {

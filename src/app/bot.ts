@@ -104,7 +104,7 @@ async function startGating(input: {
 }): Promise<GatingParts> {
   const { config, logger } = input;
   if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
-  const { oauth, key, siwe, farcaster } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL });
+  const { oauth, key, siwe, farcaster } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL }, logger);
   const store = input.store ?? (await openGatingStore(config));
   try {
     const service = new GatingService({

@@ -29,6 +29,12 @@ const optionalPort = z.preprocess(
 
 const httpUrl = z.url({ protocol: /^https?$/, error: 'must be an http(s) URL' });
 
+/** A node or relay the bot trusts for answers: https, or http only to this machine (nothing to intercept). */
+const nodeUrl = httpUrl.refine(
+  (url) => new URL(url).protocol === 'https:' || isLoopbackHost(new URL(url).hostname),
+  'must be an https:// URL (http:// only to this machine: 127.0.0.0/8, localhost or [::1])',
+);
+
 /** Every environment key the bot reads; `.env.example` documents each one. */
 export const ConfigSchema = z.object({
   DISCORD_TOKEN: optionalText.pipe(
@@ -126,11 +132,11 @@ export const ConfigSchema = z.object({
       .optional(),
   ),
   PUBLIC_URL: optionalText.pipe(httpUrl.optional()),
-  RPC_URL: optionalText.pipe(httpUrl.optional()),
+  RPC_URL: optionalText.pipe(nodeUrl.optional()),
   /** Sign in with Farcaster: the relay the bot opens channels on (Farcaster's public one by default). */
-  FARCASTER_RELAY_URL: withDefault(httpUrl, 'https://relay.farcaster.xyz'),
+  FARCASTER_RELAY_URL: withDefault(nodeUrl, 'https://relay.farcaster.xyz'),
   /** An OP Mainnet JSON-RPC node: who holds each FID. Unset, Sign in with Farcaster is not offered. */
-  OPTIMISM_RPC_URL: optionalText.pipe(httpUrl.optional()),
+  OPTIMISM_RPC_URL: optionalText.pipe(nodeUrl.optional()),
   GATING_ENABLED: boolean(false),
   GATING_RECHECK_HOURS: withDefault(
     z.coerce

@@ -4,10 +4,15 @@ import type { DashboardOperations } from '../gating/dashboard/types.ts';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
 import type { SiweConfig } from '../gating/proofs/challengeMessage.ts';
 import type { FarcasterConfig } from '../gating/proofs/farcasterSignIn.ts';
+import type { Logger } from '../ops/log.ts';
 import { openStore } from '../store/index.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { DashboardSetup } from '../web/dashboard/routes.ts';
 import type { Config } from './config.ts';
+
+/** Start-up's word when OPTIMISM_RPC_URL is set without the Discord sign-in. */
+export const FARCASTER_NEEDS_DISCORD_SIGN_IN =
+  'Sign in with Farcaster is off: it needs DISCORD_CLIENT_SECRET (the Discord sign-in) beside OPTIMISM_RPC_URL, because only the sign-in ties a Farcaster page to the member it was made for: without it, a forwarded page would prove the FID of whoever opened it for the member who sent it';
 
 export type GatingConfig = Pick<
   Config,
@@ -39,9 +44,13 @@ export type GatingConfig = Pick<
 
 /**
  * The OAuth2 client (with DISCORD_CLIENT_SECRET), the SIWE settings and Sign in with Farcaster's (with
- * OPTIMISM_RPC_URL) that both gating and the shard manager use.
+ * OPTIMISM_RPC_URL) that both gating and the shard manager use. Farcaster needs the Discord sign-in too
+ * (only it ties the page to the member it was made for): without it, it is off and `logger` is told why.
  */
-export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
+export function signInConfig(
+  config: GatingConfig & { PUBLIC_URL: string },
+  logger?: Pick<Logger, 'warn'>,
+): {
   oauth: DiscordOAuthConfig | undefined;
   key: Buffer | undefined;
   siwe: SiweConfig;
@@ -65,9 +74,11 @@ export function signInConfig(config: GatingConfig & { PUBLIC_URL: string }): {
     ...(config.RPC_URL ? { rpcUrl: config.RPC_URL } : {}),
     discordSignIn: oauth !== undefined,
   };
-  const farcaster = config.OPTIMISM_RPC_URL
-    ? { relayUrl: config.FARCASTER_RELAY_URL, rpcUrl: config.OPTIMISM_RPC_URL }
-    : undefined;
+  if (config.OPTIMISM_RPC_URL && !oauth) logger?.warn({}, FARCASTER_NEEDS_DISCORD_SIGN_IN);
+  const farcaster =
+    config.OPTIMISM_RPC_URL && oauth
+      ? { relayUrl: config.FARCASTER_RELAY_URL, rpcUrl: config.OPTIMISM_RPC_URL }
+      : undefined;
   return { oauth, key, siwe, farcaster };
 }
 

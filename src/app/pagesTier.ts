@@ -32,7 +32,7 @@ export async function startPagesTier(o: {
 }): Promise<{ server: WebServer; stops: (() => Promise<void> | void)[] }> {
   const { config, logger, store, interactions } = o;
   const stops: (() => Promise<void> | void)[] = [];
-  const { oauth, key, siwe, farcaster } = signInConfig({ ...config, PUBLIC_URL: o.publicUrl });
+  const { oauth, key, siwe, farcaster } = signInConfig({ ...config, PUBLIC_URL: o.publicUrl }, logger);
   const evaluator = new Evaluator({ web3bio: o.web3bio, store, logger, now: Date.now });
   const linked =
     config.LINKED_ROLES_ENABLED && oauth && key

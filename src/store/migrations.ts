@@ -2,6 +2,7 @@ import { AUDIT_METRIC_SQL, DAY_MS } from './auditMetric.ts';
 import type { Migration } from './migrations/migration.ts';
 import { MIGRATIONS_1_TO_13 } from './migrations/migrations1to13.ts';
 import type { SqlDriver } from './sql.ts';
+import { DASHBOARD_SIGN_OUTS_MIGRATION } from './sqlDashboardSignOuts.ts';
 
 /**
  * Ordered list; append new steps, never edit an applied one. The earlier steps sit in migrations/, by
@@ -135,6 +136,7 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX audit_events_by_member_role ON audit_events (guild_id, user_id, role_id, created_at, id);
     `,
   },
+  DASHBOARD_SIGN_OUTS_MIGRATION,
 ];
 
 /**

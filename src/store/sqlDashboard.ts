@@ -1,7 +1,9 @@
-/** The dashboard's reads and its request queue (migration 17), merged into `createSqlStore`. */
+/** The dashboard's reads, its request queue (migration 17) and sign-outs (20), merged into `createSqlStore`. */
 import { randomBytes } from 'node:crypto';
+import type { DashboardSignOutStore } from './dashboardSignOutTypes.ts';
 import type { DashboardStore, FilteredAuditQuery, ShardFilter } from './dashboardTypes.ts';
 import { type Row, type SqlDriver, type SqlParam, toStorableJson } from './sql.ts';
+import { createSqlDashboardSignOuts } from './sqlDashboardSignOuts.ts';
 import type { SqlRows } from './sqlRows.ts';
 import type { JsonValue } from './types.ts';
 
@@ -23,7 +25,7 @@ export function shardKeyOf(guildId: string): number {
 export function createSqlDashboard(
   driver: SqlDriver,
   o: { now: () => number; leaseMs: number; rows: SqlRows },
-): DashboardStore {
+): DashboardStore & DashboardSignOutStore {
   const { now, leaseMs, rows } = o;
   const { toAudit, toLoss, num } = rows;
   const json = (v: unknown): JsonValue =>
@@ -39,6 +41,7 @@ export function createSqlDashboard(
   }
 
   return {
+    ...createSqlDashboardSignOuts(driver),
     async countAuditDaily(guildId, metrics, sinceDay) {
       const wanted = [...new Set(metrics)].slice(0, MAX_METRICS);
       if (wanted.length === 0) return [];

@@ -11,6 +11,7 @@ import type {
   HeldRole,
   PendingLoss,
 } from './auditTypes.ts';
+import type { DashboardSignOutStore } from './dashboardSignOutTypes.ts';
 import type { DashboardStore } from './dashboardTypes.ts';
 import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
@@ -24,6 +25,7 @@ import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
 export type * from './auditTypes.ts';
+export type * from './dashboardSignOutTypes.ts';
 export type * from './dashboardTypes.ts';
 export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
@@ -166,6 +168,7 @@ export interface GatingStore
     HandoffStore,
     GuildAuthorityStore,
     DashboardStore,
+    DashboardSignOutStore,
     FarcasterFlowStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */

@@ -210,7 +210,9 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
     const [{ registerVerifyRoutes }, { registerLinkedRoleRoutes }, farcasterRoutes] = await Promise.all([
       import('./signing/verifyRoutes.ts'),
       import('./linkedRoles/routes.ts'),
-      o.farcaster ? import('./farcaster/routes.ts') : undefined,
+      // Sign in with Farcaster only behind the Discord sign-in: else a forwarded page would prove the
+      // FID of whoever opened it for the member who sent it (signInConfig turns it off and says why).
+      o.farcaster && o.oauth ? import('./farcaster/routes.ts') : undefined,
     ]);
     await app.register(async (pages) => {
       // Only the pages keep a session: the cookie hooks run on their routes alone, not on every interaction.
@@ -232,7 +234,7 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
         });
       }
       const farcasterOptions =
-        o.farcaster && farcasterRoutes
+        o.farcaster && o.oauth && farcasterRoutes
           ? {
               farcaster: o.farcaster,
               store,

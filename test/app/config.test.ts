@@ -304,6 +304,44 @@ describe('loadConfig', () => {
     ).toEqual([]);
   });
 
+  it('refuses http:// RPC and relay URLs to hosts beyond this machine, all at once, without echoing them', () => {
+    const why = 'must be an https:// URL (http:// only to this machine: 127.0.0.0/8, localhost or [::1])';
+    const problems = problemsOf({
+      ...REQUIRED,
+      RPC_URL: 'http://user:rpc-secret-1@eth.example/v1',
+      OPTIMISM_RPC_URL: 'http://10.0.0.5:8545',
+      FARCASTER_RELAY_URL: 'http://relay.example',
+    });
+    expect(problems).toEqual([`RPC_URL ${why}`, `FARCASTER_RELAY_URL ${why}`, `OPTIMISM_RPC_URL ${why}`]);
+    expect(problems.join('\n')).not.toContain('rpc-secret-1');
+    for (const bad of [
+      'http://localhost.example',
+      'http://127.0.0.1.nip.io',
+      'http://128.0.0.1',
+      'http://[::2]:8545',
+      'http://0.0.0.0:8545',
+      'http://192.168.1.10',
+    ])
+      expect(problemsOf({ ...REQUIRED, OPTIMISM_RPC_URL: bad }), bad).toEqual([`OPTIMISM_RPC_URL ${why}`]);
+  });
+
+  it('accepts https:// RPC and relay URLs anywhere, and http:// to 127.0.0.0/8, localhost and [::1]', () => {
+    for (const good of [
+      'https://eth.example/v1/key',
+      'https://10.0.0.5:8545',
+      'http://127.0.0.1:8545',
+      'http://127.4.5.6',
+      'http://localhost:8545',
+      'http://LOCALHOST',
+      'http://[::1]:8545',
+    ]) {
+      const env = { ...REQUIRED, RPC_URL: good, OPTIMISM_RPC_URL: good, FARCASTER_RELAY_URL: good };
+      expect(problemsOf(env), good).toEqual([]);
+      expect(loadConfig(env)).toMatchObject({ RPC_URL: good, OPTIMISM_RPC_URL: good });
+    }
+    expect(loadConfig(REQUIRED).FARCASTER_RELAY_URL).toBe('https://relay.farcaster.xyz');
+  });
+
   it('every key is documented in .env.example and the operators’ configuration page', async () => {
     const example = await readFile(join(ROOT, '.env.example'), 'utf8');
     const readme = await readFile(join(ROOT, 'docs/operators/configuration.md'), 'utf8');

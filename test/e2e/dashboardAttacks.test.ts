@@ -272,7 +272,7 @@ describe('the dashboard against its attackers', () => {
     expect(owner.cookies.has('dashboard_session')).toBe(false);
   });
 
-  it('signing out revokes the Discord token: a copy of the cookie taken before opens nothing after the rights’ age', async () => {
+  it('signing out revokes the Discord token: a copy of the cookie taken before opens nothing, at once', async () => {
     const modId = await addMember(d.g, 'signs-out', { roles: [admins] });
     const mod = await signIn(d, modId);
     const copy = new TestBrowser(d.publicUrl);
@@ -286,9 +286,9 @@ describe('the dashboard against its attackers', () => {
     // The token never reached a log, the revocation included.
     const revoked = d.g.h.discord.oauth.revokedTokens.at(-1) ?? '';
     expect(JSON.stringify(d.g.h.logs)).not.toContain(revoked);
-    await new Promise((resolve) => setTimeout(resolve, 5_200));
+    // At once, not only after the rights' age: the sign-out is recorded in the store (signOut.ts).
     const ended = await copy.get(base);
     expect(ended.status).toBe(403);
-    expect(textOf(ended.text)).toContain('Discord no longer accepts this sign-in');
+    expect(textOf(ended.text)).toContain('This page needs a Discord sign-in');
   });
 });

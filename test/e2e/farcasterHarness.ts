@@ -5,6 +5,7 @@
  */
 import type { LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterEach } from 'vitest';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
 import { type FakeOptimism, startFakeOptimism } from '../../fakes/farcaster/optimism.ts';
 import {
@@ -15,7 +16,7 @@ import {
 } from '../../fakes/farcaster/relay.ts';
 import { rawCredential, rawProfile } from '../../fakes/web3bio/builders.ts';
 import { TestBrowser, type Visit } from '../testBrowser.ts';
-import { type GatingHarness, PUBLIC_URL, seen, setup, startGating } from './gatingHarness.ts';
+import { closeGating, type GatingHarness, PUBLIC_URL, seen, setup, startGating } from './gatingHarness.ts';
 import type { HarnessOptions } from './harness.ts';
 
 export const CLIENT_SECRET = 'test-client-secret';
@@ -50,6 +51,24 @@ export async function startFarcasterGating(options: HarnessOptions = {}): Promis
       await relay.close();
       await chain.close();
     },
+  };
+}
+
+/**
+ * For a test file: a start function for `startFarcasterGating` with `env`, and an `afterEach` that puts
+ * the relay back up and closes what the test started.
+ */
+export function farcasterGatingPerTest(): (env?: Record<string, string>) => Promise<FarcasterGating> {
+  let current: FarcasterGating | undefined;
+  afterEach(async () => {
+    current?.relay.setMode('up');
+    await current?.close();
+    current = undefined;
+    await closeGating();
+  });
+  return async (env = {}) => {
+    current = await startFarcasterGating({ env });
+    return current;
   };
 }
 

@@ -5,18 +5,22 @@
  * checks the approval against the stand-in OP Mainnet node, and hands the proof to the worker, which links
  * the FID and gives the role. The bundle's `qr` draws the QR code.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type FakeOptimism, startFakeOptimism } from '../../fakes/farcaster/optimism.ts';
 import { type FakeRelay, startFakeRelay } from '../../fakes/farcaster/relay.ts';
 import { rawProfile } from '../../fakes/web3bio/builders.ts';
+import { FARCASTER_NEEDS_DISCORD_SIGN_IN } from '../../src/app/gatingSetup.ts';
 import { farcasterLinkOf } from '../e2e/farcasterHarness.ts';
 import { ALICE, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
-import { freePort } from '../e2e/processes.ts';
+import { freePort, runNode } from '../e2e/processes.ts';
 import { TestBrowser } from '../testBrowser.ts';
 import { PUBLIC_URL, type Stage, seedGuild, startStage } from './scenario.ts';
-import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
+import { npmStart, READY, type ShippedProcess, shippedMain, startShipped } from './shippedBot.ts';
 
 describe('npm start split: Sign in with Farcaster from the web replica to the gateway worker', () => {
   let stage: Stage;
@@ -147,4 +151,56 @@ describe('npm start split: Sign in with Farcaster from the web replica to the ga
     expect(put.status).toBe(204);
     for (const process of [web, worker]) expect(JSON.stringify(process.output())).not.toContain(chain.url);
   }, 60_000);
+
+  it('without DISCORD_CLIENT_SECRET a replica says at start-up that Farcaster sign-in is off and serves no page', async () => {
+    const { DISCORD_CLIENT_SECRET: _secret, ...env } = stage.env;
+    const port = await freePort();
+    const bare = await startShipped(
+      {
+        ...env,
+        LINKED_ROLES_ENABLED: 'false',
+        DASHBOARD_ENABLED: 'false',
+        INTERACTIONS: 'http',
+        PROCESS_ROLE: 'web',
+        HTTP_PORT: String(port),
+        FARCASTER_RELAY_URL: relay.url,
+        OPTIMISM_RPC_URL: chain.url,
+      },
+      READY.replica,
+    );
+    try {
+      expect(bare.output().stdout).toContain(JSON.stringify(FARCASTER_NEEDS_DISCORD_SIGN_IN));
+      const page = await fetch(`http://127.0.0.1:${port}/farcaster/${'0'.repeat(32)}`);
+      expect(page.status).toBe(404);
+    } finally {
+      await bare.stop();
+    }
+  }, 60_000);
+});
+
+describe('npm start with an http:// RPC or relay URL beyond this machine', () => {
+  it('refuses to start, naming each key and what it must be, without printing the URL', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'shipped-node-urls-'));
+    try {
+      const bot = runNode(
+        shippedMain(),
+        {
+          DISCORD_TOKEN: 'token-abc',
+          DISCORD_APPLICATION_ID: '123456789012345678',
+          OPTIMISM_RPC_URL: 'http://10.0.0.5:8545/key-in-path-0123',
+          FARCASTER_RELAY_URL: 'http://relay.example',
+        },
+        dir,
+        npmStart().flags,
+      );
+      expect(await bot.exited).not.toBe(0);
+      const printed = JSON.stringify(bot.output());
+      const why = 'must be an https:// URL (http:// only to this machine: 127.0.0.0/8, localhost or [::1])';
+      expect(printed).toContain(`FARCASTER_RELAY_URL ${why}`);
+      expect(printed).toContain(`OPTIMISM_RPC_URL ${why}`);
+      expect(printed).not.toContain('key-in-path-0123');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });

@@ -452,6 +452,26 @@ export function actOut(deployment: () => Deployment): void {
     const lines = csv.text.trimEnd().split('\r\n');
     expect(lines[0]).toBe('\uFEFFtime,kind,member_id,role_id,reason,actor');
     expect(lines.some((line) => line.includes(',role_removed,'))).toBe(true);
+
+    // Signing out while Discord refuses the revocation: the cookie is cleared all the same, and a copy of
+    // it taken before opens nothing on any replica (the sign-out is in the shared store).
+    const taken = new Map(owner.cookies);
+    d.discord.addFault({ path: /^\/oauth2\/token\/revoke$/, status: 503 });
+    try {
+      const out = await owner.post('/dashboard/sign-out', { csrf });
+      expect(out.status).toBe(200);
+      expect(owner.cookies.has('dashboard_session')).toBe(false);
+      expect(d.discord.requests.some((r) => r.path === '/oauth2/token/revoke' && r.fault)).toBe(true);
+      for (const replica of replicas) {
+        const copy = new TestBrowser(PUBLIC_URL, () => replica);
+        for (const [name, value] of taken) copy.cookies.set(name, { ...value });
+        const replayed = await copy.get(base);
+        expect(replayed.status).toBe(403);
+        expect(textOf(replayed.text)).not.toContain('Shipped Guild');
+      }
+    } finally {
+      d.discord.clearFaults();
+    }
   });
 
   it('never writes the bot token, the client secret or the encryption key to its output', () => {

@@ -106,13 +106,7 @@ export class FarcasterRelay {
     } catch (error) {
       throw new RelayUnavailableError('relay unreachable', { cause: error });
     }
-    let text: string;
-    try {
-      text = await response.text();
-    } catch (error) {
-      throw new RelayUnavailableError('relay answer cut off', { cause: error });
-    }
-    if (text.length > MAX_BODY_BYTES) throw new RelayUnavailableError('relay answer too large');
+    const text = await readCapped(response, MAX_BODY_BYTES);
     let body: unknown;
     try {
       body = text === '' ? undefined : JSON.parse(text);
@@ -121,4 +115,31 @@ export class FarcasterRelay {
     }
     return { status: response.status, body };
   }
+}
+
+/**
+ * The answer's text, read chunk by chunk: past `maxBytes` the stream is cancelled (the connection
+ * closed) and the read fails, so a relay streaming a huge answer never has more than `maxBytes` held.
+ */
+async function readCapped(response: Response, maxBytes: number): Promise<string> {
+  if (!response.body) return '';
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      size += value.byteLength;
+      if (size > maxBytes) {
+        await reader.cancel().catch(() => undefined);
+        throw new RelayUnavailableError(`relay answer larger than ${maxBytes} bytes`);
+      }
+      chunks.push(value);
+    }
+  } catch (error) {
+    if (error instanceof RelayUnavailableError) throw error;
+    throw new RelayUnavailableError('relay answer cut off', { cause: error });
+  }
+  return Buffer.concat(chunks).toString('utf8');
 }

@@ -18,7 +18,6 @@ import {
   isOAuthState,
   newOAuthState,
   oauthErrorSummary,
-  revokeToken,
   safeEqual,
 } from '../../discord/oauth.ts';
 import {
@@ -58,7 +57,7 @@ import { type RuleForm, renderRules, ruleOutcome } from '../pages/dashboardRules
 import { text } from '../pages/words.ts';
 import { publicPath, redirect, sendHtml, type WebLogger } from '../responses.ts';
 import { auditFilterOf, USER_ID } from './auditFilter.ts';
-import { currentViewer, dashboardGuilds, RIGHTS_MAX_AGE_MS, type RightsOptions } from './rights.ts';
+import { dashboardGuilds, RIGHTS_MAX_AGE_MS, type RightsOptions } from './rights.ts';
 import {
   clearSession,
   clearStateCookie,
@@ -69,12 +68,14 @@ import {
   isCsrfToken,
   isSameOrigin,
   newSessionId,
+  readSession,
   SESSION_MS,
   STATE_MS,
   setStateCookie,
   stateCookie,
   writeSession,
 } from './session.ts';
+import { liveViewer, type SignOutOptions, signOut } from './signOut.ts';
 import { type Standing, ViewerStandings } from './standing.ts';
 
 /** What the app needs to serve the dashboard (the store and limits come from the app). */
@@ -166,6 +167,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
     maxAgeMs: Math.min(o.rightsMaxAgeMs ?? RIGHTS_MAX_AGE_MS, RIGHTS_MAX_AGE_MS),
   };
   const standings = new ViewerStandings({ operations: o.operations, maxAgeMs: rights.maxAgeMs, now: o.now });
+  const ends: SignOutOptions = { rights, oauth: o.oauth, store: o.store, logger: o.logger };
 
   const send = (reply: FastifyReply, status: number, locale: string, render: (nonce: string) => string) =>
     sendHtml(reply.header('referrer-policy', 'same-origin'), status, render, {
@@ -229,7 +231,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
   }
 
   app.get(DASHBOARD_PATH, async (request, reply) => {
-    const viewer = await currentViewer(rights, request, reply);
+    const viewer = await liveViewer(ends, request, reply);
     const query = new URL(request.url, 'http://dashboard.invalid').searchParams;
     if (viewer.kind === 'signed_out' || viewer.kind === 'ended') {
       if (viewer.kind === 'ended') clearSession(rights, reply);
@@ -308,9 +310,8 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
   });
 
   app.post(`${DASHBOARD_PATH}/sign-out`, { bodyLimit: MAX_FORM_BYTES }, async (request, reply) => {
-    const locale = requestLocale(request);
-    const viewer = await currentViewer(rights, request, reply);
-    const session = viewer.kind === 'ok' ? viewer.session : undefined;
+    // The cookie alone says who signs out: Discord down or not, the session ends (signOut.ts).
+    const session = readSession(rights, request);
     if (
       !isSameOrigin(publicUrl, request) ||
       !session ||
@@ -320,17 +321,9 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
         { route: 'sign-out' },
         'dashboard request refused: not from this site or no valid CSRF token',
       );
-      return message(reply, 403, locale, 'forbidden');
+      return message(reply, 403, requestLocale(request), 'forbidden');
     }
-    clearSession(rights, reply);
-    // The cookie is gone from this browser; the token it sealed stops working at Discord too (a copy of
-    // the cookie taken earlier opens nothing). Discord down: the token still expires with the session.
-    await revokeToken(o.oauth, session.token).catch((error: unknown) =>
-      o.logger.warn(
-        { err: oauthErrorSummary(error) },
-        'dashboard sign-out: Discord did not revoke the token',
-      ),
-    );
+    await signOut(ends, session, reply);
     return message(reply, 200, requestLocale(request, session.locale), 'signedOutDone');
   });
 
@@ -353,7 +346,7 @@ export function registerDashboardRoutes(app: FastifyInstance, o: DashboardRouteO
         o.logger.warn({ route: url }, 'dashboard request refused: not from this site');
         return message(reply, 403, browserLocale, 'forbidden');
       }
-      const viewer = await currentViewer(rights, request, reply);
+      const viewer = await liveViewer(ends, request, reply);
       const next = `/${guildId}${page}`;
       if (viewer.kind === 'signed_out')
         return message(reply, 403, browserLocale, 'signedOut', { next: GUILD_ID.test(guildId) ? next : '' });

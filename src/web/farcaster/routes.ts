@@ -38,7 +38,8 @@ export interface FarcasterRoutesOptions {
   farcaster: FarcasterConfig;
   store: NonceStore & Pick<GatingStore, 'createOAuthState' | 'consumeOAuthState'> & FarcasterFlowStore;
   siwe: SiweConfig;
-  oauth?: DiscordOAuthConfig | undefined;
+  /** The Discord sign-in in front of every page: without it the routes are never registered (app.ts). */
+  oauth: DiscordOAuthConfig;
   logger: WebLogger;
   limits: WebLimiters;
   /** Makes the proof of an approved flow, as for a valid wallet signature. */
@@ -84,15 +85,13 @@ export function registerFarcasterRoutes(
   o: FarcasterRoutesOptions,
   signIns: FarcasterSignIns,
 ): void {
-  const signIn: VerifySignInOptions | null = o.oauth
-    ? {
-        oauth: o.oauth,
-        store: o.store,
-        now: o.siwe.now ?? Date.now,
-        logger: o.logger,
-        maxFailuresPerChallenge: o.maxFailuresPerChallenge,
-      }
-    : null;
+  const signIn: VerifySignInOptions = {
+    oauth: o.oauth,
+    store: o.store,
+    now: o.siwe.now ?? Date.now,
+    logger: o.logger,
+    maxFailuresPerChallenge: o.maxFailuresPerChallenge,
+  };
   app.get<{ Params: NonceParams }>('/farcaster/:nonce', (request, reply) =>
     page(o, signIns, signIn, request, reply, request.params.nonce),
   );
@@ -114,8 +113,8 @@ async function flowOf(signIns: FarcasterSignIns, nonce: string): Promise<Farcast
   return flow && !isLinkedRoleChallenge(flow) ? flow : undefined;
 }
 
-function signedIn(signIn: VerifySignInOptions | null, request: FastifyRequest, flow: FarcasterFlow): boolean {
-  return signIn === null || hasSignedIn(signIn, request, { ...flow, purpose: 'farcaster' });
+function signedIn(signIn: VerifySignInOptions, request: FastifyRequest, flow: FarcasterFlow): boolean {
+  return hasSignedIn(signIn, request, { ...flow, purpose: 'farcaster' });
 }
 
 function expired(request: FastifyRequest, reply: FastifyReply): FastifyReply {
@@ -128,14 +127,14 @@ function expired(request: FastifyRequest, reply: FastifyReply): FastifyReply {
 async function page(
   o: FarcasterRoutesOptions,
   signIns: FarcasterSignIns,
-  signIn: VerifySignInOptions | null,
+  signIn: VerifySignInOptions,
   request: FastifyRequest,
   reply: FastifyReply,
   nonce: string,
 ): Promise<FastifyReply> {
   const flow = await flowOf(signIns, nonce);
   if (!flow) return expired(request, reply);
-  if (signIn && !signedIn(signIn, request, flow))
+  if (!signedIn(signIn, request, flow))
     return signInFirst(signIn, o.limits, request, reply, { ...flow, purpose: 'farcaster' });
   const view = await signIns.view(nonce);
   if (!view) return expired(request, reply);
@@ -181,7 +180,7 @@ export function sendFarcasterPage(
 async function start(
   o: FarcasterRoutesOptions,
   signIns: FarcasterSignIns,
-  signIn: VerifySignInOptions | null,
+  signIn: VerifySignInOptions,
   request: FastifyRequest,
   reply: FastifyReply,
   nonce: string,
@@ -215,7 +214,7 @@ async function start(
 
 async function status(
   signIns: FarcasterSignIns,
-  signIn: VerifySignInOptions | null,
+  signIn: VerifySignInOptions,
   request: FastifyRequest,
   reply: FastifyReply,
   nonce: string,

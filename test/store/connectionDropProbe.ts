@@ -1,8 +1,9 @@
 /**
  * Run as its own process by postgresFaults.test.ts (`node test/store/connectionDropProbe.ts <url>`): the
  * PostgreSQL driver while an admin connection terminates the backends it uses, at the moments that used
- * to kill the process (a checked-out client idle between two statements of a transaction). Prints one JSON
- * line of what happened; an `'error'` event nobody handles would exit the process with code 1 instead.
+ * to kill the process (a checked-out client idle between two statements of a transaction), and while a
+ * COMMIT is on its way (its answer lost, or terminated while it runs). Prints one JSON line of what
+ * happened; an `'error'` event nobody handles would exit the process with code 1 instead.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';

@@ -26,8 +26,6 @@ const DRIVER_MESSAGES = [
   /not queryable/,
   /timeout exceeded when trying to connect/,
 ];
-/** pg's rejection of a statement on a client that had already broken: the statement never left. */
-const NOT_SENT = /not queryable/;
 
 /** Whether `error` says the connection dropped (or could not be made), rather than the statement failing. */
 export function isConnectionFault(error: unknown): boolean {
@@ -39,11 +37,6 @@ export function isConnectionFault(error: unknown): boolean {
     if (code.length === 5 && code.startsWith('08')) return true;
   }
   return DRIVER_MESSAGES.some((pattern) => pattern.test(error.message));
-}
-
-/** Whether the statement never reached the server (the client was broken before pg sent it). */
-export function neverSent(error: unknown): boolean {
-  return error instanceof Error && NOT_SENT.test(error.message);
 }
 
 /** A statement that only reads: running it again changes nothing. */

@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import pg from 'pg';
 import { runMigrations } from './migrations.ts';
 import {
@@ -6,10 +5,16 @@ import {
   type CheckedOut,
   checkOut,
   isConnectionFault,
-  neverSent,
   readsOnly,
   watchConnections,
 } from './postgresFaults.ts';
+import {
+  BEGIN_WITH_ID,
+  commitOutcome,
+  MAX_TRIES,
+  pauseBeforeRetry,
+  transactionIdOf,
+} from './postgresRetry.ts';
 import {
   type Dialect,
   type Row,
@@ -62,26 +67,27 @@ function executor(client: pg.PoolClient): SqlExecutor {
 const storable = (params: readonly SqlParam[]) =>
   params.map((p) => (typeof p === 'string' ? toStorableText(p) : p));
 
-/** Tries of one operation when its connection drops (see `createPostgresDriver`). */
-export const MAX_TRIES = 3;
-/** Wait before the n-th retry: n × this. A terminated backend is replaced by a fresh connection at once. */
-const RETRY_STEP_MS = 25;
+export { MAX_TRIES } from './postgresRetry.ts';
+
+/** What one try of a transaction came to: its value, or its error and whether another try is safe. */
+type Try<T> = { ok: true; value: T } | { ok: false; error: unknown; again: boolean };
 
 /**
- * A driver over a pool: statements on any connection, transactions on one. A dropped connection (idle or
- * checked out) is an error of the operation that used it, never of the process; the operation runs again
- * (at most MAX_TRIES in all) only when that cannot apply it twice:
- * - a transaction whose connection dropped before COMMIT was sent: the server rolled it back, so `fn`
- *   runs again on a fresh connection (`fn` must do nothing but statements on its `tx`); dropped once
- *   COMMIT was sent, it may have committed, and the error reaches the caller;
- * - a statement whose connection could not be had (or had broken before the statement was sent), or a
- *   `SELECT` that only reads; a write whose connection dropped after it was sent may have been applied,
- *   and the error reaches the caller.
- * Any other error (a constraint, a syntax error) reaches the caller at once, as before.
+ * A driver over a pool: reads on any connection, transactions on one, and every other statement in a
+ * transaction of its own. A dropped connection (idle or checked out) is an error of the operation that
+ * used it, never of the process; the operation is tried again (at most MAX_TRIES in all, with a short
+ * growing wait between tries: `retryWaitMs`) only when that cannot apply it twice:
+ * - a `SELECT` that only reads, whenever its connection dropped;
+ * - a transaction (a write statement is one) whose connection could not be had or dropped before COMMIT
+ *   was sent: the server rolled it back, so `fn` runs again on a fresh connection (`fn` must do nothing
+ *   but statements on its `tx`). Dropped once COMMIT was sent, the server is asked by the transaction's
+ *   id whether it committed: committed, the result is returned without running `fn` again; aborted, it
+ *   runs again; when the server cannot tell, the error reaches the caller.
+ * Any other error (a constraint, a syntax error) reaches the caller at once, as does the last try's.
  */
 export function createPostgresDriver(pool: pg.Pool): SqlDriver {
   const faultOf = watchConnections(pool);
-  async function statement(sql: string, params: readonly SqlParam[]): Promise<Row[]> {
+  async function read(sql: string, params: readonly SqlParam[]): Promise<Row[]> {
     for (let attempt = 1; ; attempt += 1) {
       let out: CheckedOut | undefined;
       try {
@@ -92,39 +98,50 @@ export function createPostgresDriver(pool: pg.Pool): SqlDriver {
       } catch (error) {
         const dropped = isConnectionFault(error) || out?.fault() !== undefined;
         out?.release(dropped ? asError(error) : undefined);
-        const safe = out === undefined || neverSent(error) || readsOnly(sql);
-        if (!dropped || !safe || attempt >= MAX_TRIES) throw error;
-        await delay(attempt * RETRY_STEP_MS);
+        if (!dropped || attempt >= MAX_TRIES) throw error;
+        await pauseBeforeRetry(attempt);
       }
+    }
+  }
+
+  async function once<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<Try<T>> {
+    let out: CheckedOut | undefined;
+    let xid: string | undefined;
+    let done: { value: T } | undefined;
+    try {
+      out = await checkOut(pool, faultOf);
+      xid = transactionIdOf(await out.client.query(BEGIN_WITH_ID));
+      done = { value: await fn(executor(out.client)) };
+      await out.client.query('COMMIT');
+      out.release();
+      return { ok: true, value: done.value };
+    } catch (error) {
+      const dropped = isConnectionFault(error) || out?.fault() !== undefined;
+      if (out) await endAfterError(out, dropped ? asError(error) : undefined);
+      if (!dropped) return { ok: false, error, again: false };
+      // `done` is set once `fn` finished: the COMMIT was sent.
+      if (!done) return { ok: false, error, again: true };
+      const outcome = xid === undefined ? 'unknown' : await commitOutcome(read, xid);
+      if (outcome === 'committed') return { ok: true, value: done.value };
+      return { ok: false, error, again: outcome === 'aborted' };
+    }
+  }
+
+  async function transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt += 1) {
+      const tried = await once(fn);
+      if (tried.ok) return tried.value;
+      if (!tried.again || attempt >= MAX_TRIES) throw tried.error;
+      await pauseBeforeRetry(attempt);
     }
   }
 
   return {
     dialect: POSTGRES_DIALECT,
-    query: (sql, params = []) => statement(sql, params),
-    async exec(sql) {
-      await statement(sql, []);
-    },
-    async transaction(fn) {
-      for (let attempt = 1; ; attempt += 1) {
-        let out: CheckedOut | undefined;
-        let commitSent = false;
-        try {
-          out = await checkOut(pool, faultOf);
-          await out.client.query('BEGIN');
-          const result = await fn(executor(out.client));
-          commitSent = true;
-          await out.client.query('COMMIT');
-          out.release();
-          return result;
-        } catch (error) {
-          const dropped = isConnectionFault(error) || out?.fault() !== undefined;
-          if (out) await endAfterError(out, dropped ? asError(error) : undefined);
-          if (!dropped || commitSent || attempt >= MAX_TRIES) throw error;
-          await delay(attempt * RETRY_STEP_MS);
-        }
-      }
-    },
+    query: (sql, params = []) =>
+      readsOnly(sql) ? read(sql, params) : transaction((tx) => tx.query(sql, params)),
+    exec: (sql) => transaction((tx) => tx.exec(sql)),
+    transaction,
     close: () => pool.end(),
   };
 }

@@ -34,8 +34,8 @@ export interface SqlDriver extends SqlExecutor {
   readonly dialect: Dialect;
   /**
    * Run `fn` in one write transaction; commits on success, rolls back on throw. `fn` may run more than
-   * once (PostgreSQL runs it again when its connection dropped before COMMIT was sent): it must do
-   * nothing but statements on `tx`.
+   * once (PostgreSQL runs it again when its connection dropped and the server rolled it back): it must
+   * do nothing but statements on `tx`.
    */
   transaction<T>(fn: (tx: SqlExecutor) => Promise<T>): Promise<T>;
   close(): Promise<void>;

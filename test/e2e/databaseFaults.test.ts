@@ -1,18 +1,21 @@
 /**
  * The bot's PostgreSQL connections terminated during a burst of `/verify` (a failover, a restart, a
  * pooler's idle timeout do the same), in each process role: one process (PROCESS_ROLE=all), and the
- * INTERACTIONS=http split (a gateway worker and two web replicas). The process lives, every member is
- * answered (an answer or a private error, never silence), and every role a stored proof decides is
- * applied once the faults stop, within the due-check pass.
+ * INTERACTIONS=http split (a gateway worker and two web replicas). Ended as a failover ends them, every
+ * member is linked by their one `/verify` (what a dropped connection failed is tried again where running
+ * it again is safe, before the member is told to try again); ended every 30 ms for as long as the burst
+ * runs, the process lives and every member is answered. Either way every role a stored proof decides is
+ * applied, within the due-check pass when the sync after the proof failed.
  */
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { InteractionResult } from '../../fakes/discord/server.ts';
+import type { FakeMessage, InteractionResult } from '../../fakes/discord/server.ts';
 import { createDatabase } from '../../fakes/localPostgres.ts';
 import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
+import { MAX_TRIES, retryWaitMs } from '../../src/store/postgresRetry.ts';
 import {
   addIdentity,
   addMember,
@@ -29,29 +32,46 @@ import { type Replica, startReplica } from './replicaHarness.ts';
 
 const ADMIN_URL = 'postgres://postgres@127.0.0.1:5432/test';
 const MEMBERS = 10;
+/** A failover's faults: every connection ended 5 times, 75 ms apart. */
+const FAILOVER = { everyMs: 75, sweeps: 5 };
+/** Faults that keep coming: every connection ended every 30 ms until the burst is answered. */
+const SUSTAINED = { everyMs: 30, sweeps: Number.POSITIVE_INFINITY };
+/** The driver's waits over all its tries, each at its shortest (half its step). */
+const SHORTEST_RETRY_WINDOW_MS = Array.from({ length: MAX_TRIES - 1 }, (_, i) =>
+  retryWaitMs(i + 1, () => 0),
+).reduce((a, b) => a + b, 0);
 
-/** Terminates every connection to `database` but its own, every `everyMs`, until stopped. */
-function startTerminating(database: string, everyMs = 30) {
+/**
+ * Terminates every connection to `database` but its own, `sweeps` times `everyMs` apart (a failover, a
+ * restart or a pooler ends them all at once, and may do so again while the bot reconnects). Counts the
+ * connections ended and, of those, the ones in the middle of an operation (a statement running, or a
+ * transaction open).
+ */
+function startTerminating(database: string, { everyMs, sweeps }: { everyMs: number; sweeps: number }) {
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   let stopped = false;
-  let terminated = 0;
+  const ended = { all: 0, inFlight: 0 };
   const loop = (async () => {
     await admin.connect();
-    while (!stopped) {
+    for (let sweep = 0; sweep < sweeps && !stopped; sweep += 1) {
       const result = await admin.query(
-        'SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        'SELECT pg_terminate_backend(pid) AS done, state FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
         [database],
       );
-      terminated += result.rows.filter((r: { done: boolean }) => r.done).length;
+      for (const row of result.rows as { done: boolean; state: string | null }[]) {
+        if (!row.done) continue;
+        ended.all += 1;
+        if (row.state === 'active' || row.state === 'idle in transaction') ended.inFlight += 1;
+      }
       await sleep(everyMs);
     }
     await admin.end();
   })();
   return {
-    async stop(): Promise<number> {
+    async stop(): Promise<typeof ended> {
       stopped = true;
       await loop;
-      return terminated;
+      return ended;
     },
   };
 }
@@ -69,21 +89,27 @@ afterEach(() => {
   process.off('unhandledRejection', onEscape);
 });
 
+type Member = { userId: string; identity: string };
+
 /**
- * Ten members run `/verify` (each by their identity's own record) while the database's connections are
- * terminated again and again; then the checks every process role must pass.
+ * Ten members (named `<prefix><n>`) run `/verify`, each by their identity's own record, while the
+ * database's connections are terminated by `faults`. Returns what each member saw.
  */
-async function verifyBurstUnderFaults(g: GatingHarness, database: string): Promise<void> {
-  const members: { userId: string; identity: string }[] = [];
+async function verifyBurst(
+  g: GatingHarness,
+  database: string,
+  faults: { everyMs: number; sweeps: number },
+  prefix: string,
+): Promise<{ members: Member[]; answers: FakeMessage[] }> {
+  const members: Member[] = [];
   for (let i = 0; i < MEMBERS; i += 1) {
-    const username = `faulty${i}`;
+    const username = `${prefix}${i}`;
     const userId = await addMember(g, username);
     const identity = `${username}-${Date.now().toString(36)}.eth`;
     addIdentity(g, identity, { discordHandle: username, human: true });
     members.push({ userId, identity });
   }
-  const terminator = startTerminating(database);
-  await sleep(60);
+  const terminator = startTerminating(database, faults);
   let results: PromiseSettledResult<InteractionResult>[];
   try {
     results = await Promise.allSettled(
@@ -94,56 +120,85 @@ async function verifyBurstUnderFaults(g: GatingHarness, database: string): Promi
       ),
     );
   } finally {
-    // The faults reached the bot's connections.
-    expect(await terminator.stop()).toBeGreaterThan(0);
+    // The faults reached the bot's connections, some in the middle of an operation.
+    expect((await terminator.stop()).inFlight).toBeGreaterThan(0);
   }
-
-  // Every member was answered: their reply, or a private error. Never silence.
+  // Every member was answered: never silence.
   const answers = results.map((r, i) => {
     if (r.status === 'rejected') throw new Error(`member ${i} got no answer: ${String(r.reason)}`);
     return visibleMessage(r.value);
   });
-  const linked = answers.filter((m) => seen(m).includes('is now linked'));
-  for (const message of answers.filter((m) => !linked.includes(m))) expect(isEphemeral(message)).toBe(true);
-  for (const message of linked) expect(seen(message)).not.toContain('already match');
-
   // The process lives and answers.
   expect(escaped).toEqual([]);
   const later = visibleMessage(
     await g.h.run('whoami', {}, { userId: members[0]?.userId ?? '', timeoutMs: 15_000 }),
   );
   expect(seen(later).length).toBeGreaterThan(0);
+  return { members, answers };
+}
 
-  // Every role decided is applied: each member whose proof was stored gets the role, by the due-check
-  // pass when the sync after the proof failed.
-  const provenNow = async () => {
-    const out: string[] = [];
-    for (const m of members) {
-      const links = await g.gating.store.getUserLinks(g.guildId, m.userId);
-      if (links.some((l) => l.releasedAt === null)) out.push(m.userId);
-    }
-    return out;
-  };
-  const provenUnderFaults = await provenNow();
-  expect(provenUnderFaults.length).toBeGreaterThanOrEqual(linked.length);
-  // Nobody without a stored proof got the role.
-  for (const m of members)
-    if (!provenUnderFaults.includes(m.userId)) expect(hasRole(g, m.userId, g.humanRoleId)).toBe(false);
-  // A member refused during the faults runs /verify again once the database is back, as they would.
-  for (const m of members.filter((m) => !provenUnderFaults.includes(m.userId))) {
-    const again = visibleMessage(await g.h.run('verify', { identity: m.identity }, { userId: m.userId }));
-    expect(seen(again)).toContain('is now linked');
+/** The members holding a proof now. */
+async function provenOf(g: GatingHarness, members: readonly Member[]): Promise<string[]> {
+  const out: string[] = [];
+  for (const m of members) {
+    const links = await g.gating.store.getUserLinks(g.guildId, m.userId);
+    if (links.some((l) => l.releasedAt === null)) out.push(m.userId);
   }
-  const proven = await provenNow();
-  expect(proven).toHaveLength(MEMBERS);
+  return out;
+}
+
+/**
+ * Every role decided is applied to the proven members (by the sync after the proof, or by the
+ * due-check pass when that sync failed), and the due checks are cleared.
+ */
+async function rolesFollow(g: GatingHarness, proven: readonly string[]): Promise<void> {
   await waitFor(
     () => proven.every((userId) => hasRole(g, userId, g.humanRoleId)),
     `the human role for ${proven.length} proven members`,
     20_000,
   );
-  // The due checks the proofs saved are cleared once their members were synced.
   await expect.poll(() => g.gating.store.listDueChecks(Date.now(), 100), { timeout: 10_000 }).toEqual([]);
   expect(escaped).toEqual([]);
+}
+
+/**
+ * Connections ended the way a failover, a restart or a pooler ends them: all at once, a few times over
+ * 300 ms, less than the driver's shortest wait over all its tries (a fault that keeps coming back faster
+ * than an operation runs is the next test's). Every member is linked by their one `/verify`.
+ */
+async function linkedThroughFailover(g: GatingHarness, database: string): Promise<void> {
+  expect(FAILOVER.everyMs * (FAILOVER.sweeps - 1)).toBeLessThan(SHORTEST_RETRY_WINDOW_MS);
+  const { members, answers } = await verifyBurst(g, database, FAILOVER, 'failover');
+  for (const [i, message] of answers.entries()) {
+    expect(seen(message), `member ${i}`).toContain('is now linked');
+    expect(seen(message)).not.toContain('already match');
+  }
+  const proven = await provenOf(g, members);
+  expect(proven).toHaveLength(MEMBERS);
+  await rolesFollow(g, proven);
+}
+
+/**
+ * Connections ended every 30 ms until the burst is answered: operations whose every try is cut off give
+ * up (bounded), the member is told so privately, and runs `/verify` again once the database is back.
+ */
+async function answeredThroughSustainedFaults(g: GatingHarness, database: string): Promise<void> {
+  const { members, answers } = await verifyBurst(g, database, SUSTAINED, 'sustained');
+  const linked = answers.filter((m) => seen(m).includes('is now linked'));
+  for (const message of answers.filter((m) => !linked.includes(m))) expect(isEphemeral(message)).toBe(true);
+  for (const message of linked) expect(seen(message)).not.toContain('already match');
+  const provenUnderFaults = await provenOf(g, members);
+  expect(provenUnderFaults.length).toBeGreaterThanOrEqual(linked.length);
+  // Nobody without a stored proof got the role.
+  for (const m of members)
+    if (!provenUnderFaults.includes(m.userId)) expect(hasRole(g, m.userId, g.humanRoleId)).toBe(false);
+  for (const m of members.filter((m) => !provenUnderFaults.includes(m.userId))) {
+    const again = visibleMessage(await g.h.run('verify', { identity: m.identity }, { userId: m.userId }));
+    expect(seen(again)).toContain('is now linked');
+  }
+  const proven = await provenOf(g, members);
+  expect(proven).toHaveLength(MEMBERS);
+  await rolesFollow(g, proven);
 }
 
 describe('PostgreSQL connections terminated during a /verify burst, PROCESS_ROLE=all', () => {
@@ -159,8 +214,12 @@ describe('PostgreSQL connections terminated during a /verify burst, PROCESS_ROLE
     await db?.drop();
   });
 
-  it('the process lives, every member is answered, every role decided is applied', async () => {
-    await verifyBurstUnderFaults(g, new URL(db.url).pathname.slice(1));
+  it('connections ended as by a failover: every member is linked by their one /verify', async () => {
+    await linkedThroughFailover(g, new URL(db.url).pathname.slice(1));
+  }, 60_000);
+
+  it('connections ended every 30 ms: the process lives, every member is answered, every role decided is applied', async () => {
+    await answeredThroughSustainedFaults(g, new URL(db.url).pathname.slice(1));
   }, 60_000);
 });
 
@@ -202,8 +261,12 @@ describe('PostgreSQL connections terminated during a /verify burst, INTERACTIONS
     await client.quit();
   });
 
-  it('the worker and the replicas live, every member is answered, every role decided is applied', async () => {
-    await verifyBurstUnderFaults(g, new URL(db.url).pathname.slice(1));
+  it('connections ended as by a failover: every member is linked by their one /verify', async () => {
+    await linkedThroughFailover(g, new URL(db.url).pathname.slice(1));
+  }, 60_000);
+
+  it('connections ended every 30 ms: the worker and the replicas live, every member is answered, every role decided is applied', async () => {
+    await answeredThroughSustainedFaults(g, new URL(db.url).pathname.slice(1));
     // Both replicas still answer.
     for (const r of replicas) expect((await fetch(`${r.replica.url}/healthz`)).status).toBe(200);
   }, 60_000);

@@ -1,9 +1,11 @@
 /**
  * The built bot as one process (`npm start` with the defaults: INTERACTIONS=gateway, PROCESS_ROLE=all),
- * with gating on PostgreSQL and the cache in Redis: every kind of outbound call, acted out (scenario.ts).
+ * with gating on PostgreSQL and the cache in Redis: every kind of outbound call, acted out (scenario.ts),
+ * and a /verify whose COMMIT the database ends mid-way (droppedCommit.ts).
  */
 import { afterAll, beforeAll, describe } from 'vitest';
 import { freePort } from '../e2e/processes.ts';
+import { actOutDroppedCommit } from './droppedCommit.ts';
 import { actOut, type Deployment, type Stage, seedGuild, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
 
@@ -26,4 +28,5 @@ describe('npm start, one process over the gateway (PROCESS_ROLE=all)', () => {
   });
 
   actOut(() => deployment);
+  actOutDroppedCommit(() => deployment);
 });

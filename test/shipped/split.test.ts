@@ -3,10 +3,12 @@
  * answers what Discord POSTs and serves the pages, and hands gating to the gateway worker
  * (PROCESS_ROLE=gateway) through PostgreSQL; all share Redis. A second web replica serves the pages too
  * (the dashboard's session, made on one, is used on the other). Every kind of outbound call, acted out
- * (scenario.ts), whichever process makes it.
+ * (scenario.ts), whichever process makes it, and a /verify whose COMMIT the database ends mid-way
+ * (droppedCommit.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../e2e/processes.ts';
+import { actOutDroppedCommit } from './droppedCommit.ts';
 import { actOut, type Deployment, type Stage, seedGuild, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
 
@@ -59,4 +61,5 @@ describe('npm start split: a web replica and the gateway worker (INTERACTIONS=ht
   });
 
   actOut(() => deployment);
+  actOutDroppedCommit(() => deployment);
 });

@@ -9,7 +9,8 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { isConnectionFault, readsOnly } from '../../src/store/postgresFaults.ts';
-import { createPostgresDriver, MAX_TRIES } from '../../src/store/postgresStore.ts';
+import { BEGIN_WITH_ID, MAX_TRIES, retryWaitMs } from '../../src/store/postgresRetry.ts';
+import { createPostgresDriver } from '../../src/store/postgresStore.ts';
 import { POSTGRES_URL } from './harness.ts';
 
 const PROBE = fileURLToPath(new URL('./connectionDropProbe.ts', import.meta.url));
@@ -30,6 +31,7 @@ describe('the PostgreSQL driver while the server terminates its connections', ()
     const admin = new pg.Client({ connectionString: POSTGRES_URL });
     await admin.connect();
     await admin.query(`DROP TABLE IF EXISTS fault_probe_${child.pid}`);
+    await admin.query(`DROP FUNCTION IF EXISTS fault_probe_${child.pid}_slow()`);
     await admin.end();
     expect(stderr).not.toContain("Unhandled 'error' event");
     expect(code, stderr).toBe(0);
@@ -49,12 +51,22 @@ describe('the PostgreSQL driver while the server terminates its connections', ()
       afterwards: 'ok',
       rows: ['after'],
     });
-    // A write cut off while running is not run again; a read is, and answers.
+    // A write cut off while running ran in a transaction of its own, rolled back: run again, written
+    // once; a read is run again too, and answers.
     expect(report.statements).toEqual({
-      write: 'rejected: connection fault',
-      rows: [],
+      write: 'resolved',
+      rows: ['slow'],
       readTerminated: true,
       read: 42,
+    });
+    // COMMIT sent and its answer lost: the server says it committed; the result, written once, not run again.
+    expect(report.commitLost).toEqual({ result: 1, runs: 1, commit: 'lost', rows: ['committed-run1'] });
+    // COMMIT sent and terminated while it ran: the server says it rolled back; run again, written once.
+    expect(report.commitAborted).toEqual({
+      terminated: 1,
+      result: 2,
+      runs: 2,
+      rows: ['slow-commit-run2'],
     });
     expect(report.idle.terminated).toBeGreaterThanOrEqual(1);
     expect(report.idle.after).toBe(1);
@@ -64,17 +76,31 @@ describe('the PostgreSQL driver while the server terminates its connections', ()
 /** What a scripted client does with one statement: answer rows, or fail (and, dropped, emit 'error'). */
 type Step = { rows?: unknown[]; drop?: true; fail?: string };
 
-/** A pool whose clients answer statements by `script(sql, tryNumber)`; records what happened. */
-function scriptedPool(script: (sql: string, attempt: number) => Step) {
+/**
+ * A pool whose clients answer statements by `script(sql, tryNumber)` (BEGIN with its transaction id
+ * logged as `BEGIN`, answering the id `tx<n>`; the commit status of an id logged as `STATUS <id>` and
+ * answered by `statusOf`); records what happened.
+ */
+function scriptedPool(
+  script: (sql: string, attempt: number) => Step,
+  statusOf: (xid: string, look: number) => string | null = () => 'aborted',
+) {
   const log: string[] = [];
   const released: (Error | undefined)[] = [];
   let attempt = 0;
+  let looks = 0;
   const pool = Object.assign(new EventEmitter(), {
     async connect() {
       attempt += 1;
       const tryNumber = attempt;
       const client = new EventEmitter() as EventEmitter & Record<string, unknown>;
-      client.query = async (sql: string) => {
+      client.query = async (text: string, params: unknown[] = []) => {
+        if (text.includes('pg_xact_status')) {
+          looks += 1;
+          log.push(`${tryNumber}:STATUS ${String(params[0])}`);
+          return { rows: [{ status: statusOf(String(params[0]), looks) }] };
+        }
+        const sql = text === BEGIN_WITH_ID ? 'BEGIN' : text;
         log.push(`${tryNumber}:${sql}`);
         const step = script(sql, tryNumber);
         if (step.drop) {
@@ -86,6 +112,8 @@ function scriptedPool(script: (sql: string, attempt: number) => Step) {
           throw error;
         }
         if (step.fail) throw Object.assign(new Error(step.fail), { code: '23505' });
+        // pg answers a query of two statements with one result each.
+        if (sql === 'BEGIN') return [{ rows: [] }, { rows: [{ xid: `tx${tryNumber}` }] }];
         return { rows: step.rows ?? [] };
       };
       client.release = (error?: Error) => released.push(error);
@@ -114,16 +142,61 @@ describe('the retry rule', () => {
     expect(released[1]).toBeUndefined();
   });
 
-  it('a transaction whose COMMIT was sent when the connection dropped is not run again', async () => {
-    const { driver, log } = scriptedPool((sql) => (sql === 'COMMIT' ? { drop: true } : {}));
+  it('COMMIT sent when the connection dropped, and the server says it committed: the result, not run again', async () => {
+    const { driver, log } = scriptedPool(
+      (sql) => (sql === 'COMMIT' ? { drop: true } : {}),
+      (xid) => (xid === 'tx1' ? 'committed' : null),
+    );
     let runs = 0;
-    const failed = driver.transaction(async (tx) => {
+    const result = await driver.transaction(async (tx) => {
+      runs += 1;
+      await tx.query('UPDATE t');
+      return `run ${runs}`;
+    });
+    expect(result).toBe('run 1');
+    expect(runs).toBe(1);
+    expect(log).toEqual(['1:BEGIN', '1:UPDATE t', '1:COMMIT', '2:STATUS tx1']);
+  });
+
+  it('COMMIT sent when the connection dropped, and the server says it was rolled back: run again', async () => {
+    const { driver, log } = scriptedPool(
+      (sql, n) => (n === 1 && sql === 'COMMIT' ? { drop: true } : {}),
+      (_xid, look) => (look === 1 ? 'in progress' : 'aborted'),
+    );
+    let runs = 0;
+    await driver.transaction(async (tx) => {
       runs += 1;
       await tx.query('UPDATE t');
     });
-    await expect(failed).rejects.toMatchObject({ code: '57P01' });
-    expect(runs).toBe(1);
-    expect(log).toEqual(['1:BEGIN', '1:UPDATE t', '1:COMMIT']);
+    expect(runs).toBe(2);
+    // Still in progress at the first look (the ended backend was rolling back): asked again.
+    expect(log).toEqual([
+      '1:BEGIN',
+      '1:UPDATE t',
+      '1:COMMIT',
+      '2:STATUS tx1',
+      '3:STATUS tx1',
+      '4:BEGIN',
+      '4:UPDATE t',
+      '4:COMMIT',
+    ]);
+  });
+
+  it('COMMIT sent when the connection dropped, and the server cannot tell: the error reaches the caller', async () => {
+    for (const status of [null, 'in progress']) {
+      const { driver, log } = scriptedPool(
+        (sql) => (sql === 'COMMIT' ? { drop: true } : {}),
+        () => status,
+      );
+      let runs = 0;
+      const failed = driver.transaction(async (tx) => {
+        runs += 1;
+        await tx.query('UPDATE t');
+      });
+      await expect(failed).rejects.toMatchObject({ code: '57P01' });
+      expect(runs).toBe(1);
+      expect(log.filter((line) => line.includes('STATUS'))).toHaveLength(status === null ? 1 : MAX_TRIES);
+    }
   });
 
   it('a statement error that is not a dropped connection rolls back and reaches the caller at once', async () => {
@@ -134,6 +207,7 @@ describe('the retry rule', () => {
     expect(log).toEqual(['1:BEGIN', '1:INSERT x', '1:ROLLBACK']);
     expect(released).toEqual([undefined]);
     await expect(driver.query('INSERT x')).rejects.toThrow('duplicate key');
+    expect(log.slice(3)).toEqual(['2:BEGIN', '2:INSERT x', '2:ROLLBACK']);
   });
 
   it('gives up after MAX_TRIES', async () => {
@@ -142,18 +216,35 @@ describe('the retry rule', () => {
     expect(log).toEqual(Array.from({ length: MAX_TRIES }, (_, i) => `${i + 1}:BEGIN`));
   });
 
-  it('a read dropped mid-statement runs again; a write does not (it may have been applied)', async () => {
+  it('a read dropped mid-statement runs again; a write runs in a transaction of its own, run again when rolled back', async () => {
     const reads = scriptedPool((_sql, n) => (n === 1 ? { drop: true } : { rows: [{ n: 1 }] }));
     expect(await reads.driver.query('SELECT n FROM t WHERE id = $1', [1])).toEqual([{ n: 1 }]);
-    expect(reads.log).toHaveLength(2);
-    const writes = scriptedPool((_sql, n) => (n === 1 ? { drop: true } : {}));
-    await expect(writes.driver.query("UPDATE t SET n = n + 1 WHERE id = '1'")).rejects.toMatchObject({
-      code: '57P01',
-    });
-    expect(writes.log).toHaveLength(1);
+    expect(reads.log).toEqual(['1:SELECT n FROM t WHERE id = $1', '2:SELECT n FROM t WHERE id = $1']);
+    const write = "UPDATE t SET n = n + 1 WHERE id = '1' RETURNING n";
+    const writes = scriptedPool((sql, n) =>
+      n === 1 && sql === write ? { drop: true } : { rows: [{ n: 2 }] },
+    );
+    expect(await writes.driver.query(write)).toEqual([{ n: 2 }]);
+    expect(writes.log).toEqual(['1:BEGIN', `1:${write}`, '2:BEGIN', `2:${write}`, '2:COMMIT']);
+    // A write whose COMMIT was cut off, that the server says committed: its rows, not applied twice.
+    const committed = scriptedPool(
+      (sql, n) => (n === 1 && sql === 'COMMIT' ? { drop: true } : { rows: [{ n: n + 1 }] }),
+      () => 'committed',
+    );
+    expect(await committed.driver.query(write)).toEqual([{ n: 2 }]);
+    expect(committed.log.filter((line) => line.endsWith(write))).toHaveLength(1);
     // A locking read is a write for this purpose.
-    const locking = scriptedPool((_sql, n) => (n === 1 ? { drop: true } : {}));
-    await expect(locking.driver.query('SELECT * FROM t FOR UPDATE')).rejects.toMatchObject({ code: '57P01' });
+    const locking = scriptedPool(() => ({}));
+    await locking.driver.query('SELECT * FROM t FOR UPDATE');
+    expect(locking.log).toEqual(['1:BEGIN', '1:SELECT * FROM t FOR UPDATE', '1:COMMIT']);
+  });
+
+  it('waits 25 ms doubling to 400 ms between tries, each between half and all of it', () => {
+    const waits = (random: () => number) =>
+      Array.from({ length: MAX_TRIES - 1 }, (_, i) => retryWaitMs(i + 1, random));
+    expect(waits(() => 1 - Number.EPSILON)).toEqual([25, 50, 100, 200, 400]);
+    expect(waits(() => 0)).toEqual([13, 25, 50, 100, 200]);
+    expect(retryWaitMs(12, () => 0.5)).toBe(300);
   });
 
   it('a statement whose connection could not be had runs again', async () => {

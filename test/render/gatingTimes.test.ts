@@ -70,7 +70,7 @@ describe('the export’s summary', () => {
       '1 nachgewiesene Identität, 1 über Gating vergebene Rolle, 1 Audit-Ereignis.',
     );
     expect(summary({ days: 5, members: 3, roles: 5, events: 21 }, 'ru')).toContain(
-      'за последние 5 дней: 3 доказанные личности, 5 ролей, выданных гейтингом, 21 событие аудита.',
+      'Экспорт данных выдачи ролей за последние 5 дней: 3 доказанные личности, 5 ролей, выданных по правилам, 21 событие аудита.',
     );
   });
 });

@@ -1,11 +1,12 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeGuild } from '../../fakes/discord/server.ts';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { dueAfter, RECHECK_SPREAD } from '../../src/gating/rechecks/guildRechecks.ts';
 import { schedulerTickMs } from '../../src/gating/rechecks/scheduler.ts';
 import { PassLosses } from '../../src/gating/roles/roleSync.ts';
 import type { GatingService } from '../../src/gating/service.ts';
 import type { GatingStore, PendingLoss } from '../../src/store/types.ts';
-import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
+import { humanRoleSettings, signatureLink } from '../e2e/harness.ts';
 import {
   addGuild,
   addMember,
@@ -141,33 +142,13 @@ describe('a pass whose process died is taken over within a lease', () => {
     await store.close();
     store = await openStore({ leaseMs: LEASE_MS });
     const human = (await addRole(fakes, guild, 'Verified', 2)).id;
-    await store.saveGuildSettings({
-      guildId: guild.id,
-      enabled: true,
-      humanRoleId: human,
-      spamRoleId: null,
-      riskyRoleId: null,
-      minScore: null,
-      spamRemovesHuman: true,
-      logChannelId: null,
-    });
+    await store.saveGuildSettings(humanRoleSettings(guild.id, human));
     const members: string[] = [];
     for (let i = 0; i < count; i += 1) {
       const userId = await addMember(fakes, guild, `dead${i}`);
       const identity = `dead${i}x${guild.id}.eth`;
       fakes.web3.world.setCredentials(identity, gatingCredentials(identity));
-      await store.saveLink(
-        {
-          guildId: guild.id,
-          userId,
-          identity,
-          platform: 'ens',
-          address: null,
-          proofMethod: 'signature',
-          provenAt: Date.now(),
-        },
-        'seeded',
-      );
+      await store.saveLink(signatureLink(guild.id, userId, identity), 'seeded');
       members.push(userId);
     }
     // Not due: only a pass cut short can make the service run one.

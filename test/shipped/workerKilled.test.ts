@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeGuild, RecordedRestRequest } from '../../fakes/discord/server.ts';
 import { gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
-import { visibleMessage } from '../e2e/harness.ts';
+import { humanRoleSettings, signatureLink, visibleMessage } from '../e2e/harness.ts';
 import { freePort } from '../e2e/processes.ts';
 import { type Stage, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
@@ -40,30 +40,12 @@ describe('npm start split: the gateway worker SIGKILLed mid `/gating recheck`, t
     // What earlier verifications left: gating set up, signature-proven links, a pass not due yet.
     const store = await openPostgresStore(stage.databaseUrl);
     try {
-      await store.saveGuildSettings({
-        guildId: guild.id,
-        enabled: true,
-        humanRoleId: human,
-        spamRoleId: null,
-        riskyRoleId: null,
-        minScore: null,
-        spamRemovesHuman: true,
-        logChannelId: null,
-      });
-      for (const [i, userId] of members.entries()) {
+      await store.saveGuildSettings(humanRoleSettings(guild.id, human));
+      for (const [i, userId] of members.entries())
         await store.saveLink(
-          {
-            guildId: guild.id,
-            userId,
-            identity: `killed${i}.eth`,
-            platform: 'ens',
-            address: nextAddress(),
-            proofMethod: 'signature',
-            provenAt: Date.now(),
-          },
+          signatureLink(guild.id, userId, `killed${i}.eth`, nextAddress()),
           'shipped suite: linked before',
         );
-      }
       await store.markFullSync(guild.id, Date.now());
     } finally {
       await store.close();

@@ -178,7 +178,10 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(first?.takenFrom).toBeNull();
       time.t += 1_000;
       const other = await open({ leaseMs: 1_000 });
-      const both = await Promise.all([store.claimHandoff(id, 'host:2:a'), other.claimHandoff(id, 'host:3:b')]);
+      const both = await Promise.all([
+        store.claimHandoff(id, 'host:2:a'),
+        other.claimHandoff(id, 'host:3:b'),
+      ]);
       const won = both.filter((c) => c !== null);
       expect(won).toHaveLength(1);
       expect(won[0]).toMatchObject({ attempts: 2, takenFrom: 'host:1:dead' });

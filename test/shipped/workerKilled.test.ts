@@ -15,9 +15,9 @@ import { type Stage, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
 
 const MEMBERS = 24;
-/** Each credential answer takes this long: with 8 lookups at once, the walk takes three of them. */
-const UPSTREAM_LATENCY_MS = 2_500;
-const EDITS_PER_SECOND = 2;
+/** Each credential answer takes this long: with 8 lookups at once, the walk takes three of them (9 s). */
+const UPSTREAM_LATENCY_MS = 3_000;
+const EDITS_PER_SECOND = 4;
 const EDITS_BEFORE_THE_KILL = 4;
 
 describe('npm start split: the gateway worker SIGKILLed mid `/gating recheck`, then started again', () => {

@@ -182,6 +182,29 @@ describe('a pass whose process died is taken over within a lease', () => {
     expect(await store.lapsedGuildLeases(10)).toEqual([]);
   });
 
+  it('a finished pass leaves no lease behind, though a renewal was still on its way to the store', async () => {
+    await gatedGuild(3);
+    const service = createService(fakes, store);
+    services.push(service);
+    // Every renewal (each call after the first) reaches the store 200 ms late.
+    const acquire = store.acquireGuildLease.bind(store);
+    let calls = 0;
+    store.acquireGuildLease = async (...args) => {
+      calls += 1;
+      if (calls > 1) await new Promise((resolve) => setTimeout(resolve, 200));
+      return acquire(...args);
+    };
+    fakes.web3.setLatency(LEASE_MS / 2);
+    try {
+      expect(await service.guilds.recheckGuild(guild.id, { fresh: true })).toMatchObject({ members: 3 });
+    } finally {
+      fakes.web3.setLatency(0);
+    }
+    expect(calls).toBeGreaterThan(1);
+    await new Promise((resolve) => setTimeout(resolve, 200 + LEASE_MS));
+    expect(await store.lapsedGuildLeases(10)).toEqual([]);
+  });
+
   it('but never from a live process: its pass, three leases long, runs once though another process looks every second', async () => {
     await gatedGuild(6);
     const [running, looking] = [createService(fakes, store), createService(fakes, store)];

@@ -167,13 +167,19 @@ export class GuildRechecks {
       this.#logger.info({ guildId, cause }, 'guild re-check skipped: another process holds it');
       return { ...totals, elsewhere: true };
     }
+    // A renewal still in flight at the end would write the lease back after its release: a lapsed lease
+    // later, taken for a pass cut short. The release waits for it.
+    let renewing: Promise<void> = Promise.resolve();
     const renewal = setInterval(
       () => {
-        this.#store
-          .acquireGuildLease(guildId, this.#holder, this.#now() + this.#leaseMs)
-          .catch((error: unknown) =>
-            this.#logger.warn({ err: error, guildId }, 'could not renew a guild lease'),
-          );
+        renewing = this.#store.acquireGuildLease(guildId, this.#holder, this.#now() + this.#leaseMs).then(
+          (renewed) => {
+            // Unrenewed for a whole lease (a stalled process, a store down): another process took it over.
+            if (!renewed)
+              this.#logger.warn({ guildId, cause }, 'guild re-check lease lapsed to another process');
+          },
+          (error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not renew a guild lease'),
+        );
       },
       Math.max(10, Math.floor(this.#leaseMs / 3)),
     );
@@ -182,6 +188,7 @@ export class GuildRechecks {
       return await this.#pass(guild, settings, fresh, cause, confirmRemovals, totals);
     } finally {
       clearInterval(renewal);
+      await renewing;
       await this.#store
         .releaseGuildLease(guildId, this.#holder)
         .catch((error: unknown) =>

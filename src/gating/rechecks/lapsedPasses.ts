@@ -10,7 +10,7 @@ import type { Client } from 'discord.js';
 import { CoalescedPoller } from '../../ops/coalescedPoller.ts';
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore } from '../../store/types.ts';
-import { guildOf, servesGuild } from '../roles/discordReads.ts';
+import { servesGuild } from '../roles/discordReads.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
 
 /** Lapsed leases read per look. */
@@ -47,8 +47,9 @@ export class LapsedPasses extends CoalescedPoller {
       if (this.stopping || tasks.stopping) return;
       if (this.#resuming.has(guildId) || !servesGuild(discord, guildId)) continue;
       const settings = await store.getGuildSettings(guildId);
-      if (!settings?.enabled || !(await guildOf(discord, guildId))) {
-        // Gating was switched off, or the bot left: nothing to resume, and nothing to look at again.
+      if (!settings?.enabled || !discord.guilds.cache.has(guildId)) {
+        // Gating was switched off, or the bot left (an unavailable server stays cached): nothing to
+        // resume, and nothing to look at again.
         await store.releaseGuildLease(guildId, holder);
         continue;
       }

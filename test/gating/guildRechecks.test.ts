@@ -182,6 +182,17 @@ describe('a pass whose process died is taken over within a lease', () => {
     expect(await store.lapsedGuildLeases(10)).toEqual([]);
   });
 
+  it('is dropped, not run, once gating was switched off in the server', async () => {
+    const { human } = await gatedGuild(2);
+    await store.saveGuildSettings({ ...humanRoleSettings(guild.id, human), enabled: false });
+    expect(await store.acquireGuildLease(guild.id, 'host:0:dead/pass', Date.now() - 1)).toBe(true);
+    const live = createService(fakes, store);
+    services.push(live);
+    live.start();
+    await expect.poll(() => store.lapsedGuildLeases(10), { timeout: 3_000 }).toEqual([]);
+    expect(await passes()).toEqual([]);
+  });
+
   it('a finished pass leaves no lease behind, though a renewal was still on its way to the store', async () => {
     await gatedGuild(3);
     const service = createService(fakes, store);

@@ -15,6 +15,8 @@ import type { APIInteraction } from 'discord-api-types/v10';
 import { openToken, sealToken } from '../gating/linkedRoles/linkedRoles.ts';
 import { CoalescedPoller } from '../ops/coalescedPoller.ts';
 import type { Logger } from '../ops/log.ts';
+import { PROCESS_INSTANCE } from '../ops/processInstance.ts';
+import type { GuildLeaseStore } from '../store/guildLeaseTypes.ts';
 import type { HandoffStore, ShardFilter } from '../store/handoffTypes.ts';
 import type { JsonValue } from '../store/types.ts';
 import { Responder } from './responder.ts';
@@ -61,7 +63,8 @@ export interface HandoffInboxOptions {
   store: Pick<
     HandoffStore,
     'openHandoffs' | 'claimHandoff' | 'renewHandoff' | 'finishHandoff' | 'pruneHandoffs'
-  >;
+  > &
+    Pick<GuildLeaseStore, 'expireGuildLease'>;
   logger: Logger;
   /** The router's `handle`. */
   run: (interaction: APIInteraction, responder: Responder) => Promise<void>;
@@ -77,12 +80,19 @@ export interface HandoffInboxOptions {
   pruneEveryMs?: number;
   /** Claims before a hand-off that keeps failing is dropped. Default 3. */
   maxAttempts?: number;
+  /** The process its claims name (a worker taking one over ends this process's guild leases). Default PROCESS_INSTANCE. */
+  holder?: string;
   now?: () => number;
 }
 
 /** The worker's side: claims queued interactions and answers them. */
 export class HandoffInbox extends CoalescedPoller {
-  readonly #o: HandoffInboxOptions & { now: () => number; maxAttempts: number; pruneEveryMs: number };
+  readonly #o: HandoffInboxOptions & {
+    now: () => number;
+    maxAttempts: number;
+    pruneEveryMs: number;
+    holder: string;
+  };
   #prunedAt = Number.NEGATIVE_INFINITY;
 
   constructor(options: HandoffInboxOptions) {
@@ -91,7 +101,13 @@ export class HandoffInbox extends CoalescedPoller {
       logger: options.logger,
       what: 'interaction hand-off inbox',
     });
-    this.#o = { now: Date.now, maxAttempts: 3, pruneEveryMs: DEFAULT_HANDOFF_PRUNE_MS, ...options };
+    this.#o = {
+      now: Date.now,
+      maxAttempts: 3,
+      pruneEveryMs: DEFAULT_HANDOFF_PRUNE_MS,
+      holder: PROCESS_INSTANCE,
+      ...options,
+    };
   }
 
   protected async look(): Promise<void> {
@@ -119,9 +135,10 @@ export class HandoffInbox extends CoalescedPoller {
 
   async #answer(id: number): Promise<void> {
     const { store, logger, now, maxAttempts, rest } = this.#o;
-    const claim = await store.claimHandoff(id);
+    const claim = await store.claimHandoff(id, this.#o.holder);
     if (!claim) return;
     const log = { handoffId: claim.id, interactionId: claim.interactionId, guildId: claim.guildId };
+    if (claim.takenFrom !== null) await this.#takeOver(claim.guildId, claim.takenFrom, log);
     const age = now() - claim.createdAt;
     if (age >= INTERACTION_TOKEN_LIFE_MS || claim.attempts > maxAttempts) {
       logger.warn(
@@ -151,6 +168,24 @@ export class HandoffInbox extends CoalescedPoller {
     if (await store.finishHandoff(claim.id, claim.claimToken))
       logger.info({ ...log, ms: Math.round(now() - claim.createdAt) }, 'handed-over interaction answered');
     else logger.warn(log, 'handed-over interaction answered, but its claim had lapsed to another worker');
+  }
+
+  /**
+   * The worker that held this hand-off died (its claim lapsed unrenewed): a re-check pass it ran on the
+   * guild died with it, so its lease ends now rather than a lease later, and this worker's command (or its
+   * look for lapsed passes) runs the pass instead of answering that another process is on it.
+   */
+  async #takeOver(guildId: string, dead: string, log: Record<string, unknown>): Promise<void> {
+    if (guildId === '' || dead === this.#o.holder) return;
+    try {
+      if (await this.#o.store.expireGuildLease(guildId, dead))
+        this.#o.logger.warn(
+          { ...log, deadProcess: dead },
+          'interaction hand-off taken over from a dead worker: its re-check lease on the server ended',
+        );
+    } catch (error) {
+      this.#o.logger.warn({ ...log, err: error }, "could not end a dead worker's re-check lease");
+    }
   }
 
   /** The interaction with its token opened (a row queued before sealing carries it in clear); null when it does not open. */

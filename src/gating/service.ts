@@ -34,7 +34,8 @@ import { BackgroundTasks } from './rechecks/backgroundTasks.ts';
 import { DueChecks } from './rechecks/dueChecks.ts';
 import { GuildRechecks, type RecheckEvent } from './rechecks/guildRechecks.ts';
 import { GuildWalk } from './rechecks/guildWalk.ts';
-import { IntervalScheduler, type RecheckScheduler } from './rechecks/scheduler.ts';
+import { LapsedPasses } from './rechecks/lapsedPasses.ts';
+import { IntervalScheduler, type RecheckScheduler, schedulerTickMs } from './rechecks/scheduler.ts';
 import { DEFAULT_AUDIT_RETENTION_MS, type PruneCounts, StoreUpkeep } from './rechecks/storeUpkeep.ts';
 import { AuthoritySnapshots } from './roles/authoritySnapshots.ts';
 import { servesGuild, shardFilterOf } from './roles/discordReads.ts';
@@ -285,6 +286,7 @@ export class GatingService {
         },
         stop: () => scheduler.stop(),
       },
+      new LapsedPasses({ store, discord, logger, tasks, recheck: (g) => rechecks.resume(g) }),
       this.#upkeep,
     );
     if (options.authoritySnapshots) {
@@ -436,12 +438,4 @@ function listenToDiscord(
     discord.off(Events.GuildMemberUpdate, onMember);
     discord.off(Events.UserUpdate, onUser);
   };
-}
-
-/**
- * How often the scheduler looks for due guilds: each guild is due at its own time (see dueAfter), so the
- * timer ticks many times per interval (at most every 15 minutes) and the passes spread over it.
- */
-export function schedulerTickMs(recheckIntervalMs: number): number {
-  return Math.max(1_000, Math.min(recheckIntervalMs / 24, 15 * 60_000));
 }

@@ -32,6 +32,11 @@ export interface ClaimedHandoff {
   /** Claims so far, this one included. */
   attempts: number;
   claimToken: string;
+  /**
+   * The process (`claimHandoff`'s `holder`) whose claim had lapsed when this one took the hand-off over:
+   * it stopped renewing for a whole lease, so it is dead. Null on a first claim.
+   */
+  takenFrom: string | null;
 }
 
 /** The shards a worker serves: a guild is theirs when `(guild_id >> 22) % count` is one of `ids`. */
@@ -48,8 +53,11 @@ export interface HandoffStore {
    * guilds `shards` serve (all without it): id and guild only.
    */
   openHandoffs(limit: number, shards?: ShardFilter): Promise<{ id: number; guildId: string }[]>;
-  /** Claim one under the store's lease; null when another worker holds it, or it is answered or gone. */
-  claimHandoff(id: number): Promise<ClaimedHandoff | null>;
+  /**
+   * Claim one under the store's lease for `holder` (a process id); null when another worker holds it, or
+   * it is answered or gone.
+   */
+  claimHandoff(id: number, holder?: string): Promise<ClaimedHandoff | null>;
   /** Extend the claim by the store's lease; false when it lapsed to another worker meanwhile. */
   renewHandoff(id: number, claimToken: string): Promise<boolean>;
   /**

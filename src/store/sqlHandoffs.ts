@@ -52,13 +52,20 @@ export function createSqlHandoffs(driver: SqlDriver, now: () => number, leaseMs:
       return rows.map((r: Row) => ({ id: Number(r.id), guildId: String(r.guild_id) }));
     },
 
-    async claimHandoff(id): Promise<ClaimedHandoff | null> {
+    async claimHandoff(id, holder = ''): Promise<ClaimedHandoff | null> {
       const at = now();
-      const token = randomBytes(12).toString('hex');
+      // The token names its holder, so whoever takes a lapsed claim over learns whose it was.
+      const token = `${randomBytes(12).toString('hex')}@${holder}`;
+      const [open] = await driver.query('SELECT claim_token FROM interaction_handoffs WHERE id = $1', [id]);
+      if (!open) return null;
+      const lapsed = open.claim_token === null ? '' : String(open.claim_token);
+      // Only over the claim just read: a worker that claimed it in between keeps it.
       const [row] = await driver.query(
         `UPDATE interaction_handoffs SET claim_token = $2, lease_until = $3, attempts = attempts + 1
-         WHERE id = $1 AND answered_at IS NULL AND (lease_until IS NULL OR lease_until <= $4) RETURNING *`,
-        [id, token, at + leaseMs, at],
+         WHERE id = $1 AND answered_at IS NULL AND (lease_until IS NULL OR lease_until <= $4)
+           AND COALESCE(claim_token, '') = $5
+         RETURNING *`,
+        [id, token, at + leaseMs, at, lapsed],
       );
       if (!row) return null;
       return {
@@ -70,6 +77,7 @@ export function createSqlHandoffs(driver: SqlDriver, now: () => number, leaseMs:
         createdAt: Number(row.created_at),
         attempts: Number(row.attempts),
         claimToken: token,
+        takenFrom: holderOf(lapsed),
       };
     },
 
@@ -104,4 +112,10 @@ export function createSqlHandoffs(driver: SqlDriver, now: () => number, leaseMs:
 /** `guild_id >> 22`, which `% shardCount` turns into the guild's shard (Discord's formula); 0 outside a guild. */
 export function shardKey(guildId: string): number {
   return /^\d{1,20}$/.test(guildId) ? Number(BigInt(guildId) >> 22n) : 0;
+}
+
+/** The holder a claim token names (`<random>@<holder>`); null for no claim or one that names nobody. */
+function holderOf(claimToken: string): string | null {
+  const at = claimToken.indexOf('@');
+  return at < 0 || at === claimToken.length - 1 ? null : claimToken.slice(at + 1);
 }

@@ -5,6 +5,7 @@ import { createSqlDueChecks, dueNoLaterThan } from './sqlDueChecks.ts';
 import { createSqlExemptions } from './sqlExemptions.ts';
 import { createSqlFarcasterFlows } from './sqlFarcasterFlows.ts';
 import { createSqlGuildAuthority } from './sqlGuildAuthority.ts';
+import { createSqlGuildLeases } from './sqlGuildLeases.ts';
 import { createSqlHandoffs } from './sqlHandoffs.ts';
 import { claimHoldings, releaseHoldings, toHolding } from './sqlHoldings.ts';
 import { createSqlNonces } from './sqlNonces.ts';
@@ -195,6 +196,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlGuildAuthority(driver, { now, rows: mappers }),
     ...createSqlDashboard(driver, { now, leaseMs, rows: mappers }),
     ...createSqlFarcasterFlows(driver, now),
+    ...createSqlGuildLeases(driver, now, leaseMs),
 
     async getGuildSettings(guildId) {
       const rows = await driver.query('SELECT * FROM guild_settings WHERE guild_id = $1', [guildId]);
@@ -258,21 +260,6 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
         guildId,
         at,
       ]);
-    },
-
-    async acquireGuildLease(guildId, holder, until) {
-      const rows = await driver.query(
-        `INSERT INTO guild_leases (guild_id, holder, lease_until) VALUES ($1, $2, $3)
-         ON CONFLICT (guild_id) DO UPDATE SET holder = excluded.holder, lease_until = excluded.lease_until
-         WHERE guild_leases.lease_until <= $4 OR guild_leases.holder = excluded.holder
-         RETURNING holder`,
-        [guildId, holder, until, now()],
-      );
-      return rows.length > 0;
-    },
-
-    async releaseGuildLease(guildId, holder) {
-      await driver.query('DELETE FROM guild_leases WHERE guild_id = $1 AND holder = $2', [guildId, holder]);
     },
 
     async saveLink(link: LinkInput, reason) {

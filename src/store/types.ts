@@ -17,6 +17,7 @@ import type { DueCheckStore } from './dueCheckTypes.ts';
 import type { ExemptionStore } from './exemptionTypes.ts';
 import type { FarcasterFlowStore } from './farcasterFlowTypes.ts';
 import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
+import type { GuildLeaseStore } from './guildLeaseTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
 import type { Holding, HoldingClaim, HoldingRefusal, NonceRecord, ProofMethod } from './proofTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
@@ -31,6 +32,7 @@ export type * from './dueCheckTypes.ts';
 export type * from './exemptionTypes.ts';
 export type * from './farcasterFlowTypes.ts';
 export type * from './guildAuthorityTypes.ts';
+export type * from './guildLeaseTypes.ts';
 export type * from './proofTypes.ts';
 export type * from './roleConnectionTypes.ts';
 export type * from './roleRuleTypes.ts';
@@ -169,7 +171,8 @@ export interface GatingStore
     GuildAuthorityStore,
     DashboardStore,
     DashboardSignOutStore,
-    FarcasterFlowStore {
+    FarcasterFlowStore,
+    GuildLeaseStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(
@@ -179,14 +182,6 @@ export interface GatingStore
   /** All guilds with settings, or only enabled ones. */
   listGuildSettings(opts?: { enabledOnly?: boolean }): Promise<GuildSettings[]>;
   markFullSync(guildId: string, at: number): Promise<void>;
-  /**
-   * Take (or renew) the right to re-check a guild until `until`, for `holder` (a process); false while
-   * another holder's lease runs. One guild is re-checked by one process at a time.
-   */
-  acquireGuildLease(guildId: string, holder: string, until: number): Promise<boolean>;
-  /** Give the lease back early (a finished pass); only its holder can. */
-  releaseGuildLease(guildId: string, holder: string): Promise<void>;
-
   /**
    * Create or refresh a link and write a `linked` audit event in the same transaction, taking its
    * identity and address in the registry from whoever held them (their links are released). For a

@@ -1,8 +1,8 @@
 /**
  * The hand-off queue between web replicas and gateway workers, on a real PostgreSQL store (each worker
  * with a store of its own, as two processes would have): what the worker answers, drops and leaves to
- * other shards, a slow command under a short lease, a replayed hand-off, pruning, and what the table
- * holds at rest (read directly).
+ * other shards, a slow command under a short lease, a dead worker's hand-off and guild lease taken over
+ * (a live one's not), a replayed hand-off, pruning, and what the table holds at rest (read directly).
  */
 
 import type { APIInteraction } from 'discord-api-types/v10';
@@ -51,6 +51,7 @@ afterEach(async () => {
   for (const inbox of inboxes.splice(0)) await inbox.stop();
   // The next test starts from an empty queue.
   await raw.query('DELETE FROM interaction_handoffs');
+  await raw.query('DELETE FROM guild_leases');
   for (const store of stores.splice(0)) await store.close();
 });
 
@@ -151,6 +152,80 @@ describe('HandoffInbox', () => {
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(runs).toHaveLength(1);
     expect(lines.filter((l) => l.msg === 'handed-over interaction answered')).toHaveLength(1);
+  });
+
+  it("a dead worker's hand-off is taken over with its guild's re-check lease, ended at once, not a lease later", async () => {
+    const sent = interaction(5);
+    const guildId = String(sent.guild_id);
+    await handoffQueue(await store(), KEY).handOver(sent);
+    // The dead worker claimed the hand-off (a 2 s lease) and was mid-pass (a guild lease of a minute),
+    // holding another guild's pass too; a live process holds a third guild's.
+    const [dead, live, worker] = [await store({ leaseMs: 2_000 }), await store(), await store()];
+    expect(await live.acquireGuildLease('333333333333333333', 'host:2:live/pass', Date.now() + 60_000)).toBe(
+      true,
+    );
+    expect(await dead.acquireGuildLease('222222222222222222', 'host:1:dead/pass', Date.now() + 60_000)).toBe(
+      true,
+    );
+    expect(await dead.acquireGuildLease(guildId, 'host:1:dead/pass', Date.now() + 60_000)).toBe(true);
+    const [open] = await dead.openHandoffs(1);
+    expect(await dead.claimHandoff(open?.id ?? 0, 'host:1:dead')).not.toBeNull();
+    const passTaken: boolean[] = [];
+    const taker = inbox({
+      store: worker,
+      holder: 'host:3:new',
+      // The command: the guild's pass, which needs the lease (GuildRechecks' holder is `<process>/<part>`).
+      run: async () =>
+        void passTaken.push(await worker.acquireGuildLease(guildId, 'host:3:new/pass', Date.now() + 60_000)),
+    });
+    taker.nudge();
+    await taker.idle();
+    // Its claim has not lapsed yet: the dead worker still looks alive, nothing runs.
+    expect(passTaken).toEqual([]);
+    await new Promise((resolve) => setTimeout(resolve, 2_050));
+    taker.nudge();
+    await taker.idle();
+    expect(passTaken).toEqual([true]);
+    expect(lines.filter((l) => l.deadProcess === 'host:1:dead')).toHaveLength(1);
+    // Only the guild of the hand-off: the dead worker's other pass is left to its lease, the live one's kept.
+    expect(await worker.acquireGuildLease('222222222222222222', 'host:3:new/pass', Date.now() + 1_000)).toBe(
+      false,
+    );
+    expect(await worker.acquireGuildLease('333333333333333333', 'host:3:new/pass', Date.now() + 1_000)).toBe(
+      false,
+    );
+  });
+
+  it("a live worker's hand-off and pass stay its own past the first lease: the other worker runs nothing and takes no lease", async () => {
+    const sent = interaction(6);
+    const guildId = String(sent.guild_id);
+    await handoffQueue(await store(), KEY).handOver(sent);
+    const events: string[] = [];
+    const pass = (name: string, own: GatingStore) => async () => {
+      if (!(await own.acquireGuildLease(guildId, `host:${name}/pass`, Date.now() + 300))) {
+        events.push(`${name}: elsewhere`);
+        return;
+      }
+      events.push(`${name}: pass`);
+      // A 1.2 s pass under a 300 ms lease, renewed as GuildRechecks renews it.
+      const renew = setInterval(
+        () => void own.acquireGuildLease(guildId, `host:${name}/pass`, Date.now() + 300),
+        100,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_200));
+      clearInterval(renew);
+      await own.releaseGuildLease(guildId, `host:${name}/pass`);
+    };
+    const [a, b] = [await store({ leaseMs: 300 }), await store({ leaseMs: 300 })];
+    const first = inbox({ store: a, leaseMs: 300, holder: 'host:a', run: pass('a', a) });
+    first.start();
+    await expect.poll(() => events.length).toBe(1);
+    const second = inbox({ store: b, leaseMs: 300, holder: 'host:b', run: pass('b', b) });
+    second.start();
+    await expect.poll(async () => (await rows())[0]?.answered_at ?? null, { timeout: 5_000 }).not.toBeNull();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(events).toEqual(['a: pass']);
+    expect(lines.filter((l) => l.deadProcess !== undefined)).toEqual([]);
   });
 
   it('a sharded worker answers its own shard’s hand-off though 40 of another shard’s were queued first', async () => {

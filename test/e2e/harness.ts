@@ -26,7 +26,7 @@ import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
 import type { Command } from '../../src/discord/command.ts';
 import { createLogger } from '../../src/ops/log.ts';
 import { createMetrics } from '../../src/ops/metrics.ts';
-import type { GuildSettingsInput } from '../../src/store/types.ts';
+import type { GuildSettingsInput, LinkInput } from '../../src/store/types.ts';
 import type { Web3BioClient } from '../../src/web3bio/client.ts';
 
 /** Discord's ephemeral message flag. */
@@ -160,6 +160,24 @@ export function humanRoleSettings(guildId: string, humanRoleId: string): GuildSe
     minScore: null,
     spamRemovesHuman: false,
     logChannelId: null,
+  };
+}
+
+/** A link proven by signature now, as a member's earlier `/verify` left it (seeded straight into a store). */
+export function signatureLink(
+  guildId: string,
+  userId: string,
+  identity: string,
+  address: string | null = null,
+): LinkInput {
+  return {
+    guildId,
+    userId,
+    identity,
+    platform: 'ens',
+    address,
+    proofMethod: 'signature',
+    provenAt: Date.now(),
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { GatewayDispatchEvents, PermissionFlagsBits } from 'discord-api-types/v10';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { AuthoritySnapshots } from '../../src/gating/roles/authoritySnapshots.ts';
+import { AuthoritySnapshots, WRITE_ATTEMPTS } from '../../src/gating/roles/authoritySnapshots.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore } from '../../src/store/types.ts';
 import { addGuild, addRole, type Fakes, silentLogger, startFakes, waitFor } from './serviceHarness.ts';
@@ -138,6 +138,33 @@ describe('authority snapshots', () => {
     await stored(guild.id, (stored) => roles.every((r) => stored.has(r.id)));
     expect(writes.length).toBeGreaterThanOrEqual(1);
     expect(writes.length).toBeLessThan(roles.length);
+  });
+
+  it('a write the store refused is tried again after a doubling wait, and only so many times', async () => {
+    const [flaky, down] = [await addGuild(fakes), await addGuild(fakes)];
+    store = await openSqliteStore(':memory:');
+    const save = store.saveGuildAuthority.bind(store);
+    const tries = new Map<string, number[]>();
+    store.saveGuildAuthority = async (snapshot) => {
+      const at = [...(tries.get(snapshot.guildId) ?? []), Date.now()];
+      tries.set(snapshot.guildId, at);
+      // PostgreSQL restarting: the first two writes of one server fail, every write of the other.
+      if (snapshot.guildId === down.id || (snapshot.guildId === flaky.id && at.length <= 2))
+        throw new Error('connection terminated');
+      await save(snapshot);
+    };
+    snapshots = new AuthoritySnapshots({ discord: fakes.client, store, logger: silentLogger, retryMs: 40 });
+    snapshots.start();
+    await stored(flaky.id, (roles) => roles.has(flaky.id));
+    const flakyTries = tries.get(flaky.id) ?? [];
+    expect(flakyTries).toHaveLength(3);
+    expect((flakyTries[1] ?? 0) - (flakyTries[0] ?? 0)).toBeGreaterThanOrEqual(35);
+    expect((flakyTries[2] ?? 0) - (flakyTries[1] ?? 0)).toBeGreaterThanOrEqual(75);
+    // 40 + 80 + 160 + 320 ms of waits, then it waits for the server's next event.
+    await new Promise((resolve) => setTimeout(resolve, 1_200));
+    expect(tries.get(down.id)).toHaveLength(WRITE_ATTEMPTS);
+    expect(await store.getGuildAuthority(down.id)).toBeUndefined();
+    expect(tries.get(flaky.id)).toHaveLength(3);
   });
 
   it('stops writing once stopped', async () => {

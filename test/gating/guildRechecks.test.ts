@@ -1,17 +1,23 @@
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { FakeGuild } from '../../fakes/discord/server.ts';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { dueAfter, RECHECK_SPREAD } from '../../src/gating/rechecks/guildRechecks.ts';
+import { schedulerTickMs } from '../../src/gating/rechecks/scheduler.ts';
 import { PassLosses } from '../../src/gating/roles/roleSync.ts';
-import { type GatingService, schedulerTickMs } from '../../src/gating/service.ts';
+import type { GatingService } from '../../src/gating/service.ts';
 import type { GatingStore, PendingLoss } from '../../src/store/types.ts';
+import { humanRoleSettings, signatureLink } from '../e2e/harness.ts';
 import {
   addGuild,
   addMember,
   addRole,
   createService,
   type Fakes,
+  memberRoles,
   openStore,
+  roleEdits,
   startFakes,
+  waitFor,
 } from './serviceHarness.ts';
 
 describe('spreading the periodic pass', () => {
@@ -125,5 +131,108 @@ describe('one process re-checks a guild at a time', () => {
     expect(credentialLookups() - before).toBe(40);
     // The lease is given back at the end: the next pass may run anywhere.
     expect((await b.guilds.recheckGuild(guild.id, { fresh: true })).elsewhere).toBeUndefined();
+  });
+});
+
+describe('a pass whose process died is taken over within a lease', () => {
+  const LEASE_MS = 600;
+
+  /** A gated guild of `count` linked members with human credentials, its last pass marked done. */
+  async function gatedGuild(count: number): Promise<{ human: string; members: string[] }> {
+    await store.close();
+    store = await openStore({ leaseMs: LEASE_MS });
+    const human = (await addRole(fakes, guild, 'Verified', 2)).id;
+    await store.saveGuildSettings(humanRoleSettings(guild.id, human));
+    const members: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const userId = await addMember(fakes, guild, `dead${i}`);
+      const identity = `dead${i}x${guild.id}.eth`;
+      fakes.web3.world.setCredentials(identity, gatingCredentials(identity));
+      await store.saveLink(signatureLink(guild.id, userId, identity), 'seeded');
+      members.push(userId);
+    }
+    // Not due: only a pass cut short can make the service run one.
+    await store.markFullSync(guild.id, Date.now());
+    return { human, members };
+  }
+
+  const passes = async () =>
+    (await store.listAuditEvents({ guildId: guild.id, limit: 100 })).filter((e) => e.kind === 'recheck_pass');
+
+  it('by the live process once the dead one’s lease lapses: every member gets the role, each edit once', async () => {
+    const { human, members } = await gatedGuild(12);
+    // The process running the pass was killed before it gave any role: its lease stays, unrenewed.
+    const lapsesAt = Date.now() + LEASE_MS;
+    expect(await store.acquireGuildLease(guild.id, 'host:0:dead/pass', lapsesAt)).toBe(true);
+    const live = createService(fakes, store);
+    services.push(live);
+    live.start();
+    await waitFor(() => members.every((m) => memberRoles(fakes, guild, m).includes(human)), 10_000);
+    for (const m of members)
+      expect(roleEdits(fakes, guild.id, m, human).map((r) => r.method)).toEqual(['PUT']);
+    // Not before the lease lapsed: a lease is never taken from a holder that might be alive.
+    const firstEdit = Math.min(
+      ...members.flatMap((m) => roleEdits(fakes, guild.id, m, human).map((r) => r.at)),
+    );
+    expect(firstEdit).toBeGreaterThanOrEqual(lapsesAt);
+    expect((await passes()).map((e) => e.details)).toMatchObject([
+      { cause: 'resumed', complete: true, members: 12 },
+    ]);
+    // Released at the end: nothing left to resume.
+    expect(await store.lapsedGuildLeases(10)).toEqual([]);
+  });
+
+  it('is dropped, not run, once gating was switched off in the server', async () => {
+    const { human } = await gatedGuild(2);
+    await store.saveGuildSettings({ ...humanRoleSettings(guild.id, human), enabled: false });
+    expect(await store.acquireGuildLease(guild.id, 'host:0:dead/pass', Date.now() - 1)).toBe(true);
+    const live = createService(fakes, store);
+    services.push(live);
+    live.start();
+    await expect.poll(() => store.lapsedGuildLeases(10), { timeout: 3_000 }).toEqual([]);
+    expect(await passes()).toEqual([]);
+  });
+
+  it('a finished pass leaves no lease behind, though a renewal was still on its way to the store', async () => {
+    await gatedGuild(3);
+    const service = createService(fakes, store);
+    services.push(service);
+    // Every renewal (each call after the first) reaches the store 200 ms late.
+    const acquire = store.acquireGuildLease.bind(store);
+    let calls = 0;
+    store.acquireGuildLease = async (...args) => {
+      calls += 1;
+      if (calls > 1) await new Promise((resolve) => setTimeout(resolve, 200));
+      return acquire(...args);
+    };
+    fakes.web3.setLatency(LEASE_MS / 2);
+    try {
+      expect(await service.guilds.recheckGuild(guild.id, { fresh: true })).toMatchObject({ members: 3 });
+    } finally {
+      fakes.web3.setLatency(0);
+    }
+    expect(calls).toBeGreaterThan(1);
+    await new Promise((resolve) => setTimeout(resolve, 200 + LEASE_MS));
+    expect(await store.lapsedGuildLeases(10)).toEqual([]);
+  });
+
+  it('but never from a live process: its pass, three leases long, runs once though another process looks every second', async () => {
+    await gatedGuild(6);
+    const [running, looking] = [createService(fakes, store), createService(fakes, store)];
+    services.push(running, looking);
+    looking.start();
+    const lookups = () => fakes.web3.requests.filter((r) => r.path.startsWith('/credential/')).length;
+    const before = lookups();
+    fakes.web3.setLatency(3 * LEASE_MS);
+    try {
+      const result = await running.guilds.recheckGuild(guild.id, { fresh: true, cause: 'moderator' });
+      expect(result).toMatchObject({ members: 6, changes: 6 });
+      // Another look after the pass: its lease was given back, not left to lapse.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+    } finally {
+      fakes.web3.setLatency(0);
+    }
+    expect(lookups() - before).toBe(6);
+    expect((await passes()).map((e) => e.details)).toMatchObject([{ cause: 'moderator' }]);
   });
 });

@@ -171,6 +171,28 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(await store.finishHandoff(id, taken?.claimToken ?? '')).toBe(true);
     });
 
+    it('a claim taken over names the dead holder; of two workers taking it over at once, one gets it', async () => {
+      store = await open({ leaseMs: 1_000 });
+      const id = (await store.enqueueHandoff(handoff('3101'))) ?? 0;
+      const first = await store.claimHandoff(id, 'host:1:dead');
+      expect(first?.takenFrom).toBeNull();
+      time.t += 1_000;
+      const other = await open({ leaseMs: 1_000 });
+      const both = await Promise.all([
+        store.claimHandoff(id, 'host:2:a'),
+        other.claimHandoff(id, 'host:3:b'),
+      ]);
+      const won = both.filter((c) => c !== null);
+      expect(won).toHaveLength(1);
+      expect(won[0]).toMatchObject({ attempts: 2, takenFrom: 'host:1:dead' });
+      // A claim that names nobody (a worker from before) is taken over without a name.
+      time.t += 1_000;
+      const later = await store.claimHandoff(id);
+      expect(later?.takenFrom).toBe(won[0] === both[0] ? 'host:2:a' : 'host:3:b');
+      time.t += 1_000;
+      expect((await store.claimHandoff(id, 'host:4:c'))?.takenFrom).toBeNull();
+    });
+
     it('a renewed claim stays its holder’s past the first lease', async () => {
       store = await open({ leaseMs: 1_000 });
       const id = (await store.enqueueHandoff(handoff('4001'))) ?? 0;
@@ -1142,6 +1164,32 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect(await store.acquireGuildLease(G, 'process-a', time.t + 1_000)).toBe(false);
       await other.releaseGuildLease(G, 'process-b');
       expect(await store.acquireGuildLease(G, 'process-a', time.t + 1_000)).toBe(true);
+    });
+
+    it("a dead process's lease ends at once, by its process id only; a lapsed one is listed until released or taken", async () => {
+      await store.acquireGuildLease(G, 'host:1:dead/a', time.t + 60_000);
+      await store.acquireGuildLease('guild-2', 'host:1:deadish/a', time.t + 60_000);
+      await store.acquireGuildLease('guild-3', 'host:2:live/a', time.t + 60_000);
+      expect(await store.lapsedGuildLeases(10)).toEqual([]);
+      // A live process's lease: neither another process id nor a prefix of one ends it.
+      expect(await store.expireGuildLease(G, 'host:2:live')).toBe(false);
+      expect(await store.expireGuildLease(G, 'host:1')).toBe(false);
+      expect(await store.expireGuildLease(G, 'host:1:dead')).toBe(true);
+      expect(await store.expireGuildLease(G, 'host:1:dead')).toBe(false);
+      expect(await store.lapsedGuildLeases(10)).toEqual([{ guildId: G, holder: 'host:1:dead/a' }]);
+      // Only that guild's: the same process's lease elsewhere runs on (it is ended with its own hand-off).
+      expect(await store.acquireGuildLease('guild-2', 'host:9:new/a', time.t + 60_000)).toBe(false);
+      expect(await store.acquireGuildLease(G, 'host:9:new/a', time.t + 60_000)).toBe(true);
+      expect(await store.lapsedGuildLeases(10)).toEqual([]);
+      time.t += 60_000;
+      expect(await store.lapsedGuildLeases(10)).toEqual([
+        { guildId: G, holder: 'host:9:new/a' },
+        { guildId: 'guild-2', holder: 'host:1:deadish/a' },
+        { guildId: 'guild-3', holder: 'host:2:live/a' },
+      ]);
+      expect(await store.lapsedGuildLeases(1)).toHaveLength(1);
+      await store.releaseGuildLease('guild-3', 'host:2:live/a');
+      expect((await store.lapsedGuildLeases(10)).map((l) => l.guildId)).toEqual([G, 'guild-2']);
     });
 
     it('lets exactly one of many concurrent takers win', async () => {

@@ -5,9 +5,9 @@
  */
 
 import { createHash, randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
 import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
+import { PROCESS_INSTANCE } from '../../ops/processInstance.ts';
 import type { GatingStore, GuildSettings } from '../../store/types.ts';
 import { guildOf, type MemberRoster, roleHolders, servesGuild } from '../roles/discordReads.ts';
 import type { MemberGating } from '../roles/memberGating.ts';
@@ -28,7 +28,10 @@ export interface GuildRechecksOptions {
   tasks: BackgroundTasks;
   walk: GuildWalk;
   recheckIntervalMs: number;
-  /** How long a guild's lease lasts unless renewed (renewed at a third of it). Default 5 min. */
+  /**
+   * How long a guild's lease lasts unless renewed (renewed at a third of it): how soon a pass whose
+   * process died is taken over (lapsedPasses.ts). Default the store's lease (GATING_LEASE_SECONDS).
+   */
   leaseMs?: number;
   /** Told after each guild's re-check (for metrics). */
   onRechecked?: ((event: RecheckEvent) => void) | undefined;
@@ -64,8 +67,8 @@ export class GuildRechecks {
   readonly #walk: GuildWalk;
   readonly #recheckIntervalMs: number;
   readonly #leaseMs: number;
-  /** Who holds a guild's lease: this process. */
-  readonly #holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  /** Who holds a guild's lease: this process (a worker taking a dead one's hand-off over ends its leases). */
+  readonly #holder = `${PROCESS_INSTANCE}/${randomBytes(4).toString('hex')}`;
   readonly #running = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
   readonly #onRechecked: (event: RecheckEvent) => void;
 
@@ -79,7 +82,7 @@ export class GuildRechecks {
     this.#tasks = options.tasks;
     this.#walk = options.walk;
     this.#recheckIntervalMs = options.recheckIntervalMs;
-    this.#leaseMs = options.leaseMs ?? 5 * 60_000;
+    this.#leaseMs = options.leaseMs ?? options.store.guildLeaseMs;
     this.#onRechecked = options.onRechecked ?? (() => {});
   }
 
@@ -113,6 +116,11 @@ export class GuildRechecks {
     } finally {
       if (this.#running.get(guildId) === entry) this.#running.delete(guildId);
     }
+  }
+
+  /** Run again a pass its process never finished (lapsedPasses.ts): fresh, as a moderator's would be. */
+  resume(guildId: string): Promise<RecheckResult> {
+    return this.recheckGuild(guildId, { fresh: true, cause: 'resumed' });
   }
 
   /**
@@ -159,13 +167,19 @@ export class GuildRechecks {
       this.#logger.info({ guildId, cause }, 'guild re-check skipped: another process holds it');
       return { ...totals, elsewhere: true };
     }
+    // A renewal still in flight at the end would write the lease back after its release: a lapsed lease
+    // later, taken for a pass cut short. The release waits for it.
+    let renewing: Promise<void> = Promise.resolve();
     const renewal = setInterval(
       () => {
-        this.#store
-          .acquireGuildLease(guildId, this.#holder, this.#now() + this.#leaseMs)
-          .catch((error: unknown) =>
-            this.#logger.warn({ err: error, guildId }, 'could not renew a guild lease'),
-          );
+        renewing = this.#store.acquireGuildLease(guildId, this.#holder, this.#now() + this.#leaseMs).then(
+          (renewed) => {
+            // Unrenewed for a whole lease (a stalled process, a store down): another process took it over.
+            if (!renewed)
+              this.#logger.warn({ guildId, cause }, 'guild re-check lease lapsed to another process');
+          },
+          (error: unknown) => this.#logger.warn({ err: error, guildId }, 'could not renew a guild lease'),
+        );
       },
       Math.max(10, Math.floor(this.#leaseMs / 3)),
     );
@@ -174,6 +188,7 @@ export class GuildRechecks {
       return await this.#pass(guild, settings, fresh, cause, confirmRemovals, totals);
     } finally {
       clearInterval(renewal);
+      await renewing;
       await this.#store
         .releaseGuildLease(guildId, this.#holder)
         .catch((error: unknown) =>

@@ -20,6 +20,14 @@ export interface IntervalSchedulerOptions {
 }
 
 export const DEFAULT_JITTER_RATIO = 0.1;
+
+/**
+ * How often the scheduler looks for due guilds: each guild is due at its own time (see dueAfter), so the
+ * timer ticks many times per interval (at most every 15 minutes) and the passes spread over it.
+ */
+export function schedulerTickMs(recheckIntervalMs: number): number {
+  return Math.max(1_000, Math.min(recheckIntervalMs / 24, 15 * 60_000));
+}
 /** setTimeout fires at once for longer delays (a 32-bit limit), so longer waits are chained. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

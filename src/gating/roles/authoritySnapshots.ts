@@ -7,6 +7,8 @@
  * guild, role and channel events (gathered per server for `debounceMs`, so a burst of role edits is one
  * write); it forgets a server the bot left, and at start the servers of its shards it no longer has (left
  * while no process watched). A replica with no snapshot decides nothing (authority.ts): the safe side.
+ * A write the store refused is tried again (WRITE_ATTEMPTS in all, the wait doubling from `retryMs`),
+ * unless a newer write or delete of that server came after it.
  */
 import { ChannelType, type Client, type ClientEvents, Events, type Guild } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
@@ -15,25 +17,32 @@ import { servesGuild } from './discordReads.ts';
 
 /** How long a server's events are gathered before its snapshot is written. */
 export const AUTHORITY_WRITE_DEBOUNCE_MS = 1_000;
+/** Tries of one server's write (or delete) before it waits for the server's next event. */
+export const WRITE_ATTEMPTS = 5;
 
 export interface AuthoritySnapshotsOptions {
   discord: Client;
   store: Pick<GatingStore, 'saveGuildAuthority' | 'deleteGuildAuthority' | 'listGuildAuthorityIds'>;
   logger: Logger;
   debounceMs?: number;
+  /** The first wait before a failed write is tried again, doubled each time. Default 1 s. */
+  retryMs?: number;
 }
 
 /** Writes the servers' authority snapshots while started. */
 export class AuthoritySnapshots {
-  readonly #o: AuthoritySnapshotsOptions & { debounceMs: number };
+  readonly #o: AuthoritySnapshotsOptions & { debounceMs: number; retryMs: number };
   /** Servers with a write waiting for its timer. */
   readonly #pending = new Map<string, NodeJS.Timeout>();
   /** Each server's last write (or delete), so one server's writes land in order. */
   readonly #writes = new Map<string, Promise<void>>();
+  /** Each server's latest write (or delete) asked for: only that one is tried again. */
+  readonly #latest = new Map<string, symbol>();
+  readonly #retries = new Set<NodeJS.Timeout>();
   #unlisten: (() => void) | null = null;
 
   constructor(options: AuthoritySnapshotsOptions) {
-    this.#o = { debounceMs: AUTHORITY_WRITE_DEBOUNCE_MS, ...options };
+    this.#o = { debounceMs: AUTHORITY_WRITE_DEBOUNCE_MS, retryMs: 1_000, ...options };
   }
 
   /** Listen to guild and role events, and write every server the client has now (one after another). */
@@ -69,8 +78,9 @@ export class AuthoritySnapshots {
   async stop(): Promise<void> {
     this.#unlisten?.();
     this.#unlisten = null;
-    for (const timer of this.#pending.values()) clearTimeout(timer);
+    for (const timer of [...this.#pending.values(), ...this.#retries]) clearTimeout(timer);
     this.#pending.clear();
+    this.#retries.clear();
     await this.idle();
   }
 
@@ -104,17 +114,45 @@ export class AuthoritySnapshots {
     });
   }
 
-  /** Runs `work` after the server's previous write; never rejects (a failure is logged). */
-  #enqueue(guildId: string, work: () => Promise<void>): Promise<void> {
+  /**
+   * Runs `work` after the server's previous write; never rejects: a failure is logged and tried again
+   * later, unless newer work for the server was asked for meanwhile (it writes what is current).
+   */
+  #enqueue(guildId: string, work: () => Promise<void>, attempt = 1): Promise<void> {
+    const mark = Symbol(guildId);
+    this.#latest.set(guildId, mark);
     const previous = this.#writes.get(guildId) ?? Promise.resolve();
-    const next = previous.then(work).catch((error: unknown) => {
-      this.#o.logger.warn({ err: error, guildId }, 'could not store the server’s roles for the web replicas');
-    });
+    const next = previous.then(work).then(
+      () => {
+        if (this.#latest.get(guildId) === mark) this.#latest.delete(guildId);
+      },
+      (error: unknown) => {
+        this.#o.logger.warn(
+          { err: error, guildId, attempt },
+          'could not store the server’s roles for the web replicas',
+        );
+        this.#retry(guildId, work, attempt, mark);
+      },
+    );
     this.#writes.set(guildId, next);
     void next.finally(() => {
       if (this.#writes.get(guildId) === next) this.#writes.delete(guildId);
     });
     return next;
+  }
+
+  #retry(guildId: string, work: () => Promise<void>, attempt: number, mark: symbol): void {
+    if (!this.#unlisten || attempt >= WRITE_ATTEMPTS) return;
+    const timer = setTimeout(
+      () => {
+        this.#retries.delete(timer);
+        if (this.#unlisten && this.#latest.get(guildId) === mark)
+          void this.#enqueue(guildId, work, attempt + 1);
+      },
+      this.#o.retryMs * 2 ** (attempt - 1),
+    );
+    timer.unref();
+    this.#retries.add(timer);
   }
 
   /** Forgets the stored servers of this process's shards that the client no longer has. */

@@ -15,7 +15,7 @@ import { clearSession, DASHBOARD_PATH, type DashboardSession, isCsrfToken, isSam
 import { liveViewer } from './signOut.ts';
 import type { Standing } from './standing.ts';
 
-export const GUILD_ID = /^\d{17,20}$/;
+const GUILD_ID = /^\d{17,20}$/;
 /** The page for each standing that shows nothing (a timeout says so; no rights reads as no such server). */
 const STANDING_REFUSALS = {
   no_rights: [404, 'notFound'],

@@ -23,7 +23,13 @@ import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
 import type { FarcasterConfig } from '../gating/proofs/farcasterSignIn.ts';
 import type { DashboardSetup } from './dashboard/routes.ts';
-import { BytesInFlight, type DeliveryGuards } from './deliveryGate.ts';
+import {
+  BytesInFlight,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_BYTES_PER_CLIENT,
+  type DeliveryGuards,
+  MAX_BYTES_IN_FLIGHT,
+} from './deliveryGate.ts';
 import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
 import {
   clientKey,
@@ -38,6 +44,7 @@ import { requestLocale } from './locale.ts';
 import { type OpsRoutesOptions, registerOpsRoutes } from './ops.ts';
 import { errorSummary, NO_LOG, sendJson, type WebLogger } from './responses.ts';
 import { SeenDeliveries, SharedDeliveries } from './seenDeliveries.ts';
+import { UnreadBody } from './signedBody.ts';
 import type { SigningPagesSetup } from './signing/verifyRoutes.ts';
 import { WebhookEventReceiver } from './webhookEvents.ts';
 
@@ -67,6 +74,8 @@ export interface WebAppOptions extends Partial<SigningPagesSetup> {
   openRequestsPerClient?: number;
   /** INTERACTIONS=http: `POST /interactions`, the Interactions Endpoint URL. */
   interactions?: InteractionEndpoint;
+  /** The signed routes' bodies: what one client may have in flight, and how long a body may take. */
+  deliveries?: { bytesPerClient?: number; bodyTimeoutMs?: number };
   /** DASHBOARD_ENABLED: the owners' dashboard at `/dashboard` below PUBLIC_URL. */
   dashboard?: DashboardSetup;
   /** With OPTIMISM_RPC_URL: the Sign in with Farcaster pages (`/farcaster/…`, and on the Linked Roles page). */
@@ -184,6 +193,7 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
   );
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof LimitError) return sendJson(reply, 429, error.body);
+    if (error instanceof UnreadBody) return error.answer(reply);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       reply.header('connection', 'close');
       return sendJson(reply, 413, { ok: false, reason: 'malformed', message: 'The request is too large.' });
@@ -270,7 +280,11 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       ledger: o.redis
         ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })
         : new SeenDeliveries(),
-      budget: new BytesInFlight(),
+      budget: new BytesInFlight(
+        MAX_BYTES_IN_FLIGHT,
+        o.deliveries?.bytesPerClient ?? DEFAULT_BYTES_PER_CLIENT,
+      ),
+      bodyTimeoutMs: o.deliveries?.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
     };
     if (o.interactions) registerInteractions(app, o.interactions, guards, log);
     if (linked?.oauth.publicKey) {

@@ -9,15 +9,15 @@
  */
 import type { APIMessage, APIUser } from 'discord-api-types/v10';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import type { FakeDiscord } from '../../fakes/discord/server.ts';
+import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { DEFAULT_BYTES_PER_CLIENT, MAX_BYTES_IN_FLIGHT } from '../../src/web/deliveryGate.ts';
 import { MAX_INTERACTION_BODY_BYTES } from '../../src/web/interactions.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { WEBHOOK_EVENTS_PATH } from '../../src/web/webhookEvents.ts';
 import { ALICE, toCommandOptions } from './harness.ts';
 import { postHead, RawRequest, shapedSignature } from './rawRequests.ts';
-import { type Replica, startReplica } from './replicaHarness.ts';
+import { type Replica, startReplica, startStandIns } from './replicaHarness.ts';
 
 const ONE_MB = 1_000_000;
 const whois = { name: 'whois', options: toCommandOptions({ identity: 'vitalik.eth' }) };
@@ -27,10 +27,7 @@ let upstream: FakeWeb3Bio;
 const opened: RawRequest[] = [];
 
 beforeAll(async () => {
-  discord = await startFakeDiscord();
-  upstream = await startFakeWeb3Bio();
-  const guild = discord.addGuild({ name: 'Gate Guild' });
-  discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+  ({ discord, upstream } = await startStandIns());
 });
 afterAll(async () => {
   await Promise.all([discord.close(), upstream.close()]);

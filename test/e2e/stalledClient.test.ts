@@ -8,12 +8,12 @@
  * turned away, and Discord's deliveries keep getting 200 within Discord's 3 s.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import type { FakeDiscord } from '../../fakes/discord/server.ts';
+import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { MAX_INTERACTION_BODY_BYTES } from '../../src/web/interactions.ts';
 import { ALICE, toCommandOptions } from './harness.ts';
 import { postHead, RawRequest, shapedSignature } from './rawRequests.ts';
-import { type Replica, startReplica } from './replicaHarness.ts';
+import { type Replica, startReplica, startStandIns } from './replicaHarness.ts';
 
 const ATTACK_MS = 20_000;
 const UPLOADS = 32;
@@ -28,10 +28,7 @@ let upstream: FakeWeb3Bio;
 let r: Replica;
 
 beforeAll(async () => {
-  discord = await startFakeDiscord();
-  upstream = await startFakeWeb3Bio();
-  const guild = discord.addGuild({ name: 'Gate Guild' });
-  discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+  ({ discord, upstream } = await startStandIns());
   r = await startReplica(discord, upstream, { USER_COOLDOWN_COMMANDS: '1000' });
 });
 afterAll(async () => {

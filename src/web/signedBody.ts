@@ -51,12 +51,17 @@ export function signedBodyReader(o: DeliveryGateOptions) {
       if (finished) return;
       finished = true;
       clearTimeout(deadline);
-      if (error) done(error);
-      else done(null, Buffer.concat(chunks, received));
+      if (error === null) return done(null, Buffer.concat(chunks, received));
+      // Read no more of a refused body while its answer goes out (Node drains the rest once it has).
+      payload.pause();
+      chunks.length = 0;
+      done(error);
     };
     const deadline = setTimeout(() => {
       if (finished) return;
       finished = true;
+      payload.pause();
+      chunks.length = 0;
       // Counted before the answer, so the client's next request already meets its count.
       countRefusal(request, o, 'body_timeout')
         .catch(() => {})

@@ -175,7 +175,7 @@ describe('bytes in flight', () => {
     expect((await discord.deliverInteraction({ payload: again, url: r.endpoint })).status).toBe(200);
   });
 
-  it('one client holds at most its share: its uploads past it get 503 as their bytes arrive, while Discord is answered', async () => {
+  it('one client holds at most its share: its uploads past it get 503 unread, while Discord is answered', async () => {
     const perClient = Math.floor(DEFAULT_BYTES_PER_CLIENT / MAX_INTERACTION_BODY_BYTES);
     const slow = fullBodies(32, ['127.0.0.40']);
     await settle();
@@ -196,7 +196,7 @@ describe('bytes in flight', () => {
     expect(await next[0]?.answerWithin(500)).toBeNull();
   });
 
-  it('an upload without a length (chunked) holds what it sent, not the body limit; past the limit it gets 413', async () => {
+  it('an upload without a length (chunked) holds what it sent, not the body limit: past its client’s share it gets 503, past the limit 413', async () => {
     const chunkedHead = (headers: Record<string, string>) =>
       postHead(0, { ...headers, 'Transfer-Encoding': 'chunked' }).replace('Content-Length: 0\r\n', '');
     const slots = Math.floor(MAX_BYTES_IN_FLIGHT / MAX_INTERACTION_BODY_BYTES);
@@ -210,9 +210,21 @@ describe('bytes in flight', () => {
     const payload = discord.buildCommandInteraction({ ...whois, userId: ALICE });
     expect((await discord.deliverInteraction({ payload, url: r.endpoint })).status).toBe(200);
 
-    const large = open(portOf(r), chunkedHead(shapedSignature()), '127.0.1.30');
+    // Without a length, a client's share fills as the bytes come: past it, 503.
     const chunk = MAX_INTERACTION_BODY_BYTES / 2;
-    for (let i = 0; i < 3; i++) large.socket.write(`${chunk.toString(16)}\r\n${' '.repeat(chunk)}\r\n`);
+    const part = `${chunk.toString(16)}\r\n${' '.repeat(chunk)}\r\n`;
+    const perClient = DEFAULT_BYTES_PER_CLIENT / chunk;
+    const filling = Array.from({ length: perClient + 1 }, () =>
+      open(portOf(r), chunkedHead(shapedSignature()), '127.0.1.20'),
+    );
+    for (const request of filling.slice(0, perClient)) request.socket.write(part);
+    await settle();
+    expect(filling.filter((request) => request.answered)).toEqual([]);
+    filling.at(-1)?.socket.write(part);
+    expect((await filling.at(-1)?.answerWithin(2_000))?.status).toBe(503);
+
+    const large = open(portOf(r), chunkedHead(shapedSignature()), '127.0.1.30');
+    for (let i = 0; i < 3; i++) large.socket.write(part);
     const answer = await large.answerWithin(2_000);
     expect(answer?.status).toBe(413);
     expect(answer?.text).toMatch(/\r\nconnection: close\r\n/i);

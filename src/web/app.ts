@@ -38,6 +38,7 @@ import {
   MAX_SIGNATURE_BODY_BYTES,
   registerLimits,
   slowDown,
+  type WebLimiters,
   type WebLimitSettings,
 } from './limits.ts';
 import { requestLocale } from './locale.ts';
@@ -271,34 +272,42 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       }
     });
   }
-  const linked = o.linkedRoles;
-  if (o.interactions || linked?.oauth.publicKey) {
-    // One of each per process: both routes' bodies count against the same bytes, and a client's refusals
-    // on either count against it on both.
-    const guards: DeliveryGuards = {
-      refusals: limits.refusedDeliveries,
-      ledger: o.redis
-        ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })
-        : new SeenDeliveries(),
-      budget: new BytesInFlight(
-        MAX_BYTES_IN_FLIGHT,
-        o.deliveries?.bytesPerClient ?? DEFAULT_BYTES_PER_CLIENT,
-      ),
-      bodyTimeoutMs: o.deliveries?.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
-    };
-    if (o.interactions) registerInteractions(app, o.interactions, guards, log);
-    if (linked?.oauth.publicKey) {
-      new WebhookEventReceiver({
-        publicKey: linked.oauth.publicKey,
-        applicationId: linked.oauth.clientId,
-        service: linked.service,
-        logger: log,
-        now: o.siwe?.now ?? Date.now,
-        guards,
-      }).register(app, limits.events);
-    }
-  }
+  registerSignedRoutes(app, o, limits, log);
   return app;
+}
+
+/**
+ * The routes that receive Discord's signed POSTs: `/interactions` (INTERACTIONS=http) and the webhook
+ * events (Linked Roles with a public key), sharing one set of guards per process: both routes' bodies
+ * count against the same bytes, and a client's refusals on either count against it on both.
+ */
+function registerSignedRoutes(
+  app: FastifyInstance,
+  o: WebAppOptions,
+  limits: WebLimiters,
+  log: WebLogger,
+): void {
+  const linked = o.linkedRoles;
+  if (!o.interactions && !linked?.oauth.publicKey) return;
+  const guards: DeliveryGuards = {
+    refusals: limits.refusedDeliveries,
+    ledger: o.redis
+      ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })
+      : new SeenDeliveries(),
+    budget: new BytesInFlight(MAX_BYTES_IN_FLIGHT, o.deliveries?.bytesPerClient ?? DEFAULT_BYTES_PER_CLIENT),
+    bodyTimeoutMs: o.deliveries?.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+  };
+  if (o.interactions) registerInteractions(app, o.interactions, guards, log);
+  if (linked?.oauth.publicKey) {
+    new WebhookEventReceiver({
+      publicKey: linked.oauth.publicKey,
+      applicationId: linked.oauth.clientId,
+      service: linked.service,
+      logger: log,
+      now: o.siwe?.now ?? Date.now,
+      guards,
+    }).register(app, limits.events);
+  }
 }
 
 /**

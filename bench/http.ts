@@ -12,7 +12,8 @@
  *    (`node src/app/main.js`) for comparison.
  * 3. Start to first answer: spawning npm start's node command until a signed /whois is first answered 200.
  * 4. Slow uploads (unsigned, and with well-formed signatures that are not Discord's) held open against a
- *    replica started as npm start starts it: its peak RSS.
+ *    replica started as npm start starts it: its peak RSS, and Discord's signed deliveries meanwhile; from
+ *    ten addresses (issue #26), and from one address stalling 32 (issue #33).
  *
  * Requests are signed before the timed rounds (with a key made here, whose public half the servers are
  * configured with), so signing is not measured; every one is a distinct interaction (its own id and
@@ -38,6 +39,7 @@ import { buildDist } from '../scripts/build.ts';
 import { closeRedisClient, createRedisClient, untilRedisReady } from '../src/cache/redisStore.ts';
 import { MAX_INTERACTION_BODY_BYTES } from '../src/web/interactions.ts';
 import { nextMessage, rssBytes } from './childProcess.ts';
+import { deliveriesSummary, deliverMeanwhile } from './deliveriesMeanwhile.ts';
 import type { HttpServersMessage, ServerMode } from './httpServers.ts';
 import {
   type BenchTable,
@@ -877,6 +879,14 @@ const FLOOD_CHUNK_BYTES = 64 * 1024;
 const FLOOD_CHUNK_EVERY_MS = 50;
 /** How long the uploads are held once their bytes (all but the last) are sent. */
 const FLOOD_HOLD_MS = 1_500;
+/** One address's stalled uploads (issue #33: 32 of them held the whole budget) and how long they are held: past the body timeout (3 s). */
+const STALLED_UPLOADS = 32;
+const STALLED_HOLD_MS = 5_000;
+/** Discord's signed deliveries during each row, one every this many ms from 127.0.0.1. */
+const MEANWHILE_EVERY_MS = 100;
+/** Discord's deadline for an answer, and the share of its deliveries that must meet it while one address stalls. */
+const ANSWER_WITHIN_MS = 3_000;
+const ANSWERED_SHARE = 0.95;
 
 /** How one slow upload ended: answered (with the status), or still open (its body still being read) when closed. */
 export type UploadOutcome = { answered: number } | 'held';
@@ -895,10 +905,16 @@ export function outcomeSummary(outcomes: readonly UploadOutcome[]): string {
 
 /**
  * One slow upload on a raw socket from `localAddress`: the head of a POST to /interactions announcing
- * `length` bytes, then the body in 64 KiB chunks every 50 ms, all but its last byte, then nothing. Ends
- * when the server answers (the status is kept) or when `close` is called.
+ * `length` bytes, then `send` bytes of the body in 64 KiB chunks every 50 ms (all but its last byte
+ * unless told), then nothing. Ends when the server answers (the status is kept) or when `close` is called.
  */
-function slowUpload(port: number, localAddress: string, length: number, headers: Record<string, string>) {
+function slowUpload(
+  port: number,
+  localAddress: string,
+  length: number,
+  headers: Record<string, string>,
+  send = length - 1,
+) {
   const head = [
     `POST ${PATH} HTTP/1.1`,
     'Host: bot.example.test',
@@ -917,7 +933,7 @@ function slowUpload(port: number, localAddress: string, length: number, headers:
   socket.once('connect', () => {
     socket.write(`${head}\r\n\r\n`);
     timer = setInterval(() => {
-      const size = Math.min(FLOOD_CHUNK_BYTES, length - 1 - sent);
+      const size = Math.min(FLOOD_CHUNK_BYTES, send - sent);
       if (size <= 0 || socket.destroyed) return void clearInterval(timer);
       socket.write(Buffer.alloc(size, 0x20));
       sent += size;
@@ -926,7 +942,7 @@ function slowUpload(port: number, localAddress: string, length: number, headers:
   const status = () => Number(/^HTTP\/1\.1 (\d{3})/.exec(text)?.[1] ?? 0);
   return {
     /** Sent all it will send, or was answered. */
-    done: () => status() > 0 || socket.destroyed || sent >= length - 1,
+    done: () => status() > 0 || socket.destroyed || sent >= send,
     close(): UploadOutcome {
       clearInterval(timer);
       socket.destroy();
@@ -947,6 +963,8 @@ interface FloodKind {
   label: string;
   length: number;
   headers: () => Record<string, string>;
+  /** Body bytes each sends; default all but the last. */
+  send?: number;
 }
 
 const FLOOD_KINDS = {
@@ -956,17 +974,29 @@ const FLOOD_KINDS = {
     length: MAX_INTERACTION_BODY_BYTES,
     headers: invalidSignature,
   },
+  stalledHeads: {
+    label: `only the headers of a POST announcing ${formatBytes(MAX_INTERACTION_BODY_BYTES)}, with well-formed signatures that are not Discord's (issue #33's attack)`,
+    length: MAX_INTERACTION_BODY_BYTES,
+    headers: invalidSignature,
+    send: 0,
+  },
+  stalledBodies: {
+    label: `all but the last byte of ${formatBytes(MAX_INTERACTION_BODY_BYTES)} each, with well-formed signatures that are not Discord's`,
+    length: MAX_INTERACTION_BODY_BYTES,
+    headers: invalidSignature,
+  },
 } satisfies Record<string, FloodKind>;
 
 /**
- * Opens `count` slow uploads of each kind at once (each kind from FLOOD_SOURCES addresses starting at the
- * offset `nextSources` gives), waits until all sent what they will, holds, samples RSS throughout.
+ * Opens `count` slow uploads of each kind at once (each kind from `sources` addresses starting at the
+ * offset `nextSources` gives), waits until all sent what they will, holds `holdMs`, samples RSS throughout.
  */
 async function flood(
   main: MainProcess,
   kinds: readonly FloodKind[],
   count: number,
   nextSources: () => number,
+  { sources, holdMs }: { sources: number; holdMs: number },
 ) {
   const port = Number(new URL(main.url).port);
   const uploads = kinds.flatMap((kind) => {
@@ -974,9 +1004,11 @@ async function flood(
     return Array.from({ length: count }, (_, i) =>
       slowUpload(
         port,
-        `127.0.${Math.floor((first + (i % FLOOD_SOURCES)) / 250)}.${1 + ((first + (i % FLOOD_SOURCES)) % 250)}`,
+        // From 127.0.0.2 on: Discord's deliveries meanwhile come from 127.0.0.1.
+        `127.0.${Math.floor((first + (i % sources)) / 250)}.${2 + ((first + (i % sources)) % 250)}`,
         kind.length,
         kind.headers(),
+        kind.send,
       ),
     );
   });
@@ -989,7 +1021,7 @@ async function flood(
     await sample();
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  const holdUntil = performance.now() + FLOOD_HOLD_MS;
+  const holdUntil = performance.now() + holdMs;
   while (performance.now() < holdUntil) {
     await sample();
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -1007,23 +1039,45 @@ async function runSlowUploads(stand: Stand, settings: Settings): Promise<BenchTa
     await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const idle = await rssBytes(main.child.pid ?? 0);
     const target = `≤ ${formatBytes(FLOOD_RSS_TARGET_BYTES)}`;
-    const rows: Cell[][] = [['idle after start', formatBytes(idle), '', '', '']];
-    const phases: [string, FloodKind[]][] = [
-      [`${count} slow uploads ${FLOOD_KINDS.unsigned.label}`, [FLOOD_KINDS.unsigned]],
-      [`${count} slow uploads ${FLOOD_KINDS.invalid.label}`, [FLOOD_KINDS.invalid]],
-      [`both at once (${count * 2} uploads)`, [FLOOD_KINDS.unsigned, FLOOD_KINDS.invalid]],
+    const answeredTarget = `≥ ${ANSWERED_SHARE * 100}% × 200 within ${formatNumber(ANSWER_WITHIN_MS)} ms`;
+    const rows: Cell[][] = [['idle after start', formatBytes(idle), '', '', '', '']];
+    const many = { sources: FLOOD_SOURCES, holdMs: FLOOD_HOLD_MS };
+    const one = { sources: 1, holdMs: STALLED_HOLD_MS };
+    // The one-address rows first: RSS only grows, and the floods from ten addresses reach higher.
+    const phases: [string, FloodKind[], number, typeof many][] = [
+      [
+        `one address, ${STALLED_UPLOADS} uploads sending ${FLOOD_KINDS.stalledHeads.label}`,
+        [FLOOD_KINDS.stalledHeads],
+        STALLED_UPLOADS,
+        one,
+      ],
+      [
+        `one address, ${STALLED_UPLOADS} uploads sending ${FLOOD_KINDS.stalledBodies.label}`,
+        [FLOOD_KINDS.stalledBodies],
+        STALLED_UPLOADS,
+        one,
+      ],
+      [`${count} slow uploads ${FLOOD_KINDS.unsigned.label}`, [FLOOD_KINDS.unsigned], count, many],
+      [`${count} slow uploads ${FLOOD_KINDS.invalid.label}`, [FLOOD_KINDS.invalid], count, many],
+      [`both at once (${count * 2} uploads)`, [FLOOD_KINDS.unsigned, FLOOD_KINDS.invalid], count, many],
     ];
     // Each kind of each row from addresses of its own: refused deliveries are counted per address, and an
     // address refused 30 times in a minute is turned away unread (429) before any other check.
     let sources = 0;
-    for (const [label, kinds] of phases) {
-      const { peak, outcomes } = await flood(main, kinds, count, () => (sources += FLOOD_SOURCES));
+    for (const [label, kinds, uploads, from] of phases) {
+      const signed = presign(stand.keys.privateKey, whoisBodies(stand.discord, 1_000));
+      const discord = deliverMeanwhile(main.url, PATH, signed, MEANWHILE_EVERY_MS);
+      const { peak, outcomes } = await flood(main, kinds, uploads, () => (sources += from.sources), from);
+      const delivered = deliveriesSummary(await discord.stop(), ANSWER_WITHIN_MS, ANSWERED_SHARE);
+      const oneAddress = from === one;
+      const ok = peak <= FLOOD_RSS_TARGET_BYTES && (!oneAddress || delivered.ok);
       rows.push([
         `${label}: peak while held`,
         formatBytes(peak),
         outcomeSummary(outcomes),
-        target,
-        peak <= FLOOD_RSS_TARGET_BYTES ? 'PASS' : 'FAIL',
+        delivered.text,
+        oneAddress ? `${target}; Discord ${answeredTarget}` : target,
+        ok ? 'PASS' : 'FAIL',
       ]);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
@@ -1044,13 +1098,17 @@ async function runSlowUploads(stand: Stand, settings: Settings): Promise<BenchTa
       `then a signed /whois: ${answered ? '200 with the embed' : 'NOT answered 200'}`,
       '',
       '',
+      '',
     ]);
     return {
       suite:
-        'HTTP interactions: slow uploads held open against a web replica started as npm start starts it (issue #26)',
-      method: `node with npm start's arguments spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis, not pinned); each slow upload a raw TCP connection from one of ${FLOOD_SOURCES} loopback addresses of its kind and row (127.0.0.x: none reaches the per-address cap of 64 connections, and no address is refused for what another row did) that sends the head of a POST /interactions, then its body in ${formatBytes(FLOOD_CHUNK_BYTES)} chunks every ${FLOOD_CHUNK_EVERY_MS} ms, all but the last byte, then holds it ${formatNumber(FLOOD_HOLD_MS)} ms; all uploads of a row opened at once; RSS = VmRSS from /proc/<pid>/status sampled every 100 ms from the first connection until they are closed, the peak shown; answers read from each socket (a status line, or none while the body was still being read)`,
-      targets: [`peak RSS ${target} under each flood`],
-      columns: ['Measurement', 'RSS', 'answers', 'Target', 'Result'],
+        'HTTP interactions: slow uploads held open against a web replica started as npm start starts it (issues #26, #33)',
+      method: `node with npm start's arguments spawned with process.execPath (INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis, not pinned; DELIVERY_BODY_TIMEOUT_MS and DELIVERY_MB_PER_CLIENT at their defaults, 3 s and 2 MiB); each slow upload a raw TCP connection from one of ${FLOOD_SOURCES} loopback addresses of its kind and row (127.0.0.x from .2: none reaches the per-address cap of 64 connections, and no address is refused for what another row did), or, in the one-address rows, all ${STALLED_UPLOADS} from one address of the row's own, that sends the head of a POST /interactions, then its body in ${formatBytes(FLOOD_CHUNK_BYTES)} chunks every ${FLOOD_CHUNK_EVERY_MS} ms, all but the last byte (or none, headers only), then holds it ${formatNumber(FLOOD_HOLD_MS)} ms (the one-address rows ${formatNumber(STALLED_HOLD_MS)} ms, past the body timeout); all uploads of a row opened at once; RSS = VmRSS from /proc/<pid>/status sampled every 100 ms from the first connection until they are closed, the peak shown; answers read from each socket (a status line, or none while the body was still being read); meanwhile the stand-in Discord's signed /whois deliveries from 127.0.0.1, one every ${MEANWHILE_EVERY_MS} ms from the row's start until its uploads are closed, each without waiting for the one before (a keep-alive undici Pool of 16 connections), timed to the end of the answer`,
+      targets: [
+        `peak RSS ${target} under each flood`,
+        `one address stalling: Discord's deliveries meanwhile ${answeredTarget}`,
+      ],
+      columns: ['Measurement', 'RSS', 'answers', "Discord's deliveries meanwhile", 'Target', 'Result'],
       rows,
     };
   } finally {

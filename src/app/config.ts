@@ -131,6 +131,13 @@ export const ConfigSchema = z.object({
       })
       .optional(),
   ),
+  /**
+   * Discord's signed POSTs (`/interactions`, the webhook events): how long a body may take once its headers
+   * are in (Discord sends it at once; a late one is refused and counted against the client), and how many
+   * MiB of bodies one client may have in flight of the process's 16.
+   */
+  DELIVERY_BODY_TIMEOUT_MS: withDefault(z.coerce.number().int().min(500).max(15_000), 3_000),
+  DELIVERY_MB_PER_CLIENT: withDefault(z.coerce.number().int().min(1).max(16), 2),
   PUBLIC_URL: optionalText.pipe(httpUrl.optional()),
   RPC_URL: optionalText.pipe(nodeUrl.optional()),
   /** Sign in with Farcaster: the relay the bot opens channels on (Farcaster's public one by default). */

@@ -23,7 +23,13 @@ import type { Redis } from 'ioredis';
 import type { LinkedRolePagesSetup } from '../gating/linkedRoles/linkedRoleService.ts';
 import type { FarcasterConfig } from '../gating/proofs/farcasterSignIn.ts';
 import type { DashboardSetup } from './dashboard/routes.ts';
-import { BytesInFlight, type DeliveryGuards } from './deliveryGate.ts';
+import {
+  BytesInFlight,
+  DEFAULT_BODY_TIMEOUT_MS,
+  DEFAULT_BYTES_PER_CLIENT,
+  type DeliveryGuards,
+  MAX_BYTES_IN_FLIGHT,
+} from './deliveryGate.ts';
 import { type InteractionEndpoint, registerInteractions } from './interactions.ts';
 import {
   clientKey,
@@ -32,12 +38,14 @@ import {
   MAX_SIGNATURE_BODY_BYTES,
   registerLimits,
   slowDown,
+  type WebLimiters,
   type WebLimitSettings,
 } from './limits.ts';
 import { requestLocale } from './locale.ts';
 import { type OpsRoutesOptions, registerOpsRoutes } from './ops.ts';
 import { errorSummary, NO_LOG, sendJson, type WebLogger } from './responses.ts';
 import { SeenDeliveries, SharedDeliveries } from './seenDeliveries.ts';
+import { UnreadBody } from './signedBody.ts';
 import type { SigningPagesSetup } from './signing/verifyRoutes.ts';
 import { WebhookEventReceiver } from './webhookEvents.ts';
 
@@ -67,6 +75,8 @@ export interface WebAppOptions extends Partial<SigningPagesSetup> {
   openRequestsPerClient?: number;
   /** INTERACTIONS=http: `POST /interactions`, the Interactions Endpoint URL. */
   interactions?: InteractionEndpoint;
+  /** The signed routes' bodies: what one client may have in flight, and how long a body may take. */
+  deliveries?: { bytesPerClient?: number; bodyTimeoutMs?: number };
   /** DASHBOARD_ENABLED: the owners' dashboard at `/dashboard` below PUBLIC_URL. */
   dashboard?: DashboardSetup;
   /** With OPTIMISM_RPC_URL: the Sign in with Farcaster pages (`/farcaster/…`, and on the Linked Roles page). */
@@ -184,6 +194,7 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
   );
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof LimitError) return sendJson(reply, 429, error.body);
+    if (error instanceof UnreadBody) return error.answer(reply);
     if (error.code === 'FST_ERR_CTP_BODY_TOO_LARGE') {
       reply.header('connection', 'close');
       return sendJson(reply, 413, { ok: false, reason: 'malformed', message: 'The request is too large.' });
@@ -263,32 +274,46 @@ export async function buildWebApp(o: WebAppOptions): Promise<FastifyInstance> {
       }
     });
   }
-  const linked = o.linkedRoles;
-  if (o.interactions || linked?.oauth.publicKey) {
-    // One of each per process: both routes' bodies count against the same bytes, and a client's refusals
-    // on either count against it on both.
-    const shared = o.redis
-      ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })
-      : undefined;
-    if (shared) app.addHook('onClose', async () => shared.close());
-    const guards: DeliveryGuards = {
-      refusals: limits.refusedDeliveries,
-      ledger: shared ?? new SeenDeliveries(),
-      budget: new BytesInFlight(),
-    };
-    if (o.interactions) registerInteractions(app, o.interactions, guards, log);
-    if (linked?.oauth.publicKey) {
-      new WebhookEventReceiver({
-        publicKey: linked.oauth.publicKey,
-        applicationId: linked.oauth.clientId,
-        service: linked.service,
-        logger: log,
-        now: o.siwe?.now ?? Date.now,
-        guards,
-      }).register(app, limits.events);
-    }
-  }
+  registerSignedRoutes(app, o, limits, log);
   return app;
+}
+
+/**
+ * The routes that receive Discord's signed POSTs: `/interactions` (INTERACTIONS=http) and the webhook
+ * events (Linked Roles with a public key), sharing one set of guards per process: both routes' bodies
+ * count against the same bytes, and a client's refusals on either count against it on both.
+ */
+function registerSignedRoutes(
+  app: FastifyInstance,
+  o: WebAppOptions,
+  limits: WebLimiters,
+  log: WebLogger,
+): void {
+  const linked = o.linkedRoles;
+  if (!o.interactions && !linked?.oauth.publicKey) return;
+  // One of each per process: both routes' bodies count against the same bytes, and a client's refusals
+  // on either count against it on both.
+  const shared = o.redis
+    ? new SharedDeliveries({ redis: o.redis.client, prefix: o.redis.prefix, logger: log })
+    : undefined;
+  if (shared) app.addHook('onClose', async () => shared.close());
+  const guards: DeliveryGuards = {
+    refusals: limits.refusedDeliveries,
+    ledger: shared ?? new SeenDeliveries(),
+    budget: new BytesInFlight(MAX_BYTES_IN_FLIGHT, o.deliveries?.bytesPerClient ?? DEFAULT_BYTES_PER_CLIENT),
+    bodyTimeoutMs: o.deliveries?.bodyTimeoutMs ?? DEFAULT_BODY_TIMEOUT_MS,
+  };
+  if (o.interactions) registerInteractions(app, o.interactions, guards, log);
+  if (linked?.oauth.publicKey) {
+    new WebhookEventReceiver({
+      publicKey: linked.oauth.publicKey,
+      applicationId: linked.oauth.clientId,
+      service: linked.service,
+      logger: log,
+      now: o.siwe?.now ?? Date.now,
+      guards,
+    }).register(app, limits.events);
+  }
 }
 
 /**

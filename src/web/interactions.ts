@@ -23,6 +23,7 @@ import {
 import { header, parseJson, verifySignature } from './discordSignature.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
 import type { DeliveryLedger } from './seenDeliveries.ts';
+import { signedBodyReader } from './signedBody.ts';
 
 export const INTERACTIONS_PATH = '/interactions';
 /**
@@ -74,6 +75,7 @@ export function registerInteractions(
     route: INTERACTIONS_PATH,
     bodyLimit: MAX_INTERACTION_BODY_BYTES,
     budget: guards.budget,
+    bodyTimeoutMs: guards.bodyTimeoutMs,
     refusals: guards.refusals,
     suspects: suspectList(),
     logger,
@@ -84,12 +86,8 @@ export function registerInteractions(
   app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // Discord's own type by name: Fastify caches that match, while the catch-all parses the header every time.
-    for (const type of ['application/json', '*'])
-      scope.addContentTypeParser(
-        type,
-        { parseAs: 'buffer', bodyLimit: MAX_INTERACTION_BODY_BYTES },
-        (_req, body, done) => done(null, body),
-      );
+    const readBody = signedBodyReader(gate);
+    for (const type of ['application/json', '*']) scope.addContentTypeParser(type, readBody);
     const receiver: Receiver = { endpoint, gate, ledger: guards.ledger, logger };
     // Not async: the answer is sent when the router gives it, with no promise of the handler's own.
     scope.post(

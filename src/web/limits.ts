@@ -96,7 +96,11 @@ export interface RefusalCounter {
 
 /** The client a limit counts: the address (IPv6 by its /64, as one host usually holds the whole prefix). */
 export function clientKey(request: FastifyRequest): string {
-  const ip = request.ip;
+  return addressKey(request.ip);
+}
+
+/** An address as the limits count it: IPv6 by its /64 (an IPv4-mapped one as IPv4), IPv4 as it is. */
+export function addressKey(ip: string): string {
   return ip.includes(':') ? normalizeIP(ip) : ip;
 }
 

@@ -31,16 +31,27 @@ export interface OpsServers {
   close(): Promise<void>;
 }
 
-/** The settings every listener of this process shares: TRUST_PROXY, and Redis for the limits. */
+/** The settings every listener of this process shares: TRUST_PROXY, Redis for the limits, the signed bodies'. */
 export function webSettings(
-  config: Pick<Config, 'TRUST_PROXY' | 'REDIS_PREFIX'>,
+  config: Pick<Config, WebSettingKeys>,
   redis: Redis | undefined,
-): { trustProxy: Config['TRUST_PROXY']; redis: { client: Redis; prefix: string } | undefined } {
+): Pick<WebServerOptions, 'trustProxy' | 'redis' | 'deliveries'> {
   return {
     trustProxy: config.TRUST_PROXY,
     redis: redis ? { client: redis, prefix: config.REDIS_PREFIX } : undefined,
+    deliveries: {
+      bodyTimeoutMs: config.DELIVERY_BODY_TIMEOUT_MS,
+      bytesPerClient: config.DELIVERY_MB_PER_CLIENT * 1024 * 1024,
+    },
   };
 }
+
+/** The config keys `webSettings` reads. */
+export type WebSettingKeys =
+  | 'TRUST_PROXY'
+  | 'REDIS_PREFIX'
+  | 'DELIVERY_BODY_TIMEOUT_MS'
+  | 'DELIVERY_MB_PER_CLIENT';
 
 export async function startOpsServers(
   input: OpsChecks & {
@@ -52,8 +63,7 @@ export async function startOpsServers(
       | 'METRICS_HOST'
       | 'METRICS_TOKEN'
       | 'REDIS_URL'
-      | 'REDIS_PREFIX'
-      | 'TRUST_PROXY'
+      | WebSettingKeys
     >;
     logger: Logger;
     /** INTERACTIONS=http without the pages' server: `POST /interactions` on the HTTP_PORT listener. */
@@ -131,8 +141,8 @@ export async function startOpsServers(
 
 /** The pages' web server (signing page, Linked Roles, webhook events) from config, with its own Redis client. */
 export async function startPagesServer(
-  config: Pick<Config, 'HTTP_PORT' | 'HTTP_HOST' | 'REDIS_URL' | 'REDIS_PREFIX' | 'TRUST_PROXY'>,
-  pages: Omit<WebServerOptions, 'port' | 'host' | 'trustProxy' | 'redis'>,
+  config: Pick<Config, 'HTTP_PORT' | 'HTTP_HOST' | 'REDIS_URL' | WebSettingKeys>,
+  pages: Omit<WebServerOptions, 'port' | 'host' | 'trustProxy' | 'redis' | 'deliveries'>,
   defaultPort: number,
 ): Promise<WebServer> {
   const redis = config.REDIS_URL === undefined ? undefined : createRedisClient(config.REDIS_URL);

@@ -1,14 +1,15 @@
 /**
  * Where the web app listens, and what a connection may cost: headers within 10 s, a whole request
  * within 15 s, idle keep-alive connections closed after 5 s, at most 4,096 connections open, and at
- * most 64 from one address. A proxy named in TRUST_PROXY (every peer, behind a hop count) is exempt: its
- * clients are told apart by X-Forwarded-For, and the app counts each one's open requests against the
- * same 64 instead (app.ts).
+ * most 64 from one address (an IPv6 one by its /64, as the rate limits count it). A proxy named in
+ * TRUST_PROXY (every peer, behind a hop count) is exempt: its clients are told apart by X-Forwarded-For,
+ * and the app counts each one's open requests against the same 64 instead (app.ts).
  */
 import type { Server } from 'node:http';
 import { BlockList, type Socket } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import { buildWebApp, type WebAppOptions } from './app.ts';
+import { addressKey } from './limits.ts';
 import { listenHttp } from './listen.ts';
 
 // Not `import { createServer } from 'node:http'`: importing node:http as an ES module reads all its
@@ -86,12 +87,17 @@ export async function startWebServer(options: WebServerOptions): Promise<WebServ
   }
 }
 
-/** Closes a new connection at once when its address already holds `max` (proxies in `exempt` aside). */
-function capPerClient(server: Server, max: number, exempt: (address: string) => boolean): void {
+/**
+ * Closes a new connection at once when its client already holds `max` (proxies in `exempt` aside): an
+ * address, IPv6 by its /64 as the rate limits count it (`addressKey`), so one host cannot open `max` from
+ * each of its addresses.
+ */
+export function capPerClient(server: Server, max: number, exempt: (address: string) => boolean): void {
   const open = new Map<string, number>();
   server.on('connection', (socket: Socket) => {
-    const address = socket.remoteAddress ?? '';
-    if (exempt(address)) return;
+    const peer = socket.remoteAddress ?? '';
+    if (exempt(peer)) return;
+    const address = addressKey(peer);
     const count = (open.get(address) ?? 0) + 1;
     if (count > max) {
       socket.destroy();

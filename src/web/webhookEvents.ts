@@ -21,6 +21,7 @@ import { header, parseJson, verifySignature } from './discordSignature.ts';
 import type { WebLimiters } from './limits.ts';
 import { errorSummary, refuseOtherMethods, sendJson, type WebLogger } from './responses.ts';
 import type { DeliveryLedger, Sighting } from './seenDeliveries.ts';
+import { signedBodyReader } from './signedBody.ts';
 
 export const WEBHOOK_EVENTS_PATH = '/discord/events';
 /** Discord's events carry a user or an entitlement at most; a larger body is not Discord's. */
@@ -57,6 +58,7 @@ export class WebhookEventReceiver {
       route: WEBHOOK_EVENTS_PATH,
       bodyLimit: MAX_EVENT_BODY_BYTES,
       budget: options.guards.budget,
+      bodyTimeoutMs: options.guards.bodyTimeoutMs,
       refusals: options.guards.refusals,
       suspects: suspectList(),
       logger: options.logger,
@@ -73,11 +75,7 @@ export class WebhookEventReceiver {
   register(app: FastifyInstance, limit: WebLimiters['events']): void {
     app.register(async (scope) => {
       scope.removeAllContentTypeParsers();
-      scope.addContentTypeParser(
-        '*',
-        { parseAs: 'buffer', bodyLimit: MAX_EVENT_BODY_BYTES },
-        (_req, body, done) => done(null, body),
-      );
+      scope.addContentTypeParser('*', signedBodyReader(this.#gate));
       scope.post(WEBHOOK_EVENTS_PATH, { onRequest: [limit, deliveryGate(this.#gate)] }, (request, reply) =>
         this.handle(request, reply),
       );

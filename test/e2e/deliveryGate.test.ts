@@ -1,103 +1,33 @@
 /**
  * Refuse before reading (issue #26), acted out over raw sockets against a real web replica: deliveries
  * that are unsigned, stale or too large are answered before a byte of their body is sent; slow uploads
- * past the bytes-in-flight cap are refused with 503 and cost nothing once gone; behind a hop-count
+ * past the bytes-in-flight cap, the client's share of it or the process's, are refused with 503 and cost
+ * nothing once gone; a body that does not come in time is refused (408) and counted toward the client's
+ * lock-out (issue #33); behind a hop-count
  * TRUST_PROXY, one forwarded client holding too many requests open is refused while another client
  * through the same proxy is served; and the largest interaction Discord sends this bot still fits.
  */
-import { connect, type Socket } from 'node:net';
 import type { APIMessage, APIUser } from 'discord-api-types/v10';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
-import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
-import { MAX_BYTES_IN_FLIGHT } from '../../src/web/deliveryGate.ts';
+import type { FakeDiscord } from '../../fakes/discord/server.ts';
+import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { DEFAULT_BYTES_PER_CLIENT, MAX_BYTES_IN_FLIGHT } from '../../src/web/deliveryGate.ts';
 import { MAX_INTERACTION_BODY_BYTES } from '../../src/web/interactions.ts';
 import { startWebServer, type WebServer } from '../../src/web/server.ts';
 import { WEBHOOK_EVENTS_PATH } from '../../src/web/webhookEvents.ts';
 import { ALICE, toCommandOptions } from './harness.ts';
-import { type Replica, startReplica } from './replicaHarness.ts';
+import { postHead, RawRequest, shapedSignature } from './rawRequests.ts';
+import { type Replica, startReplica, startStandIns } from './replicaHarness.ts';
 
 const ONE_MB = 1_000_000;
 const whois = { name: 'whois', options: toCommandOptions({ identity: 'vitalik.eth' }) };
-
-/** An answer read from a raw socket: the status, the whole text, and whether the server closed the connection. */
-interface RawAnswer {
-  status: number;
-  text: string;
-  closed: boolean;
-}
-
-/** A raw HTTP/1.1 request on its own socket: `head` is written at once; the body only as the test writes it. */
-class RawRequest {
-  readonly socket: Socket;
-  readonly answer: Promise<RawAnswer>;
-  #text = '';
-
-  constructor(port: number, head: string, localAddress = '127.0.0.1') {
-    this.socket = connect({ host: '127.0.0.1', port, localAddress });
-    this.socket.on('error', () => {});
-    this.socket.write(head);
-    this.answer = new Promise((resolve) => {
-      const status = () => Number(/^HTTP\/1\.1 (\d{3})/.exec(this.#text)?.[1] ?? 0);
-      this.socket.on('data', (chunk: Buffer) => {
-        this.#text += chunk.toString('utf8');
-      });
-      this.socket.on('close', () => resolve({ status: status(), text: this.#text, closed: true }));
-    });
-  }
-
-  /** Whether an answer's status line has arrived. */
-  get answered(): boolean {
-    return this.#text.startsWith('HTTP/1.1');
-  }
-
-  /** Resolves with the answer once its status line is in, or null when none came within `ms`. */
-  async answerWithin(ms: number): Promise<RawAnswer | null> {
-    const deadline = performance.now() + ms;
-    while (performance.now() < deadline) {
-      if (this.answered && this.#text.includes('\r\n\r\n')) {
-        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(this.#text)?.[1] ?? 0);
-        return { status, text: this.#text, closed: this.socket.destroyed || this.socket.readableEnded };
-      }
-      await new Promise((resolve) => setTimeout(resolve, 10));
-    }
-    return null;
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-}
-
-/** The head of a POST to /interactions announcing `length` bytes of body, with the given extra headers. */
-function postHead(length: number, headers: Record<string, string> = {}): string {
-  const lines = [
-    'POST /interactions HTTP/1.1',
-    'Host: bot.example.test',
-    'Content-Type: application/json',
-    `Content-Length: ${length}`,
-    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
-  ];
-  return `${lines.join('\r\n')}\r\n\r\n`;
-}
-
-/** Signature headers of the right shape with a timestamp `ageSeconds` old (not Discord's signature). */
-function shapedSignature(ageSeconds = 0): Record<string, string> {
-  return {
-    'X-Signature-Ed25519': 'ab'.repeat(64),
-    'X-Signature-Timestamp': String(Math.floor(Date.now() / 1_000) - ageSeconds),
-  };
-}
 
 let discord: FakeDiscord;
 let upstream: FakeWeb3Bio;
 const opened: RawRequest[] = [];
 
 beforeAll(async () => {
-  discord = await startFakeDiscord();
-  upstream = await startFakeWeb3Bio();
-  const guild = discord.addGuild({ name: 'Gate Guild' });
-  discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+  ({ discord, upstream } = await startStandIns());
 });
 afterAll(async () => {
   await Promise.all([discord.close(), upstream.close()]);
@@ -198,23 +128,41 @@ describe('webhook events: the same checks before the body', () => {
 describe('bytes in flight', () => {
   let r: Replica;
   beforeAll(async () => {
-    r = await startReplica(discord, upstream, { USER_COOLDOWN_COMMANDS: '100' });
+    // A body timeout longer than the tests' holds: here the uploads hold what they sent until closed.
+    r = await startReplica(discord, upstream, {
+      USER_COOLDOWN_COMMANDS: '100',
+      DELIVERY_BODY_TIMEOUT_MS: '15000',
+    });
   });
   afterAll(async () => {
     await r.close();
   });
 
-  it('slow uploads fill the cap; past it a delivery gets 503 with Retry-After; once they are gone, Discord is answered again', async () => {
-    const slots = Math.floor(MAX_BYTES_IN_FLIGHT / MAX_INTERACTION_BODY_BYTES);
-    // Slow uploads from several addresses (each under the per-address connection cap), each holding a full body's worth.
-    const slow = Array.from({ length: slots }, (_, i) =>
-      open(portOf(r), postHead(MAX_INTERACTION_BODY_BYTES, shapedSignature()), `127.0.0.${10 + (i % 8)}`),
+  /** `count` uploads from `addresses` (round robin), each sending all but the last byte of a full body. */
+  const fullBodies = (count: number, addresses: readonly string[]) =>
+    Array.from({ length: count }, (_, i) => {
+      const request = open(
+        portOf(r),
+        postHead(MAX_INTERACTION_BODY_BYTES, shapedSignature()),
+        addresses[i % addresses.length],
+      );
+      request.socket.write(Buffer.alloc(MAX_INTERACTION_BODY_BYTES - 1, 0x20));
+      return request;
+    });
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 500));
+
+  it('slow uploads from many clients fill the cap with what they sent; past it a delivery gets 503 with Retry-After; once they are gone, Discord is answered again', async () => {
+    const perClient = Math.floor(DEFAULT_BYTES_PER_CLIENT / MAX_INTERACTION_BODY_BYTES);
+    const clients = Math.ceil(MAX_BYTES_IN_FLIGHT / DEFAULT_BYTES_PER_CLIENT);
+    // Each client up to its share, so together they hold the whole process budget (each under the per-address connection cap).
+    const slow = fullBodies(
+      perClient * clients,
+      Array.from({ length: clients }, (_, i) => `127.0.0.${10 + i}`),
     );
-    for (const request of slow) request.socket.write('{"id":');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await settle();
     expect(slow.filter((request) => request.answered)).toEqual([]);
 
-    const past = open(portOf(r), postHead(1_000, shapedSignature()), '127.0.0.20');
+    const past = open(portOf(r), postHead(1_000, shapedSignature()), '127.0.0.30');
     const refused = await past.answerWithin(2_000);
     expect(refused?.status).toBe(503);
     expect(refused?.text).toMatch(/\r\nretry-after: 1\r\n/i);
@@ -227,18 +175,59 @@ describe('bytes in flight', () => {
     expect((await discord.deliverInteraction({ payload: again, url: r.endpoint })).status).toBe(200);
   });
 
-  it('an upload without a length (chunked) holds the whole body limit: as many as fill the cap, and the next gets 503', async () => {
-    const slots = Math.floor(MAX_BYTES_IN_FLIGHT / MAX_INTERACTION_BODY_BYTES);
+  it('one client holds at most its share: its uploads past it get 503 unread, while Discord is answered', async () => {
+    const perClient = Math.floor(DEFAULT_BYTES_PER_CLIENT / MAX_INTERACTION_BODY_BYTES);
+    const slow = fullBodies(32, ['127.0.0.40']);
+    await settle();
+    const answered = await Promise.all(slow.map((request) => request.answerWithin(2_000)));
+    const statuses = answered.map((answer) => answer?.status ?? 'held');
+    expect(statuses.filter((status) => status === 'held')).toHaveLength(perClient);
+    expect(statuses.filter((status) => status === 503)).toHaveLength(32 - perClient);
+    const busy = answered.find((answer) => answer?.status === 503);
+    expect(busy?.text).toMatch(/\r\nretry-after: 1\r\n/i);
+    expect(busy?.text).toMatch(/\r\nconnection: close\r\n/i);
+    // The control: another client's delivery, Discord's, is read and answered while that client holds its share.
+    const payload = discord.buildCommandInteraction({ ...whois, userId: ALICE });
+    expect((await discord.deliverInteraction({ payload, url: r.endpoint })).status).toBe(200);
+    // Its share is free again once its uploads end.
+    for (const request of slow) request.close();
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const next = fullBodies(perClient, ['127.0.0.40']);
+    expect(await next[0]?.answerWithin(500)).toBeNull();
+  });
+
+  it('an upload without a length (chunked) holds what it sent, not the body limit: past its client’s share it gets 503, past the limit 413', async () => {
     const chunkedHead = (headers: Record<string, string>) =>
       postHead(0, { ...headers, 'Transfer-Encoding': 'chunked' }).replace('Content-Length: 0\r\n', '');
-    const slow = Array.from({ length: slots }, (_, i) =>
+    const slots = Math.floor(MAX_BYTES_IN_FLIGHT / MAX_INTERACTION_BODY_BYTES);
+    // As many as would have filled the cap when each held the body limit (issue #26's reservation).
+    const slow = Array.from({ length: slots + 8 }, (_, i) =>
       open(portOf(r), chunkedHead(shapedSignature()), `127.0.1.${10 + (i % 8)}`),
     );
     for (const request of slow) request.socket.write('6\r\n{"id":\r\n');
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await settle();
     expect(slow.filter((request) => request.answered)).toEqual([]);
-    const past = open(portOf(r), chunkedHead(shapedSignature()), '127.0.1.30');
-    expect((await past.answerWithin(2_000))?.status).toBe(503);
+    const payload = discord.buildCommandInteraction({ ...whois, userId: ALICE });
+    expect((await discord.deliverInteraction({ payload, url: r.endpoint })).status).toBe(200);
+
+    // Without a length, a client's share fills as the bytes come: past it, 503.
+    const chunk = MAX_INTERACTION_BODY_BYTES / 2;
+    const part = `${chunk.toString(16)}\r\n${' '.repeat(chunk)}\r\n`;
+    const perClient = DEFAULT_BYTES_PER_CLIENT / chunk;
+    const filling = Array.from({ length: perClient + 1 }, () =>
+      open(portOf(r), chunkedHead(shapedSignature()), '127.0.1.20'),
+    );
+    for (const request of filling.slice(0, perClient)) request.socket.write(part);
+    await settle();
+    expect(filling.filter((request) => request.answered)).toEqual([]);
+    filling.at(-1)?.socket.write(part);
+    expect((await filling.at(-1)?.answerWithin(2_000))?.status).toBe(503);
+
+    const large = open(portOf(r), chunkedHead(shapedSignature()), '127.0.1.30');
+    for (let i = 0; i < 3; i++) large.socket.write(part);
+    const answer = await large.answerWithin(2_000);
+    expect(answer?.status).toBe(413);
+    expect(answer?.text).toMatch(/\r\nconnection: close\r\n/i);
     for (const request of slow) request.close();
   });
 
@@ -263,6 +252,66 @@ describe('bytes in flight', () => {
     const answer = await discord.deliverInteraction({ payload, url: r.endpoint });
     expect(answer.status).toBe(200);
     expect(answer.body).toContain('vitalik.eth');
+  });
+});
+
+describe('a body that does not come in time (issue #33)', () => {
+  let r: Replica;
+  const timeoutMs = 1_000;
+  beforeAll(async () => {
+    r = await startReplica(discord, upstream, {
+      USER_COOLDOWN_COMMANDS: '100',
+      DELIVERY_BODY_TIMEOUT_MS: String(timeoutMs),
+    });
+  });
+  afterAll(async () => {
+    await r.close();
+  });
+
+  it('is refused with 408 once the timeout passes, its connection closed, and logged as a refused delivery', async () => {
+    const stalled = open(portOf(r), postHead(MAX_INTERACTION_BODY_BYTES, shapedSignature()), '127.0.2.1');
+    stalled.socket.write('{"id":');
+    expect(await stalled.answerWithin(timeoutMs - 300)).toBeNull();
+    const answer = await stalled.answerWithin(2_000);
+    expect(answer?.status).toBe(408);
+    expect(answer?.text).toMatch(/\r\nconnection: close\r\n/i);
+    expect((await stalled.answer).closed).toBe(true);
+    expect(r.logs).toContainEqual(
+      expect.objectContaining({
+        msg: 'interaction delivery refused',
+        refusal: 'body_timeout',
+        client: '127.0.2.1',
+      }),
+    );
+  });
+
+  it('counts toward the lock-out: past 30 in a minute the client is turned away before any check; another client is not', async () => {
+    // 30 refusals a minute are allowed; the 31st and later requests are turned away unchecked.
+    const stalled = Array.from({ length: 30 }, () =>
+      open(portOf(r), postHead(1_000, shapedSignature()), '127.0.2.2'),
+    );
+    const answers = await Promise.all(stalled.map((request) => request.answerWithin(timeoutMs + 2_000)));
+    expect(answers.map((answer) => answer?.status)).toEqual(Array(30).fill(408));
+    const next = open(portOf(r), postHead(1_000, shapedSignature()), '127.0.2.2');
+    const refused = await next.answerWithin(1_000);
+    expect(refused?.status).toBe(429);
+    expect(refused?.text).toMatch(/\r\nretry-after: \d+\r\n/i);
+    // The control: Discord, another client, is answered.
+    const payload = discord.buildCommandInteraction({ ...whois, userId: ALICE });
+    expect((await discord.deliverInteraction({ payload, url: r.endpoint })).status).toBe(200);
+  });
+
+  it('the control: a signed body that arrives in parts within the timeout is read and answered', async () => {
+    const body = JSON.stringify(discord.buildCommandInteraction({ ...whois, userId: ALICE }));
+    const head = postHead(Buffer.byteLength(body), discord.webhookEvents.sign(body));
+    const request = open(portOf(r), head, '127.0.2.3');
+    const half = Math.floor(body.length / 2);
+    request.socket.write(body.slice(0, half));
+    await new Promise((resolve) => setTimeout(resolve, timeoutMs / 2));
+    request.socket.write(body.slice(half));
+    const answer = await request.answerWithin(3_000);
+    expect(answer?.status).toBe(200);
+    expect(answer?.text).toContain('vitalik.eth');
   });
 });
 

@@ -2,13 +2,13 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FakeDiscord } from '../../fakes/discord/server.ts';
-import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
+import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { configSecrets, loadConfig } from '../../src/app/config.ts';
 import { startWebReplica, type WebReplica } from '../../src/app/httpMode.ts';
 import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
 import { createLogger } from '../../src/ops/log.ts';
-import { fakesEnv, type LogLine } from './harness.ts';
+import { ALICE, fakesEnv, type LogLine } from './harness.ts';
 
 export interface Replica {
   replica: WebReplica;
@@ -51,4 +51,12 @@ export async function startReplica(
       await rm(dataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** The stand-in Discord (a guild with Alice in it) and Web3.bio a replica is tested against. */
+export async function startStandIns(): Promise<{ discord: FakeDiscord; upstream: FakeWeb3Bio }> {
+  const [discord, upstream] = await Promise.all([startFakeDiscord(), startFakeWeb3Bio()]);
+  const guild = discord.addGuild({ name: 'Gate Guild' });
+  discord.addMember(guild.id, { id: ALICE, username: 'alice' });
+  return { discord, upstream };
 }

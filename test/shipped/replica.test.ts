@@ -2,7 +2,7 @@
  * The bundle `npm start` runs, as a lone web replica without gating (INTERACTIONS=http, PROCESS_ROLE=all:
  * no gateway connection at all), answering the stand-in Discord's signed deliveries: a /whois, a member's
  * language read from the catalogs shipped beside the bundle, numbers in it from the recorded symbols, a
- * forged delivery refused.
+ * forged delivery refused, a stalled body refused once DELIVERY_BODY_TIMEOUT_MS passes.
  */
 
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -14,6 +14,7 @@ import { rawProfile } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { ALICE, BOB, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort, runNode } from '../e2e/processes.ts';
+import { postHead, RawRequest, shapedSignature } from '../e2e/rawRequests.ts';
 import {
   npmStart,
   READY,
@@ -44,6 +45,7 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
         HTTP_HOST: '127.0.0.1',
         HTTP_PORT: String(port),
         LOG_LEVEL: 'info',
+        DELIVERY_BODY_TIMEOUT_MS: '1000',
       },
       READY.replica,
     );
@@ -117,6 +119,21 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
     });
     const answer = await discord.deliverInteraction({ payload, tamper: 'forged', url: endpoint });
     expect(answer.status).toBe(401);
+  });
+
+  it('refuses a body that does not come within DELIVERY_BODY_TIMEOUT_MS with 408, counted; Discord is answered meanwhile', async () => {
+    const port = Number(new URL(endpoint).port);
+    const stalled = new RawRequest(port, postHead(1_000, shapedSignature()), '127.0.0.2');
+    const result = await discord.runCommand({
+      name: 'whois',
+      userId: BOB,
+      options: toCommandOptions({ identity: 'vitalik.eth' }),
+    });
+    expect(visibleMessage(result).embeds[0]?.author?.name).toContain('vitalik.eth');
+    const answer = await stalled.answerWithin(5_000);
+    stalled.close();
+    expect(answer?.status).toBe(408);
+    await bot.waitForLog((line) => line.refusal === 'body_timeout' && line.client === '127.0.0.2');
   });
 
   it('keeps the bot token out of its logs, a refused delivery and its answers included', async () => {

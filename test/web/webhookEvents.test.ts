@@ -7,7 +7,7 @@ import { ed25519 } from '@noble/curves/ed25519';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { postEvent, signedHeaders } from '../../fakes/discord/webhookEvents.ts';
-import { BytesInFlight } from '../../src/web/deliveryGate.ts';
+import { BytesInFlight, DEFAULT_BODY_TIMEOUT_MS } from '../../src/web/deliveryGate.ts';
 import { checkDiscordSignature, MAX_SIGNATURE_AGE_MS } from '../../src/web/discordSignature.ts';
 import { SeenDeliveries } from '../../src/web/seenDeliveries.ts';
 import { WEBHOOK_EVENTS_PATH, WebhookEventReceiver } from '../../src/web/webhookEvents.ts';
@@ -125,6 +125,7 @@ describe('the Webhook Events endpoint', () => {
             unjudged-- > 0 ? Promise.resolve('unjudged' as const) : seen.firstSighting(key, second, now),
         },
         budget: new BytesInFlight(),
+        bodyTimeoutMs: DEFAULT_BODY_TIMEOUT_MS,
       },
     });
     app = Fastify();

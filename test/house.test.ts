@@ -21,9 +21,6 @@ const CODE = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
  * merge: an entry whose file is back under the limit fails the test until it is removed here.
  */
 const OVER_THE_LIMIT_TODAY: ReadonlyMap<string, number> = new Map([
-  ['src/gating/service.ts', 447], // the gating service's wiring (gating branch)
-  ['src/app/bot.ts', 433], // startBot (app branch)
-  ['src/store/sqlStore.ts', 415], // the SQL store (store branch)
 ]);
 
 /** Lines as an editor counts them: a final newline ends the last line, it does not start another. */

@@ -5,10 +5,10 @@
  */
 import type { DiscordOAuthConfig } from '../discord/oauth.ts';
 import { queuedOperations } from '../gating/dashboard/requests.ts';
+import { createLinkedRoles, linkedRoleRechecks } from '../gating/linkedRoleParts.ts';
 import { handOffSignedProof } from '../gating/proofs/signedProofs.ts';
 import { IntervalScheduler } from '../gating/rechecks/scheduler.ts';
 import { Evaluator } from '../gating/rules/evaluation.ts';
-import { createLinkedRoles, linkedRoleRechecks } from '../gating/service.ts';
 import type { Logger } from '../ops/log.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { DashboardSetup } from '../web/dashboard/routes.ts';

@@ -21,13 +21,67 @@ export type RoleQueueStore = Pick<
   | 'deleteFinishedRoleChanges'
 >;
 
+/** What is open in the queue, how much and since when, and the sweep of finished changes. */
+function roleQueueReads(
+  driver: SqlDriver,
+  r: SqlRows,
+): Pick<
+  RoleQueueStore,
+  'openRoleChanges' | 'pendingRoleChanges' | 'oldestOpenRoleChangeAt' | 'deleteFinishedRoleChanges'
+> {
+  const { toChange, num, optNum } = r;
+  return {
+    async openRoleChanges(guildId, userId) {
+      const open = "status IN ('pending', 'in_progress')";
+      const rows =
+        userId === undefined
+          ? await driver.query(`SELECT * FROM role_changes WHERE guild_id = $1 AND ${open} ORDER BY id`, [
+              guildId,
+            ])
+          : await driver.query(
+              `SELECT * FROM role_changes WHERE guild_id = $1 AND user_id = $2 AND ${open} ORDER BY id`,
+              [guildId, userId],
+            );
+      return rows.map(toChange);
+    },
+
+    async pendingRoleChanges(guildId) {
+      const rows =
+        guildId === undefined
+          ? await driver.query(
+              "SELECT COUNT(*) AS n FROM role_changes WHERE status IN ('pending', 'in_progress')",
+            )
+          : await driver.query(
+              "SELECT COUNT(*) AS n FROM role_changes WHERE status IN ('pending', 'in_progress') AND guild_id = $1",
+              [guildId],
+            );
+      return num(rows[0]?.n ?? 0);
+    },
+
+    async oldestOpenRoleChangeAt() {
+      const rows = await driver.query(
+        "SELECT MIN(created_at) AS at FROM role_changes WHERE status IN ('pending', 'in_progress')",
+      );
+      return optNum(rows[0]?.at);
+    },
+
+    async deleteFinishedRoleChanges(before) {
+      const rows = await driver.query(
+        "DELETE FROM role_changes WHERE status IN ('done', 'failed') AND updated_at < $1 RETURNING id",
+        [before],
+      );
+      return rows.length;
+    },
+  };
+}
+
 export function createSqlRoleQueue(
   driver: SqlDriver,
   o: { now: () => number; leaseMs: number; rows: SqlRows },
 ): RoleQueueStore {
   const { now, leaseMs, rows: r } = o;
   const { dialect } = driver;
-  const { first, toChange, insertAudit, num, optNum } = r;
+  const { first, toChange, insertAudit } = r;
   return {
     async enqueueRoleChange(c: RoleChangeInput) {
       return driver.transaction<{ change: RoleChange; outcome: EnqueueOutcome }>(async (tx) => {
@@ -165,46 +219,6 @@ export function createSqlRoleQueue(
       return rows.length;
     },
 
-    async openRoleChanges(guildId, userId) {
-      const open = "status IN ('pending', 'in_progress')";
-      const rows =
-        userId === undefined
-          ? await driver.query(`SELECT * FROM role_changes WHERE guild_id = $1 AND ${open} ORDER BY id`, [
-              guildId,
-            ])
-          : await driver.query(
-              `SELECT * FROM role_changes WHERE guild_id = $1 AND user_id = $2 AND ${open} ORDER BY id`,
-              [guildId, userId],
-            );
-      return rows.map(toChange);
-    },
-
-    async pendingRoleChanges(guildId) {
-      const rows =
-        guildId === undefined
-          ? await driver.query(
-              "SELECT COUNT(*) AS n FROM role_changes WHERE status IN ('pending', 'in_progress')",
-            )
-          : await driver.query(
-              "SELECT COUNT(*) AS n FROM role_changes WHERE status IN ('pending', 'in_progress') AND guild_id = $1",
-              [guildId],
-            );
-      return num(rows[0]?.n ?? 0);
-    },
-
-    async oldestOpenRoleChangeAt() {
-      const rows = await driver.query(
-        "SELECT MIN(created_at) AS at FROM role_changes WHERE status IN ('pending', 'in_progress')",
-      );
-      return optNum(rows[0]?.at);
-    },
-
-    async deleteFinishedRoleChanges(before) {
-      const rows = await driver.query(
-        "DELETE FROM role_changes WHERE status IN ('done', 'failed') AND updated_at < $1 RETURNING id",
-        [before],
-      );
-      return rows.length;
-    },
+    ...roleQueueReads(driver, r),
   };
 }

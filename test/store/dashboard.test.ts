@@ -10,7 +10,7 @@ import { DAY_MS } from '../../src/store/auditMetric.ts';
 import { MIGRATIONS, runMigrations } from '../../src/store/migrations.ts';
 import { createPostgresDriver } from '../../src/store/postgresStore.ts';
 import type { SqlDriver } from '../../src/store/sql.ts';
-import { shardKeyOf } from '../../src/store/sqlDashboard.ts';
+import { shardKeyOf } from '../../src/store/sqlDashboardRequests.ts';
 import { createSqliteDriver } from '../../src/store/sqliteStore.ts';
 import type { AuditEvent, GatingStore } from '../../src/store/types.ts';
 import { POSTGRES_URL, postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';

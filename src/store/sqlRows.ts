@@ -32,59 +32,100 @@ export function auditWeight(event: Pick<AuditEvent, 'kind' | 'details'>): number
   return typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : 1;
 }
 
-/** The row mappers and audit writer of one driver. */
+/** Column conversions and the mappers of tables without a JSON column: the same for both dialects. */
+const str = (v: unknown): string => String(v);
+const optStr = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const num = (v: unknown): number => Number(v);
+const optNum = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const optBool = (v: unknown): boolean | null => (v === null || v === undefined ? null : Boolean(v));
+const toJson = toStorableJson;
+
+const toSettings = (r: Row): GuildSettings => ({
+  guildId: str(r.guild_id),
+  enabled: Boolean(r.enabled),
+  humanRoleId: str(r.human_role_id),
+  spamRoleId: optStr(r.spam_role_id),
+  riskyRoleId: optStr(r.risky_role_id),
+  minScore: optNum(r.min_score),
+  spamRemovesHuman: Boolean(r.spam_removes_human),
+  minAccountAgeDays: optNum(r.min_account_age_days),
+  minJoinAgeDays: optNum(r.min_join_age_days),
+  logChannelId: optStr(r.log_channel_id),
+  lastFullSyncAt: optNum(r.last_full_sync_at),
+  updatedAt: num(r.updated_at),
+});
+
+const toLinkSummary = (r: Row): LinkSummary => ({
+  guildId: str(r.guild_id),
+  userId: str(r.user_id),
+  identity: str(r.identity),
+  platform: str(r.platform),
+  address: optStr(r.address),
+  proofMethod: str(r.proof_method) as ProofMethod,
+  provenAt: num(r.proven_at),
+  lastCheckAt: optNum(r.last_check_at),
+  lastCheckOk: optBool(r.last_check_ok),
+  releasedAt: optNum(r.released_at),
+});
+
+const toLoss = (r: Row): PendingLoss => ({
+  guildId: str(r.guild_id),
+  userId: str(r.user_id),
+  subject: str(r.subject),
+  firstSeenAt: num(r.first_seen_at),
+  reason: str(r.reason),
+  heldAt: optNum(r.held_at),
+});
+
+const toNonce = (r: Row): NonceRecord => ({
+  nonce: str(r.nonce),
+  guildId: str(r.guild_id),
+  userId: str(r.user_id),
+  userName: optStr(r.user_name),
+  guildName: optStr(r.guild_name),
+  identity: str(r.identity),
+  address: str(r.address),
+  expiresAt: num(r.expires_at),
+  usedAt: optNum(r.used_at),
+  failedAttempts: num(r.failed_attempts ?? 0),
+});
+
+const toChange = (r: Row): RoleChange => ({
+  id: num(r.id),
+  guildId: str(r.guild_id),
+  userId: str(r.user_id),
+  roleId: str(r.role_id),
+  op: str(r.op) as RoleOp,
+  reason: str(r.reason),
+  status: str(r.status) as RoleChangeStatus,
+  attempts: num(r.attempts),
+  leaseUntil: optNum(r.lease_until),
+  claimToken: optStr(r.claim_token),
+  notBefore: optNum(r.not_before),
+  detail: optStr(r.detail),
+  createdAt: num(r.created_at),
+  updatedAt: num(r.updated_at),
+});
+
+const first = <T>(rows: Row[], map: (r: Row) => T): T | undefined => {
+  const row = rows[0];
+  return row ? map(row) : undefined;
+};
+
+/**
+ * The row mappers and audit writer of one driver: the conversions above, with those that read a JSON
+ * column the way the driver hands it back (parsed jsonb or text).
+ */
 export function sqlRows(driver: SqlDriver, now: () => number) {
   const { dialect } = driver;
-  const str = (v: unknown): string => String(v);
-  const optStr = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-  const num = (v: unknown): number => Number(v);
-  const optNum = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
-  const optBool = (v: unknown): boolean | null => (v === null || v === undefined ? null : Boolean(v));
   const fromJson = (v: unknown): unknown => {
     if (v === null || v === undefined) return null;
     return dialect.parsesJson ? v : JSON.parse(String(v));
   };
-  const toJson = toStorableJson;
 
-  const toSettings = (r: Row): GuildSettings => ({
-    guildId: str(r.guild_id),
-    enabled: Boolean(r.enabled),
-    humanRoleId: str(r.human_role_id),
-    spamRoleId: optStr(r.spam_role_id),
-    riskyRoleId: optStr(r.risky_role_id),
-    minScore: optNum(r.min_score),
-    spamRemovesHuman: Boolean(r.spam_removes_human),
-    minAccountAgeDays: optNum(r.min_account_age_days),
-    minJoinAgeDays: optNum(r.min_join_age_days),
-    logChannelId: optStr(r.log_channel_id),
-    lastFullSyncAt: optNum(r.last_full_sync_at),
-    updatedAt: num(r.updated_at),
-  });
-
-  const toLinkSummary = (r: Row): LinkSummary => ({
-    guildId: str(r.guild_id),
-    userId: str(r.user_id),
-    identity: str(r.identity),
-    platform: str(r.platform),
-    address: optStr(r.address),
-    proofMethod: str(r.proof_method) as ProofMethod,
-    provenAt: num(r.proven_at),
-    lastCheckAt: optNum(r.last_check_at),
-    lastCheckOk: optBool(r.last_check_ok),
-    releasedAt: optNum(r.released_at),
-  });
   const toLink = (r: Row): LinkRecord => ({
     ...toLinkSummary(r),
     lastResult: fromJson(r.last_result) as CredentialSet | null,
-  });
-
-  const toLoss = (r: Row): PendingLoss => ({
-    guildId: str(r.guild_id),
-    userId: str(r.user_id),
-    subject: str(r.subject),
-    firstSeenAt: num(r.first_seen_at),
-    reason: str(r.reason),
-    heldAt: optNum(r.held_at),
   });
 
   const toAudit = (r: Row): AuditEvent => ({
@@ -97,41 +138,6 @@ export function sqlRows(driver: SqlDriver, now: () => number) {
     details: fromJson(r.details) as JsonValue | null,
     createdAt: num(r.created_at),
   });
-
-  const toNonce = (r: Row): NonceRecord => ({
-    nonce: str(r.nonce),
-    guildId: str(r.guild_id),
-    userId: str(r.user_id),
-    userName: optStr(r.user_name),
-    guildName: optStr(r.guild_name),
-    identity: str(r.identity),
-    address: str(r.address),
-    expiresAt: num(r.expires_at),
-    usedAt: optNum(r.used_at),
-    failedAttempts: num(r.failed_attempts ?? 0),
-  });
-
-  const toChange = (r: Row): RoleChange => ({
-    id: num(r.id),
-    guildId: str(r.guild_id),
-    userId: str(r.user_id),
-    roleId: str(r.role_id),
-    op: str(r.op) as RoleOp,
-    reason: str(r.reason),
-    status: str(r.status) as RoleChangeStatus,
-    attempts: num(r.attempts),
-    leaseUntil: optNum(r.lease_until),
-    claimToken: optStr(r.claim_token),
-    notBefore: optNum(r.not_before),
-    detail: optStr(r.detail),
-    createdAt: num(r.created_at),
-    updatedAt: num(r.updated_at),
-  });
-
-  const first = <T>(rows: Row[], map: (r: Row) => T): T | undefined => {
-    const row = rows[0];
-    return row ? map(row) : undefined;
-  };
 
   async function insertAudit(db: SqlExecutor, e: AuditEventInput): Promise<AuditEvent> {
     const rows = await db.query(

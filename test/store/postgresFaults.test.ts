@@ -6,18 +6,22 @@
 import { spawn } from 'node:child_process';
 import { EventEmitter, once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
-import { describe, expect, it } from 'vitest';
+import type pg from 'pg';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { isConnectionFault, readsOnly } from '../../src/store/postgresFaults.ts';
 import { BEGIN_WITH_ID, MAX_TRIES, retryWaitMs } from '../../src/store/postgresRetry.ts';
 import { createPostgresDriver } from '../../src/store/postgresStore.ts';
-import { POSTGRES_URL } from './harness.ts';
 
 const PROBE = fileURLToPath(new URL('./connectionDropProbe.ts', import.meta.url));
 
 describe('the PostgreSQL driver while the server terminates its connections', () => {
   it('a checked-out client terminated mid-transaction: no unhandled error; the transaction runs again or rejects', async () => {
-    const child = spawn(process.execPath, [PROBE, POSTGRES_URL], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A database of its own: the probe terminates every backend of its database, which on the shared one
+    // would end the connections of the test files running beside it.
+    const database = await createDatabase('fault_probe');
+    onTestFinished(database.drop);
+    const child = spawn(process.execPath, [PROBE, database.url], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -27,12 +31,6 @@ describe('the PostgreSQL driver while the server terminates its connections', ()
       stderr += chunk.toString();
     });
     const [code] = await once(child, 'exit');
-    // A probe that crashed left its table behind.
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`DROP TABLE IF EXISTS fault_probe_${child.pid}`);
-    await admin.query(`DROP FUNCTION IF EXISTS fault_probe_${child.pid}_slow()`);
-    await admin.end();
     expect(stderr).not.toContain("Unhandled 'error' event");
     expect(code, stderr).toBe(0);
     const report = JSON.parse(stdout);

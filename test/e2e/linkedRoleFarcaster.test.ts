@@ -5,7 +5,7 @@
  * page load shows it and writes nothing more. A flow opened by another account, an approval that is not
  * the one asked for, and an FID another account signed for after the flow was made write nothing.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import type { FarcasterFlow } from '../../src/store/types.ts';
 import type { TestBrowser } from '../testBrowser.ts';
@@ -14,28 +14,22 @@ import {
   browserAs,
   type FarcasterGating,
   farcasterAccount,
-  startFarcasterGating,
+  farcasterGatingPerTest,
   startOnPage,
   titleOf,
 } from './farcasterHarness.ts';
-import { closeGating, PUBLIC_URL, waitFor } from './gatingHarness.ts';
+import { PUBLIC_URL, waitFor } from './gatingHarness.ts';
 import { ALICE, BOB } from './harness.ts';
 
-let current: FarcasterGating | undefined;
-afterEach(async () => {
-  await current?.close();
-  current = undefined;
-  await closeGating();
-});
+const startGating = farcasterGatingPerTest();
 
+/** The gating bot with Linked Roles and Sign in with Farcaster on; the app's metadata registered. */
 async function start(): Promise<FarcasterGating> {
-  current = await startFarcasterGating({
-    env: { LINKED_ROLES_ENABLED: 'true', TOKEN_ENCRYPTION_KEY: 'ef'.repeat(32) },
-  });
-  const oauth = current.g.h.discord.oauth;
+  const f = await startGating({ LINKED_ROLES_ENABLED: 'true', TOKEN_ENCRYPTION_KEY: 'ef'.repeat(32) });
+  const oauth = f.g.h.discord.oauth;
   Object.assign(oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
   oauth.allowRedirect(`${PUBLIC_URL}/linked-role/callback`);
-  return current;
+  return f;
 }
 
 /** `userId` signs in on the Linked Roles page and asks to sign in with Farcaster as `identity`. */

@@ -97,7 +97,7 @@ describe('Sign in with Farcaster on the Linked Roles page, finished by the serve
       userId: ALICE,
       proofMethod: 'signature',
     });
-    const flow = await g.gating.store.getFarcasterFlow(link.slice(-32));
+    const flow = await flowOnceSettled(f, link);
     expect(flow).toMatchObject({ state: 'done', outcome: { kind: 'connected' } });
     // The grant the flow kept is dropped with its outcome.
     expect(flow?.sealedGrant ?? null).toBeNull();

@@ -172,7 +172,9 @@ function finished(
   if (done.kind === 'lookup_failed' || done.kind === 'pending')
     return failed(o.oauth.publicUrl, reply, 502, 'write_pending', locale);
   if (done.kind !== 'connected') return failed(o.oauth.publicUrl, reply, 502, 'failed', locale);
-  return connected(o, request, reply, session, flow, done.uncounted as unknown as UncountedCredential[]);
+  // A flow connected before the outcome kept its uncounted credentials recorded none.
+  const uncounted = Array.isArray(done.uncounted) ? (done.uncounted as unknown as UncountedCredential[]) : [];
+  return connected(o, request, reply, session, flow, uncounted);
 }
 
 /** A connected flow: what Discord holds for the member now, and what does not count. */

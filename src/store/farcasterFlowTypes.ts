@@ -38,11 +38,25 @@ export interface FarcasterFlow {
   /** Approvals refused so far; the flow is burned at the limit. */
   refusals: number;
   updatedAt: number;
+  /**
+   * A Linked Roles flow's Discord grant, sealed with TOKEN_ENCRYPTION_KEY (migration 21): the server
+   * writes the role connection with it once the approval holds, page open or not. Cleared with the outcome.
+   */
+  sealedGrant?: string | null;
 }
 
 export type NewFarcasterFlow = Pick<
   FarcasterFlow,
-  'nonce' | 'guildId' | 'userId' | 'userName' | 'guildName' | 'identity' | 'fid' | 'createdAt' | 'expiresAt'
+  | 'nonce'
+  | 'guildId'
+  | 'userId'
+  | 'userName'
+  | 'guildName'
+  | 'identity'
+  | 'fid'
+  | 'createdAt'
+  | 'expiresAt'
+  | 'sealedGrant'
 >;
 
 /** What reading a channel came to. */
@@ -84,7 +98,7 @@ export interface FarcasterFlowStore {
   ): Promise<FarcasterFlow | undefined>;
   /** Claim an approved flow to make its proof (approved → done): once. Undefined when not approved. */
   claimFarcasterApproval(nonce: string, at: number): Promise<FarcasterFlow | undefined>;
-  /** What the proof of a claimed flow came to. */
+  /** What the proof of a claimed flow came to; the flow's sealed grant, if any, is dropped with it. */
   recordFarcasterOutcome(nonce: string, outcome: JsonValue, at: number): Promise<void>;
   /** Delete flows that expired at or before `before`; returns how many. */
   deleteExpiredFarcasterFlows(before: number): Promise<number>;

@@ -3,6 +3,7 @@ import type { Migration } from './migrations/migration.ts';
 import { MIGRATIONS_1_TO_13 } from './migrations/migrations1to13.ts';
 import type { SqlDriver } from './sql.ts';
 import { DASHBOARD_SIGN_OUTS_MIGRATION } from './sqlDashboardSignOuts.ts';
+import { FARCASTER_FLOW_GRANTS_MIGRATION } from './sqlFarcasterFlows.ts';
 
 /**
  * Ordered list; append new steps, never edit an applied one. The earlier steps sit in migrations/, by
@@ -137,6 +138,7 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   DASHBOARD_SIGN_OUTS_MIGRATION,
+  FARCASTER_FLOW_GRANTS_MIGRATION,
 ];
 
 /**

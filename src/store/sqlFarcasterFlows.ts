@@ -1,5 +1,15 @@
+import type { Migration } from './migrations/migration.ts';
 import { type Row, type SqlDriver, type SqlExecutor, toStorableJson } from './sql.ts';
 import type { FarcasterFlow, FarcasterFlowStore, JsonValue } from './types.ts';
+
+/** A Linked Roles flow keeps its member's Discord grant (sealed) until its outcome, for the server to write. */
+export const FARCASTER_FLOW_GRANTS_MIGRATION: Migration = {
+  version: 21,
+  name: "Linked Roles Farcaster flows: the member's sealed grant, so the server writes the role connection",
+  sql: () => `
+    ALTER TABLE farcaster_flows ADD COLUMN sealed_grant TEXT;
+  `,
+};
 
 /** Sign In With Farcaster flows (`farcaster_flows`, migration 18), merged into `createSqlStore`. */
 export function createSqlFarcasterFlows(driver: SqlDriver, now: () => number): FarcasterFlowStore {
@@ -26,6 +36,7 @@ export function createSqlFarcasterFlows(driver: SqlDriver, now: () => number): F
     outcome: json(r.outcome),
     refusals: Number(r.refusals ?? 0),
     updatedAt: Number(r.updated_at),
+    sealedGrant: optStr(r.sealed_grant),
   });
   const one = (rows: Row[]) => (rows[0] ? toFlow(rows[0]) : undefined);
 
@@ -37,8 +48,8 @@ export function createSqlFarcasterFlows(driver: SqlDriver, now: () => number): F
       const insert = (tx: SqlExecutor) =>
         tx.query(
           `INSERT INTO farcaster_flows (nonce, guild_id, user_id, user_name, guild_name, identity, fid,
-             created_at, expires_at, state, refusals, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'new', 0, $8)`,
+             created_at, expires_at, state, refusals, updated_at, sealed_grant)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'new', 0, $8, $10)`,
           [
             f.nonce,
             f.guildId,
@@ -49,6 +60,7 @@ export function createSqlFarcasterFlows(driver: SqlDriver, now: () => number): F
             f.fid,
             f.createdAt,
             f.expiresAt,
+            f.sealedGrant ?? null,
           ],
         );
       if (maxOpenPerUser === undefined) {
@@ -119,11 +131,10 @@ export function createSqlFarcasterFlows(driver: SqlDriver, now: () => number): F
     },
 
     async recordFarcasterOutcome(nonce, outcome, at) {
-      await driver.query('UPDATE farcaster_flows SET outcome = $2, updated_at = $3 WHERE nonce = $1', [
-        nonce,
-        toStorableJson(outcome),
-        at,
-      ]);
+      await driver.query(
+        'UPDATE farcaster_flows SET outcome = $2, sealed_grant = NULL, updated_at = $3 WHERE nonce = $1',
+        [nonce, toStorableJson(outcome), at],
+      );
     },
 
     async deleteExpiredFarcasterFlows(before) {

@@ -3,12 +3,14 @@
  * browser reaches, the stand-in Discord's sign-in, relay and OP Mainnet node. With its script, the page
  * finishes on its own once the member's app approves (nobody reloads it); its QR code, decoded from what
  * Chromium draws, is the approval link; its strict CSP lets nothing fail. Without a script, the form
- * starts it and "Check now" finishes it.
+ * starts it and "Check now" finishes it. On the Linked Roles page the server writes the connection, and
+ * the open page shows it on its next poll.
  */
 
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import decodeQR from 'qr/decode.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { launchChromium } from '../gating/chromium.ts';
 import {
   approveAs,
@@ -39,13 +41,13 @@ afterEach(async () => {
   await closeGating();
 });
 
-async function start(): Promise<{ f: FarcasterGating; publicUrl: string }> {
+async function start(env: Record<string, string> = {}): Promise<{ f: FarcasterGating; publicUrl: string }> {
   // PUBLIC_URL must be where Chromium reaches the bot (and the domain a SIWF message names).
   const port = await freePort();
   const publicUrl = `http://127.0.0.1:${port}`;
   const f = await startFarcasterGating({
     discord: { clientSecret: CLIENT_SECRET },
-    env: { PUBLIC_URL: publicUrl, HTTP_PORT: String(port) },
+    env: { PUBLIC_URL: publicUrl, HTTP_PORT: String(port), ...env },
   });
   f.g.h.discord.oauth.allowRedirect(`${publicUrl}/oauth/callback`);
   current = f;
@@ -141,6 +143,42 @@ describe('the Sign in with Farcaster page in headless Chromium', () => {
     await page.getByRole('link', { name: 'Approved already? Check now' }).click();
     await page.waitForLoadState();
     await expect(heading(page)).resolves.toBe('Verified');
+    expect(problems).toEqual([]);
+  });
+});
+
+describe('Sign in with Farcaster on the Linked Roles page in headless Chromium', () => {
+  it('the server writes the connection once the member approves; the open page shows it on its next poll', async () => {
+    const { f, publicUrl } = await start({
+      LINKED_ROLES_ENABLED: 'true',
+      TOKEN_ENCRYPTION_KEY: 'ef'.repeat(32),
+    });
+    const oauth = f.g.h.discord.oauth;
+    Object.assign(oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
+    oauth.allowRedirect(`${publicUrl}/linked-role/callback`);
+    const alice = farcasterAccount(f, 'alice', 103);
+    const { page, problems } = await newPage();
+    oauth.signInAs(ALICE);
+    expect((await page.goto(`${publicUrl}/linked-role`))?.status()).toBe(200);
+    await page.getByLabel('Identity').fill('alice.farcaster');
+    await page.getByRole('button', { name: 'Sign in with Farcaster' }).click();
+    await page.waitForLoadState();
+    await expect(heading(page)).resolves.toBe('Sign in with Farcaster');
+    await page.getByRole('button', { name: 'Show the approval link' }).click();
+    await page.waitForLoadState();
+    await expect(heading(page)).resolves.toBe('Approve in your Farcaster app');
+
+    const puts = () =>
+      f.g.h.discord.requests.filter((r) => r.method === 'PUT' && r.path.endsWith('/role-connection')).length;
+    await approveAs(f, alice);
+    // Nobody reloads: the server writes the connection, and the page's script then shows it.
+    await waitFor(() => puts() === 1, 'the role-connection write', 10_000);
+    await page.waitForFunction(() => document.querySelector('h1')?.textContent === 'Connected', null, {
+      timeout: 10_000,
+    });
+    await expect(page.getByRole('main').textContent()).resolves.toContain('farcaster,#103');
+    expect(oauth.roleConnections.get(ALICE)?.metadata).toMatchObject({ likely_human: '1' });
+    expect(puts()).toBe(1);
     expect(problems).toEqual([]);
   });
 });

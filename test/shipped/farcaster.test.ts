@@ -3,7 +3,8 @@
  * worker (PROCESS_ROLE=gateway) answers `/verify` and makes the flow in PostgreSQL; the web replica
  * (PROCESS_ROLE=web) serves the page behind the Discord sign-in, opens the relay channel, watches it,
  * checks the approval against the stand-in OP Mainnet node, and hands the proof to the worker, which links
- * the FID and gives the role. The bundle's `qr` draws the QR code.
+ * the FID and gives the role. The bundle's `qr` draws the QR code. On the Linked Roles page the replica
+ * writes the role connection itself once the approval holds, with the grant the flow kept (migration 21).
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -16,7 +17,7 @@ import { type FakeRelay, startFakeRelay } from '../../fakes/farcaster/relay.ts';
 import { rawProfile } from '../../fakes/web3bio/builders.ts';
 import { FARCASTER_NEEDS_DISCORD_SIGN_IN } from '../../src/app/gatingSetup.ts';
 import { farcasterLinkOf } from '../e2e/farcasterHarness.ts';
-import { ALICE, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
+import { ALICE, BOB, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort, runNode } from '../e2e/processes.ts';
 import { TestBrowser } from '../testBrowser.ts';
 import { PUBLIC_URL, type Stage, seedGuild, startStage } from './scenario.ts';
@@ -57,8 +58,37 @@ describe('npm start split: Sign in with Farcaster from the web replica to the ga
     await stage?.close();
   });
 
+  /** `name.farcaster` (FID `fid`, a verified human) on the stand-in Web3.bio; its custody key on the chain. */
+  function farcasterHuman(name: string, fid: number) {
+    const custody = privateKeyToAccount(generatePrivateKey());
+    stage.upstream.world.addProfile(
+      rawProfile('farcaster', name, null, { social: { uid: fid, follower: 5, following: 1 } }),
+    );
+    stage.upstream.world.setCredentials(`${name}.farcaster`, {
+      isHuman: [
+        {
+          id: `farcaster,${name}`,
+          platform: 'farcaster',
+          category: 'isHuman',
+          credentialSource: 'farcaster-pro',
+          type: 'boolean',
+          value: 'true',
+          label: 'Farcaster verified human',
+          description: 'fake',
+          link: null,
+          updatedAt: 1_700_000_000,
+          expiredAt: null,
+        },
+      ],
+      isRisky: [],
+      isSpam: [],
+    });
+    chain.setCustody(fid, custody.address);
+    return custody;
+  }
+
   it('a member proves alice.farcaster: the page, the relay, the chain, the hand-off and the role', async () => {
-    const { discord, upstream } = stage;
+    const { discord } = stage;
     const { guild, humanRoleId } = seeded;
     const run = (name: string, options: Record<string, string>, userId = guild.ownerId) =>
       discord.runCommand({
@@ -77,30 +107,7 @@ describe('npm start split: Sign in with Farcaster from the web replica to the ga
       ] as never,
       timeoutMs: 20_000,
     });
-    const custody = privateKeyToAccount(generatePrivateKey());
-    upstream.world.addProfile(
-      rawProfile('farcaster', 'alice', null, { social: { uid: 120, follower: 5, following: 1 } }),
-    );
-    upstream.world.setCredentials('alice.farcaster', {
-      isHuman: [
-        {
-          id: 'farcaster,alice',
-          platform: 'farcaster',
-          category: 'isHuman',
-          credentialSource: 'farcaster-pro',
-          type: 'boolean',
-          value: 'true',
-          label: 'Farcaster verified human',
-          description: 'fake',
-          link: null,
-          updatedAt: 1_700_000_000,
-          expiredAt: null,
-        },
-      ],
-      isRisky: [],
-      isSpam: [],
-    });
-    chain.setCustody(120, custody.address);
+    const custody = farcasterHuman('alice', 120);
 
     const reply = visibleMessage(await run('verify', { identity: 'alice.farcaster' }, ALICE));
     // The reply's button is "Sign in with Farcaster", to the bot's page.
@@ -150,6 +157,62 @@ describe('npm start split: Sign in with Farcaster from the web replica to the ga
     );
     expect(put.status).toBe(204);
     for (const process of [web, worker]) expect(JSON.stringify(process.output())).not.toContain(chain.url);
+  }, 60_000);
+
+  it('Linked Roles: once the member approves, the web replica writes the role connection, no page loaded again', async () => {
+    const { discord } = stage;
+    const custody = farcasterHuman('bob', 121);
+    discord.oauth.signInAs(BOB);
+    const browser = new TestBrowser(PUBLIC_URL, () => pagesUrl);
+    expect((await browser.open(`${PUBLIC_URL}/linked-role`)).status).toBe(200);
+    const made = await browser.open(`${PUBLIC_URL}/linked-role/prove`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ identity: 'bob.farcaster', proof: 'farcaster' }).toString(),
+    });
+    expect(made.text).toContain('<h1>Sign in with Farcaster</h1>');
+    const link = made.url.replace(pagesUrl, PUBLIC_URL);
+    const waiting = await browser.open(`${link}/start`, { method: 'POST' });
+    expect(waiting.text).toContain('<h1>Approve in your Farcaster app</h1>');
+    const channel = relay.lastChannel();
+    if (!channel) throw new Error('no channel opened');
+    const path = `/users/@me/applications/${discord.applicationId}/role-connection`;
+    const puts = () => discord.requests.filter((r) => r.method === 'PUT' && r.path === path);
+    expect(puts()).toHaveLength(0);
+    await relay.approve(channel.token, { account: custody, fid: 121 });
+
+    // Only the replica's watch of the channel sees the approval: the browser loads nothing meanwhile.
+    const put = await discord.waitForRequest((r) => r.method === 'PUT' && r.path === path, 20_000);
+    expect(put.status).toBe(200);
+    expect(put.headers.authorization).toMatch(/^Bearer /);
+    expect(discord.oauth.roleConnections.get(BOB)).toMatchObject({
+      platform_username: 'farcaster,#121',
+      metadata: { likely_human: '1' },
+    });
+    const db = new pg.Client({ connectionString: stage.databaseUrl });
+    await db.connect();
+    try {
+      // Migration 21 in the bundle: the flow's sealed grant is dropped with its outcome (recorded just
+      // after the write).
+      const flowNow = async () =>
+        (
+          await db.query('SELECT state, outcome, sealed_grant FROM farcaster_flows WHERE nonce = $1', [
+            link.slice(-32),
+          ])
+        ).rows;
+      const deadline = Date.now() + 10_000;
+      let rows = await flowNow();
+      while (rows[0]?.outcome === null && Date.now() < deadline) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        rows = await flowNow();
+      }
+      expect(rows).toMatchObject([{ state: 'done', outcome: { kind: 'connected' }, sealed_grant: null }]);
+    } finally {
+      await db.end();
+    }
+    const page = await browser.open(link);
+    expect(page.text).toContain('<h1>Connected</h1>');
+    expect(puts()).toHaveLength(1);
   }, 60_000);
 
   it('without DISCORD_CLIENT_SECRET a replica says at start-up that Farcaster sign-in is off and serves no page', async () => {

@@ -1,7 +1,8 @@
 /**
  * Sign In With Farcaster flows in the store, on SQLite and PostgreSQL: a channel opened (and opened again
  * after a refusal), one approval settled by one reader only, claimed once, burned after the refusal limit,
- * an account's open flows capped, expired ones pruned.
+ * an account's open flows capped, expired ones pruned, a Linked Roles flow's sealed grant kept until its
+ * outcome.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatingStore, NewFarcasterFlow } from '../../src/store/types.ts';
@@ -75,6 +76,28 @@ describe.each(harnesses)('farcaster flows (%s)', (_name, makeHarness) => {
     expect(claims.filter(Boolean)).toHaveLength(1);
     await store.recordFarcasterOutcome('a', { ok: true }, T0 + 5);
     expect(await store.getFarcasterFlow('a')).toMatchObject({ state: 'done', outcome: { ok: true } });
+  });
+
+  it("keeps a Linked Roles flow's sealed grant through its approval and claim, and drops it with the outcome", async () => {
+    await store.createFarcasterFlow(flow('g', { guildId: '0', sealedGrant: 'sealed:v1:grant' }));
+    await store.createFarcasterFlow(flow('h'));
+    expect(await store.getFarcasterFlow('h')).toMatchObject({ sealedGrant: null });
+    await store.openFarcasterChannel('g', { token: 'G1', url: 'u' }, T0 + 1, 5);
+    const approved = { state: 'approved' as const, signer: '0xabc', authMethod: 'custody' as const };
+    expect(await store.settleFarcasterFlow('g', 'G1', approved, T0 + 2)).toMatchObject({
+      sealedGrant: 'sealed:v1:grant',
+    });
+    // The claim hands the grant to whoever finishes the flow; the outcome then drops it.
+    expect(await store.claimFarcasterApproval('g', T0 + 3)).toMatchObject({
+      state: 'done',
+      sealedGrant: 'sealed:v1:grant',
+    });
+    await store.recordFarcasterOutcome('g', { kind: 'connected' }, T0 + 4);
+    expect(await store.getFarcasterFlow('g')).toMatchObject({
+      state: 'done',
+      outcome: { kind: 'connected' },
+      sealedGrant: null,
+    });
   });
 
   it('a refused approval can be retried on a new channel until the refusal limit burns the flow', async () => {

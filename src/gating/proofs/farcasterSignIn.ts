@@ -39,6 +39,9 @@ export interface FarcasterConfig {
   rpcUrl: string;
 }
 
+/** Which page made a flow: `/verify` (a server's) or the Linked Roles page (every server). */
+export type FlowKind = 'verify' | 'linked-role';
+
 /** Why a flow's last approval did not prove anything: an approval refusal, or the channel was lost. */
 export type FlowRefusal = ApprovalRefusal | 'channel_gone';
 
@@ -87,6 +90,8 @@ export async function createFarcasterFlow(
     guildName: string | null;
     identity: string;
     fid: number;
+    /** A Linked Roles flow: seals the member's grant for it, for the server to write with once approved. */
+    sealGrant?: (nonce: string) => string;
   },
 ): Promise<{ nonce: string; url: string; expiresAt: number }> {
   if (!/^\d{1,20}$/.test(input.userId) || !/^\d{1,20}$/.test(input.guildId))
@@ -95,7 +100,14 @@ export async function createFarcasterFlow(
     throw new TypeError('fid must be a positive integer');
   const nonce = randomBytes(16).toString('hex');
   const now = (cfg.now ?? Date.now)();
-  const flow = { ...input, nonce, createdAt: now, expiresAt: now + ttl(cfg) };
+  const { sealGrant, ...fields } = input;
+  const flow = {
+    ...fields,
+    nonce,
+    createdAt: now,
+    expiresAt: now + ttl(cfg),
+    sealedGrant: sealGrant?.(nonce),
+  };
   await store.createFarcasterFlow(flow, { maxOpenPerUser: MAX_OPEN_CHALLENGES_PER_USER, now });
   return { nonce, url: flowPageUrl(cfg, flow), expiresAt: flow.expiresAt };
 }
@@ -149,7 +161,7 @@ export interface FarcasterSignInsOptions {
   relay: Pick<FarcasterRelay, 'open' | 'status'>;
   chain: FarcasterChain;
   logger: FlowLogger;
-  /** Called once a /verify flow (not a Linked Roles one) is approved, to make its proof. */
+  /** Called once a /verify flow is approved, to make its proof (a Linked Roles one: `handleApprovals`). */
   onApproved?: (flow: FarcasterFlow) => Promise<void>;
   pollMs?: number;
 }
@@ -170,11 +182,18 @@ export class FarcasterSignIns {
   readonly #reading = new Map<string, Promise<FlowView | undefined>>();
   readonly #watched = new Set<string>();
   readonly #relayDown = new Set<string>();
+  readonly #handlers = new Map<FlowKind, (flow: FarcasterFlow) => Promise<void>>();
   #stopped = false;
 
   constructor(options: FarcasterSignInsOptions) {
     this.#o = options;
     this.#now = options.siwe.now ?? Date.now;
+    if (options.onApproved) this.#handlers.set('verify', options.onApproved);
+  }
+
+  /** What finishes (claims once, then proves) an approved flow of `kind`, by a watch or any page's read. */
+  handleApprovals(kind: FlowKind, handler: (flow: FarcasterFlow) => Promise<void>): void {
+    this.#handlers.set(kind, handler);
   }
 
   get store(): FarcasterFlowStore {
@@ -234,13 +253,13 @@ export class FarcasterSignIns {
 
   /**
    * The flow now: an open one is read from the relay first (unless this process watches it already),
-   * and a /verify flow found approved is made a proof.
+   * and one found approved is finished by its kind's handler.
    */
   async view(nonce: string): Promise<FlowView | undefined> {
     const flow = await this.flow(nonce);
     if (!flow) return undefined;
     if (flow.state === 'open' && !this.#watched.has(nonce)) return this.#read(nonce);
-    if (flow.state === 'approved' && !isLinkedRoleChallenge(flow)) await this.#approved(flow);
+    if (flow.state === 'approved') await this.#approved(flow);
     const now = await this.flow(nonce);
     return now ? { flow: now, relayDown: this.#relayDown.has(nonce) } : undefined;
   }
@@ -294,7 +313,7 @@ export class FarcasterSignIns {
         this.#o.logger.info({ ...log, authMethod: settlement.authMethod }, 'farcaster sign-in approved');
       else this.#o.logger.info({ ...log, outcome: settlement.outcome }, 'farcaster sign-in refused');
     }
-    if (current.state === 'approved' && !isLinkedRoleChallenge(current)) await this.#approved(current);
+    if (current.state === 'approved') await this.#approved(current);
     return { flow: (await this.flow(nonce)) ?? current, relayDown: false };
   }
 
@@ -319,9 +338,10 @@ export class FarcasterSignIns {
   }
 
   async #approved(flow: FarcasterFlow): Promise<void> {
-    if (!this.#o.onApproved) return;
+    const handler = this.#handlers.get(isLinkedRoleChallenge(flow) ? 'linked-role' : 'verify');
+    if (!handler) return;
     try {
-      await this.#o.onApproved(flow);
+      await handler(flow);
     } catch (error) {
       this.#o.logger.error({ nonce: short(flow.nonce), err: error }, 'farcaster proof failed');
     }
@@ -350,7 +370,7 @@ export class FarcasterSignIns {
   }
 }
 
-/** Makes an approved /verify flow a proof once (claimed in the store), keeping what it came to. */
+/** Makes an approved flow a proof once (claimed in the store), keeping what it came to. */
 export async function finishApprovedFlow(
   store: Pick<FarcasterFlowStore, 'claimFarcasterApproval' | 'recordFarcasterOutcome'>,
   flow: FarcasterFlow,

@@ -2,10 +2,18 @@
  * Sign in with Farcaster on the Linked Roles page: for a Farcaster name or FID, a flow for Linked Roles
  * (every server) bound to this page's session, served at `/linked-role/farcaster/{nonce}` with the same
  * page as `/verify`'s; only the browser (and Discord account) that asked for it may see, start or finish
- * it. An approved flow is connected here, with the session's grant, exactly as a wallet signature is:
- * the FID (`farcaster,#<fid>`) and its signer.
+ * it. The flow keeps the session's grant sealed, and the server connects an approved flow itself
+ * (`connectApprovedFlow`, as `/verify`'s are finished: when its watch or any page's read sees the
+ * approval), exactly as a wallet signature is: the FID (`farcaster,#<fid>`) and its signer. The page
+ * then only shows what it came to.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import {
+  connectApprovedFlow,
+  type FlowConnection,
+  flowConnectionOf,
+  sealFlowGrant,
+} from '../../gating/linkedRoles/farcasterConnections.ts';
 import { LINKED_ROLES_SCOPE } from '../../gating/proofs/challengeMessage.ts';
 import {
   createFarcasterFlow,
@@ -13,7 +21,8 @@ import {
   fidIdentity,
   fidOf,
 } from '../../gating/proofs/farcasterSignIn.ts';
-import type { FarcasterFlow, JsonValue } from '../../store/types.ts';
+import type { UncountedCredential } from '../../gating/rules/credentialSubjects.ts';
+import type { FarcasterFlow } from '../../store/types.ts';
 import type { ParsedIdentity } from '../../web3bio/identity.ts';
 import { type PageNotes, sendFarcasterPage } from '../farcaster/routes.ts';
 import { pageState } from '../pages/farcasterPage.ts';
@@ -47,6 +56,7 @@ export async function startFarcaster(
     guildName: null,
     identity: parsed.identity,
     fid,
+    sealGrant: (nonce) => sealFlowGrant(o.key, session.grant, { nonce, userId: session.userId }),
   });
   writeSession(o, reply, {
     ...session,
@@ -71,6 +81,8 @@ export function registerLinkedRoleFarcaster(
   signIns: FarcasterSignIns,
 ): void {
   const base = '/linked-role/farcaster/:nonce';
+  const connections = { service: o.service, store: signIns.store, key: o.key, logger: o.logger, now: o.now };
+  signIns.handleApprovals('linked-role', (flow) => connectApprovedFlow(connections, flow));
   app.get<{ Params: NonceParams }>(base, (request, reply) =>
     page(o, signIns, request, reply, request.params.nonce),
   );
@@ -141,67 +153,38 @@ async function page(
   const view = await signIns.view(nonce);
   if (!view)
     return failed(o.oauth.publicUrl, reply, 410, 'link_expired', sessionLocale(request, gate.session));
-  if (view.flow.state === 'approved') return connect(o, signIns, request, reply, gate.session, view.flow);
-  if (view.flow.state === 'done') return connected(o, request, reply, gate.session, view.flow);
+  const done = flowConnectionOf(view.flow);
+  if (done) return finished(o, request, reply, gate.session, view.flow, done);
   return sendPage(o, signIns, request, reply, 200, view.flow, { relayDown: view.relayDown });
 }
 
-/** An approved flow: claimed once, then connected with this session's grant as a signature would be. */
-async function connect(
+/** What the server's connection of the flow came to (on any load after it, the same page). */
+function finished(
   o: LinkedRolePagesOptions,
-  signIns: FarcasterSignIns,
   request: FastifyRequest,
   reply: FastifyReply,
   session: LinkedRoleSession,
   flow: FarcasterFlow,
-): Promise<FastifyReply> {
+  done: FlowConnection,
+): Promise<FastifyReply> | FastifyReply {
   const locale = sessionLocale(request, session);
-  const claimed = await signIns.store.claimFarcasterApproval(flow.nonce, o.now());
-  if (!claimed || claimed.signer === null) return connected(o, request, reply, session, flow);
-  const outcome = await o.service
-    .connect(
-      session.userId,
-      session.grant,
-      {
-        identity: fidIdentity(claimed.fid),
-        platform: 'farcaster',
-        address: claimed.signer,
-        proofMethod: 'signature',
-      },
-      // A holding another account signed for after this flow was made is not taken over.
-      { challengeIssuedAt: claimed.createdAt },
-    )
-    .catch((error: unknown) => {
-      o.logger.warn({ userId: session.userId, err: String(error).slice(0, 200) }, 'linked role write failed');
-      return { kind: 'pending' as const, why: 'discord_failed' as const };
-    });
-  await signIns.store.recordFarcasterOutcome(flow.nonce, { kind: outcome.kind } as JsonValue, o.now());
-  if (outcome.kind === 'refused') return failed(o.oauth.publicUrl, reply, 409, 'farcaster_taken', locale);
-  if (outcome.kind === 'lookup_failed' || outcome.kind === 'pending')
+  if (done.kind === 'refused') return failed(o.oauth.publicUrl, reply, 409, 'farcaster_taken', locale);
+  if (done.kind === 'lookup_failed' || done.kind === 'pending')
     return failed(o.oauth.publicUrl, reply, 502, 'write_pending', locale);
-  const { farcaster: _spent, ...rest } = session;
-  writeSession(o, reply, rest);
-  return sendLinkedRolePage(
-    reply,
-    200,
-    {
-      kind: 'connected',
-      identity: fidIdentity(claimed.fid),
-      proof: 'farcaster',
-      metadata: outcome.connection.metadata,
-      uncounted: outcome.uncounted,
-    },
-    locale,
-  );
+  if (done.kind !== 'connected') return failed(o.oauth.publicUrl, reply, 502, 'failed', locale);
+  // A flow connected before the outcome kept its uncounted credentials recorded none.
+  const uncounted = Array.isArray(done.uncounted) ? (done.uncounted as unknown as UncountedCredential[]) : [];
+  return connected(o, request, reply, session, flow, uncounted);
 }
 
-/** A flow finished earlier (a reload): what Discord holds for the member now. */
+/** A connected flow: what Discord holds for the member now, and what does not count. */
 async function connected(
   o: LinkedRolePagesOptions,
   request: FastifyRequest,
   reply: FastifyReply,
   session: LinkedRoleSession,
   flow: FarcasterFlow,
+  uncounted: UncountedCredential[],
 ): Promise<FastifyReply> {
   const locale = sessionLocale(request, session);
   const status = await o.service.status(session.userId);
@@ -210,7 +193,13 @@ async function connected(
   return sendLinkedRolePage(
     reply,
     200,
-    { kind: 'connected', identity: status.identity, proof: 'farcaster', metadata: status.metadata ?? {} },
+    {
+      kind: 'connected',
+      identity: status.identity,
+      proof: 'farcaster',
+      metadata: status.metadata ?? {},
+      uncounted,
+    },
     locale,
   );
 }

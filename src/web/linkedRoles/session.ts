@@ -2,7 +2,8 @@
  * The Linked Roles page's session: between the Discord sign-in and the proof, the browser holds the
  * grant sealed with TOKEN_ENCRYPTION_KEY in an HttpOnly cookie scoped to these pages. It also carries
  * the one signing challenge made in it, so a challenge can only be signed in the browser (and by the
- * Discord account) that asked for it. Nothing is stored on the server before a proof.
+ * Discord account) that asked for it. Nothing is stored on the server before a proof, except that a Sign
+ * in with Farcaster flow keeps the grant sealed with it, for the server to write once it is approved.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { DiscordOAuthConfig, TokenGrant } from '../../discord/oauth.ts';

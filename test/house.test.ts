@@ -15,14 +15,6 @@ const MAX_FILE_LINES = 400;
 /** Code, not data: the catalogs' JSON and the recorded sources in src/i18n are not held to the limit. */
 const CODE = new Set(['.ts', '.mts', '.cts', '.js', '.mjs', '.cjs']);
 
-/**
- * Files over MAX_FILE_LINES today, each being split on its own branch in parallel (issue #34), with its
- * line count today as a ceiling it must not pass meanwhile. The lead empties this list as those branches
- * merge: an entry whose file is back under the limit fails the test until it is removed here.
- */
-const OVER_THE_LIMIT_TODAY: ReadonlyMap<string, number> = new Map([
-]);
-
 /** Lines as an editor counts them: a final newline ends the last line, it does not start another. */
 function lineCount(text: string): number {
   if (text === '') return 0;
@@ -91,17 +83,10 @@ describe('file size', () => {
 
   it(`keeps every source file in src/ and commands/ at ${MAX_FILE_LINES} lines or fewer`, () => {
     expect(sources.length).toBeGreaterThan(100);
-    const over = [...lines].filter(([f, n]) => n > MAX_FILE_LINES && !OVER_THE_LIMIT_TODAY.has(f));
+    const over = [...lines].filter(([, n]) => n > MAX_FILE_LINES);
     expect(Object.fromEntries(over), 'split these by concern, each part named after its main export').toEqual(
       {},
     );
-  });
-
-  it('lets the files over the limit today shrink, never grow, and forgets them once they are under it', () => {
-    const grown = [...OVER_THE_LIMIT_TODAY].filter(([f, ceiling]) => (lines.get(f) ?? 0) > ceiling);
-    expect(Object.fromEntries(grown), 'put new code in new, well-named files').toEqual({});
-    const fixed = [...OVER_THE_LIMIT_TODAY.keys()].filter((f) => (lines.get(f) ?? 0) <= MAX_FILE_LINES);
-    expect(fixed, 'under the limit (or gone): remove from OVER_THE_LIMIT_TODAY').toEqual([]);
   });
 });
 

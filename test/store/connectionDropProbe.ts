@@ -102,7 +102,7 @@ try {
   );
   await sleep(300);
   await admin.query(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(1)%' AND pid <> pg_backend_pid()",
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_sleep(1)%' AND pid <> pg_backend_pid()",
   );
   const write = await slowWrite;
   const slowWriteRows = await rows();
@@ -113,7 +113,7 @@ try {
     .catch((error: unknown) => [{ answer: `rejected: ${error}` }]);
   await sleep(300);
   const terminated = await admin.query(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE '%pg_sleep(0.6)%' AND pid <> pg_backend_pid()",
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query LIKE '%pg_sleep(0.6)%' AND pid <> pg_backend_pid()",
   );
   readTerminated = terminated.rowCount === 1;
   const [read] = await slowRead;
@@ -146,7 +146,7 @@ try {
   });
   await sleep(300);
   const inCommit = await admin.query(
-    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = 'COMMIT' AND state = 'active' AND pid <> pg_backend_pid()",
+    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'COMMIT' AND state = 'active' AND pid <> pg_backend_pid()",
   );
   report.commitAborted = {
     terminated: inCommit.rowCount,

@@ -6,18 +6,21 @@
 import { spawn } from 'node:child_process';
 import { EventEmitter, once } from 'node:events';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
+import type pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { isConnectionFault, readsOnly } from '../../src/store/postgresFaults.ts';
 import { BEGIN_WITH_ID, MAX_TRIES, retryWaitMs } from '../../src/store/postgresRetry.ts';
 import { createPostgresDriver } from '../../src/store/postgresStore.ts';
-import { POSTGRES_URL } from './harness.ts';
 
 const PROBE = fileURLToPath(new URL('./connectionDropProbe.ts', import.meta.url));
 
 describe('the PostgreSQL driver while the server terminates its connections', () => {
   it('a checked-out client terminated mid-transaction: no unhandled error; the transaction runs again or rejects', async () => {
-    const child = spawn(process.execPath, [PROBE, POSTGRES_URL], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // A database of its own: the probe terminates every backend of its database, and other test files
+    // (run beside it) keep theirs.
+    const db = await createDatabase('fault_probe');
+    const child = spawn(process.execPath, [PROBE, db.url], { stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (chunk: Buffer) => {
@@ -27,12 +30,8 @@ describe('the PostgreSQL driver while the server terminates its connections', ()
       stderr += chunk.toString();
     });
     const [code] = await once(child, 'exit');
-    // A probe that crashed left its table behind.
-    const admin = new pg.Client({ connectionString: POSTGRES_URL });
-    await admin.connect();
-    await admin.query(`DROP TABLE IF EXISTS fault_probe_${child.pid}`);
-    await admin.query(`DROP FUNCTION IF EXISTS fault_probe_${child.pid}_slow()`);
-    await admin.end();
+    // A probe that crashed left its table behind: gone with its database.
+    await db.drop();
     expect(stderr).not.toContain("Unhandled 'error' event");
     expect(code, stderr).toBe(0);
     const report = JSON.parse(stdout);

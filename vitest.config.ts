@@ -1,5 +1,8 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/** What `npm run test:quick` leaves out: the real bot against the stand-ins, and the production install. */
+const QUICK_SKIPS = ['test/e2e/**', 'test/docker.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 20_000,
@@ -18,7 +21,12 @@ export default defineConfig({
         test: {
           name: 'sources',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/shipped/**'],
+          // `npm run test:quick` (TEST_QUICK=1) leaves out the end-to-end files too: the edit loop.
+          exclude: [
+            ...configDefaults.exclude,
+            'test/shipped/**',
+            ...(process.env.TEST_QUICK ? QUICK_SKIPS : []),
+          ],
         },
       },
       {

@@ -1,10 +1,18 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/** What `npm run test:quick` leaves out: the real bot against the stand-ins, and the production install. */
+const QUICK_SKIPS = ['test/e2e/**', 'test/docker.test.ts'];
+
 export default defineConfig({
   test: {
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // Vitest's default is one worker fewer than the cores: one worker on a 2-core machine, so the whole
+    // suite ran file after file. Most of a file's time here is waiting (the stand-ins, PostgreSQL and
+    // Redis, the bot's own timers, child processes), not CPU, so two files run at once on 2 cores
+    // (three: timing-sensitive files missed under load; docs/contributors/tests.md has the timings). `npm test -- --maxWorkers=1` runs one at a time.
+    maxWorkers: 2,
     // The JSON report lets CI print a plain "N passed, N failed" closing line.
     reporters: ['default', ['json', { outputFile: '.cache/vitest-report.json' }]],
     projects: [
@@ -13,7 +21,12 @@ export default defineConfig({
         test: {
           name: 'sources',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, 'test/shipped/**'],
+          // `npm run test:quick` (TEST_QUICK=1) leaves out the end-to-end files too: the edit loop.
+          exclude: [
+            ...configDefaults.exclude,
+            'test/shipped/**',
+            ...(process.env.TEST_QUICK ? QUICK_SKIPS : []),
+          ],
         },
       },
       {

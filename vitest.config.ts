@@ -11,7 +11,8 @@ export default defineConfig({
     // Vitest's default is one worker fewer than the cores: one worker on a 2-core machine, so the whole
     // suite ran file after file. Most of a file's time here is waiting (the stand-ins, PostgreSQL and
     // Redis, the bot's own timers, child processes), not CPU, so two files run at once on 2 cores
-    // (three: timing-sensitive files missed under load; docs/contributors/tests.md has the timings). `npm test -- --maxWorkers=1` runs one at a time.
+    // (with three, timing-sensitive files missed under load; docs/contributors/tests.md has the timings).
+    // `npm test -- --maxWorkers=1` runs one at a time.
     maxWorkers: 2,
     // The JSON report lets CI print a plain "N passed, N failed" closing line.
     reporters: ['default', ['json', { outputFile: '.cache/vitest-report.json' }]],

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FakeDiscord, FakeGuild } from '../../fakes/discord/server.ts';
 import { startFakeDiscord } from '../../fakes/discord/server.ts';
 import { snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
@@ -123,16 +123,26 @@ describe('the dashboard with two shard processes', () => {
       expect(textOf(preview.text), `shard ${shard}`).toContain('Dry run: nothing is stored yet');
     }
     // Each request was answered by the shard process that serves its guild, none by the manager: the
-    // viewer's standing (asked before the first page, then kept for the rights' age) too.
-    const answered = manager.logLines().filter((l) => l.msg === 'dashboard request answered');
-    for (const [shard, guild] of guilds.entries()) {
-      const ops = answered.filter((l) => l.guildId === guild.id);
-      expect(ops.map((l) => l.op).sort(), `shard ${shard}`).toEqual(['rulePreview', 'standing', 'status']);
-      expect(
-        ops.every((l) => JSON.stringify(l.shards) === JSON.stringify([shard])),
-        `shard ${shard}`,
-      ).toBe(true);
-    }
+    // viewer's standing (asked before the first page, then kept for the rights' age) too. A shard logs
+    // its answer after storing it, so the last line may reach the manager's pipe after the page.
+    await vi.waitFor(
+      () => {
+        const answered = manager.logLines().filter((l) => l.msg === 'dashboard request answered');
+        for (const [shard, guild] of guilds.entries()) {
+          const ops = answered.filter((l) => l.guildId === guild.id);
+          expect(ops.map((l) => l.op).sort(), `shard ${shard}`).toEqual([
+            'rulePreview',
+            'standing',
+            'status',
+          ]);
+          expect(
+            ops.every((l) => JSON.stringify(l.shards) === JSON.stringify([shard])),
+            `shard ${shard}`,
+          ).toBe(true);
+        }
+      },
+      { timeout: 5_000, interval: 100 },
+    );
   });
 
   it('the shard processes stop by themselves when the manager is killed outright (SIGKILL)', async () => {

@@ -35,7 +35,7 @@ import type { ReadinessCheck } from '../web/ops.ts';
 import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
-import { countRecheck, countRoleEdits, recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
+import { countRoleEdits, measuredGating, recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
 import { type Config, DEFAULT_HTTP_PORT } from './config.ts';
 import {
   dashboardSetup,
@@ -130,7 +130,7 @@ async function startGating(input: {
             },
           }
         : {}),
-      onRechecked: (event) => countRecheck(input.metrics, event),
+      ...measuredGating(config, input.metrics),
       store,
       web3bio: input.web3bio,
       discord: input.client,

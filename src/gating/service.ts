@@ -25,6 +25,7 @@ import { DashboardRequestInbox } from './dashboard/requests.ts';
 import { ExemptionGating } from './exemptionGating.ts';
 import type { ExportStore } from './exports/gatingExport.ts';
 import { GuildGating } from './guildGating.ts';
+import type { HoldingsReader } from './holdings/holdingsReader.ts';
 import { type LinkedRolePagesSetup, LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
 import type { SiweConfig } from './proofs/challengeMessage.ts';
 import { LinkBook } from './proofs/linkBook.ts';
@@ -86,6 +87,8 @@ export interface GatingServiceOptions {
   recheckConcurrency?: number;
   /** An automated removal needs the loss seen twice at least this far apart. Default 60 min. */
   confirmMs?: number;
+  /** Holdings rules' chain reads (issue #35): the chains whose RPC URL is set. */
+  holdings?: HoldingsReader | undefined;
   /** Told after each guild's re-check (metrics). */
   onRechecked?: (event: RecheckEvent) => void;
   /** Audit events older than this are deleted. Default 180 days. */
@@ -186,7 +189,7 @@ export class GatingService {
     this.#logChannel = notices;
     const worker = new RoleWorker({ store, discord, logger, notices, now, ...options.worker });
     this.#worker = worker;
-    const evaluator = new Evaluator({ web3bio: options.web3bio, store, logger, now });
+    const evaluator = new Evaluator({ ...options, store, logger, now });
     const linked = options.linkedRoles
       ? createLinkedRoles({ ...options, ...options.linkedRoles, evaluator, now })
       : null;
@@ -308,8 +311,9 @@ export class GatingService {
       rechecks,
       walk,
       signingLinksBound: options.siwe.discordSignIn === true,
+      holdings: options.holdings,
     });
-    this.rules = new RuleGating({ store, discord, guilds: this.guilds, tasks });
+    this.rules = new RuleGating({ ...options, store, discord, guilds: this.guilds, tasks });
     this.dashboard = new DashboardExecutor({
       discord,
       store,

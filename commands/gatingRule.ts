@@ -15,6 +15,7 @@ import type {
 } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
 import { answeringAuthority, gatingAccess, guildNames, invokerOf } from '../src/discord/gatingContext.ts';
+import { holdingValueChoices } from '../src/gating/holdings/holdingSuggestions.ts';
 import { holdsRight } from '../src/gating/roles/authority.ts';
 import type { RuleProposal } from '../src/gating/ruleGating.ts';
 import {
@@ -67,7 +68,9 @@ export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
           name: 'value',
           ...described('commands.gating.rule.add.options.value'),
           required: true,
-          max_length: 40,
+          autocomplete: true,
+          // An ERC-1155 contract, its token id and a minimum run past 60 characters.
+          max_length: 160,
         },
         {
           type: Text,
@@ -175,9 +178,10 @@ const matching = (typed: string) => {
     choice.name.toLowerCase().includes(needle);
 };
 
-/** The kinds, with what each checks, in the member's language. */
+/** The kinds, with what each checks, in the member's language; holdings kinds only with a chain configured. */
 const suggestKinds: OptionSuggester = async (typed, _options, ctx) =>
-  RULE_KINDS.map((kind) => ruleKindChoice(kind, ctx.render.locale))
+  RULE_KINDS.filter((kind) => (kind !== 'token' && kind !== 'nft') || ctx.deps.gating?.rules.chains.length)
+    .map((kind) => ruleKindChoice(kind, ctx.render.locale))
     .filter(matching(typed))
     .slice(0, MAX_CHOICES);
 
@@ -218,4 +222,16 @@ const suggestRules: OptionSuggester = async (typed, _options, ctx) => {
   }
 };
 
-export const RULE_SUGGEST: Record<string, OptionSuggester> = { kind: suggestKinds, rule: suggestRules };
+/** A holdings value: the configured chains and the contracts the server's rules already use. */
+const suggestValues: OptionSuggester = async (typed, options, ctx) => {
+  if (!ctx.guildId) return [];
+  const kind = text(options, 'kind').trim().toLowerCase();
+  const chains = ctx.deps.gating?.rules.chains ?? [];
+  return holdingValueChoices(kind, typed, chains, await rulesOf(ctx, ctx.guildId).catch(() => []));
+};
+
+export const RULE_SUGGEST: Record<string, OptionSuggester> = {
+  kind: suggestKinds,
+  rule: suggestRules,
+  value: suggestValues,
+};

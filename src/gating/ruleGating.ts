@@ -148,6 +148,11 @@ export class RuleGating {
     return { kind: 'removed', roleId, condition };
   }
 
+  /** The chains holdings rules may name (their RPC URL is set). */
+  get chains(): HoldingChain[] {
+    return this.#holdings?.chains ?? [];
+  }
+
   /** The guild's role rules. */
   list(guildId: string): Promise<RoleRule[]> {
     return loadRoleRules(this.#store, guildId);

@@ -6,6 +6,7 @@
  * failing node keeps every role and is named in the status; bad values are refused with their reason; a
  * whole-server re-check reads a page of balances in one eth_call.
  */
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
@@ -89,6 +90,25 @@ async function signedLink(g: GatingHarness, userId: string, address: string, pla
 
 const auditReason = (g: GatingHarness, roleId: string, action: 'member_role_add' | 'member_role_remove') =>
   g.h.discord.state.auditLog.find((e) => e.action === action && e.roleIds.includes(roleId))?.reason ?? '';
+
+/** What `value:` suggests while `kind:` holds `kind`. */
+async function valueChoices(g: GatingHarness, kind: string, typed: string) {
+  const { Subcommand, SubcommandGroup, String: Text } = ApplicationCommandOptionType;
+  const result = await g.h.discord.typeInOption({
+    name: 'gating',
+    focused: 'value',
+    value: typed,
+    userId: g.ownerId,
+    options: [
+      {
+        type: SubcommandGroup,
+        name: 'rule',
+        options: [{ type: Subcommand, name: 'add', options: [{ type: Text, name: 'kind', value: kind }] }],
+      } as never,
+    ],
+  });
+  return (result.callbacks[0]?.data?.choices ?? []) as { name: string; value: string }[];
+}
 
 describe('holdings rules', () => {
   it('a signed wallet earns 150 against :100 and loses it at 50; a record-proven name holding 1,000 earns nothing', async () => {
@@ -224,6 +244,20 @@ describe('holdings rules', () => {
     expect(await refused('token', 'base:0x00000000000000000000000000000000000000e0:1')).toContain(
       'not a token on base',
     );
+    const kinds = await g.h.discord.typeInOption({
+      name: 'gating',
+      focused: 'kind',
+      value: '',
+      userId: g.ownerId,
+      options: [{ type: 2, name: 'rule', options: [{ type: 1, name: 'add', options: [] }] } as never],
+    });
+    const kindChoices = (kinds.callbacks[0]?.data?.choices ?? []) as { value: string }[];
+    expect(kindChoices.map((c) => c.value)).toContain('token');
+    // `value:` suggests the configured chains, never one without its RPC URL.
+    expect((await valueChoices(g, 'token', '')).map((c) => c.value)).toEqual(
+      expect.arrayContaining(['base:', 'base:native:', 'solana:', 'solana:native:']),
+    );
+    expect((await valueChoices(g, 'token', '')).map((c) => c.value)).not.toContain('polygon:');
     evm.setMode('unavailable');
     expect(await refused('token', `base:${TOKEN}:1`)).toContain('The base node did not answer');
     expect(await g.gating.store.listRuleConditions(g.guildId)).toEqual([]);

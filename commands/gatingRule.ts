@@ -21,6 +21,7 @@ import type { RuleProposal } from '../src/gating/ruleGating.ts';
 import {
   conditionKey,
   conditionOfKey,
+  MAX_RULE_VALUE,
   type RoleRule,
   RULE_KINDS,
   RULE_MATCHES,
@@ -69,8 +70,7 @@ export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
           ...described('commands.gating.rule.add.options.value'),
           required: true,
           autocomplete: true,
-          // An ERC-1155 contract, its token id and a minimum run past 60 characters.
-          max_length: 160,
+          max_length: MAX_RULE_VALUE,
         },
         {
           type: Text,

@@ -38,6 +38,8 @@ export type RuleMatch = (typeof RULE_MATCHES)[number];
 export const MAX_RULE_SCORE = 1_000_000;
 export const MAX_RULE_DAYS = 36_500;
 export const MAX_RULE_FOLLOWERS = 1_000_000_000;
+/** The longest value a moderator may type: an ERC-1155 contract, its token id and a minimum. */
+export const MAX_RULE_VALUE = 160;
 /** Conditions a guild may hold in all (one autocomplete page, one list). */
 export const MAX_GUILD_CONDITIONS = 25;
 

@@ -47,7 +47,7 @@ export interface FakeEvmRpc {
 const word = (value: bigint): Hex => encodeAbiParameters([{ type: 'uint256' }], [value]);
 const addressAt = (data: string, offset: number) => `0x${data.slice(offset + 24, offset + 64)}`.toLowerCase();
 
-export async function startFakeEvmRpc(chainId = 8453): Promise<FakeEvmRpc> {
+export async function startFakeEvmRpc(chainId = 8453, port = 0): Promise<FakeEvmRpc> {
   const tokens = new Map<string, { kind: TokenKind; decimals: number }>();
   const balances = new Map<string, bigint>();
   const counts = { requests: 0, ethCalls: 0, calls: 0 };
@@ -139,10 +139,10 @@ export async function startFakeEvmRpc(chainId = 8453): Promise<FakeEvmRpc> {
   const server = createServer((req, res) => {
     handle(req, res).catch(() => res.writeHead(500).end());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const listening = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${listening}`,
     counts,
     addToken: (contract, kind, decimals = 0) => tokens.set(contract.toLowerCase(), { kind, decimals }),
     setBalance: (contract, owner, amount, tokenId) =>

@@ -20,7 +20,7 @@ export interface FakeSolanaRpc {
   close(): Promise<void>;
 }
 
-export async function startFakeSolanaRpc(): Promise<FakeSolanaRpc> {
+export async function startFakeSolanaRpc(port = 0): Promise<FakeSolanaRpc> {
   const mints = new Map<string, number>();
   const tokens = new Map<string, bigint>();
   const lamports = new Map<string, bigint>();
@@ -95,10 +95,10 @@ export async function startFakeSolanaRpc(): Promise<FakeSolanaRpc> {
   const server = createServer((req, res) => {
     handle(req, res).catch(() => res.writeHead(400).end());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const listening = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://127.0.0.1:${listening}`,
     counts,
     addMint: (mint, decimals) => mints.set(mint, decimals),
     setTokenBalance: (owner, mint, amount) => tokens.set(`${owner}|${mint}`, amount),

@@ -7,9 +7,9 @@
  * Multicall3 source, apart from the bot's, so a wrong selector in the bot fails the tests. Counts every
  * request and `eth_call`; `setMode` plays a node that errors, is down, or answers nonsense.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+
 import { decodeAbiParameters, encodeAbiParameters, encodeFunctionResult, type Hex, parseAbi } from 'viem';
+import { type JsonRpcRequest, startJsonRpcServer } from './jsonRpcServer.ts';
 
 export const MULTICALL3_ADDRESS = '0xca11bde05977b3631167028862be2a173976ca11';
 const SELECTORS = {
@@ -87,7 +87,7 @@ export async function startFakeEvmRpc(chainId = 8453, port = 0): Promise<FakeEvm
     return encodeFunctionResult({ abi: AGGREGATE3, functionName: 'aggregate3', result: results });
   }
 
-  function answer(request: { id?: unknown; method?: string; params?: unknown[] }): object {
+  function answer(request: JsonRpcRequest): object {
     const id = request.id ?? null;
     const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
     if (mode === 'error') return { jsonrpc: '2.0', id, error: { code: -32000, message: 'header not found' } };
@@ -117,32 +117,14 @@ export async function startFakeEvmRpc(chainId = 8453, port = 0): Promise<FakeEvm
     }
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    counts.requests += 1;
-    if (mode === 'unavailable') {
-      res.writeHead(503).end('unavailable');
-      return;
-    }
-    let body: unknown;
-    try {
-      body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    } catch {
-      res.writeHead(400).end();
-      return;
-    }
-    const out = Array.isArray(body) ? body.map((r) => answer(r)) : answer(body as never);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => res.writeHead(500).end());
+  const server = await startJsonRpcServer({
+    port,
+    answer,
+    counts,
+    unavailable: () => mode === 'unavailable',
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const listening = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${listening}`,
+    url: server.url,
     counts,
     addToken: (contract, kind, decimals = 0) => tokens.set(contract.toLowerCase(), { kind, decimals }),
     setBalance: (contract, owner, amount, tokenId) =>
@@ -155,10 +137,6 @@ export async function startFakeEvmRpc(chainId = 8453, port = 0): Promise<FakeEvm
       mode = next;
     },
     resetCounts: () => Object.assign(counts, { requests: 0, ethCalls: 0, calls: 0 }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }

@@ -4,8 +4,8 @@
  * RPC documents them. An unknown mint in a mint filter answers -32602, as nodes do. Counts requests;
  * `setMode` plays a node that is down or errors.
  */
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+
+import { type JsonRpcRequest, startJsonRpcServer } from './jsonRpcServer.ts';
 
 export const TOKEN_PROGRAM = 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA';
 export type SolanaMode = 'up' | 'unavailable' | 'error';
@@ -28,7 +28,7 @@ export async function startFakeSolanaRpc(port = 0): Promise<FakeSolanaRpc> {
   let mode: SolanaMode = 'up';
   const context = { slot: 300_000_000 };
 
-  function answer(request: { id?: unknown; method?: string; params?: unknown[] }): object {
+  function answer(request: JsonRpcRequest): object {
     counts.calls += 1;
     const id = request.id ?? null;
     const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
@@ -79,26 +79,14 @@ export async function startFakeSolanaRpc(port = 0): Promise<FakeSolanaRpc> {
     }
   }
 
-  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    counts.requests += 1;
-    if (mode === 'unavailable') {
-      res.writeHead(503).end('unavailable');
-      return;
-    }
-    const body: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    const out = Array.isArray(body) ? body.map((r) => answer(r)) : answer(body as never);
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(out));
-  }
-
-  const server = createServer((req, res) => {
-    handle(req, res).catch(() => res.writeHead(400).end());
+  const server = await startJsonRpcServer({
+    port,
+    answer,
+    counts,
+    unavailable: () => mode === 'unavailable',
   });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const listening = (server.address() as AddressInfo).port;
   return {
-    url: `http://127.0.0.1:${listening}`,
+    url: server.url,
     counts,
     addMint: (mint, decimals) => mints.set(mint, decimals),
     setTokenBalance: (owner, mint, amount) => tokens.set(`${owner}|${mint}`, amount),
@@ -106,10 +94,6 @@ export async function startFakeSolanaRpc(port = 0): Promise<FakeSolanaRpc> {
     setMode: (next) => {
       mode = next;
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: () => server.close(),
   };
 }

@@ -26,18 +26,41 @@ export interface ChainReader {
   readonly requests: number;
 }
 
-/** Run `send` once the chain's limiter lets a request go. */
-export async function limited<T>(limiter: RequestLimiter, send: () => Promise<T>): Promise<T> {
-  const done = await limiter.acquire();
-  try {
-    return await send();
-  } finally {
-    done();
-  }
-}
+/**
+ * A reader that sends queries `chunkSize` at a time, one request each, each once the chain's limiter lets
+ * it go; the first failed request fails the read.
+ */
+export abstract class ChunkedReader implements ChainReader {
+  readonly #limiter: RequestLimiter;
+  readonly #chunkSize: number;
+  #requests = 0;
 
-export function chunks<T>(items: readonly T[], size: number): T[][] {
-  const out: T[][] = [];
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
-  return out;
+  constructor(limiter: RequestLimiter, chunkSize: number) {
+    this.#limiter = limiter;
+    this.#chunkSize = chunkSize;
+  }
+
+  get requests(): number {
+    return this.#requests;
+  }
+
+  /** One request's worth of queries, answered in order. */
+  protected abstract readChunk(queries: readonly ChainQuery[]): Promise<ChainRead>;
+
+  async read(queries: readonly ChainQuery[]): Promise<ChainRead> {
+    const values: ItemRead[] = [];
+    for (let i = 0; i < queries.length; i += this.#chunkSize) {
+      const done = await this.#limiter.acquire();
+      this.#requests += 1;
+      let answer: ChainRead;
+      try {
+        answer = await this.readChunk(queries.slice(i, i + this.#chunkSize));
+      } finally {
+        done();
+      }
+      if (!answer.ok) return answer;
+      values.push(...answer.values);
+    }
+    return { ok: true, values };
+  }
 }

@@ -18,14 +18,7 @@ import {
   type PublicClient,
 } from 'viem';
 import type { RequestLimiter } from '../../web3bio/rateLimiter.ts';
-import {
-  type ChainQuery,
-  type ChainRead,
-  type ChainReader,
-  chunks,
-  type ItemRead,
-  limited,
-} from './chainReads.ts';
+import { type ChainQuery, type ChainRead, ChunkedReader, type ItemRead } from './chainReads.ts';
 import { EVM_CHAINS, MULTICALL3 } from './chains.ts';
 import type { EvmChain } from './holdingValues.ts';
 
@@ -71,45 +64,23 @@ function itemOf(result: { success: boolean; returnData: Hex }, decimals: boolean
   return decimals && value > 255n ? null : value;
 }
 
-export class EvmReader implements ChainReader {
+export class EvmReader extends ChunkedReader {
   readonly #client: PublicClient;
-  readonly #limiter: RequestLimiter;
-  #requests = 0;
 
   constructor(chain: EvmChain, url: string, limiter: RequestLimiter) {
+    super(limiter, CALLS_PER_EVM_BATCH);
     this.#client = createPublicClient({
       chain: EVM_CHAINS[chain],
       transport: http(url, { retryCount: 0, timeout: RPC_TIMEOUT_MS }),
     });
-    this.#limiter = limiter;
   }
 
-  get requests(): number {
-    return this.#requests;
-  }
-
-  async read(queries: readonly ChainQuery[]): Promise<ChainRead> {
-    const values: ItemRead[] = [];
-    for (const batch of chunks(queries, CALLS_PER_EVM_BATCH)) {
-      const answer = await this.#aggregate(batch.map(callOf));
-      if (!answer.ok) return answer;
-      answer.results.forEach((r, i) => {
-        values.push(itemOf(r, batch[i]?.owner === null));
-      });
-    }
-    return { ok: true, values };
-  }
-
-  async #aggregate(
-    calls: Call[],
-  ): Promise<
-    { ok: true; results: readonly { success: boolean; returnData: Hex }[] } | Exclude<ChainRead, { ok: true }>
-  > {
+  protected async readChunk(queries: readonly ChainQuery[]): Promise<ChainRead> {
+    const calls = queries.map(callOf);
     const data = encodeFunctionData({ abi: multicall3Abi, functionName: 'aggregate3', args: [calls] });
     let returned: Hex | undefined;
     try {
-      this.#requests += 1;
-      returned = (await limited(this.#limiter, () => this.#client.call({ to: MULTICALL3, data }))).data;
+      returned = (await this.#client.call({ to: MULTICALL3, data })).data;
     } catch {
       return { ok: false, failure: 'unreachable' };
     }
@@ -120,7 +91,8 @@ export class EvmReader implements ChainReader {
         functionName: 'aggregate3',
         data: returned,
       });
-      return results.length === calls.length ? { ok: true, results } : { ok: false, failure: 'nonsense' };
+      if (results.length !== calls.length) return { ok: false, failure: 'nonsense' };
+      return { ok: true, values: results.map((r, i) => itemOf(r, queries[i]?.owner === null)) };
     } catch {
       return { ok: false, failure: 'nonsense' };
     }

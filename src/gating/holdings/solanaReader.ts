@@ -9,14 +9,7 @@
  */
 import { z } from 'zod';
 import type { RequestLimiter } from '../../web3bio/rateLimiter.ts';
-import {
-  type ChainQuery,
-  type ChainRead,
-  type ChainReader,
-  chunks,
-  type ItemRead,
-  limited,
-} from './chainReads.ts';
+import { type ChainQuery, type ChainRead, ChunkedReader, type ItemRead } from './chainReads.ts';
 
 /** Requests per JSON-RPC array: public nodes take 100 or more; fewer keeps one answer small. */
 export const CALLS_PER_SOLANA_BATCH = 100;
@@ -93,55 +86,37 @@ function itemOf(q: ChainQuery, result: unknown): ItemRead {
   );
 }
 
-export class SolanaReader implements ChainReader {
+export class SolanaReader extends ChunkedReader {
   readonly #url: string;
-  readonly #limiter: RequestLimiter;
-  #requests = 0;
 
   constructor(url: string, limiter: RequestLimiter) {
+    super(limiter, CALLS_PER_SOLANA_BATCH);
     this.#url = url;
-    this.#limiter = limiter;
   }
 
-  get requests(): number {
-    return this.#requests;
-  }
-
-  async read(queries: readonly ChainQuery[]): Promise<ChainRead> {
-    const values: ItemRead[] = [];
-    for (const batch of chunks(queries, CALLS_PER_SOLANA_BATCH)) {
-      const answers = await this.#post(batch.map((q, id) => requestOf(q, id)));
-      if (!answers.ok) return answers;
-      const byId = new Map(answers.values.map((a) => [a.id, a]));
-      for (const [id, q] of batch.entries()) {
-        const answer = byId.get(id);
-        if (!answer) return { ok: false, failure: 'nonsense' };
-        values.push(answer.error === undefined ? itemOf(q, answer.result) : null);
-      }
-    }
-    return { ok: true, values };
-  }
-
-  async #post(
-    body: object[],
-  ): Promise<{ ok: true; values: z.infer<typeof RawAnswer>[] } | Exclude<ChainRead, { ok: true }>> {
+  protected async readChunk(queries: readonly ChainQuery[]): Promise<ChainRead> {
     let raw: unknown;
     try {
-      this.#requests += 1;
-      const response = await limited(this.#limiter, () =>
-        fetch(this.#url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(body),
-          signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
-        }),
-      );
+      const response = await fetch(this.#url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(queries.map((q, id) => requestOf(q, id))),
+        signal: AbortSignal.timeout(RPC_TIMEOUT_MS),
+      });
       if (!response.ok) return { ok: false, failure: 'unreachable' };
       raw = await response.json();
     } catch {
       return { ok: false, failure: 'unreachable' };
     }
     const parsed = z.array(RawAnswer).safeParse(raw);
-    return parsed.success ? { ok: true, values: parsed.data } : { ok: false, failure: 'nonsense' };
+    if (!parsed.success) return { ok: false, failure: 'nonsense' };
+    const byId = new Map(parsed.data.map((a) => [a.id, a]));
+    const values: ItemRead[] = [];
+    for (const [id, q] of queries.entries()) {
+      const answer = byId.get(id);
+      if (!answer) return { ok: false, failure: 'nonsense' };
+      values.push(answer.error === undefined ? itemOf(q, answer.result) : null);
+    }
+    return { ok: true, values };
   }
 }

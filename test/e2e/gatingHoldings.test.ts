@@ -55,7 +55,11 @@ async function startHoldings(): Promise<{ g: GatingHarness; evm: FakeEvmRpc; sol
   evm.addToken(MULTI, 'erc1155');
   sol.addMint(MINT, 6);
   const g = await startGating({
-    env: { GATING_CONFIRM_MINUTES: '0', BASE_RPC_URL: evm.url, SOLANA_RPC_URL: sol.url },
+    env: {
+      GATING_CONFIRM_MINUTES: '0',
+      BASE_RPC_URL: evm.url,
+      SOLANA_RPC_URL: sol.url,
+    },
   });
   await setup(g);
   return { g, evm, sol };
@@ -218,12 +222,17 @@ describe('holdings rules', () => {
     }
     const status = seen(visibleMessage(await gatingCommandRun(g, 'status')));
     expect(status).toContain('The node of base is failing');
+    const metrics = () => g.h.bot.metrics.registry.metrics();
+    const scraped = await metrics();
+    expect(scraped).toContain('holdings_rpc_failing{chain="base"} 1');
+    expect(scraped).toMatch(/holdings_rpc_failures_total\{chain="base",failure="nonsense"\} [1-9]/);
     expect(await g.gating.store.listRuleConditions(g.guildId)).toHaveLength(1);
 
     evm.setMode('up');
     await recheckTwice(g);
     expect(hasRole(g, ALICE, holders)).toBe(false);
     expect(seen(visibleMessage(await gatingCommandRun(g, 'status')))).not.toContain('is failing');
+    expect(await metrics()).toContain('holdings_rpc_failing{chain="base"} 0');
   });
 
   it('refuses each bad value with its reason and stores nothing', async () => {

@@ -44,6 +44,8 @@ import type { MessagePayload } from '../src/render/types.ts';
 
 const { String: Text, Role, Subcommand, SubcommandGroup } = ApplicationCommandOptionType;
 const MAX_CHOICES = 25;
+/** Discord refuses a whole answer whose choice carries a longer value. */
+const CHOICE_VALUE_MAX = 100;
 
 export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
   type: SubcommandGroup,
@@ -96,7 +98,8 @@ export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
           ...described('commands.gating.rule.remove.options.rule'),
           required: true,
           autocomplete: true,
-          max_length: 100,
+          // A role id and an ERC-1155 condition's key run past a choice's 100 characters: typed in full.
+          max_length: 200,
         },
       ],
     },
@@ -214,7 +217,7 @@ const suggestRules: OptionSuggester = async (typed, _options, ctx) => {
           value: `${rule.roleId}:${conditionKey(c)}`,
         })),
       )
-      .filter(matching(typed))
+      .filter((choice) => choice.value.length <= CHOICE_VALUE_MAX && matching(typed)(choice))
       .slice(0, MAX_CHOICES);
   } catch (error) {
     ctx.deps.logger.warn({ err: error, guildId }, 'role rule suggestions failed');

@@ -137,7 +137,12 @@ describe('holdings rules', () => {
     );
 
     evm.setBalance(TOKEN, alice, USDC(50));
-    await recheckTwice(g);
+    // A loss is confirmed like any other: seen once, the role stays; seen again, it goes.
+    await gatingCommandRun(g, 'recheck');
+    await g.gating.service.idle(g.guildId);
+    expect(hasRole(g, ALICE, holders)).toBe(true);
+    await gatingCommandRun(g, 'recheck');
+    await g.gating.service.idle(g.guildId);
     expect(hasRole(g, ALICE, holders)).toBe(false);
     expect(auditReason(g, holders, 'member_role_remove')).toContain(`50 of base:${TOKEN} < 100`);
     await waitFor(

@@ -6,6 +6,8 @@ import type { RoleRule } from '../rules/roleRules.ts';
 import type { HoldingChain } from './holdingValues.ts';
 
 const MAX_CHOICES = 25;
+/** Discord refuses a whole answer whose choice carries a longer value. */
+const CHOICE_VALUE_MAX = 100;
 
 export function holdingValueChoices(
   kind: string,
@@ -27,6 +29,7 @@ export function holdingValueChoices(
   );
   const needle = typed.trim().toLowerCase();
   return [...new Set([...contracts, ...starts])]
+    .filter((value) => value.length <= CHOICE_VALUE_MAX)
     .filter(
       (value) =>
         value.toLowerCase().startsWith(needle) || (needle !== '' && value.toLowerCase().includes(needle)),

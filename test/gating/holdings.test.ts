@@ -15,8 +15,10 @@ import {
   parseTokenValue,
   targetOf,
 } from '../../src/gating/holdings/holdingValues.ts';
+import { readHoldingFacts, signedWallets } from '../../src/gating/rules/holdingFacts.ts';
 import { holdingOutcome } from '../../src/gating/rules/holdingOutcomes.ts';
 import { conditionKey, conditionOfKey, parseCondition } from '../../src/gating/rules/roleRules.ts';
+import type { LinkRecord } from '../../src/store/types.ts';
 
 const TOKEN = '0x00000000000000000000000000000000000000aa';
 const NFT = '0x00000000000000000000000000000000000000bb';
@@ -130,7 +132,7 @@ describe('the holdings reader', () => {
     const read = await reader.read([...queries, ...extra], false);
     expect(evm.counts.ethCalls).toBe(1);
     expect(read.balances.get(balanceKey({ target: token, owner: wallet(150) }))).toBe(150_000_000n);
-    expect(read.decimals.get('base:fungible:' + TOKEN)).toBe(6);
+    expect(read.decimals.get(`base:fungible:${TOKEN}`)).toBe(6);
     expect(read.balances.get(balanceKey({ target: nft, owner: wallet(1) }))).toBe(2n);
     expect(read.balances.get(balanceKey({ target: multi, owner: wallet(1) }))).toBe(5n);
     expect(read.balances.get(balanceKey({ target: native, owner: wallet(1) }))).toBe(10n ** 18n);
@@ -217,5 +219,61 @@ describe('the holdings reader', () => {
     sol.setMode('unavailable');
     const failed = await reader.read([{ target: spl, owner: SOL_OWNER }], true);
     expect(failed.balances.get(balanceKey({ target: spl, owner: SOL_OWNER }))).toBe(null);
+  });
+});
+
+describe('whose wallets count', () => {
+  const link = (identity: string, over: Partial<LinkRecord> = {}): LinkRecord => ({
+    guildId: 'g',
+    userId: 'u',
+    identity,
+    platform: 'ethereum',
+    address: identity,
+    proofMethod: 'signature',
+    provenAt: 0,
+    lastCheckAt: null,
+    lastCheckOk: null,
+    lastResult: null,
+    releasedAt: null,
+    ...over,
+  });
+
+  it('counts wallets signed for, never the address a record-proven name points at, nor a released link', () => {
+    const wallets = signedWallets([
+      link(wallet(1)),
+      link(wallet(1)),
+      link('whale.eth', { proofMethod: 'record', address: wallet(2) }),
+      link(wallet(3), { releasedAt: 5 }),
+      link('farcaster,#3', { platform: 'farcaster', address: wallet(4) }),
+    ]);
+    expect(wallets).toEqual([wallet(1), wallet(4)]);
+  });
+
+  it('sums the signed wallets on the chain, reads nothing without one, and is unknown on an unconfigured chain', async () => {
+    evm = await startFakeEvmRpc();
+    evm.addToken(TOKEN, 'erc20', 6);
+    evm.setBalance(TOKEN, wallet(1), 60_000_000n);
+    evm.setBalance(TOKEN, wallet(2), 60_000_000n);
+    evm.setBalance(TOKEN, wallet(9), 1_000_000_000n);
+    const reader = new HoldingsReader({ chains: [{ chain: 'base', url: evm.url }], requestsPerSecond: 50 });
+    const base = { kind: 'token' as const, chain: 'base' as const, contract: TOKEN, min: '100' };
+    const polygon = { ...base, chain: 'polygon' as const };
+    const active = [
+      link(wallet(1)),
+      link(wallet(2)),
+      link('whale.eth', { proofMethod: 'record', address: wallet(9) }),
+    ];
+    const [onBase, onPolygon] = await readHoldingFacts(reader, [base, polygon], active, true, undefined);
+    expect(onBase).toEqual({
+      key: conditionKey(base),
+      amount: 120_000_000n,
+      wallets: 2,
+      unknown: false,
+      decimals: 6,
+    });
+    expect(onPolygon?.unknown).toBe(true);
+    const none = await readHoldingFacts(reader, [base], [active[2] as LinkRecord], true, undefined);
+    expect(none).toEqual([{ key: conditionKey(base), amount: 0n, wallets: 0, unknown: false, decimals: 0 }]);
+    expect(holdingOutcome(base, conditionKey(base), none).met).toBe(false);
   });
 });

@@ -100,8 +100,11 @@ export class HoldingsReader {
     const balances = new Map<string, bigint | null>();
     const decimals = new Map<string, number | null>();
     const missing = new Map<HoldingChain, ChainQuery[]>();
-    const ask = (chain: HoldingChain, q: ChainQuery) =>
-      missing.set(chain, [...(missing.get(chain) ?? []), q]);
+    const ask = (chain: HoldingChain, q: ChainQuery) => {
+      const list = missing.get(chain);
+      if (list) list.push(q);
+      else missing.set(chain, [q]);
+    };
     for (const q of queries) {
       const key = balanceKey(q);
       if (balances.has(key)) continue;

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard] [--quick]
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings] [--quick]
  * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
  * as markdown.
  */
@@ -10,6 +10,7 @@ import { runClientBench } from './client.ts';
 import { runDashboardBench } from './dashboard.ts';
 import { runExportBench } from './gatingExport.ts';
 import { runGuildScaleBench } from './guildScale.ts';
+import { runHoldingsBench } from './holdings.ts';
 import { runHttpBench } from './http.ts';
 import { runInteractionBench } from './interaction.ts';
 import { runSharedQuotaBench } from './sharedQuota.ts';
@@ -27,6 +28,7 @@ export const SUITES = [
   'export',
   'http',
   'dashboard',
+  'holdings',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
@@ -141,6 +143,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runHttpBench({ quick, progress });
     case 'dashboard':
       return runDashboardBench({ quick, progress });
+    case 'holdings':
+      return runHoldingsBench({ quick, progress });
   }
 }
 

@@ -15,11 +15,13 @@ import type {
 } from '../src/discord/command.ts';
 import { encodeCustomId } from '../src/discord/customId.ts';
 import { answeringAuthority, gatingAccess, guildNames, invokerOf } from '../src/discord/gatingContext.ts';
+import { holdingValueChoices } from '../src/gating/holdings/holdingSuggestions.ts';
 import { holdsRight } from '../src/gating/roles/authority.ts';
 import type { RuleProposal } from '../src/gating/ruleGating.ts';
 import {
   conditionKey,
   conditionOfKey,
+  MAX_RULE_VALUE,
   type RoleRule,
   RULE_KINDS,
   RULE_MATCHES,
@@ -42,6 +44,8 @@ import type { MessagePayload } from '../src/render/types.ts';
 
 const { String: Text, Role, Subcommand, SubcommandGroup } = ApplicationCommandOptionType;
 const MAX_CHOICES = 25;
+/** Discord refuses a whole answer whose choice carries a longer value. */
+const CHOICE_VALUE_MAX = 100;
 
 export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
   type: SubcommandGroup,
@@ -67,7 +71,8 @@ export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
           name: 'value',
           ...described('commands.gating.rule.add.options.value'),
           required: true,
-          max_length: 40,
+          autocomplete: true,
+          max_length: MAX_RULE_VALUE,
         },
         {
           type: Text,
@@ -93,7 +98,8 @@ export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
           ...described('commands.gating.rule.remove.options.rule'),
           required: true,
           autocomplete: true,
-          max_length: 100,
+          // A role id and an ERC-1155 condition's key run past a choice's 100 characters: typed in full.
+          max_length: 200,
         },
       ],
     },
@@ -175,9 +181,10 @@ const matching = (typed: string) => {
     choice.name.toLowerCase().includes(needle);
 };
 
-/** The kinds, with what each checks, in the member's language. */
+/** The kinds, with what each checks, in the member's language; holdings kinds only with a chain configured. */
 const suggestKinds: OptionSuggester = async (typed, _options, ctx) =>
-  RULE_KINDS.map((kind) => ruleKindChoice(kind, ctx.render.locale))
+  RULE_KINDS.filter((kind) => (kind !== 'token' && kind !== 'nft') || ctx.deps.gating?.rules.chains.length)
+    .map((kind) => ruleKindChoice(kind, ctx.render.locale))
     .filter(matching(typed))
     .slice(0, MAX_CHOICES);
 
@@ -210,7 +217,7 @@ const suggestRules: OptionSuggester = async (typed, _options, ctx) => {
           value: `${rule.roleId}:${conditionKey(c)}`,
         })),
       )
-      .filter(matching(typed))
+      .filter((choice) => choice.value.length <= CHOICE_VALUE_MAX && matching(typed)(choice))
       .slice(0, MAX_CHOICES);
   } catch (error) {
     ctx.deps.logger.warn({ err: error, guildId }, 'role rule suggestions failed');
@@ -218,4 +225,16 @@ const suggestRules: OptionSuggester = async (typed, _options, ctx) => {
   }
 };
 
-export const RULE_SUGGEST: Record<string, OptionSuggester> = { kind: suggestKinds, rule: suggestRules };
+/** A holdings value: the configured chains and the contracts the server's rules already use. */
+const suggestValues: OptionSuggester = async (typed, options, ctx) => {
+  if (!ctx.guildId) return [];
+  const kind = text(options, 'kind').trim().toLowerCase();
+  const chains = ctx.deps.gating?.rules.chains ?? [];
+  return holdingValueChoices(kind, typed, chains, await rulesOf(ctx, ctx.guildId).catch(() => []));
+};
+
+export const RULE_SUGGEST: Record<string, OptionSuggester> = {
+  kind: suggestKinds,
+  rule: suggestRules,
+  value: suggestValues,
+};

@@ -40,6 +40,7 @@ import { renderVerifyPage, type VerifyPageState } from '../src/web/pages/verifyP
 import { startWebServer } from '../src/web/server.ts';
 import type { CredentialSet } from '../src/web3bio/types.ts';
 import { installEvmWallets } from '../test/gating/testWallets.ts';
+import { holdingsDryRun } from './holdingShots.ts';
 
 /** The languages the docs show /creds and /gating rule list in, beside English. */
 const PREVIEW_LOCALES = ['de', 'fr', 'ja', 'ru'] as const;
@@ -221,6 +222,11 @@ export const GATING_SCREENSHOTS: readonly GatingMessageShot[] = [
     command: '/gating rule list',
     render: () => renderRuleList(ROLE_RULES, RULE_NAMES, { ...RENDER, locale }),
   })),
+  {
+    name: 'gating-rule-holdings',
+    command: '/gating rule add',
+    render: () => holdingsDryRun(RULE_NAMES, RENDER),
+  },
   {
     name: 'gating-panel',
     command: '/gating panel',

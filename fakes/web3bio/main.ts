@@ -1,8 +1,10 @@
 /**
  * `npm run fake-api [-- --mode spec|live] [--latency MS] [--key KEY[:basic]]`: the stand-in Web3.bio API for
  * running the bot offline. Listens on 127.0.0.1:$FAKE_WEB3BIO_PORT (default 8787); beside it, the
- * Farcaster relay and OP Mainnet node stand-ins for Sign in with Farcaster (ports 8788 and 8789).
+ * Farcaster relay and OP Mainnet node stand-ins for Sign in with Farcaster (ports 8788 and 8789), and an
+ * EVM and a Solana node for holdings rules (8790 and 8791).
  */
+import { DEMO_MINT, DEMO_NFT, DEMO_TOKEN, demoHolder, startChainStandIns } from '../chains/demo.ts';
 import { startFarcasterStandIns } from '../farcaster/demo.ts';
 import { startFakeWeb3Bio } from './server.ts';
 
@@ -75,6 +77,10 @@ async function main(): Promise<void> {
     relay: port === 0 ? 0 : port + 1,
     node: port === 0 ? 0 : port + 2,
   });
+  const chains = await startChainStandIns({
+    evm: port === 0 ? 0 : port + 3,
+    solana: port === 0 ? 0 : port + 4,
+  });
   const keyCount = Object.keys(options.apiKeys).length;
   console.log(`Fake Web3.bio API (${options.mode} mode) listening on ${fake.url}`);
   console.log(`Point the bot at it: WEB3BIO_API_URL=${fake.url} npm start`);
@@ -83,9 +89,15 @@ async function main(): Promise<void> {
     `Sign in with Farcaster offline: FARCASTER_RELAY_URL=${farcaster.relay.url} OPTIMISM_RPC_URL=${farcaster.node.url}`,
   );
   console.log('  /verify dwr.farcaster, then open the approval link: its page approves as @dwr (FID 3).');
+  console.log(
+    `Holdings rules offline: BASE_RPC_URL=${chains.evm.url} (any EVM chain's URL) SOLANA_RPC_URL=${chains.solana.url}`,
+  );
+  console.log(
+    `  demo wallet ${demoHolder().address} (key: keccak256 of "web3bio-discord-bot offline demo: holder") and @dwr hold 150 of base:${DEMO_TOKEN}, an NFT of base:${DEMO_NFT}; SPL mint ${DEMO_MINT}`,
+  );
   const stop = (signal: NodeJS.Signals) => {
     console.log(`${signal}: stopping`);
-    Promise.all([fake.close(), farcaster.close()]).then(
+    Promise.all([fake.close(), farcaster.close(), chains.close()]).then(
       () => console.log('stopped'),
       (error: unknown) => {
         console.error('close failed', error);

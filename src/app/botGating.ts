@@ -17,7 +17,7 @@ import type { InteractionEndpoint } from '../web/interactions.ts';
 import { startPagesServer } from '../web/listeners.ts';
 import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
-import { countRecheck } from './botMetrics.ts';
+import { measuredGating } from './botMetrics.ts';
 import { DEFAULT_HTTP_PORT } from './config.ts';
 import { dashboardSetup, type GatingConfig, openGatingStore, signInConfig } from './gatingSetup.ts';
 
@@ -78,7 +78,7 @@ export async function startGating(input: {
             },
           }
         : {}),
-      onRechecked: (event) => countRecheck(input.metrics, event),
+      ...measuredGating(config, input.metrics),
       store,
       web3bio: input.web3bio,
       discord: input.client,

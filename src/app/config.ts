@@ -144,6 +144,14 @@ export const ConfigSchema = z.object({
   FARCASTER_RELAY_URL: withDefault(nodeUrl, 'https://relay.farcaster.xyz'),
   /** An OP Mainnet JSON-RPC node: who holds each FID. Unset, Sign in with Farcaster is not offered. */
   OPTIMISM_RPC_URL: optionalText.pipe(nodeUrl.optional()),
+  /** Holdings rules (issue #35): each chain is offered only with its node's URL (RPC_URL and OPTIMISM_RPC_URL too). */
+  BASE_RPC_URL: optionalText.pipe(nodeUrl.optional()),
+  ARBITRUM_RPC_URL: optionalText.pipe(nodeUrl.optional()),
+  POLYGON_RPC_URL: optionalText.pipe(nodeUrl.optional()),
+  LINEA_RPC_URL: optionalText.pipe(nodeUrl.optional()),
+  SOLANA_RPC_URL: optionalText.pipe(nodeUrl.optional()),
+  /** Requests a second the bot sends each chain's node for holdings rules (the node's own rate limit). */
+  HOLDINGS_RPC_REQUESTS_PER_SECOND: withDefault(z.coerce.number().int().min(1).max(1_000), 10),
   GATING_ENABLED: boolean(false),
   GATING_RECHECK_HOURS: withDefault(
     z.coerce

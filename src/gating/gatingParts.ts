@@ -121,7 +121,7 @@ function buildBase(options: GatingServiceOptions): Base {
     ...(options.logFlushMs === undefined ? {} : { flushMs: options.logFlushMs }),
   });
   const worker = new RoleWorker({ store, discord, logger, notices, now, ...options.worker });
-  const evaluator = new Evaluator({ web3bio: options.web3bio, store, logger, now });
+  const evaluator = new Evaluator({ ...options, store, logger, now });
   return { store, discord, logger, now, scheduler, tasks, upkeep, notices, worker, evaluator };
 }
 
@@ -272,8 +272,9 @@ function buildCommandParts(
     rechecks: parts.rechecks,
     walk: parts.walk,
     signingLinksBound: options.siwe.discordSignIn === true,
+    holdings: options.holdings,
   });
-  const rules = new RuleGating({ store, discord, guilds, tasks });
+  const rules = new RuleGating({ ...options, store, discord, guilds, tasks });
   const dashboard = new DashboardExecutor({
     discord,
     store,

@@ -5,6 +5,7 @@
 
 import type { Client } from 'discord.js';
 import type { GatingStore, GuildSettings } from '../store/types.ts';
+import type { HoldingsReader } from './holdings/holdingsReader.ts';
 import type { BackgroundTasks } from './rechecks/backgroundTasks.ts';
 import type { GuildRechecks, RecheckGuildOptions } from './rechecks/guildRechecks.ts';
 import type { GuildWalk } from './rechecks/guildWalk.ts';
@@ -20,6 +21,7 @@ import {
 } from './roles/discordReads.ts';
 import type { RoleProblem } from './roles/hierarchy.ts';
 import type { RoleWorker } from './roles/roleWorker.ts';
+import { failingChains } from './rules/holdingFacts.ts';
 import type { RoleRule } from './rules/roleRules.ts';
 import { loadRoleRules } from './rules/ruleReads.ts';
 import type { RoleDiff } from './rules/rules.ts';
@@ -44,11 +46,14 @@ export interface GuildGatingOptions {
   tasks: BackgroundTasks;
   rechecks: GuildRechecks;
   walk: GuildWalk;
+  /** Holdings rules' chain reads: which chains are failing, for the status. */
+  holdings?: HoldingsReader | undefined;
 }
 
 /** Sets up, turns off, reports on and re-checks the gating of a guild. */
 export class GuildGating {
   readonly #store: GatingStore;
+  readonly #holdings: HoldingsReader | undefined;
   readonly #discord: Client;
   readonly #worker: RoleWorker;
   readonly #tasks: BackgroundTasks;
@@ -58,6 +63,7 @@ export class GuildGating {
 
   constructor(options: GuildGatingOptions) {
     this.#store = options.store;
+    this.#holdings = options.holdings;
     this.#discord = options.discord;
     this.#worker = options.worker;
     this.#tasks = options.tasks;
@@ -247,6 +253,7 @@ export class GuildGating {
       blockedRoleIds: this.#worker.blockedRoles(guildId),
       heldRemovals: losses.filter((l) => l.heldAt !== null).length,
       signingLinksBound: this.#signingLinksBound,
+      failingChains: failingChains(this.#holdings, roleRules),
     };
   }
 }

@@ -6,6 +6,9 @@
 import type { Client } from 'discord.js';
 import type { GatingStore } from '../store/types.ts';
 import type { GuildGating } from './guildGating.ts';
+import type { HoldingsReader } from './holdings/holdingsReader.ts';
+import type { HoldingChain } from './holdings/holdingValues.ts';
+import { targetOf } from './holdings/holdingValues.ts';
 import type { BackgroundTasks } from './rechecks/backgroundTasks.ts';
 import { guildOf, guildRoleProblems, invokerRights, memberOf } from './roles/discordReads.ts';
 import type { RoleProblem } from './roles/hierarchy.ts';
@@ -38,7 +41,13 @@ export type RuleRefusal =
   | { code: 'gated_role'; roleId: string }
   | { code: 'too_many'; max: number }
   /** The bot cannot hand the role out, or the invoker could not by hand. */
-  | { code: 'role_problems'; problems: RoleProblem[] };
+  | { code: 'role_problems'; problems: RoleProblem[] }
+  /** A holdings rule (issue #35): the chain's RPC URL is not set. */
+  | { code: 'chain_not_configured'; chain: HoldingChain }
+  /** The contract is no token of the rule's kind (`decimals()` or `balanceOf` reverts). */
+  | { code: 'not_a_token'; kind: 'token' | 'nft'; chain: HoldingChain }
+  /** The chain's node did not answer: the contract could not be checked. */
+  | { code: 'chain_failed'; chain: HoldingChain };
 
 export type RuleAddResult =
   | { kind: 'not_set_up' }
@@ -59,6 +68,8 @@ export interface RuleGatingOptions {
   discord: Client;
   guilds: GuildGating;
   tasks: BackgroundTasks;
+  /** Reads holdings rules' contracts when they are added; without it, no chain is configured. */
+  holdings?: HoldingsReader | undefined;
 }
 
 /** Checks, previews, adds, removes and lists a guild's role rules. */
@@ -67,12 +78,14 @@ export class RuleGating {
   readonly #discord: Client;
   readonly #guilds: GuildGating;
   readonly #tasks: BackgroundTasks;
+  readonly #holdings: HoldingsReader | undefined;
 
   constructor(options: RuleGatingOptions) {
     this.#store = options.store;
     this.#discord = options.discord;
     this.#guilds = options.guilds;
     this.#tasks = options.tasks;
+    this.#holdings = options.holdings;
   }
 
   /** What a moderator typed, checked and dry-run against the guild's members; nothing is stored. */
@@ -135,6 +148,11 @@ export class RuleGating {
     return { kind: 'removed', roleId, condition };
   }
 
+  /** The chains holdings rules may name (their RPC URL is set). */
+  get chains(): HoldingChain[] {
+    return this.#holdings?.chains ?? [];
+  }
+
   /** The guild's role rules. */
   list(guildId: string): Promise<RoleRule[]> {
     return loadRoleRules(this.#store, guildId);
@@ -160,7 +178,18 @@ export class RuleGating {
     if (!known && count >= MAX_GUILD_CONDITIONS) {
       return { kind: 'refused', refusal: { code: 'too_many', max: MAX_GUILD_CONDITIONS } };
     }
-    return { kind: 'ok', rules };
+    const holding = await this.#probe(proposal.condition);
+    return holding ? { kind: 'refused', refusal: holding } : { kind: 'ok', rules };
+  }
+
+  /** A holdings condition's chain must be configured and its contract a token of that kind (read now). */
+  async #probe(condition: RuleCondition): Promise<RuleRefusal | null> {
+    if (condition.kind !== 'token' && condition.kind !== 'nft') return null;
+    const { chain } = condition;
+    const verdict = this.#holdings ? await this.#holdings.probe(targetOf(condition)) : 'not_configured';
+    if (verdict === 'not_configured') return { code: 'chain_not_configured', chain };
+    if (verdict === 'not_a_token') return { code: 'not_a_token', kind: condition.kind, chain };
+    return verdict === 'failed' ? { code: 'chain_failed', chain } : null;
   }
 
   /** Every reason the bot could not hand out the role, or the invoker could not by hand (read now). */

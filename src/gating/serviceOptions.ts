@@ -1,9 +1,11 @@
 /** What the gating service is built from: the store, the clients, the sentences, and its tuning. */
+
 import type { Client } from 'discord.js';
 import type { DiscordOAuthConfig } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
+import type { HoldingsReader } from './holdings/holdingsReader.ts';
 import type { SiweConfig } from './proofs/challengeMessage.ts';
 import type { RecheckEvent } from './rechecks/guildRechecks.ts';
 import type { RecheckScheduler } from './rechecks/scheduler.ts';
@@ -49,6 +51,8 @@ export interface GatingServiceOptions {
   recheckConcurrency?: number;
   /** An automated removal needs the loss seen twice at least this far apart. Default 60 min. */
   confirmMs?: number;
+  /** Holdings rules' chain reads (issue #35): the chains whose RPC URL is set. */
+  holdings?: HoldingsReader | undefined;
   /** Told after each guild's re-check (metrics). */
   onRechecked?: (event: RecheckEvent) => void;
   /** Audit events older than this are deleted. Default 180 days. */

@@ -129,6 +129,8 @@ export interface GuildStatus {
   heldRemovals: number;
   /** Signing links only work for the account they were made for (DISCORD_CLIENT_SECRET is set). */
   signingLinksBound: boolean;
+  /** Chains of the guild's holdings rules whose node's last read failed (their roles are kept as they are). */
+  failingChains?: string[];
 }
 
 export interface SetupInput {

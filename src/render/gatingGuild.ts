@@ -288,6 +288,11 @@ export function renderStatus(status: GuildStatus, names: GuildNames, ctx: Render
     });
   }
   if (!status.signingLinksBound) fields.push(unboundLinksField(locale));
+  const chains = status.failingChains ?? [];
+  if (chains.length > 0) {
+    const value = t(locale, 'gating.status.chainsFailing', { chains: chains.join(', ') });
+    fields.push({ name: t(locale, 'gating.status.chainsFailingTitle'), value });
+  }
   if (status.settings) fields.push(...rulesFields(status.settings, names, ctx).slice(0, 2));
   const healthy =
     status.signingLinksBound &&
@@ -295,7 +300,8 @@ export function renderStatus(status: GuildStatus, names: GuildNames, ctx: Render
     status.guildMembersIntent &&
     status.problems.length === 0 &&
     status.blockedRoleIds.length === 0 &&
-    status.heldRemovals === 0;
+    status.heldRemovals === 0 &&
+    chains.length === 0;
   return plain(
     embed(
       t(locale, 'gating.status.title'),

@@ -10,6 +10,7 @@ import { DISCORD_LIMITS, truncate } from '../text/safety.ts';
 import { joinLinesWithin } from './format.ts';
 import { problemLines } from './gatingGuild.ts';
 import { embed, type GuildNames, LIST_MAX, plain, roleLabel } from './gatingLabels.ts';
+import { holdingConditionText, holdingRefusalText } from './holdingRules.ts';
 import { finishPayload } from './payload.ts';
 import { COLORS } from './style.ts';
 import type { MessagePayload, RenderContext } from './types.ts';
@@ -20,6 +21,8 @@ const KIND_KEYS: Readonly<Record<RuleKind, MessageKey>> = {
   'name-age': 'gating.rule.kind.nameAge',
   'name-expiry': 'gating.rule.kind.nameExpiry',
   followers: 'gating.rule.kind.followers',
+  token: 'gating.rule.kind.token',
+  nft: 'gating.rule.kind.nft',
 };
 
 /** What a kind checks and the value it takes, in `locale` (autocomplete names and value hints). */
@@ -40,6 +43,9 @@ export function conditionText(c: RuleCondition, locale: string): string {
       return t(locale, 'gating.rule.condition.nameExpiry', { days: c.days });
     case 'followers':
       return t(locale, 'gating.rule.condition.followers', { min: c.min, platform: c.platform });
+    case 'token':
+    case 'nft':
+      return holdingConditionText(c, locale);
   }
 }
 
@@ -66,9 +72,14 @@ export function ruleKindChoice(kind: RuleKind, locale: string): APIApplicationCo
 function refusalText(refusal: RuleRefusal, names: GuildNames, locale: string): string {
   switch (refusal.code) {
     case 'bad_condition':
+      if (refusal.refusal.code === 'bad_holding') return holdingRefusalText(refusal.refusal, locale);
       return refusal.refusal.code === 'unknown_kind'
         ? t(locale, 'gating.rule.badKind')
         : t(locale, 'gating.rule.badValue', { hint: ruleKindText(refusal.refusal.kind, locale) });
+    case 'chain_not_configured':
+    case 'not_a_token':
+    case 'chain_failed':
+      return holdingRefusalText(refusal, locale);
     case 'gated_role':
       return t(locale, 'gating.rule.gatedRole', { role: roleLabel(refusal.roleId, names, locale) });
     case 'too_many':

@@ -191,6 +191,7 @@ describe('parseRunArgs', () => {
         'export',
         'http',
         'dashboard',
+        'holdings',
       ],
       quick: false,
       help: false,
@@ -213,7 +214,9 @@ describe('parseRunArgs', () => {
       'export',
       'http',
       'dashboard',
+      'holdings',
     ]);
+    expect(parseRunArgs(['--only', 'holdings']).suites).toEqual(['holdings']);
     expect(parseRunArgs(['--only', 'http']).suites).toEqual(['http']);
     expect(parseRunArgs(['--only', 'web']).suites).toEqual(['web']);
     expect(parseRunArgs(['--only', 'dashboard']).suites).toEqual(['dashboard']);

@@ -123,7 +123,7 @@ describe('parsing what a moderator typed', () => {
     expect(added[0]).toEqual({ roleId: 'a', match: 'any', conditions: [{ kind: 'score', min: 20 }] });
     const created = withCondition(rules, 'c', { kind: 'name-age', days: 10 }, null);
     expect(created[2]).toEqual({ roleId: 'c', match: 'all', conditions: [{ kind: 'name-age', days: 10 }] });
-    expect(rulesNeed(rules)).toEqual({ names: false, followers: new Set(['lens']) });
+    expect(rulesNeed(rules)).toEqual({ names: false, followers: new Set(['lens']), holdings: [] });
     expect(rulesNeed(created).names).toBe(true);
   });
 });

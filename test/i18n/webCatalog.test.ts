@@ -83,6 +83,7 @@ describe('the web catalog', () => {
       domain: 'verify.example.org',
       fid: 3,
       code: 'raced',
+      chains: 'base',
     };
     for (const key of keys) expect(t(locale, key as MessageKey, values)).not.toContain('{');
   });

@@ -14,6 +14,7 @@ import {
   memberState,
 } from '../roles/discordReads.ts';
 import type { EvaluateOptions, Evaluation, Evaluator, MemberState } from '../rules/evaluation.ts';
+import { holdingsBatch } from '../rules/holdingFacts.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
 
 const LINK_PAGE = 500;
@@ -88,16 +89,20 @@ export class GuildWalk {
       const batch = o.checkRecords ? evaluator.batchRecords(page, o.fresh) : undefined;
       // Keep an unhandled rejection from firing before the first member awaits the batch.
       batch?.catch(() => undefined);
+      // Every balance the page's members need for holdings rules, in one read per chain (issue #35).
+      const holdings = holdingsBatch(evaluator.holdings, o.roleRules, page, o.fresh);
+      const pageOptions = {
+        ...o,
+        ...(batch ? { batch } : {}),
+        ...(holdings ? { holdingsBatch: holdings } : {}),
+      };
       await eachLimit([...groups], concurrency, async ([userId, links]) => {
         if (tasks.stopping) return;
         try {
           const member = roster ? roster.get(userId) : await memberOf(guild, userId);
           if (!member) return;
           const state = memberState(userId, member, queued.get(userId));
-          await onMember(
-            state,
-            await evaluator.evaluate(state, links, { ...o, ...(batch ? { batch } : {}) }),
-          );
+          await onMember(state, await evaluator.evaluate(state, links, pageOptions));
         } catch (error) {
           logger.warn({ err: error, guildId: guild.id, userId }, 'member re-check failed');
           onError(userId);

@@ -20,7 +20,7 @@ import {
   readRecord,
 } from './recordReads.ts';
 import type { RoleRule } from './roleRules.ts';
-import { roleRuleDecisions } from './ruleReads.ts';
+import { type RuleReadDeps, roleRuleDecisions } from './ruleReads.ts';
 import {
   carriesFlag,
   diffRoles,
@@ -56,6 +56,7 @@ export interface EvaluateOptions {
   exemptions?: readonly Exemption[];
   /** The guild's role rules: what they need is read (cached) only when there are some. */
   roleRules?: readonly RoleRule[];
+  holdingsBatch?: RuleReadDeps['holdingsBatch'];
 }
 
 /** A record link whose record, read just now, does not name the member. */
@@ -99,10 +100,12 @@ export interface EvaluatorOptions {
   store: Pick<GatingStore, 'recordLinkCheck'>;
   logger: Logger;
   now: () => number;
+  holdings?: RuleReadDeps['holdings'];
 }
 
 /** Reads and rules for one member at a time. */
 export class Evaluator {
+  readonly holdings: RuleReadDeps['holdings'];
   readonly #web3bio: Web3BioClient;
   readonly #store: Pick<GatingStore, 'recordLinkCheck'>;
   readonly #logger: Logger;
@@ -113,6 +116,7 @@ export class Evaluator {
     this.#store = options.store;
     this.#logger = options.logger;
     this.#now = options.now;
+    this.holdings = options.holdings;
   }
 
   /**
@@ -165,11 +169,11 @@ export class Evaluator {
       decisions = decisions.map((d) =>
         d.roleId === rules.humanRoleId && d.want === false ? { ...d, unproven: true } : d,
       );
-    const deps = { web3bio: this.#web3bio, logger: this.#logger };
+    const deps = { web3bio: this.#web3bio, logger: this.#logger, holdings: this.holdings };
     // A rule never decides a role `/gating setup` gates: its age delay and spam flag stay in force.
     const setupRoles = [rules.humanRoleId, rules.spamRoleId, rules.riskyRoleId];
     const roleRules = (o.roleRules ?? []).filter((r) => !setupRoles.includes(r.roleId));
-    const ruled = await roleRuleDecisions(deps, roleRules, {
+    const ruled = await roleRuleDecisions({ ...deps, holdingsBatch: o.holdingsBatch }, roleRules, {
       active,
       evidence: counted,
       fresh: o.fresh,

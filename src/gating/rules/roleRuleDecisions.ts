@@ -14,7 +14,14 @@
  * as it is. Pure: no clock, no lookups.
  */
 import { credentialScore, isCredentialExpired } from '../../web3bio/credentials.ts';
-import type { FollowerPlatform, RoleRule, RuleCondition, RulePlatform } from './roleRules.ts';
+import { type HoldingFact, holdingOutcome } from './holdingOutcomes.ts';
+import {
+  conditionKey,
+  type FollowerPlatform,
+  type RoleRule,
+  type RuleCondition,
+  type RulePlatform,
+} from './roleRules.ts';
 import {
   DAY_MS,
   type DecisionWhy,
@@ -48,6 +55,8 @@ export interface RuleFacts {
   names: NameFact[];
   /** Read only when a rule asks followers. */
   followers: FollowerFact[];
+  /** Read only when a rule asks holdings: one per holdings condition. */
+  holdings?: HoldingFact[];
 }
 
 interface Outcome {
@@ -199,6 +208,9 @@ export function conditionOutcome(c: RuleCondition, facts: RuleFacts, nowSec: num
       return nameExpiry(c.days, facts, nowSec);
     case 'followers':
       return followers(c.platform, c.min, facts);
+    case 'token':
+    case 'nft':
+      return holdingOutcome(c, conditionKey(c), facts.holdings ?? []);
   }
 }
 

@@ -5,8 +5,23 @@
  * anything is stored. Pure: no clock, no lookups.
  */
 import { z } from 'zod';
+import {
+  type HoldingCondition,
+  type HoldingValueProblem,
+  holdingValueKey,
+  parseNftValue,
+  parseTokenValue,
+} from '../holdings/holdingValues.ts';
 
-export const RULE_KINDS = ['score', 'platform', 'name-age', 'name-expiry', 'followers'] as const;
+export const RULE_KINDS = [
+  'score',
+  'platform',
+  'name-age',
+  'name-expiry',
+  'followers',
+  'token',
+  'nft',
+] as const;
 export type RuleKind = (typeof RULE_KINDS)[number];
 
 /** Platforms a `platform` condition asks a proven identity on. */
@@ -23,6 +38,8 @@ export type RuleMatch = (typeof RULE_MATCHES)[number];
 export const MAX_RULE_SCORE = 1_000_000;
 export const MAX_RULE_DAYS = 36_500;
 export const MAX_RULE_FOLLOWERS = 1_000_000_000;
+/** The longest value a moderator may type: an ERC-1155 contract, its token id and a minimum. */
+export const MAX_RULE_VALUE = 160;
 /** Conditions a guild may hold in all (one autocomplete page, one list). */
 export const MAX_GUILD_CONDITIONS = 25;
 
@@ -31,7 +48,8 @@ export type RuleCondition =
   | { kind: 'platform'; platform: RulePlatform }
   | { kind: 'name-age'; days: number }
   | { kind: 'name-expiry'; days: number }
-  | { kind: 'followers'; platform: FollowerPlatform; min: number };
+  | { kind: 'followers'; platform: FollowerPlatform; min: number }
+  | HoldingCondition;
 
 /** One role, given when its conditions hold (all of them, or any of them). */
 export interface RoleRule {
@@ -75,7 +93,11 @@ const VALUE_SCHEMAS = {
 } as const;
 
 /** Why what a moderator typed is not a condition. */
-export type ConditionRefusal = { code: 'unknown_kind' } | { code: 'bad_value'; kind: RuleKind };
+export type ConditionRefusal =
+  | { code: 'unknown_kind' }
+  | { code: 'bad_value'; kind: RuleKind }
+  /** A holdings value (issue #35), with what is wrong in it. */
+  | { code: 'bad_holding'; kind: 'token' | 'nft'; problem: HoldingValueProblem };
 
 export function isRuleKind(text: string): text is RuleKind {
   return (RULE_KINDS as readonly string[]).includes(text);
@@ -107,6 +129,13 @@ export function parseCondition(
       const parsed = VALUE_SCHEMAS.followers.safeParse(valueText);
       return parsed.success ? { ok: true, condition: { kind, ...parsed.data } } : bad;
     }
+    case 'token':
+    case 'nft': {
+      const parsed = kind === 'token' ? parseTokenValue(valueText) : parseNftValue(valueText);
+      return parsed.ok
+        ? parsed
+        : { ok: false, refusal: { code: 'bad_holding', kind, problem: parsed.problem } };
+    }
   }
 }
 
@@ -122,6 +151,9 @@ export function conditionKey(c: RuleCondition): string {
       return `${c.kind}:${c.days}`;
     case 'followers':
       return `followers:${c.platform}:${c.min}`;
+    case 'token':
+    case 'nft':
+      return `${c.kind}:${holdingValueKey(c)}`;
   }
 }
 
@@ -176,13 +208,18 @@ export function withCondition(
   return found ? next : [...next, { roleId, match: match ?? 'all', conditions: [condition] }];
 }
 
-/** What the rules need read beyond credentials: `/domain` of proven names, profiles of proven socials. */
-export function rulesNeed(rules: readonly RoleRule[]): { names: boolean; followers: Set<FollowerPlatform> } {
+/** What the rules need read beyond credentials: `/domain` of proven names, profiles of proven socials, holdings. */
+export function rulesNeed(rules: readonly RoleRule[]): {
+  names: boolean;
+  followers: Set<FollowerPlatform>;
+  holdings: HoldingCondition[];
+} {
   const conditions = rules.flatMap((r) => r.conditions);
   const followers = new Set<FollowerPlatform>();
   for (const c of conditions) if (c.kind === 'followers') followers.add(c.platform);
   return {
     names: conditions.some((c) => c.kind === 'name-age' || c.kind === 'name-expiry'),
     followers,
+    holdings: conditions.filter((c): c is HoldingCondition => c.kind === 'token' || c.kind === 'nft'),
   };
 }

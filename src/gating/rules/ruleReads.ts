@@ -9,6 +9,8 @@ import type { GatingStore, LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
 import { parseIdentity } from '../../web3bio/identity.ts';
 import { DOMAIN_KINDS, type IdentityKind, KIND_PROFILE_SEGMENT } from '../../web3bio/identityKind.ts';
+import type { HoldingsBatch, HoldingsReader } from '../holdings/holdingsReader.ts';
+import { readHoldingFacts } from './holdingFacts.ts';
 import type { FollowerFact, NameFact, RuleFacts } from './roleRuleDecisions.ts';
 import { evaluateRoleRules } from './roleRuleDecisions.ts';
 import {
@@ -39,6 +41,10 @@ export function rulePlatformOf(identity: string): RulePlatform | null {
 export interface RuleReadDeps {
   web3bio: Web3BioClient;
   logger: Logger;
+  /** Holdings rules' balances (issue #35); without it they are unknown and their roles stay. */
+  holdings?: HoldingsReader | undefined;
+  /** The balances of the member's page of a re-check, read in one batch per chain. */
+  holdingsBatch?: Promise<HoldingsBatch> | undefined;
 }
 
 async function nameFact(deps: RuleReadDeps, link: LinkRecord, fresh: boolean): Promise<NameFact> {
@@ -101,11 +107,12 @@ export async function readRuleFacts(
     const counts = (platform === 'farcaster' || platform === 'lens') && need.followers.has(platform);
     return counts ? [{ link, platform }] : [];
   });
-  const [names, followers] = await Promise.all([
+  const [names, followers, holdings] = await Promise.all([
     Promise.all(named.map((l) => nameFact(deps, l, fresh))),
     Promise.all(social.map(({ link, platform }) => followerFact(deps, link, platform, fresh))),
+    readHoldingFacts(deps.holdings, need.holdings, active, fresh, deps.holdingsBatch),
   ]);
-  return { proven, evidence: [...evidence], names, followers };
+  return { proven, evidence: [...evidence], names, followers, holdings };
 }
 
 /** The rule roles' decisions for a member, and whether a read they needed failed. */
@@ -122,7 +129,9 @@ export async function roleRuleDecisions(
   if (rules.length === 0) return { decisions: [], failed: false };
   const facts = await readRuleFacts(deps, rules, member.active, member.evidence, member.fresh);
   const failed =
-    facts.names.some((n) => n.domain === null) || facts.followers.some((f) => f.followers === null);
+    facts.names.some((n) => n.domain === null) ||
+    facts.followers.some((f) => f.followers === null) ||
+    (facts.holdings ?? []).some((h) => h.unknown || h.decimals === null);
   return { decisions: evaluateRoleRules(rules, facts, member.nowSec), failed };
 }
 

@@ -81,6 +81,9 @@ export interface DecisionWhy {
     | 'ruleNameAge'
     | 'ruleNameExpiry'
     | 'ruleFollowers'
+    | 'ruleToken'
+    | 'ruleNft'
+    | 'holdingsFailed'
     | 'ruleAll'
     | 'ruleAny';
   /** The message's arguments; `tooNew` carries `at` (ms), which render shows as a Discord date. */

@@ -1,6 +1,6 @@
 /** `/dashboard/:guildId/rules`: the server's role rules, a rule previewed before it is applied, removed. */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { RULE_KINDS, type RuleMatch } from '../../gating/rules/roleRules.ts';
+import { MAX_RULE_VALUE, RULE_KINDS, type RuleMatch } from '../../gating/rules/roleRules.ts';
 import { loadRoleRules } from '../../gating/rules/ruleReads.ts';
 import type { MessageKey } from '../../i18n/index.ts';
 import { notice } from '../pages/dashboardParts.ts';
@@ -9,7 +9,6 @@ import { text } from '../pages/words.ts';
 import { type DashboardContext, formOf } from './context.ts';
 import { type GuildContext, guildRouter } from './guildGate.ts';
 
-const MAX_VALUE = 40;
 const MAX_RULE_OPTION = 120;
 
 type RulesExtra = {
@@ -52,7 +51,7 @@ export function registerRulesRoutes(app: FastifyInstance, dash: DashboardContext
       rulesPage(ctx, reply, 400, { form, notice: notice('error', text(ctx.frame.locale, key)) });
     if (!ctx.roles.some((r) => r.id === form.roleId)) return bad('web.dashboard.bad.role');
     if (!(RULE_KINDS as readonly string[]).includes(form.kind)) return bad('web.dashboard.bad.kind');
-    if (form.value === '' || form.value.length > MAX_VALUE) return bad('web.dashboard.bad.value');
+    if (form.value === '' || form.value.length > MAX_RULE_VALUE) return bad('web.dashboard.bad.value');
     const answer = await ctx.run({
       op: 'rulePreview',
       actorId: ctx.session.userId,

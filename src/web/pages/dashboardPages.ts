@@ -325,6 +325,8 @@ function statusHtml(
       `<a href="${escapeHtml(heldLink)}">${text(locale, 'web.dashboard.health.held', { count: status.heldRemovals })}</a>`,
     );
   if (!status.signingLinksBound) items.push(text(locale, 'web.dashboard.health.signingLinks'));
+  const chains = (status.failingChains ?? []).join(', ');
+  if (chains) items.push(text(locale, 'web.dashboard.health.chainsFailing', { chains }));
   const problems =
     items.length === 0
       ? notice('success', text(locale, 'web.dashboard.health.ok'))

@@ -11,6 +11,7 @@ import { type MessageKey, t } from '../../i18n/index.ts';
 import { type NumberFormatter, numberFormat } from '../../i18n/numbers.ts';
 import { roleBeyondText, roleProblemText } from '../../render/gatingNotices.ts';
 import { conditionText, ruleKindText } from '../../render/gatingRule.ts';
+import { holdingRefusalText } from '../../render/holdingRules.ts';
 import type { GuildSettings } from '../../store/types.ts';
 import { escapeHtml, text } from './words.ts';
 
@@ -94,6 +95,8 @@ export function ruleConditionsText(rule: RoleRule, locale: string): string {
 export function ruleRefusalHtml(refusal: RuleRefusal, names: DashboardNames, locale: string): string {
   switch (refusal.code) {
     case 'bad_condition':
+      if (refusal.refusal.code === 'bad_holding')
+        return escapeHtml(holdingRefusalText(refusal.refusal, locale));
       return escapeHtml(
         refusal.refusal.code === 'unknown_kind'
           ? t(locale, 'gating.rule.badKind')
@@ -107,6 +110,10 @@ export function ruleRefusalHtml(refusal: RuleRefusal, names: DashboardNames, loc
       return escapeHtml(t(locale, 'gating.rule.tooMany', { max: refusal.max }));
     case 'role_problems':
       return `${text(locale, 'gating.rule.nothingStored')}${problemsHtml(refusal.problems, locale)}`;
+    case 'chain_not_configured':
+    case 'not_a_token':
+    case 'chain_failed':
+      return escapeHtml(holdingRefusalText(refusal, locale));
   }
 }
 

@@ -5,7 +5,13 @@
  */
 import type { DashboardAnswer } from '../../gating/dashboard/types.ts';
 import type { RuleAddResult, RuleRemoveResult } from '../../gating/ruleGating.ts';
-import { conditionKey, type RoleRule, RULE_KINDS, RULE_MATCHES } from '../../gating/rules/roleRules.ts';
+import {
+  conditionKey,
+  MAX_RULE_VALUE,
+  type RoleRule,
+  RULE_KINDS,
+  RULE_MATCHES,
+} from '../../gating/rules/roleRules.ts';
 import { t } from '../../i18n/index.ts';
 import { conditionText, ruleKindText } from '../../render/gatingRule.ts';
 import type { GuildSettings } from '../../store/types.ts';
@@ -156,7 +162,7 @@ function addForm(p: RulesPage): string {
     `<select id="rule-role" name="role" required>${roles}</select></div>` +
     `<div><label for="rule-kind">${text(locale, 'web.dashboard.rules.add.kind')}</label><select id="rule-kind" name="kind" required>${kinds}</select></div>` +
     `<div><label for="rule-value">${text(locale, 'web.dashboard.rules.add.value')}</label>` +
-    `<input id="rule-value" name="value" required maxlength="40" value="${escapeHtml(form.value)}" aria-describedby="rule-value-hint">` +
+    `<input id="rule-value" name="value" required maxlength="${MAX_RULE_VALUE}" value="${escapeHtml(form.value)}" aria-describedby="rule-value-hint">` +
     `<div id="rule-value-hint" class="muted">${text(locale, 'web.dashboard.rules.add.valueHint')}</div></div>` +
     `<div><label for="rule-match">${text(locale, 'web.dashboard.rules.add.match')}</label><select id="rule-match" name="match">${matches}</select></div></div>` +
     `<div class="actions"><button type="submit">${text(locale, 'web.dashboard.rules.add.preview')}</button></div></form>`

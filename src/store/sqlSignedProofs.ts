@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AccountProofStore } from './accountProofTypes.ts';
-import { createSqlAccountProofs } from './sqlAccountProofs.ts';
 import { type Row, type SqlDriver, toStorableJson } from './sql.ts';
+import { createSqlAccountProofs } from './sqlAccountProofs.ts';
 import type { JsonValue, NonceRecord, SignedProofStore } from './types.ts';
 
 /**

@@ -1,0 +1,319 @@
+/**
+ * Prove once, bring it anywhere (issue #36), end to end through the stand-ins with three gating servers
+ * (A, the harness's; B and C added here). Each attack sits next to its honest control: a proof belongs to
+ * the account that signed, a server sees it only once the member brings it (or shares), removal is
+ * scoped, a record is read again where it is used, and sharing is opt-in.
+ */
+import type { APIApplicationCommandInteractionDataOption } from 'discord-api-types/v10';
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
+import { afterEach, describe, expect, it } from 'vitest';
+import { memberJoined } from '../../fakes/discord/client.ts';
+import type { FakeMessage } from '../../fakes/discord/server.ts';
+import { ensProfile, gatingCredentials } from '../../fakes/web3bio/builders.ts';
+import {
+  addIdentity,
+  closeGating,
+  embedOf,
+  type GatingHarness,
+  hasRole,
+  PUBLIC_URL,
+  seen,
+  setup,
+  signFromReply,
+  startGating,
+  waitFor,
+} from './gatingHarness.ts';
+import { ALICE, BOB, isEphemeral, visibleMessage } from './harness.ts';
+
+afterEach(closeGating);
+
+interface Server {
+  id: string;
+  ownerId: string;
+  humanRoleId: string;
+}
+
+const MEMBERS = [
+  { id: ALICE, username: 'alice' },
+  { id: BOB, username: 'bob' },
+];
+
+/** Another server with the bot and gating set up (its human role), with `members` in it. */
+async function addServer(g: GatingHarness, name: string, members = MEMBERS): Promise<Server> {
+  const guild = g.h.discord.addGuild({ name });
+  const human = g.h.discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
+  for (const m of members) g.h.discord.addMember(guild.id, m);
+  await waitFor(
+    () => g.h.bot.client.guilds.cache.get(guild.id)?.roles.cache.has(human.id) === true,
+    `${name} and its role to reach the client`,
+  );
+  const server = { id: guild.id, ownerId: guild.ownerId, humanRoleId: human.id };
+  const done = await runIn(g, server, server.ownerId, 'gating', [
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      name: 'setup',
+      options: [{ type: ApplicationCommandOptionType.Role, name: 'human-role', value: human.id }],
+    } as never,
+  ]);
+  expect(embedOf(done).title).not.toContain('❌');
+  return server;
+}
+
+const serverA = (g: GatingHarness): Server => ({
+  id: g.guildId,
+  ownerId: g.ownerId,
+  humanRoleId: g.humanRoleId,
+});
+
+async function runIn(
+  g: GatingHarness,
+  server: Server | null,
+  userId: string,
+  name: string,
+  options: APIApplicationCommandInteractionDataOption[] = [],
+): Promise<FakeMessage> {
+  const result = await g.h.discord.runCommand({
+    name,
+    userId,
+    guildId: server?.id ?? null,
+    options,
+    timeoutMs: 15_000,
+  });
+  if (server) await g.gating.service.idle(server.id);
+  return visibleMessage(result);
+}
+
+const text = (name: string, value: string | boolean): APIApplicationCommandInteractionDataOption =>
+  ({
+    type:
+      typeof value === 'boolean' ? ApplicationCommandOptionType.Boolean : ApplicationCommandOptionType.String,
+    name,
+    value,
+  }) as APIApplicationCommandInteractionDataOption;
+
+const verifyIn = (g: GatingHarness, server: Server, userId: string, identity: string) =>
+  runIn(g, server, userId, 'verify', [text('identity', identity)]);
+
+function holds(g: GatingHarness, server: Server, userId: string): boolean {
+  return (
+    g.h.discord.state.guilds.get(server.id)?.members.get(userId)?.roles.includes(server.humanRoleId) ?? false
+  );
+}
+
+function signingLinkIn(reply: FakeMessage): string | undefined {
+  return JSON.stringify(reply.components ?? []).match(/"url":"([^"]+)"/)?.[1];
+}
+
+/** A fresh wallet with a human credential on the stand-in Web3.bio. */
+function humanWallet(g: GatingHarness) {
+  const wallet = privateKeyToAccount(generatePrivateKey());
+  const address = wallet.address.toLowerCase();
+  g.h.upstream.world.setCredentials(address, gatingCredentials(address, { human: true }));
+  return { wallet, address };
+}
+
+/** `userId` proves `wallet` by signature in server A (the signing link, then the signature). */
+async function signInA(g: GatingHarness, userId: string, w: ReturnType<typeof humanWallet>) {
+  const reply = await verifyIn(g, serverA(g), userId, w.wallet.address);
+  expect(signingLinkIn(reply)?.startsWith(`${PUBLIC_URL}/verify/`)).toBe(true);
+  const signed = await signFromReply(g, reply, w.wallet);
+  expect(signed.body.ok).toBe(true);
+  await g.gating.service.idle(g.guildId);
+  expect(hasRole(g, userId, g.humanRoleId)).toBe(true);
+}
+
+const linksIn = async (g: GatingHarness, server: Server, userId: string) =>
+  (await g.gating.store.getUserLinks(server.id, userId)).filter((l) => l.releasedAt === null);
+
+describe('prove once, bring it anywhere (issue #36)', () => {
+  it('signed in A, brought to B with /verify: no signing link, the role in B; before that B sees none of it; another account must sign', async () => {
+    const g = await startGating();
+    await setup(g);
+    const b = await addServer(g, 'Server B');
+    const w = humanWallet(g);
+    await signInA(g, ALICE, w);
+
+    // B learns nothing until she brings it: its check, its links, its roles.
+    const check = await runIn(g, b, b.ownerId, 'gating', [
+      {
+        type: ApplicationCommandOptionType.Subcommand,
+        name: 'check',
+        options: [{ type: ApplicationCommandOptionType.User, name: 'member', value: ALICE }],
+      } as never,
+    ]);
+    expect(seen(check)).toContain('has no proven web3 identity in this server');
+    expect(seen(check)).not.toContain(w.address);
+    expect(await linksIn(g, b, ALICE)).toEqual([]);
+    expect(holds(g, b, ALICE)).toBe(false);
+
+    // The attack: Bob asks B for her wallet. He must sign (he cannot), nothing is linked for him.
+    const bobs = await verifyIn(g, b, BOB, w.wallet.address);
+    expect(signingLinkIn(bobs)).toBeDefined();
+    expect(await linksIn(g, b, BOB)).toEqual([]);
+    expect(holds(g, b, BOB)).toBe(false);
+
+    // The honest member: linked at once, no signing link, the reply says it was proven before.
+    const brought = await verifyIn(g, b, ALICE, w.wallet.address);
+    expect(isEphemeral(brought)).toBe(true);
+    expect(embedOf(brought).title).toBe('Verified');
+    expect(seen(brought)).toContain(
+      'was proven before by your own signature and now counts in this server too',
+    );
+    expect(signingLinkIn(brought)).toBeUndefined();
+    expect(JSON.stringify(brought.components)).toContain('Use my proofs in all my servers');
+    expect(holds(g, b, ALICE)).toBe(true);
+    const [link] = await linksIn(g, b, ALICE);
+    expect(link).toMatchObject({ identity: w.address, proofMethod: 'signature', address: w.address });
+
+    // Now B's check shows it.
+    const after = await runIn(g, b, b.ownerId, 'gating', [
+      {
+        type: ApplicationCommandOptionType.Subcommand,
+        name: 'check',
+        options: [{ type: ApplicationCommandOptionType.User, name: 'member', value: ALICE }],
+      } as never,
+    ]);
+    expect(seen(after)).toContain(w.address);
+  });
+
+  it('/verify with no identity lists her proof as "Use X here"; one click links it; a member with none is told how to prove one', async () => {
+    const g = await startGating();
+    await setup(g);
+    const b = await addServer(g, 'Server B');
+    const w = humanWallet(g);
+    await signInA(g, ALICE, w);
+
+    const none = await runIn(g, b, BOB, 'verify');
+    expect(isEphemeral(none)).toBe(true);
+    expect(embedOf(none).title).toBe('No proof by signature yet');
+    expect(JSON.stringify(none.components)).toContain('Prove a new identity');
+    expect(JSON.stringify(none.components)).not.toContain(w.address);
+
+    const listed = await runIn(g, b, ALICE, 'verify');
+    expect(isEphemeral(listed)).toBe(true);
+    expect(embedOf(listed).title).toBe('Your proven identities');
+    expect(JSON.stringify(listed.components)).toContain(`Use ${w.address} here`);
+    expect(await linksIn(g, b, ALICE)).toEqual([]);
+
+    const clicked = visibleMessage(
+      await g.h.click(listed, `verify|use|${w.address}`, undefined, { userId: ALICE }),
+    );
+    await g.gating.service.idle(b.id);
+    expect(seen(clicked)).toContain('now counts in this server too');
+    expect(holds(g, b, ALICE)).toBe(true);
+    expect((await linksIn(g, b, ALICE)).map((l) => l.identity)).toEqual([w.address]);
+
+    // Her suggestions start with her own proof; Bob is never offered it.
+    const typed = async (userId: string) => {
+      const result = await g.h.discord.typeInOption({
+        name: 'verify',
+        focused: 'identity',
+        value: '',
+        userId,
+        guildId: b.id,
+        options: [],
+      });
+      return ((result.callbacks[0]?.data?.choices ?? []) as { value: string }[]).map((c) => c.value);
+    };
+    expect((await typed(ALICE))[0]).toBe(w.address);
+    expect(await typed(BOB)).not.toContain(w.address);
+  });
+
+  it('/unverify in B leaves A untouched; everywhere:true (the default in a DM) removes it in A too, and from the account', async () => {
+    const g = await startGating();
+    await setup(g);
+    const a = serverA(g);
+    const b = await addServer(g, 'Server B');
+    const w = humanWallet(g);
+    await signInA(g, ALICE, w);
+    await verifyIn(g, b, ALICE, w.wallet.address);
+    expect(holds(g, b, ALICE)).toBe(true);
+
+    const here = await runIn(g, b, ALICE, 'unverify', [text('identity', w.address)]);
+    expect(embedOf(here).title).toBe('Unlinked');
+    expect(await linksIn(g, b, ALICE)).toEqual([]);
+    await waitFor(() => !holds(g, b, ALICE), 'the role to leave B');
+    expect((await linksIn(g, a, ALICE)).map((l) => l.identity)).toEqual([w.address]);
+    expect(holds(g, a, ALICE)).toBe(true);
+    expect((await g.gating.store.accountProofsOf(ALICE)).map((p) => p.subject)).toEqual([w.address]);
+
+    // Brought back in one command, then removed everywhere from a DM with the bot.
+    await verifyIn(g, b, ALICE, w.wallet.address);
+    expect(holds(g, b, ALICE)).toBe(true);
+    const everywhere = await runIn(g, null, ALICE, 'unverify', [text('identity', w.address)]);
+    await g.gating.service.idle(a.id);
+    await g.gating.service.idle(b.id);
+    expect(seen(everywhere)).toContain('removed from your account and from 2 servers');
+    expect(await linksIn(g, a, ALICE)).toEqual([]);
+    expect(await linksIn(g, b, ALICE)).toEqual([]);
+    expect(await g.gating.store.accountProofsOf(ALICE)).toEqual([]);
+    await waitFor(() => !holds(g, a, ALICE) && !holds(g, b, ALICE), 'the roles to leave A and B');
+
+    // Gone everywhere: B asks for a signature again.
+    expect(signingLinkIn(await verifyIn(g, b, ALICE, w.wallet.address))).toBeDefined();
+  });
+
+  it('a record that no longer names her is not carried to another server; one that still does is read again and linked', async () => {
+    const g = await startGating();
+    await setup(g);
+    const b = await addServer(g, 'Server B');
+    const c = await addServer(g, 'Server C');
+    const address = addIdentity(g, 'alice.eth', { discordHandle: 'alice', human: true });
+    const inA = await verifyIn(g, serverA(g), ALICE, 'alice.eth');
+    expect(embedOf(inA).title).toBe('Verified');
+
+    // Control: in B the record still names her, read again there.
+    const inB = await verifyIn(g, b, ALICE, 'alice.eth');
+    expect(embedOf(inB).title).toBe('Verified');
+    expect((await linksIn(g, b, ALICE))[0]?.proofMethod).toBe('record');
+    expect(await g.gating.store.accountProofsOf(ALICE)).toEqual([]);
+
+    // The record now names someone else: C gets no link, only a signing link for the wallet.
+    g.h.upstream.world.addProfile(ensProfile('alice.eth', address, 'mallory'));
+    const inC = await verifyIn(g, c, ALICE, 'alice.eth');
+    expect(embedOf(inC).title).not.toBe('Verified');
+    expect(signingLinkIn(inC)).toBeDefined();
+    expect(await linksIn(g, c, ALICE)).toEqual([]);
+    expect(holds(g, c, ALICE)).toBe(false);
+  });
+
+  it('with share:all-servers, joining C gives her the role with no command; a member who did not opt in gets nothing', async () => {
+    const g = await startGating();
+    await setup(g);
+    const c = await addServer(g, 'Server C', []);
+    const alices = humanWallet(g);
+    const bobs = humanWallet(g);
+    await signInA(g, ALICE, alices);
+    await signInA(g, BOB, bobs);
+    const shared = await runIn(g, serverA(g), ALICE, 'verify', [text('share', 'all-servers')]);
+    expect(embedOf(shared).title).toBe('Sharing is on');
+
+    const join = async (userId: string, username: string) => {
+      const joined = memberJoined(g.h.bot.client, c.id, userId);
+      g.h.discord.addMember(c.id, { id: userId, username }, { dispatchJoin: true });
+      await joined;
+    };
+    await join(BOB, 'bob');
+    await join(ALICE, 'alice');
+    await waitFor(() => holds(g, c, ALICE), 'her role in C', 60_000);
+    expect((await linksIn(g, c, ALICE)).map((l) => [l.identity, l.proofMethod])).toEqual([
+      [alices.address, 'signature'],
+    ]);
+    await g.gating.service.idle(c.id);
+    expect(await linksIn(g, c, BOB)).toEqual([]);
+    expect(holds(g, c, BOB)).toBe(false);
+
+    // /whoami in A lists her proof with the servers it counts in.
+    const whoami = await runIn(g, serverA(g), ALICE, 'whoami');
+    expect(seen(whoami)).toContain('Proven by your signature');
+    expect(seen(whoami)).toMatch(
+      /counts in \*\*E2E Guild\*\*, \*\*Server C\*\*|counts in \*\*Server C\*\*, \*\*E2E Guild\*\*/,
+    );
+
+    // share:this-server turns it off: a later server learns nothing by itself.
+    const off = await runIn(g, serverA(g), ALICE, 'verify', [text('share', 'this-server')]);
+    expect(embedOf(off).title).toBe('Sharing is off');
+    expect(await g.gating.store.sharesProofs(ALICE)).toBe(false);
+  });
+});

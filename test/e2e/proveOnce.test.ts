@@ -95,6 +95,16 @@ const text = (name: string, value: string | boolean): APIApplicationCommandInter
 const verifyIn = (g: GatingHarness, server: Server, userId: string, identity: string) =>
   runIn(g, server, userId, 'verify', [text('identity', identity)]);
 
+/** `/gating check member:` by the server's owner. */
+const checkIn = (g: GatingHarness, server: Server, member: string) =>
+  runIn(g, server, server.ownerId, 'gating', [
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      name: 'check',
+      options: [{ type: ApplicationCommandOptionType.User, name: 'member', value: member }],
+    } as never,
+  ]);
+
 function holds(g: GatingHarness, server: Server, userId: string): boolean {
   return (
     g.h.discord.state.guilds.get(server.id)?.members.get(userId)?.roles.includes(server.humanRoleId) ?? false
@@ -135,13 +145,7 @@ describe('prove once, bring it anywhere (issue #36)', () => {
     await signInA(g, ALICE, w);
 
     // B learns nothing until she brings it: its check, its links, its roles.
-    const check = await runIn(g, b, b.ownerId, 'gating', [
-      {
-        type: ApplicationCommandOptionType.Subcommand,
-        name: 'check',
-        options: [{ type: ApplicationCommandOptionType.User, name: 'member', value: ALICE }],
-      } as never,
-    ]);
+    const check = await checkIn(g, b, ALICE);
     expect(seen(check)).toContain('has no proven web3 identity in this server');
     expect(seen(check)).not.toContain(w.address);
     expect(await linksIn(g, b, ALICE)).toEqual([]);
@@ -167,13 +171,7 @@ describe('prove once, bring it anywhere (issue #36)', () => {
     expect(link).toMatchObject({ identity: w.address, proofMethod: 'signature', address: w.address });
 
     // Now B's check shows it.
-    const after = await runIn(g, b, b.ownerId, 'gating', [
-      {
-        type: ApplicationCommandOptionType.Subcommand,
-        name: 'check',
-        options: [{ type: ApplicationCommandOptionType.User, name: 'member', value: ALICE }],
-      } as never,
-    ]);
+    const after = await checkIn(g, b, ALICE);
     expect(seen(after)).toContain(w.address);
   });
 

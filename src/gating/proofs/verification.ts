@@ -66,7 +66,10 @@ export class Verification {
     this.carrier = new ProofCarrier({ ...options, verification: this });
     // A member who shares their proofs brings them to a server they join; the join syncs them next.
     options.members.onJoining((guildId, userId) =>
-      this.carrier.bringShared(guildId, userId, { sync: false }),
+      this.carrier.bringShared(guildId, userId, { sync: false }).catch((error: unknown) => {
+        // The join's own sync still runs: what the member linked here before still counts.
+        this.#logger.warn({ err: error, guildId, userId }, 'bringing shared proofs on join failed');
+      }),
     );
   }
 

@@ -98,10 +98,11 @@ export default {
     const identity = typeof options.identity === 'string' ? options.identity.trim() : '';
     const share = options.share === 'all-servers' || options.share === 'this-server' ? options.share : null;
     if (!identity) return share ? setSharing(share === 'all-servers', ctx) : proofChoices(ctx);
-    const reply = await verify(identity, ctx);
-    if (!share) return reply;
+    if (!share) return verify(identity, ctx);
+    // Sharing first: the answer keeps its own buttons (a signing link), and offers no share button again.
     const shared = await setSharing(share === 'all-servers', ctx);
-    return { ...reply, components: [], embeds: [...(reply.embeds ?? []), ...(shared.embeds ?? [])] };
+    const reply = await verify(identity, ctx);
+    return { ...reply, embeds: [...(reply.embeds ?? []), ...(shared.embeds ?? [])] };
   },
   // The member's own proofs first (only they see their suggestions), then their lookups.
   suggest: {

@@ -252,6 +252,31 @@ describe('prove once, bring it anywhere (issue #36)', () => {
     expect(signingLinkIn(await verifyIn(g, b, ALICE, w.wallet.address))).toBeDefined();
   });
 
+  it('another account that signs for her wallet itself takes it everywhere; without its own signature it gets nothing', async () => {
+    const g = await startGating();
+    await setup(g);
+    const b = await addServer(g, 'Server B');
+    const c = await addServer(g, 'Server C');
+    const w = humanWallet(g);
+    await signInA(g, ALICE, w);
+    await verifyIn(g, b, ALICE, w.wallet.address);
+    expect(holds(g, b, ALICE)).toBe(true);
+
+    // Bob's account asks C for her wallet: a signing link, nothing linked (the attack without the key).
+    expect(signingLinkIn(await verifyIn(g, c, BOB, w.wallet.address))).toBeDefined();
+    expect(await linksIn(g, c, BOB)).toEqual([]);
+
+    // An alt holding the same key signs in A: the wallet now backs his account, in every server.
+    await signInA(g, BOB, w);
+    expect((await g.gating.store.accountProofsOf(BOB)).map((p) => p.subject)).toEqual([w.address]);
+    expect(await g.gating.store.accountProofsOf(ALICE)).toEqual([]);
+    await g.gating.service.idle(b.id);
+    expect(await linksIn(g, b, ALICE)).toEqual([]);
+    await waitFor(() => !holds(g, b, ALICE), 'her role to leave B');
+    // She can no longer bring it: C asks her to sign.
+    expect(signingLinkIn(await verifyIn(g, c, ALICE, w.wallet.address))).toBeDefined();
+  });
+
   it('a record that no longer names her is not carried to another server; one that still does is read again and linked', async () => {
     const g = await startGating();
     await setup(g);
@@ -308,6 +333,16 @@ describe('prove once, bring it anywhere (issue #36)', () => {
     expect(seen(whoami)).toMatch(
       /counts in \*\*E2E Guild\*\*, \*\*Server C\*\*|counts in \*\*Server C\*\*, \*\*E2E Guild\*\*/,
     );
+
+    // Bob turns sharing on with the button under a proof's answer: now his proof follows him to C too.
+    const bobsAnswer = await verifyIn(g, serverA(g), BOB, bobs.wallet.address);
+    const shareClick = visibleMessage(
+      await g.h.click(bobsAnswer, 'verify|share', undefined, { userId: BOB }),
+    );
+    await g.gating.service.idle(c.id);
+    expect(embedOf(shareClick).title).toBe('Sharing is on');
+    expect(seen(shareClick)).toContain('1 server added now');
+    await waitFor(() => holds(g, c, BOB), 'his role in C after sharing', 60_000);
 
     // share:this-server turns it off: a later server learns nothing by itself.
     const off = await runIn(g, serverA(g), ALICE, 'verify', [text('share', 'this-server')]);

@@ -74,7 +74,8 @@ export function sharedIdentityOf(proof: AccountProof): { identity: string; platf
 /**
  * After a signature linked its identity in a server: the proof belongs to the account too. Another
  * account's proof of the wallet made after this signature's challenge stands (a race: the first wins).
- * A failure here costs only a signature later, never the link just made.
+ * A failure here costs only a signature later, never the link just made. Returns the account that held
+ * the proof before, if another.
  */
 export async function rememberAccountProof(
   store: Pick<GatingStore, 'saveAccountProof'>,
@@ -87,7 +88,7 @@ export async function rememberAccountProof(
     provenAt: number;
     challengeIssuedAt: number;
   },
-): Promise<void> {
+): Promise<string | null> {
   const { record } = p;
   const subject = accountSubjectOf(record, p.address);
   const log = { guildId: record.guildId, userId: record.userId };
@@ -103,10 +104,15 @@ export async function rememberAccountProof(
       },
       { challengeIssuedAt: p.challengeIssuedAt },
     );
-    if ('refusal' in saved) logger.info(log, 'account proof not kept: another account proved it since');
-    else if (saved.displacedUserId !== null)
+    if ('refusal' in saved) {
+      logger.info(log, 'account proof not kept: another account proved it since');
+      return null;
+    }
+    if (saved.displacedUserId !== null)
       logger.info({ ...log, from: saved.displacedUserId }, 'account proof moved to the account that signed');
+    return saved.displacedUserId;
   } catch (error) {
     logger.warn({ ...log, err: error }, 'could not keep the account proof');
+    return null;
   }
 }

@@ -24,7 +24,7 @@ export interface ProofLinker {
     guildId: string,
     userId: string,
     names?: readonly string[],
-    o?: { everywhere?: boolean },
+    o?: { everywhere?: boolean; reason?: string },
   ): Promise<number>;
 }
 
@@ -143,6 +143,30 @@ export class ProofCarrier {
       }
     }
     return servers;
+  }
+
+  /**
+   * Another account proved `subject` by its own signature: the account that held it loses every link it
+   * carries, in every server (one wallet backs one Discord account app-wide). Roles follow in each.
+   */
+  async releaseTaken(userId: string, subject: string): Promise<number> {
+    const taken: AccountProof = {
+      subject,
+      userId,
+      identity: subject,
+      platform: '',
+      address: subject,
+      provenAt: 0,
+    };
+    const byGuild = new Map<string, string[]>();
+    for (const link of await this.#o.store.getLinksOfUser(userId))
+      if (linkCarries(link, taken))
+        byGuild.set(link.guildId, [...(byGuild.get(link.guildId) ?? []), link.identity]);
+    let released = 0;
+    const reason = `its wallet ${subject} was proven by another account with a signature`;
+    for (const [guildId, identities] of byGuild)
+      released += await this.#o.verification.unverify(guildId, userId, identities, { reason });
+    return released;
   }
 
   /**

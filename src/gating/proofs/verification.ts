@@ -15,7 +15,7 @@ import type { RoleWorker } from '../roles/roleWorker.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
 import { type RecordRead, resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
 import type { MemberSync, SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
-import { accountProofsOf, proofOfAny, rememberAccountProof } from './accountProofs.ts';
+import { accountProofsOf, accountSubjectOf, proofOfAny, rememberAccountProof } from './accountProofs.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, type SiweConfig } from './challengeMessage.ts';
 import { createFarcasterFlow, fidIdentity, fidOf } from './farcasterSignIn.ts';
 import { clearDueCheck, type LinkBook } from './linkBook.ts';
@@ -196,12 +196,15 @@ export class Verification {
     );
     if ('refusal' in linked) return { ok: false, refusal: linked.refusal };
     await this.#syncAfterLink(record.guildId, record.userId, linked.link.provenAt);
-    await rememberAccountProof(this.#store, this.#logger, {
+    const displaced = await rememberAccountProof(this.#store, this.#logger, {
       record,
       ...proven,
       provenAt: linked.link.provenAt,
       challengeIssuedAt,
     });
+    // One wallet backs one Discord account app-wide: the account that proved it before loses it everywhere.
+    if (displaced !== null)
+      await this.carrier.releaseTaken(displaced, accountSubjectOf(record, proven.address));
     return { ok: true };
   }
 
@@ -288,12 +291,14 @@ export class Verification {
     guildId: string,
     userId: string,
     names?: readonly string[],
-    o: { everywhere?: boolean } = {},
+    o: { everywhere?: boolean; reason?: string } = {},
   ): Promise<number> {
     const links = await this.#store.getUserLinks(guildId, userId);
-    const why = o.everywhere
-      ? 'removed by the member everywhere with /unverify everywhere:true'
-      : 'removed by the member with /unverify';
+    const why =
+      o.reason ??
+      (o.everywhere
+        ? 'removed by the member everywhere with /unverify everywhere:true'
+        : 'removed by the member with /unverify');
     let removed = 0;
     for (const link of links) {
       if (link.releasedAt !== null || (names !== undefined && !names.includes(link.identity))) continue;

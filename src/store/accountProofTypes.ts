@@ -32,6 +32,8 @@ export interface AccountProofStore {
     proof: AccountProof,
     opts?: { challengeIssuedAt?: number },
   ): Promise<{ displacedUserId: string | null } | { refusal: 'raced' }>;
+  /** Who proved a subject (an address, a `farcaster,#fid`), app-wide. */
+  getAccountProof(subject: string): Promise<AccountProof | undefined>;
   /** The account's proofs, oldest first. */
   accountProofsOf(userId: string): Promise<AccountProof[]>;
   /** Delete the account's proofs (those whose identity or subject is in `names`, or all); returns them. */

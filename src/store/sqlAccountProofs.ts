@@ -60,6 +60,11 @@ export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
       });
     },
 
+    async getAccountProof(subject) {
+      const [row] = await driver.query('SELECT * FROM account_proofs WHERE subject = $1', [subject]);
+      return row ? toProof(row) : undefined;
+    },
+
     async accountProofsOf(userId) {
       const rows = await driver.query(
         'SELECT * FROM account_proofs WHERE user_id = $1 ORDER BY proven_at, subject',

@@ -194,15 +194,7 @@ describe('prove once, bring it anywhere (issue #36)', () => {
     expect(JSON.stringify(listed.components)).toContain(`Use ${w.address} here`);
     expect(await linksIn(g, b, ALICE)).toEqual([]);
 
-    const clicked = visibleMessage(
-      await g.h.click(listed, `verify|use|${w.address}`, undefined, { userId: ALICE }),
-    );
-    await g.gating.service.idle(b.id);
-    expect(seen(clicked)).toContain('now counts in this server too');
-    expect(holds(g, b, ALICE)).toBe(true);
-    expect((await linksIn(g, b, ALICE)).map((l) => l.identity)).toEqual([w.address]);
-
-    // Her suggestions start with her own proof; Bob is never offered it.
+    // Before she brings it, her suggestions in B start with her own proof; Bob is never offered it.
     const typed = async (userId: string) => {
       const result = await g.h.discord.typeInOption({
         name: 'verify',
@@ -216,6 +208,14 @@ describe('prove once, bring it anywhere (issue #36)', () => {
     };
     expect((await typed(ALICE))[0]).toBe(w.address);
     expect(await typed(BOB)).not.toContain(w.address);
+
+    const clicked = visibleMessage(
+      await g.h.click(listed, `verify|use|${w.address}`, undefined, { userId: ALICE }),
+    );
+    await g.gating.service.idle(b.id);
+    expect(seen(clicked)).toContain('now counts in this server too');
+    expect(holds(g, b, ALICE)).toBe(true);
+    expect((await linksIn(g, b, ALICE)).map((l) => l.identity)).toEqual([w.address]);
   });
 
   it('/unverify in B leaves A untouched; everywhere:true (the default in a DM) removes it in A too, and from the account', async () => {

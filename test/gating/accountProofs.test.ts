@@ -3,13 +3,19 @@
  * may use, what a shared proof is linked as, and which links carry a proof; and the render of the
  * member's choices, sharing and /whoami lines (hostile names inert, Discord's limits kept).
  */
-import { describe, expect, it } from 'vitest';
-import { accountSubjectOf, proofOfAny, sharedIdentityOf } from '../../src/gating/proofs/accountProofs.ts';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  accountProofsOf,
+  accountSubjectOf,
+  proofOfAny,
+  sharedIdentityOf,
+} from '../../src/gating/proofs/accountProofs.ts';
 import { linkCarries } from '../../src/gating/proofs/proofCarrier.ts';
 import { proofsField, renderProofChoices, renderSharing } from '../../src/render/accountProofs.ts';
 import type { RenderContext } from '../../src/render/types.ts';
-import type { AccountProof, LinkRecord } from '../../src/store/types.ts';
+import type { AccountProof, LinkRecord, RoleConnectionInput } from '../../src/store/types.ts';
 import { assertWithinDiscordLimits } from '../render/limits.ts';
+import { sqliteHarness } from '../store/harness.ts';
 
 const EVM = '0x00000000000000000000000000000000000000a1';
 const EVM_MIXED_CASE = '0x00000000000000000000000000000000000000A1';
@@ -120,5 +126,45 @@ describe('render: the member’s proofs', () => {
     expect(JSON.stringify(renderSharing(false, 0, render).embeds)).toContain(
       'keep them until you remove them',
     );
+  });
+});
+
+describe('the Linked Roles page’s proof is the account’s too (SQLite store)', () => {
+  const h = sqliteHarness();
+  afterAll(() => h.cleanup());
+  const connection = (over: Partial<RoleConnectionInput> = {}): RoleConnectionInput => ({
+    userId: 'alice',
+    identity: 'alice.eth',
+    platform: 'ens',
+    address: EVM,
+    proofMethod: 'signature',
+    provenAt: 5,
+    sealedAccessToken: null,
+    sealedRefreshToken: null,
+    accessExpiresAt: 0,
+    metadata: null,
+    writtenAt: null,
+    staleSince: null,
+    ...over,
+  });
+
+  it('a signature there counts as an account proof; a record proof, a released one, or a wallet another account proved does not', async () => {
+    await h.fresh();
+    const store = await h.open({ now: () => 10 });
+    await store.proveRoleConnection(connection(), { reason: 'test' });
+    expect((await accountProofsOf(store, 'alice')).map((p) => [p.subject, p.identity])).toEqual([
+      [EVM, 'alice.eth'],
+    ]);
+
+    // Bob's own signature in a server took the wallet: it is his account's, not hers.
+    await store.saveAccountProof(proof({ userId: 'bob', provenAt: 9 }));
+    expect(await accountProofsOf(store, 'alice')).toEqual([]);
+    await store.removeAccountProofs('bob');
+
+    await store.releaseRoleConnection('alice', 'the record no longer names her', 11);
+    expect(await accountProofsOf(store, 'alice')).toEqual([]);
+
+    await store.proveRoleConnection(connection({ proofMethod: 'record', provenAt: 12 }), { reason: 'test' });
+    expect(await accountProofsOf(store, 'alice')).toEqual([]);
   });
 });

@@ -45,12 +45,15 @@ describe.each(harnesses)('account proofs (%s)', (_name, makeHarness) => {
     });
     expect((await store.accountProofsOf('alice')).map((p) => p.subject)).toEqual([WALLET]);
     expect(await store.accountProofsOf('mallory')).toEqual([]);
+    expect((await store.getAccountProof(WALLET))?.userId).toBe('alice');
     // Honest control: a later signature by another account (its own proof) takes the wallet.
     expect(await store.saveAccountProof(proof('bob', T0 + 10), { challengeIssuedAt: T0 + 1 })).toEqual({
       displacedUserId: 'alice',
     });
     expect(await store.accountProofsOf('alice')).toEqual([]);
     expect(await store.accountProofsOf('bob')).toEqual([proof('bob', T0 + 10)]);
+    expect(await store.getAccountProof(WALLET)).toEqual(proof('bob', T0 + 10));
+    expect(await store.getAccountProof('farcaster,#404')).toBeUndefined();
   });
 
   it('the same account proving again refreshes its proof; removal by name leaves the others', async () => {

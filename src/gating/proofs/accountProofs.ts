@@ -9,7 +9,10 @@ import type { AccountProof, GatingStore, NonceRecord } from '../../store/types.t
 import { LINKED_ROLES_SCOPE } from './challengeMessage.ts';
 import { fidIdentity } from './farcasterSignIn.ts';
 
-type ProofReads = Pick<GatingStore, 'accountProofsOf' | 'getRoleConnection' | 'getHolding'>;
+type ProofReads = Pick<
+  GatingStore,
+  'accountProofsOf' | 'getAccountProof' | 'getRoleConnection' | 'getHolding'
+>;
 
 /** The subject a signature proves: its Farcaster account for Sign in with Farcaster, else its signer. */
 export function accountSubjectOf(record: Pick<NonceRecord, 'farcaster'>, address: string): string {
@@ -19,7 +22,8 @@ export function accountSubjectOf(record: Pick<NonceRecord, 'farcaster'>, address
 
 /**
  * The account's proofs by signature: those it made in servers, and its Linked Roles identity when that
- * was proven by signature and still backs the account (its wallet not held by another account there).
+ * was proven by signature and still backs the account (its wallet held by no other account, there or by
+ * a signature in a server since).
  */
 export async function accountProofsOf(store: ProofReads, userId: string): Promise<AccountProof[]> {
   const [proofs, connection] = await Promise.all([
@@ -35,8 +39,11 @@ export async function accountProofsOf(store: ProofReads, userId: string): Promis
     return proofs;
   const subject = connection.address.startsWith('0x') ? connection.address.toLowerCase() : connection.address;
   if (proofs.some((p) => p.subject === subject)) return proofs;
-  const holder = await store.getHolding(LINKED_ROLES_SCOPE, 'address', subject);
-  if (holder && holder.userId !== userId) return proofs;
+  const [holder, proven] = await Promise.all([
+    store.getHolding(LINKED_ROLES_SCOPE, 'address', subject),
+    store.getAccountProof(subject),
+  ]);
+  if ((holder && holder.userId !== userId) || (proven && proven.userId !== userId)) return proofs;
   return [
     ...proofs,
     {

@@ -18,7 +18,7 @@ export interface ProofLinker {
     userId: string,
     target: { identity: string; platform: string },
     proof: AccountProof,
-    o?: { sync?: boolean },
+    o?: { sync?: boolean; shared?: boolean },
   ): Promise<{ kind: string }>;
   unverify(
     guildId: string,
@@ -107,6 +107,7 @@ export class ProofCarrier {
       if (links.some((l) => linkCarries(l, proof))) continue;
       const result = await verification.bring(guildId, userId, sharedIdentityOf(proof), proof, {
         sync: false,
+        shared: true,
       });
       if (result.kind === 'linked') linked += 1;
       else logger.info({ guildId, userId, result: result.kind }, 'a shared proof was not linked');

@@ -219,7 +219,7 @@ export class Verification {
     userId: string,
     target: { identity: string; platform: string },
     proof: AccountProof,
-    o: { sync?: boolean } = {},
+    o: { sync?: boolean; shared?: boolean } = {},
   ): Promise<VerifyResult> {
     const capped = await this.#links.capRefusal(guildId, userId, target.identity);
     if (capped) return refused(capped);
@@ -234,7 +234,7 @@ export class Verification {
         provenAt: this.#now(),
         ...(farcaster ? { aliases: [proof.subject] } : {}),
       },
-      `proven before by this account's signature (${proof.subject}), brought here by the member`,
+      `proven before by this account's signature (${proof.subject}), ${o.shared ? 'shared by the member with every server' : 'brought here by the member'}`,
     );
     if ('refusal' in linked) return refused(linked.refusal);
     const synced =

@@ -4,6 +4,7 @@
  * the account that signed, a server sees it only once the member brings it (or shares), removal is
  * scoped, a record is read again where it is used, and sharing is opt-in.
  */
+import { gunzipSync } from 'node:zlib';
 import type { APIApplicationCommandInteractionDataOption } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
@@ -105,6 +106,20 @@ const checkIn = (g: GatingHarness, server: Server, member: string) =>
     } as never,
   ]);
 
+/** Every file of `/gating export` by the server's owner, as text. */
+async function exportOf(g: GatingHarness, server: Server): Promise<string> {
+  const reply = await runIn(g, server, server.ownerId, 'gating', [
+    { type: ApplicationCommandOptionType.Subcommand, name: 'export' } as never,
+  ]);
+  expect(reply.attachments.length).toBeGreaterThan(0);
+  return reply.attachments
+    .map((a) => {
+      const data = g.h.discord.state.files.get(a.id)?.data ?? new Uint8Array();
+      return (a.filename.endsWith('.gz') ? gunzipSync(data) : Buffer.from(data)).toString('utf8');
+    })
+    .join('\n');
+}
+
 function holds(g: GatingHarness, server: Server, userId: string): boolean {
   return (
     g.h.discord.state.guilds.get(server.id)?.members.get(userId)?.roles.includes(server.humanRoleId) ?? false
@@ -150,6 +165,7 @@ describe('prove once, bring it anywhere (issue #36)', () => {
     expect(seen(check)).not.toContain(w.address);
     expect(await linksIn(g, b, ALICE)).toEqual([]);
     expect(holds(g, b, ALICE)).toBe(false);
+    expect(await exportOf(g, b)).not.toContain(w.address);
 
     // The attack: Bob asks B for her wallet. He must sign (he cannot), nothing is linked for him.
     const bobs = await verifyIn(g, b, BOB, w.wallet.address);
@@ -173,6 +189,7 @@ describe('prove once, bring it anywhere (issue #36)', () => {
     // Now B's check shows it.
     const after = await checkIn(g, b, ALICE);
     expect(seen(after)).toContain(w.address);
+    expect(await exportOf(g, b)).toContain(w.address);
   });
 
   it('/verify with no identity lists her proof as "Use X here"; one click links it; a member with none is told how to prove one', async () => {

@@ -5,7 +5,6 @@
  * scoped, a record is read again where it is used, and sharing is opt-in.
  */
 import { gunzipSync } from 'node:zlib';
-import type { APIApplicationCommandInteractionDataOption } from 'discord-api-types/v10';
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -26,75 +25,9 @@ import {
   waitFor,
 } from './gatingHarness.ts';
 import { ALICE, BOB, isEphemeral, visibleMessage } from './harness.ts';
+import { addServer, runIn, type Server, serverA, text, verifyIn } from './serverShortcuts.ts';
 
 afterEach(closeGating);
-
-interface Server {
-  id: string;
-  ownerId: string;
-  humanRoleId: string;
-}
-
-const MEMBERS = [
-  { id: ALICE, username: 'alice' },
-  { id: BOB, username: 'bob' },
-];
-
-/** Another server with the bot and gating set up (its human role), with `members` in it. */
-async function addServer(g: GatingHarness, name: string, members = MEMBERS): Promise<Server> {
-  const guild = g.h.discord.addGuild({ name });
-  const human = g.h.discord.addRole(guild.id, { name: 'Verified Human', position: 2 });
-  for (const m of members) g.h.discord.addMember(guild.id, m);
-  await waitFor(
-    () => g.h.bot.client.guilds.cache.get(guild.id)?.roles.cache.has(human.id) === true,
-    `${name} and its role to reach the client`,
-  );
-  const server = { id: guild.id, ownerId: guild.ownerId, humanRoleId: human.id };
-  const done = await runIn(g, server, server.ownerId, 'gating', [
-    {
-      type: ApplicationCommandOptionType.Subcommand,
-      name: 'setup',
-      options: [{ type: ApplicationCommandOptionType.Role, name: 'human-role', value: human.id }],
-    } as never,
-  ]);
-  expect(embedOf(done).title).not.toContain('❌');
-  return server;
-}
-
-const serverA = (g: GatingHarness): Server => ({
-  id: g.guildId,
-  ownerId: g.ownerId,
-  humanRoleId: g.humanRoleId,
-});
-
-async function runIn(
-  g: GatingHarness,
-  server: Server | null,
-  userId: string,
-  name: string,
-  options: APIApplicationCommandInteractionDataOption[] = [],
-): Promise<FakeMessage> {
-  const result = await g.h.discord.runCommand({
-    name,
-    userId,
-    guildId: server?.id ?? null,
-    options,
-    timeoutMs: 15_000,
-  });
-  if (server) await g.gating.service.idle(server.id);
-  return visibleMessage(result);
-}
-
-const text = (name: string, value: string | boolean): APIApplicationCommandInteractionDataOption =>
-  ({
-    type:
-      typeof value === 'boolean' ? ApplicationCommandOptionType.Boolean : ApplicationCommandOptionType.String,
-    name,
-    value,
-  }) as APIApplicationCommandInteractionDataOption;
-
-const verifyIn = (g: GatingHarness, server: Server, userId: string, identity: string) =>
-  runIn(g, server, userId, 'verify', [text('identity', identity)]);
 
 /** `/gating check member:` by the server's owner. */
 const checkIn = (g: GatingHarness, server: Server, member: string) =>

@@ -15,7 +15,13 @@ import type { RoleWorker } from '../roles/roleWorker.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
 import { type RecordRead, resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
 import type { MemberSync, SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
-import { accountProofsOf, accountSubjectOf, proofOfAny, rememberAccountProof } from './accountProofs.ts';
+import {
+  accountProofsOf,
+  accountSubjectOf,
+  proofOfAny,
+  rememberAccountProof,
+  sharedIdentityOf,
+} from './accountProofs.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, type SiweConfig } from './challengeMessage.ts';
 import { createFarcasterFlow, fidIdentity, fidOf } from './farcasterSignIn.ts';
 import { clearDueCheck, type LinkBook } from './linkBook.ts';
@@ -221,18 +227,18 @@ export class Verification {
     proof: AccountProof,
     o: { sync?: boolean; shared?: boolean } = {},
   ): Promise<VerifyResult> {
-    const capped = await this.#links.capRefusal(guildId, userId, target.identity);
+    // Sign in with Farcaster proved the FID, not a name: linked as the FID, as in the server it was made in.
+    const as = proof.subject.startsWith('farcaster,#') ? sharedIdentityOf(proof) : target;
+    const capped = await this.#links.capRefusal(guildId, userId, as.identity);
     if (capped) return refused(capped);
-    const farcaster = proof.subject.startsWith('farcaster,#') && proof.subject !== target.identity;
     const linked = await this.#links.save(
       {
         guildId,
         userId,
-        ...target,
+        ...as,
         address: proof.address,
         proofMethod: 'signature',
         provenAt: this.#now(),
-        ...(farcaster ? { aliases: [proof.subject] } : {}),
       },
       `proven before by this account's signature (${proof.subject}), ${o.shared ? 'shared by the member with every server' : 'brought here by the member'}`,
     );

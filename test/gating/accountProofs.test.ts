@@ -10,6 +10,7 @@ import {
   proofOfAny,
   sharedIdentityOf,
 } from '../../src/gating/proofs/accountProofs.ts';
+import { type BringDeps, bringProof } from '../../src/gating/proofs/bringProof.ts';
 import { linkCarries } from '../../src/gating/proofs/proofCarrier.ts';
 import { proofsField, renderProofChoices, renderSharing } from '../../src/render/accountProofs.ts';
 import type { RenderContext } from '../../src/render/types.ts';
@@ -166,5 +167,59 @@ describe('the Linked Roles page’s proof is the account’s too (SQLite store)'
 
     await store.proveRoleConnection(connection({ proofMethod: 'record', provenAt: 12 }), { reason: 'test' });
     expect(await accountProofsOf(store, 'alice')).toEqual([]);
+  });
+});
+
+describe('bringProof: a wallet another account took while it was being brought', () => {
+  const deps = (holder: string, dropped: string[][]): BringDeps => ({
+    store: { getAccountProof: async () => proof({ userId: holder }) },
+    links: {
+      capRefusal: async () => null,
+      save: async (input: LinkRecord) => ({ link: { ...link(), ...input }, moved: false }),
+    } as unknown as BringDeps['links'],
+    worker: { blockedRoles: () => [] },
+    now: () => 7,
+    syncAfterLink: async () => ({ applied: { add: [], remove: [] } }),
+    unverify: async (_g, _u, names) => {
+      dropped.push(names);
+      return names.length;
+    },
+  });
+  const bring = {
+    guildId: 'g',
+    userId: 'alice',
+    target: { identity: EVM, platform: 'ethereum' },
+    proof: proof(),
+  };
+
+  it('the link made goes again and the member is told it raced; the honest bring stays', async () => {
+    const dropped: string[][] = [];
+    expect(await bringProof(deps('bob', dropped), bring)).toEqual({
+      kind: 'refused',
+      refusal: { code: 'raced', subject: EVM },
+    });
+    expect(dropped).toEqual([[EVM]]);
+
+    const kept: string[][] = [];
+    const result = await bringProof(deps('alice', kept), bring);
+    expect(result).toMatchObject({
+      kind: 'linked',
+      brought: true,
+      link: { identity: EVM, proofMethod: 'signature' },
+    });
+    expect(kept).toEqual([]);
+  });
+
+  it('a Farcaster account is linked as its FID, whatever name brought it', async () => {
+    const fid = proof({ subject: 'farcaster,#77', identity: 'farcaster,#77' });
+    const result = await bringProof(deps('alice', []), {
+      ...bring,
+      target: { identity: 'alice.farcaster', platform: 'farcaster' },
+      proof: fid,
+    });
+    expect(result).toMatchObject({
+      kind: 'linked',
+      link: { identity: 'farcaster,#77', platform: 'farcaster' },
+    });
   });
 });

@@ -15,13 +15,8 @@ import type { RoleWorker } from '../roles/roleWorker.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
 import { type RecordRead, resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
 import type { MemberSync, SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
-import {
-  accountProofsOf,
-  accountSubjectOf,
-  proofOfAny,
-  rememberAccountProof,
-  sharedIdentityOf,
-} from './accountProofs.ts';
+import { accountProofsOf, accountSubjectOf, proofOfAny, rememberAccountProof } from './accountProofs.ts';
+import { bringProof } from './bringProof.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, type SiweConfig } from './challengeMessage.ts';
 import { createFarcasterFlow, fidIdentity, fidOf } from './farcasterSignIn.ts';
 import { clearDueCheck, type LinkBook } from './linkBook.ts';
@@ -216,47 +211,26 @@ export class Verification {
 
   /**
    * Link a proof the member's account made by signature (in another server, or on the Linked Roles page)
-   * here, without a new signature: under `target` (the name or address they asked for, whose record was
-   * just read, or the proof's own subject when shared). The link cap and the server's registry hold as
-   * for any signature. Roles follow unless `sync` is false (a join syncs the member next).
+   * here, without a new signature (bringProof.ts). Roles follow unless `sync` is false.
    */
-  async bring(
+  bring(
     guildId: string,
     userId: string,
     target: { identity: string; platform: string },
     proof: AccountProof,
     o: { sync?: boolean; shared?: boolean } = {},
   ): Promise<VerifyResult> {
-    // Sign in with Farcaster proved the FID, not a name: linked as the FID, as in the server it was made in.
-    const as = proof.subject.startsWith('farcaster,#') ? sharedIdentityOf(proof) : target;
-    const capped = await this.#links.capRefusal(guildId, userId, as.identity);
-    if (capped) return refused(capped);
-    const linked = await this.#links.save(
+    return bringProof(
       {
-        guildId,
-        userId,
-        ...as,
-        address: proof.address,
-        proofMethod: 'signature',
-        provenAt: this.#now(),
+        store: this.#store,
+        links: this.#links,
+        worker: this.#worker,
+        now: this.#now,
+        syncAfterLink: (g, u, at) => this.#syncAfterLink(g, u, at),
+        unverify: (g, u, names, reason) => this.unverify(g, u, names, { reason }),
       },
-      `proven before by this account's signature (${proof.subject}), ${o.shared ? 'shared by the member with every server' : 'brought here by the member'}`,
+      { guildId, userId, target, proof, ...o },
     );
-    if ('refusal' in linked) return refused(linked.refusal);
-    const synced =
-      o.sync === false
-        ? { applied: EMPTY_DIFF }
-        : await this.#syncAfterLink(guildId, userId, linked.link.provenAt);
-    return {
-      kind: 'linked',
-      link: linked.link,
-      diff: synced.applied,
-      moved: linked.moved,
-      brought: true,
-      blockedRoleIds: this.#worker.blockedRoles(guildId),
-      ...('notBefore' in synced && synced.notBefore ? { notBefore: synced.notBefore } : {}),
-      ...('rolesLater' in synced && synced.rolesLater ? { rolesLater: true } : {}),
-    };
   }
 
   async #bringIfProven(

@@ -1,4 +1,6 @@
-import { type Command, type CommandContext, identityOption, stringOption } from '../src/discord/command.ts';
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { type Command, type CommandContext, identityOption } from '../src/discord/command.ts';
+import { encodeCustomId } from '../src/discord/customId.ts';
 import {
   GUILD_INSTALL_ONLY,
   GUILD_ONLY_CONTEXTS,
@@ -6,27 +8,66 @@ import {
   guildNames,
   invokerUsername,
 } from '../src/discord/gatingContext.ts';
+import { suggestIdentities } from '../src/discord/identitySuggestions.ts';
 import { VERIFY_MODAL_IDS } from '../src/discord/verifyPanel.ts';
-import { described } from '../src/i18n/index.ts';
+import { described, localizations, t } from '../src/i18n/index.ts';
+import { renderProofChoices, renderProofGone, renderSharing } from '../src/render/accountProofs.ts';
 import { renderVerifyResult } from '../src/render/gatingMember.ts';
 import { renderVerifyModal } from '../src/render/gatingPanel.ts';
 import type { MessagePayload } from '../src/render/types.ts';
 import { MAX_IDENTITY_LENGTH } from '../src/web3bio/identity.ts';
 
+/** "Use X here" (a proof by its subject), "Prove another identity" (the modal), and sharing turned on. */
+export const PROOF_CHOICE_IDS = {
+  use: (subject: string) => encodeCustomId('verify', 'use', subject),
+  prove: encodeCustomId('verify', 'prove'),
+};
+const SHARE_BUTTON_ID = encodeCustomId('verify', 'share');
+const SHARE_CHOICES = ['all-servers', 'this-server'] as const;
+
 /**
- * `/verify <identity>` for the member who asked: linked at once by record, else the signing link (also
- * /whoami's sign button, for a wallet).
+ * `/verify <identity>` for the member who asked: brought at once when this account proved it by
+ * signature before, linked at once by record, else the signing link (also /whoami's sign button).
  */
 export async function verify(identity: string, ctx: CommandContext): Promise<MessagePayload> {
   const access = gatingAccess(ctx);
   if (!access.ok) return access.answer;
   const username = invokerUsername(ctx);
-  const result = await access.service.verification.verify(
-    access.guildId,
-    { id: ctx.userId, username },
+  const { verification } = access.service;
+  const result = await verification.verify(access.guildId, { id: ctx.userId, username }, identity);
+  const offerShare = result.kind === 'linked' && !(await verification.carrier.shares(ctx.userId));
+  return renderVerifyResult(
+    result,
     identity,
+    guildNames(ctx),
+    ctx.render,
+    offerShare ? SHARE_BUTTON_ID : undefined,
   );
-  return renderVerifyResult(result, identity, guildNames(ctx), ctx.render);
+}
+
+/** The member's proofs by signature as "Use X here" buttons, privately (none: how to prove one). */
+async function proofChoices(ctx: CommandContext): Promise<MessagePayload> {
+  const access = gatingAccess(ctx);
+  if (!access.ok) return access.answer;
+  const proofs = await access.service.verification.carrier.proofs(ctx.userId);
+  return renderProofChoices(proofs, PROOF_CHOICE_IDS, ctx.render);
+}
+
+async function setSharing(on: boolean, ctx: CommandContext): Promise<MessagePayload> {
+  const access = gatingAccess(ctx);
+  if (!access.ok) return access.answer;
+  const servers = await access.service.verification.carrier.setSharing(ctx.userId, on);
+  return renderSharing(on, servers, ctx.render);
+}
+
+/** A "Use X here" click: that proof, if it is still the member's, brought here (its record read again). */
+async function useProof(subject: string, ctx: CommandContext): Promise<MessagePayload> {
+  const access = gatingAccess(ctx);
+  if (!access.ok) return access.answer;
+  const proof = (await access.service.verification.carrier.proofs(ctx.userId)).find(
+    (p) => p.subject === subject,
+  );
+  return proof ? verify(proof.identity, ctx) : renderProofGone(ctx.render);
 }
 
 export default {
@@ -36,16 +77,50 @@ export default {
     integration_types: GUILD_INSTALL_ONLY,
     ...described('commands.verify.description'),
     contexts: GUILD_ONLY_CONTEXTS,
-    options: [identityOption('commands.verify.options.identity')],
+    options: [
+      identityOption('commands.verify.options.identity', { required: false }),
+      {
+        type: ApplicationCommandOptionType.String,
+        name: 'share',
+        ...described('commands.verify.options.share'),
+        required: false,
+        choices: SHARE_CHOICES.map((choice) => ({
+          name: t('en-US', `commands.verify.share.${choice}`),
+          name_localizations: localizations(`commands.verify.share.${choice}`),
+          value: choice,
+        })),
+      },
+    ],
   },
   cooldown: true,
   ephemeral: true,
-  answer(options, ctx) {
-    return verify(stringOption(options, 'identity'), ctx);
+  async answer(options, ctx) {
+    const identity = typeof options.identity === 'string' ? options.identity.trim() : '';
+    const share = options.share === 'all-servers' || options.share === 'this-server' ? options.share : null;
+    if (!identity) return share ? setSharing(share === 'all-servers', ctx) : proofChoices(ctx);
+    if (!share) return verify(identity, ctx);
+    // Sharing first: the answer keeps its own buttons (a signing link), and offers no share button again.
+    const shared = await setSharing(share === 'all-servers', ctx);
+    const reply = await verify(identity, ctx);
+    return { ...reply, embeds: [...(reply.embeds ?? []), ...(shared.embeds ?? [])] };
   },
-  // The verify panel's button (verifyPanel.ts) and the modal it opens.
+  // The member's own proofs first (only they see their suggestions), then their lookups.
+  suggest: {
+    identity: (typed, _options, ctx) =>
+      suggestIdentities(ctx.deps, { userId: ctx.userId, guildId: ctx.guildId }, typed, { provenFirst: true }),
+  },
+  components: {
+    use([subject], _values, ctx) {
+      return useProof(subject ?? '', ctx);
+    },
+  },
+  // The verify panel's Verify button (verifyPanel.ts) and "Share with all my servers": answered privately.
+  privateComponents: {
+    panel: (_args, _values, ctx) => proofChoices(ctx),
+    share: (_args, _values, ctx) => setSharing(true, ctx),
+  },
   modalOpeners: {
-    panel: (_args, ctx) => renderVerifyModal(VERIFY_MODAL_IDS, MAX_IDENTITY_LENGTH, ctx.render),
+    prove: (_args, ctx) => renderVerifyModal(VERIFY_MODAL_IDS, MAX_IDENTITY_LENGTH, ctx.render),
   },
   modals: {
     identity(_args, fields, ctx) {

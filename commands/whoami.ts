@@ -7,6 +7,7 @@ import {
   guildNames,
 } from '../src/discord/gatingContext.ts';
 import { described } from '../src/i18n/index.ts';
+import { withProofsField } from '../src/render/accountProofs.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
 import { renderLinkedRoleStatus } from '../src/render/gatingMember.ts';
 import { renderWhoami } from '../src/render/gatingReport.ts';
@@ -24,8 +25,14 @@ async function whoami(ctx: CommandContext): Promise<MessagePayload> {
   if (!(await access.service.guilds.getSettings(access.guildId))) {
     return linkedRole ? renderLinkedRoleStatus(linkedRole, ctx.render) : renderNotSetUp(ctx.render);
   }
-  const report = await access.service.members.report(access.guildId, ctx.userId);
-  return renderWhoami(report, guildNames(ctx), ctx.render, linkedRole, signButtonId);
+  const { carrier } = access.service.verification;
+  const [report, proofs, shared] = await Promise.all([
+    access.service.members.report(access.guildId, ctx.userId),
+    carrier.proofsInServers(ctx.userId),
+    carrier.shares(ctx.userId),
+  ]);
+  const payload = renderWhoami(report, guildNames(ctx), ctx.render, linkedRole, signButtonId);
+  return proofs.length > 0 ? withProofsField(payload, proofs, shared, ctx.render) : payload;
 }
 
 export default {

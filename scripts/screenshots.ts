@@ -25,11 +25,12 @@ import { roleProblems } from '../src/gating/roles/hierarchy.ts';
 import { rulesOfRows } from '../src/gating/rules/roleRules.ts';
 import { diffRoles, evaluateRules, type GatingRules } from '../src/gating/rules/rules.ts';
 import type { GuildStatus, MemberReport } from '../src/gating/types.ts';
+import { renderProofChoices, withProofsField } from '../src/render/accountProofs.ts';
 import { renderStatus } from '../src/render/gatingGuild.ts';
 import type { GuildNames } from '../src/render/gatingLabels.ts';
 import { renderVerifyResult } from '../src/render/gatingMember.ts';
 import { renderVerifyPanel } from '../src/render/gatingPanel.ts';
-import { renderMemberReport } from '../src/render/gatingReport.ts';
+import { renderMemberReport, renderWhoami } from '../src/render/gatingReport.ts';
 import { renderRuleList } from '../src/render/gatingRule.ts';
 import type { MessagePayload, RenderContext } from '../src/render/types.ts';
 import { openSqliteStore } from '../src/store/sqliteStore.ts';
@@ -226,6 +227,33 @@ export const GATING_SCREENSHOTS: readonly GatingMessageShot[] = [
     name: 'gating-rule-holdings',
     command: '/gating rule add',
     render: () => holdingsDryRun(RULE_NAMES, RENDER),
+  },
+  {
+    name: 'verify-use-here',
+    command: '/verify',
+    render: () =>
+      renderProofChoices(
+        [
+          { identity: VITALIK.address, subject: VITALIK.address },
+          { identity: 'dwr.farcaster', subject: 'farcaster,#3' },
+        ],
+        { use: (subject) => `verify|use|${subject}`, prove: 'verify|prove' },
+        RENDER,
+      ),
+  },
+  {
+    name: 'whoami-proofs',
+    command: '/whoami',
+    render: () =>
+      withProofsField(
+        renderWhoami(memberReport(), NAMES, RENDER),
+        [
+          { proof: { identity: VITALIK.address }, servers: ['Web3 Builders', 'ENS Community'] },
+          { proof: { identity: 'dwr.farcaster' }, servers: [] },
+        ],
+        false,
+        RENDER,
+      ),
   },
   {
     name: 'gating-panel',

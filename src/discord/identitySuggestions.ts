@@ -26,6 +26,8 @@ export async function suggestIdentities(
   deps: BotDeps,
   asker: Asker,
   typed: string,
+  /** `/verify`: the member's own proven identities before their lookups. */
+  o: { provenFirst?: boolean } = {},
 ): Promise<APIApplicationCommandOptionChoice<string>[]> {
   const onError = (source: string) => (error: unknown) => {
     deps.logger.warn({ ...asker, source, err: error }, 'autocomplete source failed');
@@ -39,7 +41,9 @@ export async function suggestIdentities(
       recentLookups && asker.guildId !== null ? recentLookups.ofGuild(asker.guildId) : undefined,
     ).catch(onError('server')),
   ]);
-  return identityChoices(typed, { recent, proven, server });
+  return o.provenFirst
+    ? identityChoices(typed, { recent: proven, proven: recent, server })
+    : identityChoices(typed, { recent, proven, server });
 }
 
 /**

@@ -29,6 +29,8 @@ export type VerifyResult =
       diff: RoleDiff;
       /** The identity or its address was linked to another member before: that link moved here. */
       moved: boolean;
+      /** Proven before by the account's signature (another server, Linked Roles): brought here, no signing. */
+      brought?: true;
       /** Roles whose changes wait on a permission problem the admins were told about. */
       blockedRoleIds: string[];
       /** Too new for a role: when it comes. */

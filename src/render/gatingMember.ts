@@ -8,6 +8,7 @@ import type { VerifyRefusal, VerifyResult } from '../gating/types.ts';
 import { DEFAULT_LOCALE, t } from '../i18n/index.ts';
 import { DISCORD_LIMITS, discordTime, inlineCode, safeUrl } from '../text/safety.ts';
 import { releasedText } from '../web/pages/linkedRolePage.ts';
+import { shareButtonRow } from './accountProofs.ts';
 import { joinLinesWithin } from './format.ts';
 import {
   blockedNote,
@@ -72,6 +73,8 @@ export function renderVerifyResult(
   identity: string,
   names: GuildNames,
   ctx: RenderContext,
+  /** After a proof: the button that shares the member's proofs with every server (issue #36). */
+  shareButtonId?: string,
 ): MessagePayload {
   const { locale } = ctx;
   if (result.kind === 'refused') {
@@ -93,7 +96,9 @@ export function renderVerifyResult(
       blocked.length > 0 ? 'gating.verify.changesQueued' : 'gating.verify.changesApplied',
     );
     const lines = [
-      t(locale, 'gating.verify.linked', { identity: identityText(result.link.identity, locale) }),
+      t(locale, result.brought ? 'gating.verify.brought' : 'gating.verify.linked', {
+        identity: identityText(result.link.identity, locale),
+      }),
       result.moved ? t(locale, 'gating.verify.moved') : '',
       changes.length > 0 ? `\n${header}\n${changes.join('\n')}` : '',
       blockedNote(blocked, names, locale),
@@ -103,13 +108,16 @@ export function renderVerifyResult(
         ? `\n${t(locale, 'gating.verify.rolesMatch')}`
         : '',
     ];
-    return plain(
-      embed(
-        t(locale, 'gating.verify.linkedTitle'),
-        joinLinesWithin(lines.filter(Boolean), LIST_MAX * 4),
-        COLORS.success,
-      ),
-      ctx,
+    return finishPayload(
+      [
+        embed(
+          t(locale, 'gating.verify.linkedTitle'),
+          joinLinesWithin(lines.filter(Boolean), LIST_MAX * 4),
+          COLORS.success,
+        ),
+      ],
+      shareButtonId ? shareButtonRow(shareButtonId, ctx) : [],
+      { ...ctx, stale: undefined },
     );
   }
   if (result.kind === 'farcaster') return renderFarcasterOffer(result, identity, ctx);

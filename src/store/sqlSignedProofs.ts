@@ -1,17 +1,24 @@
 import { randomBytes } from 'node:crypto';
+import type { AccountProofStore } from './accountProofTypes.ts';
 import { type Row, type SqlDriver, toStorableJson } from './sql.ts';
+import { createSqlAccountProofs } from './sqlAccountProofs.ts';
 import type { JsonValue, NonceRecord, SignedProofStore } from './types.ts';
 
-/** The signed-proof queue (`signed_proofs`, migration 6), merged into `createSqlStore`. */
+/**
+ * The signed-proof queue (`signed_proofs`, migration 6) and the account proofs a signature leaves
+ * (`account_proofs`, migration 22), merged into `createSqlStore`.
+ */
 export function createSqlSignedProofs(
   driver: SqlDriver,
   now: () => number,
   leaseMs: number,
-): SignedProofStore {
+): SignedProofStore & AccountProofStore {
   const json = (v: unknown): JsonValue =>
     (driver.dialect.parsesJson || typeof v !== 'string' ? v : JSON.parse(v)) as JsonValue;
 
   return {
+    ...createSqlAccountProofs(driver),
+
     async enqueueSignedProof({ record, address }) {
       const at = now();
       const [row] = await driver.query(

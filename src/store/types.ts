@@ -3,6 +3,7 @@
  * columns hold plain JSON-safe data. SQLite (embedded default) and PostgreSQL implement it.
  */
 import type { CredentialSet } from '../web3bio/types.ts';
+import type { AccountProofStore } from './accountProofTypes.ts';
 import type {
   AuditEvent,
   AuditEventInput,
@@ -25,6 +26,7 @@ import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
 import type { VerifyPanelStore } from './verifyPanelTypes.ts';
 
+export type * from './accountProofTypes.ts';
 export type * from './auditTypes.ts';
 export type * from './dashboardSignOutTypes.ts';
 export type * from './dashboardTypes.ts';
@@ -162,6 +164,7 @@ export type EnqueueOutcome = 'created' | 'replaced' | 'duplicate';
 
 export interface GatingStore
   extends RoleConnectionStore,
+    AccountProofStore,
     SignedProofStore,
     VerifyPanelStore,
     ExemptionStore,

@@ -19,13 +19,20 @@ describe('where each command can be installed and used', () => {
     },
   );
 
-  it.each([...GATING_COMMANDS, ...LINKED_ROLE_COMMANDS].map((c) => [c.data.name, c.data] as const))(
-    '%s needs a server install and runs in servers only',
-    (_name, data) => {
-      expect(data.integration_types).toEqual([ApplicationIntegrationType.GuildInstall]);
-      expect(data.contexts).toEqual([InteractionContextType.Guild]);
-    },
-  );
+  it.each(
+    [...GATING_COMMANDS, ...LINKED_ROLE_COMMANDS]
+      .filter((c) => c.data.name !== 'unverify')
+      .map((c) => [c.data.name, c.data] as const),
+  )('%s needs a server install and runs in servers only', (_name, data) => {
+    expect(data.integration_types).toEqual([ApplicationIntegrationType.GuildInstall]);
+    expect(data.contexts).toEqual([InteractionContextType.Guild]);
+  });
+
+  it('unverify needs a server install and runs in servers and the bot DM (everywhere:true there, issue #36)', () => {
+    const unverify = GATING_COMMANDS.find((c) => c.data.name === 'unverify');
+    expect(unverify?.data.integration_types).toEqual([ApplicationIntegrationType.GuildInstall]);
+    expect(unverify?.data.contexts).toEqual([InteractionContextType.Guild, InteractionContextType.BotDM]);
+  });
 
   it('leaves the global-only fields out of guild-scoped registrations', () => {
     for (const command of [...LOOKUP_COMMANDS, ...GATING_COMMANDS]) {

@@ -50,8 +50,12 @@ describe('suggestIdentities', () => {
     ]);
   });
 
-  it('proven identities: released links and a released Linked Roles connection are not offered', async () => {
+  it('proven identities: what the account signed for first (issue #36); released links and a released Linked Roles connection are not offered', async () => {
     const store = {
+      accountProofsOf: async (userId: string) =>
+        userId === 'alice' ? [{ subject: '0xabc', identity: 'signed.eth', userId }] : [],
+      getAccountProof: async () => undefined,
+      getHolding: async () => undefined,
       getUserLinks: async () => [
         { identity: 'kept.eth', releasedAt: null },
         { identity: 'moved.eth', releasedAt: 5 },
@@ -62,7 +66,7 @@ describe('suggestIdentities', () => {
           ? { identity: 'dwr.eth', releasedAt: null }
           : { identity: 'gone.eth', releasedAt: 9 },
     } as unknown as Parameters<typeof provenIdentitiesOf>[0];
-    expect(await provenIdentitiesOf(store, 'alice', 'guild')).toEqual(['kept.eth', 'dwr.eth']);
+    expect(await provenIdentitiesOf(store, 'alice', 'guild')).toEqual(['signed.eth', 'kept.eth', 'dwr.eth']);
     expect(await provenIdentitiesOf(store, 'bob', null)).toEqual(['anywhere.eth']);
   });
 

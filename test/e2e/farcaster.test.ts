@@ -270,7 +270,8 @@ describe('Sign in with Farcaster: every approval that is not the one asked for i
     const alice = farcasterAccount(f, 'alice', 83);
     await proveFid(f, alice, ALICE);
     const first = openedChannel(f);
-    await f.g.h.run('unverify', {}, { userId: ALICE });
+    // Everywhere: the account keeps no proof of the FID, so /verify starts a new sign-in (issue #36).
+    await f.g.h.run('unverify', { everywhere: true }, { userId: ALICE });
     await f.g.gating.service.idle(f.g.guildId);
     expect(await f.g.gating.store.getUserLinks(f.g.guildId, ALICE)).toEqual([]);
 

@@ -10,6 +10,7 @@ import {
 } from 'discord-api-types/v10';
 import { afterEach, onTestFinished as afterThis, describe, expect, it } from 'vitest';
 import { commandsFor } from '../../commands/index.ts';
+import { PROOF_CHOICE_IDS } from '../../commands/verify.ts';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
 import { startBot } from '../../src/app/bot.ts';
 import { VERIFY_MODAL_IDS, VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
@@ -53,9 +54,21 @@ function onlyPanel(g: GatingHarness): FakeMessage {
   return panels[0] as FakeMessage;
 }
 
-/** Verify on the panel, then the modal submitted with `identity`: the private answer. */
+/**
+ * Verify on the panel: the member's proofs by signature, privately, with "Prove a new identity" (issue
+ * #36); that button opens the modal.
+ */
+async function openProveModal(g: GatingHarness, userId = ALICE) {
+  const choices = visibleMessage(
+    await g.h.click(onlyPanel(g), VERIFY_PANEL_IDS.verify, undefined, { userId }),
+  );
+  expect(isEphemeral(choices)).toBe(true);
+  return g.h.click(choices, PROOF_CHOICE_IDS.prove, undefined, { userId });
+}
+
+/** Verify on the panel, "Prove a new identity", then the modal submitted with `identity`: the private answer. */
 async function verifyThroughPanel(g: GatingHarness, identity: string, userId = ALICE): Promise<FakeMessage> {
-  const opened = await g.h.click(onlyPanel(g), VERIFY_PANEL_IDS.verify, undefined, { userId });
+  const opened = await openProveModal(g, userId);
   const modal = opened.callbacks.find((c) => c.type === InteractionResponseType.Modal);
   expect(modal?.data.custom_id).toBe(VERIFY_MODAL_IDS.modal);
   const submitted = await g.h.discord.submitModal({
@@ -124,12 +137,15 @@ describe('verify panel', () => {
     expect(await g.gating.store.getVerifyPanel(g.guildId, g.logChannelId)).toBe(fresh.id);
   });
 
-  it('Verify opens a modal; a submitted identity whose record names the member links them and roles follow', async () => {
+  it('Verify, with nothing proven yet, says how to prove one; its button opens a modal; a submitted identity whose record names the member links them and roles follow', async () => {
     const g = await startGating();
     await setup(g);
     await postPanel(g);
     addIdentity(g, 'alice.eth', { discordHandle: 'alice' });
-    const opened = await g.h.click(onlyPanel(g), VERIFY_PANEL_IDS.verify);
+    const choices = visibleMessage(await g.h.click(onlyPanel(g), VERIFY_PANEL_IDS.verify));
+    expect(embedOf(choices).title).toBe('No proof by signature yet');
+    expect(onlyPanel(g).id).not.toBe(choices.id);
+    const opened = await openProveModal(g);
     const modal = opened.callbacks.find((c) => c.type === InteractionResponseType.Modal)?.data;
     const label = modal.components[0];
     expect(label.label.length).toBeLessThanOrEqual(45);

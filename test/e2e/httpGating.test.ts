@@ -11,6 +11,7 @@ import {
 } from 'discord-api-types/v10';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PROOF_CHOICE_IDS } from '../../commands/verify.ts';
 import { createDatabase } from '../../fakes/localPostgres.ts';
 import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
 import { startRoundRobin } from '../../fakes/roundRobin.ts';
@@ -159,7 +160,7 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
     }
   });
 
-  it('the verify panel: the replica opens the modal itself; its submit goes to the worker', async () => {
+  it("the verify panel: Verify goes to the worker (the member's proofs); Prove, on that answer, is a modal the replica opens itself; its submit goes to the worker", async () => {
     const posted = await gatingCommandRun(g, 'panel', [
       option(ApplicationCommandOptionType.Channel, 'channel', g.logChannelId),
     ]);
@@ -169,7 +170,11 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
     );
     if (!panel) throw new Error('no panel');
     addIdentity(g, 'carol.eth', { discordHandle: 'alice', human: true });
-    const opened = await g.h.click(panel, VERIFY_PANEL_IDS.verify, undefined, { userId: ALICE });
+    const listed = await g.h.click(panel, VERIFY_PANEL_IDS.verify, undefined, { userId: ALICE });
+    expect(callbackTypes(listed)).toEqual([5]);
+    const choices = visibleMessage(listed);
+    expect(isEphemeral(choices)).toBe(true);
+    const opened = await g.h.click(choices, PROOF_CHOICE_IDS.prove, undefined, { userId: ALICE });
     expect(callbackTypes(opened)).toEqual([InteractionResponseType.Modal]);
     const submitted = await g.h.discord.submitModal({
       opened,

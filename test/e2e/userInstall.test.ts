@@ -89,7 +89,7 @@ describe('user-installed lookups', () => {
     expect(h.upstreamCount()).toBe(upstreamBefore);
   });
 
-  it('registers the lookups for user installs everywhere and gating for server installs in servers only', async () => {
+  it('registers the lookups for user installs everywhere and gating for server installs in servers only (and /unverify in the bot DM, issue #36)', async () => {
     const rest = new REST({ api: h.discord.apiUrl }).setToken(h.discord.token);
     const body = commandsFor({ GATING_ENABLED: true }).map((c) => c.data);
     await rest.put(Routes.applicationCommands(h.discord.applicationId), { body });
@@ -101,7 +101,8 @@ describe('user-installed lookups', () => {
         command.integration_types?.includes(ApplicationIntegrationType.UserInstall) ?? false;
       expect({ name: command.name, offeredInDms, userInstall }).toEqual({
         name: command.name,
-        offeredInDms: lookups.has(command.name),
+        // /unverify everywhere:true is the default in a DM with the bot (issue #36).
+        offeredInDms: lookups.has(command.name) || command.name === 'unverify',
         userInstall: lookups.has(command.name),
       });
     }

@@ -237,6 +237,22 @@ export function actOut(deployment: () => Deployment): void {
     await until(() => directMessagesTo(d, ALICE).some((text) => text.includes('alice.eth')), 'a DM to Alice');
   });
 
+  it('the signature left an account proof (migration 22): /verify with no identity offers it as "Use … here"; one click links it with no signing link', async () => {
+    const d = deployment();
+    const listed = visibleMessage(await command(d, 'verify', BOB, {}));
+    expect(JSON.stringify(listed.components)).toContain(`Use ${address} here`);
+    const clicked = await d.discord.clickComponent({
+      message: listed,
+      customId: `verify|use|${address}`,
+      userId: BOB,
+      timeoutMs: 20_000,
+    });
+    const answer = JSON.stringify(visibleMessage(clicked));
+    expect(answer).toContain('was proven before by your own signature');
+    expect(answer).not.toContain(`${PUBLIC_URL}/verify/`);
+    expect(await links(d)).toEqual([{ user_id: BOB, identity: address, proof_method: 'signature' }]);
+  });
+
   it('/whoami for a member whose Discord is in German: the gating catalogs beside the bundle, read on first use', async () => {
     const d = deployment();
     const reply = visibleMessage(await command(d, 'whoami', BOB, {}, 'de'));

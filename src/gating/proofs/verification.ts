@@ -5,19 +5,22 @@
  */
 import type { Client } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
-import type { GatingStore, NonceRecord } from '../../store/types.ts';
+import type { AccountProof, GatingStore, NonceRecord } from '../../store/types.ts';
 import { InvalidIdentityError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import type { IdentityKind } from '../../web3bio/identityKind.ts';
-import { guildOf } from '../roles/discordReads.ts';
+import { guildOf, servesGuild } from '../roles/discordReads.ts';
 import { EMPTY_DIFF, type MemberGating } from '../roles/memberGating.ts';
 import type { RoleWorker } from '../roles/roleWorker.ts';
 import type { Evaluator } from '../rules/evaluation.ts';
 import { type RecordRead, resolvedAddressOf, signerAddressOf } from '../rules/recordReads.ts';
 import type { MemberSync, SignatureLinkResult, VerifyRefusal, VerifyResult } from '../types.ts';
+import { accountProofsOf, accountSubjectOf, proofOfAny, rememberAccountProof } from './accountProofs.ts';
+import { bringProof } from './bringProof.ts';
 import { DEFAULT_CHALLENGE_TTL_MS, type SiweConfig } from './challengeMessage.ts';
 import { createFarcasterFlow, fidIdentity, fidOf } from './farcasterSignIn.ts';
 import { clearDueCheck, type LinkBook } from './linkBook.ts';
+import { ProofCarrier } from './proofCarrier.ts';
 import { recordNamesDiscordUser } from './recordProof.ts';
 import { createChallenge, signedIdentity } from './siwe.ts';
 
@@ -47,6 +50,8 @@ export class Verification {
   readonly #members: MemberGating;
   readonly #worker: RoleWorker;
   readonly #farcaster: boolean;
+  /** The member's proofs by signature across servers: bring, share, remove everywhere. */
+  readonly carrier: ProofCarrier;
 
   constructor(options: VerificationOptions) {
     this.#store = options.store;
@@ -59,6 +64,14 @@ export class Verification {
     this.#members = options.members;
     this.#worker = options.worker;
     this.#farcaster = options.farcaster === true;
+    this.carrier = new ProofCarrier({ ...options, verification: this });
+    // A member who shares their proofs brings them to a server they join; the join syncs them next.
+    options.members.onJoining((guildId, userId) =>
+      this.carrier.bringShared(guildId, userId, { sync: false }).catch((error: unknown) => {
+        // The join's own sync still runs: what the member linked here before still counts.
+        this.#logger.warn({ err: error, guildId, userId }, 'bringing shared proofs on join failed');
+      }),
+    );
   }
 
   /**
@@ -84,12 +97,22 @@ export class Verification {
     if (capped) return refused(capped);
 
     const name = parsed.identity;
+    const target = { identity: name, platform: String(parsed.platform) };
     if (parsed.kind === 'evm-address' || parsed.kind === 'solana-address')
-      return this.#challenge(guildId, user, name, name);
+      return (
+        (await this.#bringIfProven(guildId, user.id, target, [name])) ??
+        this.#challenge(guildId, user, name, name)
+      );
 
     const read = await this.#evaluator.readRecord(parsed, true);
     if (read.failed) return refused({ code: 'lookup_failed', identity: name });
     const fid = FARCASTER_KINDS.has(parsed.kind) ? farcasterFidOf(read, parsed) : null;
+    // Proven before by this account's signature (the wallet the record names now, or its FID): no new link.
+    const brought = await this.#bringIfProven(guildId, user.id, target, [
+      signerAddressOf(read),
+      fid === null ? null : fidIdentity(fid),
+    ]);
+    if (brought) return brought;
     if (recordNamesDiscordUser(read, user)) {
       const linked = await this.#links.save(
         {
@@ -160,6 +183,7 @@ export class Verification {
     const how = record.farcaster
       ? `Sign in with Farcaster by FID ${record.farcaster.fid} (its ${record.farcaster.authMethod === 'custody' ? 'custody' : 'auth'} address ${proven.address})`
       : `wallet signature by ${proven.address}`;
+    const challengeIssuedAt = record.expiresAt - (this.#siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS);
     const linked = await this.#links.save(
       {
         guildId: record.guildId,
@@ -169,11 +193,54 @@ export class Verification {
         provenAt: this.#now(),
       },
       how,
-      { challengeIssuedAt: record.expiresAt - (this.#siwe.ttlMs ?? DEFAULT_CHALLENGE_TTL_MS) },
+      { challengeIssuedAt },
     );
     if ('refusal' in linked) return { ok: false, refusal: linked.refusal };
     await this.#syncAfterLink(record.guildId, record.userId, linked.link.provenAt);
+    const displaced = await rememberAccountProof(this.#store, this.#logger, {
+      record,
+      ...proven,
+      provenAt: linked.link.provenAt,
+      challengeIssuedAt,
+    });
+    // One wallet backs one Discord account app-wide: the account that proved it before loses it everywhere.
+    if (displaced !== null)
+      await this.carrier.releaseTaken(displaced, accountSubjectOf(record, proven.address));
     return { ok: true };
+  }
+
+  /**
+   * Link a proof the member's account made by signature (in another server, or on the Linked Roles page)
+   * here, without a new signature (bringProof.ts). Roles follow unless `sync` is false.
+   */
+  bring(
+    guildId: string,
+    userId: string,
+    target: { identity: string; platform: string },
+    proof: AccountProof,
+    o: { sync?: boolean; shared?: boolean } = {},
+  ): Promise<VerifyResult> {
+    return bringProof(
+      {
+        store: this.#store,
+        links: this.#links,
+        worker: this.#worker,
+        now: this.#now,
+        syncAfterLink: (g, u, at) => this.#syncAfterLink(g, u, at),
+        unverify: (g, u, names, reason) => this.unverify(g, u, names, { reason }),
+      },
+      { guildId, userId, target, proof, ...o },
+    );
+  }
+
+  async #bringIfProven(
+    guildId: string,
+    userId: string,
+    target: { identity: string; platform: string },
+    subjects: readonly (string | null)[],
+  ): Promise<VerifyResult | null> {
+    const proof = proofOfAny(await accountProofsOf(this.#store, userId), subjects);
+    return proof ? this.bring(guildId, userId, target, proof) : null;
   }
 
   /**
@@ -200,15 +267,29 @@ export class Verification {
    * carried a spam or risky flag stays on the re-check list until its own credentials clear. Returns how
    * many were removed.
    */
-  async unverify(guildId: string, userId: string, names?: readonly string[]): Promise<number> {
+  async unverify(
+    guildId: string,
+    userId: string,
+    names?: readonly string[],
+    o: { everywhere?: boolean; reason?: string } = {},
+  ): Promise<number> {
     const links = await this.#store.getUserLinks(guildId, userId);
+    const why =
+      o.reason ??
+      (o.everywhere
+        ? 'removed by the member everywhere with /unverify everywhere:true'
+        : 'removed by the member with /unverify');
     let removed = 0;
     for (const link of links) {
       if (link.releasedAt !== null || (names !== undefined && !names.includes(link.identity))) continue;
-      await this.#links.drop(link, 'removed by the member with /unverify');
+      await this.#links.drop(link, why);
       removed += 1;
     }
-    if (removed > 0)
+    if (removed === 0) return 0;
+    // Another process serves that server: its due-check pass syncs the member there.
+    if (!servesGuild(this.#discord, guildId))
+      await this.#store.saveDueCheck({ guildId, userId, dueAt: this.#now() });
+    else
       await this.#members.sync(guildId, userId, 'unverify', {
         fresh: false,
         checkRecords: false,

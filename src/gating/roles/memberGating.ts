@@ -49,6 +49,7 @@ export class MemberGating {
   readonly usernames = new UsernameWatch();
   /** The sync in flight for each `guild:user`, which the next one waits for. */
   readonly #syncing = new Map<string, Promise<void>>();
+  readonly #joining: ((guildId: string, userId: string) => Promise<unknown>)[] = [];
 
   constructor(options: MemberGatingOptions) {
     this.#store = options.store;
@@ -175,6 +176,11 @@ export class MemberGating {
     };
   }
 
+  /** Run `hook` when a member joins a server with gating, before their roles follow (shared proofs). */
+  onJoining(hook: (guildId: string, userId: string) => Promise<unknown>): void {
+    this.#joining.push(hook);
+  }
+
   /** A member joined: if they proved identities here before, their roles follow at once. */
   async onMemberJoin(member: GuildMember): Promise<void> {
     if (this.#tasks.stopping) return;
@@ -182,6 +188,7 @@ export class MemberGating {
     try {
       const settings = await this.#store.getGuildSettings(guildId);
       if (!settings?.enabled) return;
+      for (const hook of this.#joining) await hook(guildId, member.id);
       if ((await this.#store.getUserLinks(guildId, member.id)).length === 0) return;
       await this.syncMember(guildId, member.id, 'join');
     } catch (error) {

@@ -17,9 +17,9 @@ import type { InteractionEndpoint } from '../web/interactions.ts';
 import { startPagesServer } from '../web/listeners.ts';
 import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
-import { measuredGating } from './botMetrics.ts';
 import { DEFAULT_HTTP_PORT } from './config.ts';
 import { dashboardSetup, type GatingConfig, openGatingStore, signInConfig } from './gatingSetup.ts';
+import { measuredGating } from './holdingsSetup.ts';
 
 /** The parts of the gating module that `startBot` starts and stops together. */
 export interface GatingParts {

@@ -10,7 +10,6 @@ const REST_RESPONSE = 'response' as RESTEvents.Response;
 import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import type { GatingStore } from '../store/types.ts';
-import { type HoldingsConfig, holdingsReaderOf } from './holdingsSetup.ts';
 
 /** Each shard's last heartbeat round trip, as a gauge (read at each scrape). */
 export function recordGatewayPings(client: Client, metrics: BotMetrics): void {
@@ -37,20 +36,6 @@ export async function scrapeGatingStore(store: GatingStore, metrics: BotMetrics)
   metrics.recheckOldestSeconds.set(
     lastPasses.length === 0 ? 0 : Math.max(0, (now - Math.min(...lastPasses)) / 1_000),
   );
-}
-
-/**
- * What the gating service reports to `/metrics`: each guild's re-check (`countRecheck`) and, with holdings
- * rules' chains configured, the reader whose failing chains are counted (holdingsSetup.ts).
- */
-export function measuredGating(
-  config: HoldingsConfig,
-  metrics: BotMetrics,
-): { onRechecked: (event: RecheckEvent) => void; holdings: ReturnType<typeof holdingsReaderOf> } {
-  return {
-    onRechecked: (event) => countRecheck(metrics, event),
-    holdings: holdingsReaderOf(config, metrics),
-  };
 }
 
 /** One guild's re-check, counted. */

@@ -6,7 +6,9 @@
 import { Counter, Gauge } from 'prom-client';
 import { type ChainRpcSetting, configuredChains } from '../gating/holdings/chains.ts';
 import { HoldingsReader } from '../gating/holdings/holdingsReader.ts';
+import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
+import { countRecheck } from './botMetrics.ts';
 import type { Config } from './config.ts';
 
 export type HoldingsConfig = Partial<Pick<Config, ChainRpcSetting>> &
@@ -38,4 +40,18 @@ export function holdingsReaderOf(config: HoldingsConfig, metrics?: BotMetrics): 
     },
   });
   return reader;
+}
+
+/**
+ * What the gating service reports to `/metrics`: each guild's re-check (`countRecheck`) and, with holdings
+ * rules' chains configured, the reader whose failing chains are counted (holdingsSetup.ts).
+ */
+export function measuredGating(
+  config: HoldingsConfig,
+  metrics: BotMetrics,
+): { onRechecked: (event: RecheckEvent) => void; holdings: ReturnType<typeof holdingsReaderOf> } {
+  return {
+    onRechecked: (event) => countRecheck(metrics, event),
+    holdings: holdingsReaderOf(config, metrics),
+  };
 }

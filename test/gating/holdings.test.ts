@@ -6,11 +6,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { type FakeSolanaRpc, startFakeSolanaRpc } from '../../fakes/chains/solanaRpc.ts';
+import { EVM_CHAINS } from '../../src/gating/holdings/chains.ts';
 import { balanceKey, HoldingsReader } from '../../src/gating/holdings/holdingsReader.ts';
 import {
   canonicalMinimum,
+  type EvmChain,
   formatUnits,
   minimumUnits,
+  nativeSymbol,
   parseNftValue,
   parseTokenValue,
   targetOf,
@@ -91,6 +94,14 @@ describe('holdings values', () => {
     expect(minimumUnits('7', 0)).toBe(7n);
     expect(formatUnits(150_000_000n, 6)).toBe('150');
     expect(formatUnits(1_500_000n, 6)).toBe('1.5');
+  });
+});
+
+describe('each chain’s own coin', () => {
+  it('is named as viem/chains names it, without loading the chain definitions where words are made', () => {
+    for (const [chain, definition] of Object.entries(EVM_CHAINS))
+      expect(nativeSymbol(chain as EvmChain), chain).toBe(definition.nativeCurrency.symbol);
+    expect(nativeSymbol('solana')).toBe('SOL');
   });
 });
 

@@ -35,11 +35,6 @@ export function nativeDecimals(chain: HoldingChain): number {
   return chain === 'solana' ? 9 : EVM_CHAINS[chain].nativeCurrency.decimals;
 }
 
-/** The name of each chain's own coin (ETH, POL, SOL). */
-export function nativeSymbol(chain: HoldingChain): string {
-  return chain === 'solana' ? 'SOL' : EVM_CHAINS[chain].nativeCurrency.symbol;
-}
-
 export interface ChainEndpoint {
   chain: HoldingChain;
   url: string;

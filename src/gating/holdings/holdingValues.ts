@@ -163,3 +163,37 @@ export function targetKey(t: HoldingTarget): string {
 export function holdsOn(address: string, chain: HoldingChain): boolean {
   return chain === 'solana' ? SOLANA_ADDRESS.test(address) : EVM_ADDRESS.test(address);
 }
+
+/** One balance to read. */
+export interface HoldingQuery {
+  target: HoldingTarget;
+  owner: string;
+}
+
+/** What a batch found: base units per `balanceKey` and decimals per `targetKey`; `null`: unknown. */
+export interface HoldingsBatch {
+  balances: ReadonlyMap<string, bigint | null>;
+  decimals: ReadonlyMap<string, number | null>;
+}
+
+/** A balance's key in a batch: the token and its owner. */
+export const balanceKey = (q: HoldingQuery): string => `${targetKey(q.target)}@${q.owner}`;
+
+/**
+ * The name of each chain's own coin, as `viem/chains` names it (a test holds the two together): written
+ * here so that words about a rule load no chain definitions, as in a web replica.
+ */
+const NATIVE_SYMBOLS: Readonly<Record<HoldingChain, string>> = {
+  ethereum: 'ETH',
+  optimism: 'ETH',
+  base: 'ETH',
+  arbitrum: 'ETH',
+  polygon: 'POL',
+  linea: 'ETH',
+  solana: 'SOL',
+};
+
+/** The name of each chain's own coin (ETH, POL, SOL). */
+export function nativeSymbol(chain: HoldingChain): string {
+  return NATIVE_SYMBOLS[chain];
+}

@@ -9,7 +9,17 @@ import { SlidingWindowLimiter } from '../../web3bio/rateLimiter.ts';
 import type { ChainFailure, ChainQuery, ChainReader } from './chainReads.ts';
 import { type ChainEndpoint, nativeDecimals } from './chains.ts';
 import { EvmReader } from './evmReader.ts';
-import { type HoldingChain, type HoldingTarget, targetKey } from './holdingValues.ts';
+import {
+  balanceKey,
+  type HoldingChain,
+  type HoldingQuery,
+  type HoldingsBatch,
+  type HoldingTarget,
+  targetKey,
+} from './holdingValues.ts';
+
+export { balanceKey, type HoldingQuery, type HoldingsBatch };
+
 import { SolanaReader } from './solanaReader.ts';
 
 /** A balance read this recently is used again (a re-check, its dry run and the member's own check). */
@@ -18,18 +28,6 @@ const MAX_CACHED_BALANCES = 100_000;
 const MAX_KEPT_DECIMALS = 10_000;
 /** An owner no one controls: the probe of an NFT contract asks its balance. */
 const PROBE_OWNER = '0x000000000000000000000000000000000000dead';
-
-/** One balance to read. */
-export interface HoldingQuery {
-  target: HoldingTarget;
-  owner: string;
-}
-
-/** What a batch found: base units per `balanceKey` and decimals per `targetKey`; `null`: unknown. */
-export interface HoldingsBatch {
-  balances: ReadonlyMap<string, bigint | null>;
-  decimals: ReadonlyMap<string, number | null>;
-}
 
 export type ProbeVerdict = 'ok' | 'not_configured' | 'not_a_token' | 'failed';
 
@@ -51,8 +49,6 @@ export interface HoldingsReaderOptions {
   /** Told of each failed read (metrics). */
   onFailure?: (chain: HoldingChain, failure: ChainFailure) => void;
 }
-
-export const balanceKey = (q: HoldingQuery): string => `${targetKey(q.target)}@${q.owner}`;
 
 export class HoldingsReader {
   readonly #readers = new Map<HoldingChain, ChainReader>();

@@ -6,8 +6,7 @@
  */
 import type { Logger } from '../../ops/log.ts';
 import type { AccountProof, GatingStore, NonceRecord } from '../../store/types.ts';
-import { LINKED_ROLES_SCOPE } from './challengeMessage.ts';
-import { fidIdentity } from './farcasterSignIn.ts';
+import { fidIdentity, LINKED_ROLES_SCOPE } from './proofKeys.ts';
 
 type ProofReads = Pick<
   GatingStore,

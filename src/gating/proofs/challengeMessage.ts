@@ -5,6 +5,7 @@
 import { getAddress } from 'viem';
 import { createSiweMessage } from 'viem/siwe';
 import type { NonceRecord } from '../../store/types.ts';
+import { LINKED_ROLES_SCOPE } from './proofKeys.ts';
 import { buildSiwsMessage, type SiwsFields } from './solana.ts';
 import { isReadable, statementIdentity, statementName } from './statementText.ts';
 
@@ -23,11 +24,7 @@ export interface SiweConfig {
 
 export const DEFAULT_CHALLENGE_TTL_MS = 10 * 60_000;
 
-/**
- * The `guildId` of a challenge made on the Linked Roles page: a connection is for the Discord account in
- * every server, not for one (no real snowflake is 0). Such a challenge is only served and verified there.
- */
-export const LINKED_ROLES_SCOPE = '0';
+export { LINKED_ROLES_SCOPE } from './proofKeys.ts';
 
 /** Identities and names longer than these are shortened on the page and in the statement. */
 export const IDENTITY_MAX_LENGTH = 100;

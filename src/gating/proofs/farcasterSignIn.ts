@@ -7,6 +7,7 @@
  * refused one may be started again (a new channel) until it is burned. An approved flow becomes a proof
  * exactly as a wallet signature does: the FID (as `farcaster,#<fid>`) and the signer, by signature.
  */
+
 import { randomBytes } from 'node:crypto';
 import type {
   FarcasterFlow,
@@ -31,6 +32,7 @@ import {
   type SignInRequest,
 } from './farcasterMessage.ts';
 import { ChannelGoneError, type FarcasterRelay, RelayUnavailableError } from './farcasterRelay.ts';
+import { fidIdentity } from './proofKeys.ts';
 import { MAX_OPEN_CHALLENGES_PER_USER } from './siwe.ts';
 
 /** FARCASTER_RELAY_URL and OPTIMISM_RPC_URL: the Farcaster sign-in is offered only with both. */
@@ -60,11 +62,6 @@ export function isFlowNonce(value: string): boolean {
 export function fidOf(uid: unknown): number | null {
   const n = typeof uid === 'string' && /^\d{1,16}$/.test(uid) ? Number(uid) : uid;
   return typeof n === 'number' && Number.isSafeInteger(n) && n > 0 ? n : null;
-}
-
-/** The identity a Farcaster sign-in proves: the FID itself, in Web3.bio's form. */
-export function fidIdentity(fid: number): string {
-  return `farcaster,#${fid}`;
 }
 
 /** The page of a flow, below PUBLIC_URL: the member opens it, and the signed message's URI names it. */
@@ -393,3 +390,5 @@ export async function finishApprovedFlow(
 function short(nonce: string): string {
   return nonce.slice(0, 8);
 }
+
+export { fidIdentity };

@@ -5,13 +5,16 @@
  * page of members are read in one batch per chain (`holdingsBatch`); a member's own check reads its own.
  */
 import type { LinkRecord } from '../../store/types.ts';
+import type { HoldingsReader } from '../holdings/holdingsReader.ts';
 import {
   balanceKey,
+  type HoldingCondition,
   type HoldingQuery,
   type HoldingsBatch,
-  type HoldingsReader,
-} from '../holdings/holdingsReader.ts';
-import { type HoldingCondition, holdsOn, targetKey, targetOf } from '../holdings/holdingValues.ts';
+  holdsOn,
+  targetKey,
+  targetOf,
+} from '../holdings/holdingValues.ts';
 import type { HoldingFact } from './holdingOutcomes.ts';
 import { conditionKey, type RoleRule, rulesNeed } from './roleRules.ts';
 

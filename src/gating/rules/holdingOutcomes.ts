@@ -3,8 +3,7 @@
  * of them on the condition's chain, summed. A wallet whose balance could not be read makes the outcome
  * unknown unless the others already reach the minimum (then it is met): unknown keeps the role. Pure.
  */
-import { nativeSymbol } from '../holdings/chains.ts';
-import { formatUnits, type HoldingCondition, minimumUnits } from '../holdings/holdingValues.ts';
+import { formatUnits, type HoldingCondition, minimumUnits, nativeSymbol } from '../holdings/holdingValues.ts';
 import type { DecisionWhy } from './rules.ts';
 
 /** What the member's signed wallets hold of one condition's asset. */

@@ -1,4 +1,5 @@
 import { configDefaults, defineConfig } from 'vitest/config';
+import { SlowestFirst } from './test/slowestFirst.ts';
 
 /** What `npm run test:quick` leaves out: the real bot against the stand-ins, and the production install. */
 const QUICK_SKIPS = ['test/e2e/**', 'test/docker.test.ts'];
@@ -14,6 +15,7 @@ export default defineConfig({
     // (with three, timing-sensitive files missed under load; docs/contributors/tests.md has the timings).
     // `npm test -- --maxWorkers=1` runs one at a time.
     maxWorkers: 2,
+    sequence: { sequencer: SlowestFirst },
     // The JSON report lets CI print a plain "N passed, N failed" closing line.
     reporters: ['default', ['json', { outputFile: '.cache/vitest-report.json' }]],
     projects: [

@@ -15,6 +15,7 @@ import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { startFakeDiscord } from '../fakes/discord/server.ts';
 import { createDatabase } from '../fakes/localPostgres.ts';
+import { freePort } from '../fakes/namedPort.ts';
 import { LinkedCounts, readAuditPage, readOverview } from '../src/gating/dashboard/reads.ts';
 import { AUDIT_METRIC_SQL, DAY_MS } from '../src/store/auditMetric.ts';
 import { openPostgresStore } from '../src/store/postgresStore.ts';
@@ -219,17 +220,6 @@ async function start(): Promise<{ servers: DashboardServers; close: () => Promis
       await discord.close();
     },
   };
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-    probe.on('error', reject);
-  });
 }
 
 if (import.meta.main) {

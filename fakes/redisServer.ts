@@ -5,7 +5,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
+import { freePort } from './namedPort.ts';
 
 export interface OwnRedis {
   readonly port: number;
@@ -17,18 +17,6 @@ export interface OwnRedis {
   restart(): Promise<void>;
   /** Kills it, if running. */
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const probe = createServer();
-  await new Promise<void>((resolve, reject) => {
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', resolve);
-  });
-  const address = probe.address();
-  await new Promise((resolve) => probe.close(resolve));
-  if (typeof address !== 'object' || address === null) throw new Error('no free port');
-  return address.port;
 }
 
 /** Starts `redis-server` and resolves once it accepts connections. */

@@ -1,7 +1,6 @@
 /** The bot as an operator runs it: `node <script>` as a child process, its JSON log lines readable. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { createServer } from 'node:net';
 import { createInterface } from 'node:readline';
 import type { LogLine } from './harness.ts';
 
@@ -86,18 +85,6 @@ function tryParse(line: string): LogLine | null {
   }
 }
 
-/** A port free right now on 127.0.0.1, for a child process that must be told where to listen (a tiny window remains for another process to take it). */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}
-
 /**
  * The keys a JSON object text carries more than once at its top level (JSON.parse keeps the last and
  * hides the rest; pino writes a child logger's bindings and a line's own fields side by side).
@@ -124,3 +111,5 @@ export function repeatedTopLevelKeys(json: string): string[] {
   }
   return repeated;
 }
+
+export { freePort } from '../../fakes/namedPort.ts';

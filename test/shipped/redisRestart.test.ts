@@ -134,14 +134,17 @@ describe('npm start: two web replicas across a Redis killed and started again em
     }
     // Sent while the replicas were writing back: at least the first were told to wait, not answered.
     expect(statuses.some((each) => each[0] === 503)).toBe(true);
-    const refusedForNow = [a, b].flatMap(({ bot }) =>
-      bot.logLines().filter((l) => String(l.msg).startsWith('interaction refused for now')),
-    );
-    expect(refusedForNow.length).toBeGreaterThan(0);
+    const refusedForNow = () =>
+      [a, b].flatMap(({ bot }) =>
+        bot.logLines().filter((l) => String(l.msg).startsWith('interaction refused for now')),
+      ).length;
+    await expect.poll(refusedForNow, { timeout: 5_000 }).toBeGreaterThan(0);
     for (const result of [...byA, ...byB]) expect(answersTo(result)).toBe(1);
-    expect(
-      b.bot.logLines().filter((l) => l.msg === 'interaction delivery refused' && l.refusal === 'replayed'),
-    ).toHaveLength(byA.length + 1);
+    // The child's log line comes over a pipe and may arrive after its 401: wait for it, then count exactly.
+    const replayedOnB = () =>
+      b.bot.logLines().filter((l) => l.msg === 'interaction delivery refused' && l.refusal === 'replayed');
+    await expect.poll(() => replayedOnB().length, { timeout: 5_000 }).toBeGreaterThanOrEqual(byA.length + 1);
+    expect(replayedOnB()).toHaveLength(byA.length + 1);
 
     // Honest control: deliveries never seen are answered, on either replica, once each.
     const fresh = [await whois(b), await whois(a)];

@@ -33,14 +33,18 @@ import {
   seen,
   waitFor,
 } from './gatingHarness.ts';
+import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { ALICE, BOB, visibleMessage } from './harness.ts';
 import { addRule } from './ruleShortcuts.ts';
 
 let current: FarcasterGating | undefined;
+let baseNode: FakeEvmRpc | undefined;
 afterEach(async () => {
   await current?.close();
   current = undefined;
   await closeGating();
+  await baseNode?.close();
+  baseNode = undefined;
 });
 
 async function start(env: Record<string, string> = {}): Promise<FarcasterGating> {
@@ -555,5 +559,58 @@ describe('Sign in with Farcaster on the Linked Roles page', () => {
     await g.h.run('unverify', { identity: 'alice.farcaster' }, { userId: ALICE });
     expect(await g.gating.store.getRoleConnection(ALICE)).toBeUndefined();
     expect(oauth.roleConnections.get(ALICE)?.metadata).not.toMatchObject({ likely_human: '1' });
+  });
+});
+
+describe('Sign in with Farcaster: holdings (issue #35)', () => {
+  const TOKEN = '0x00000000000000000000000000000000000a11ce';
+  const units = (whole: number) => BigInt(whole) * 1_000_000n;
+
+  /** Farcaster gating with a Base node holding a 6-decimal token, and a `token base:…:100` rule. */
+  async function startWithToken(): Promise<{ f: FarcasterGating; node: FakeEvmRpc; holders: string }> {
+    const node = await startFakeEvmRpc(8453);
+    baseNode = node;
+    node.addToken(TOKEN, 'erc20', 6);
+    const f = await start({ BASE_RPC_URL: node.url });
+    const holders = await addGuildRole(f.g, 'Holders', 1);
+    await addRule(f.g, holders, 'token', `base:${TOKEN}:100`);
+    return { f, node, holders };
+  }
+
+  it('the custody address that signed counts; the wallet Web3.bio lists for the profile does not', async () => {
+    const { f, node, holders } = await startWithToken();
+    const alice = farcasterAccount(f, 'alice', 501);
+    node.setBalance(TOKEN, alice.custody.address.toLowerCase(), units(150));
+    const bob = farcasterAccount(f, 'bob', 502);
+    // Bob's profile lists a whale's wallet; his custody address holds nothing.
+    node.setBalance(TOKEN, bob.listed, units(1_000));
+
+    await proveFid(f, alice, ALICE);
+    await proveFid(f, bob, BOB);
+    await waitFor(() => hasRole(f.g, ALICE, holders), 'the holders role for Alice');
+    await gatingCommandRun(f.g, 'recheck');
+    await f.g.gating.service.idle(f.g.guildId);
+    expect(hasRole(f.g, BOB, holders)).toBe(false);
+    expect(hasRole(f.g, ALICE, holders)).toBe(true);
+  });
+
+  it('an auth address that signed counts as itself; the custody address it did not sign for earns nothing', async () => {
+    const { f, node, holders } = await startWithToken();
+    const alice = farcasterAccount(f, 'alice', 503);
+    const auth = privateKeyToAccount(generatePrivateKey());
+    f.chain.addAuthAddress(503, auth.address);
+    node.setBalance(TOKEN, alice.custody.address.toLowerCase(), units(1_000));
+    const link = await verifyLink(f, 'alice.farcaster');
+    const browser = await openPage(f, link);
+    await f.relay.approve(openedChannel(f).token, { account: auth, fid: 503, authMethod: 'authAddress' });
+    await pageUntil(browser, link, 'Verified');
+    await f.g.gating.service.idle(f.g.guildId);
+    await gatingCommandRun(f.g, 'recheck');
+    await f.g.gating.service.idle(f.g.guildId);
+    expect(hasRole(f.g, ALICE, holders)).toBe(false);
+
+    node.setBalance(TOKEN, auth.address.toLowerCase(), units(150));
+    await gatingCommandRun(f.g, 'recheck');
+    await waitFor(() => hasRole(f.g, ALICE, holders), 'the holders role for the auth address');
   });
 });

@@ -6,6 +6,7 @@
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { createFarcasterFlow } from '../../src/gating/proofs/farcasterSignIn.ts';
 import type { TestBrowser } from '../testBrowser.ts';
@@ -33,7 +34,6 @@ import {
   seen,
   waitFor,
 } from './gatingHarness.ts';
-import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { ALICE, BOB, visibleMessage } from './harness.ts';
 import { addRule } from './ruleShortcuts.ts';
 

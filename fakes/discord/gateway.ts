@@ -121,6 +121,9 @@ export class FakeGateway {
     return [...this.#sessions.values()].some((session) => session.socket?.readyState === WebSocket.OPEN);
   }
 
+  /** Every IDENTIFY accepted, in order: its shard and when. */
+  readonly identifies: { shard: [number, number]; at: number }[] = [];
+
   /** The [shard_id, num_shards] of each identified session, connected or resumable. */
   get shards(): [number, number][] {
     return [...this.#sessions.values()].map((session) => session.shard);
@@ -234,6 +237,7 @@ export class FakeGateway {
       frames: [],
     };
     this.#sessions.set(session.id, session);
+    this.identifies.push({ shard: [shardId, shardCount], at: Date.now() });
     this.#send(session, GatewayDispatchEvents.Ready, this.#hooks.ready(session.id, shard, owns));
     for (const guild of this.#hooks.guildCreates(session.intents, owns))
       this.#send(session, GatewayDispatchEvents.GuildCreate, guild);

@@ -36,6 +36,8 @@ export interface RestContext {
   readonly gatewayUrl: string;
   /** `shards` in `GET /gateway/bot`. */
   recommendedShards(): number;
+  /** `session_start_limit.max_concurrency` in `GET /gateway/bot`. */
+  readonly maxConcurrency: number;
   readonly interactions: InteractionTracker;
   readonly limiter: RoleEditLimiter;
   dispatch(event: string, data: unknown): void;
@@ -92,7 +94,12 @@ const ROUTES: Route[] = [
     ok({
       url: ctx.gatewayUrl,
       shards: ctx.recommendedShards(),
-      session_start_limit: { total: 1000, remaining: 1000, reset_after: 0, max_concurrency: 1 },
+      session_start_limit: {
+        total: 1000,
+        remaining: 1000,
+        reset_after: 0,
+        max_concurrency: ctx.maxConcurrency,
+      },
     }),
   ),
   route('GET', '/gateway', (ctx) => ok({ url: ctx.gatewayUrl })),

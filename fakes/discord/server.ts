@@ -81,6 +81,8 @@ export interface FakeDiscordOptions {
   maxGuildsPerShard?: number;
   /** What `GET /gateway/bot` recommends as `shards` (default one per 1,000 guilds, at least 1). */
   recommendedShards?: number;
+  /** `session_start_limit.max_concurrency` in `GET /gateway/bot` (default 1). */
+  maxConcurrency?: number;
 }
 
 export interface RecordedRestRequest {
@@ -211,6 +213,8 @@ export interface FakeDiscord extends HttpInteractionsApi {
   dispatch(event: string, data: unknown): void;
   /** [shard_id, num_shards] of each identified gateway session. */
   readonly gatewayShards: [number, number][];
+  /** Every IDENTIFY accepted, in order: its shard and when (`Date.now()`). */
+  readonly gatewayIdentifies: { shard: [number, number]; at: number }[];
   /** The first recorded request, past or future, that matches; rejects after `timeoutMs` (default 5000). */
   waitForRequest(
     predicate: (request: RecordedRestRequest) => boolean,
@@ -304,6 +308,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     origin,
     gatewayUrl,
     recommendedShards: () => options.recommendedShards ?? Math.max(1, Math.ceil(state.guilds.size / 1000)),
+    maxConcurrency: options.maxConcurrency ?? 1,
     interactions,
     limiter,
     dispatch,
@@ -450,6 +455,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const fake: FakeDiscord = {
     get gatewayShards() {
       return gateway.shards;
+    },
+    get gatewayIdentifies() {
+      return gateway.identifies;
     },
     apiUrl: `${origin}/api`,
     gatewayUrl,

@@ -11,6 +11,7 @@ import { createRecentLookups } from '../cache/index.ts';
 import type { RecentLookups } from '../cache/recentLookups.ts';
 import { type CachePolicy, clientCacheOptions } from '../discord/clientCaches.ts';
 import type { BotDeps, Command } from '../discord/command.ts';
+import { redisIdentifyThrottler } from '../discord/identifyQueue.ts';
 import { HandoffInbox } from '../discord/interactionHandoff.ts';
 import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
 import { callbackResponse, Responder } from '../discord/responder.ts';
@@ -65,18 +66,20 @@ export interface ShardSlice {
 
 /**
  * The discord.js client with the fewest intents the enabled features need, caching only what the bot
- * reads (clientCaches.ts); with `shards`, only those.
+ * reads (clientCaches.ts); with `shards`, only those, identifying through `identify` when given.
  */
 export function createDiscordClient(
   config: Pick<Config, 'DISCORD_API_URL' | 'GATING_ENABLED'>,
   shards?: ShardSlice,
   caches: CachePolicy = 'lean',
+  identify?: ReturnType<typeof redisIdentifyThrottler>,
 ): Client {
   const intents = [GatewayIntentBits.Guilds];
   if (config.GATING_ENABLED) intents.push(GatewayIntentBits.GuildMembers);
   return new Client({
     intents,
     ...(shards ? { shards: shards.ids, shardCount: shards.count } : {}),
+    ...(identify ? { ws: { buildIdentifyThrottler: (manager) => identify.build(manager) } } : {}),
     allowedMentions: { parse: [], repliedUser: false },
     rest: config.DISCORD_API_URL ? { api: config.DISCORD_API_URL } : {},
     ...clientCacheOptions(caches),
@@ -114,7 +117,9 @@ export async function startBot(options: StartBotOptions): Promise<Bot> {
   const overHttp = config.INTERACTIONS === 'http';
   // INTERACTIONS=http, PROCESS_ROLE=gateway: gating for the web replicas, whose gating interactions arrive through the store.
   const worker = overHttp && config.PROCESS_ROLE === 'gateway';
-  const client = createDiscordClient(config, options.shards, options.discordCaches);
+  // A shard process with REDIS_URL identifies through the bot's one queue there (every process, every machine).
+  const identify = options.shards && config.REDIS_URL ? redisIdentifyThrottler(config, logger) : undefined;
+  const client = createDiscordClient(config, options.shards, options.discordCaches, identify);
   // Interaction answers (callbacks, webhook edits, follow-ups, files) go through this, not client.rest.
   const webhooks = new InteractionWebhooks(config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL);
   const intake = interactionIntake(config, webhooks, overHttp && !worker);
@@ -153,6 +158,7 @@ export async function startBot(options: StartBotOptions): Promise<Bot> {
 
   await logIn(client, config.DISCORD_TOKEN, async () => {
     await client.destroy();
+    await identify?.close();
     await http.close();
     await recentLookups.close();
     if (gating) await stopGating(gating, logger);
@@ -184,6 +190,7 @@ export async function startBot(options: StartBotOptions): Promise<Bot> {
       await http.close();
       await recentLookups.close();
       await client.destroy();
+      await identify?.close();
       await webhooks.close();
     },
   };

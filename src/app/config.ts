@@ -1,6 +1,7 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
+import { parseShardIds, shardIdsProblems } from './shardIds.ts';
 
 /** Blank values count as unset, so `KEY=` in .env falls back to the default. */
 const optionalText = z.preprocess(
@@ -184,6 +185,12 @@ export const ConfigSchema = z.object({
       })
       .optional(),
   ),
+  /** Which of SHARD_COUNT's shards this machine runs (`0-15`, `0,2,4`): one bot's shards over machines. */
+  SHARD_IDS: optionalText.transform((text, ctx) => {
+    const parsed = text === undefined ? undefined : parseShardIds(text);
+    if (parsed?.ok === false) ctx.addIssue({ code: 'custom', message: parsed.problem });
+    return parsed?.ok ? parsed.ids : undefined;
+  }),
   SHARDS_PER_PROCESS: z.preprocess(
     (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
     z.coerce.number().int().min(1).max(16_384).optional(),
@@ -296,6 +303,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
       'SHARD_COUNT with gating or Linked Roles needs DATABASE_URL (every shard process shares one PostgreSQL store)',
     );
   }
+  problems.push(...shardIdsProblems(env));
   if (env.INTERACTIONS?.trim() === 'http') {
     const missing = (['DISCORD_PUBLIC_KEY', 'PUBLIC_URL'] as const).filter((key) => !env[key]?.trim());
     if (missing.length > 0) {

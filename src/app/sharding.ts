@@ -27,6 +27,7 @@ import type { Web3BioClient } from '../web3bio/client.ts';
 import type { Bot, ShardSlice } from './bot.ts';
 import { recordGatewayPings } from './botMetrics.ts';
 import type { Config } from './config.ts';
+import { parseShardIds } from './shardIds.ts';
 import { startWebTier, type WebTier } from './webTier.ts';
 
 /**
@@ -56,10 +57,11 @@ export function shardProcessSlice(
 ): { processId: number; shards: ShardSlice } | undefined {
   if (env.CLUSTER_MANAGER_MODE !== 'process') return undefined;
   const info = getInfo();
-  return {
-    processId: info.CLUSTER,
-    shards: { ids: info.SHARD_LIST, count: info.TOTAL_SHARDS, processes: info.CLUSTER_COUNT },
-  };
+  // With SHARD_IDS (inherited from the manager), the processes of every machine share the member-list budget.
+  const machine = env.SHARD_IDS ? parseShardIds(env.SHARD_IDS) : undefined;
+  const machines = machine?.ok ? info.TOTAL_SHARDS / machine.ids.length : 1;
+  const processes = Math.ceil(info.CLUSTER_COUNT * machines);
+  return { processId: info.CLUSTER, shards: { ids: info.SHARD_LIST, count: info.TOTAL_SHARDS, processes } };
 }
 
 /** SHARD_COUNT as a number: `auto` asks Discord (`GET /gateway/bot` at DISCORD_API_URL). */
@@ -104,11 +106,16 @@ export async function startShardManager(o: {
 }): Promise<ShardManager> {
   const { config, logger } = o;
   const count = await resolveShardCount(config);
-  const perProcess = shardsPerProcess(count, config.SHARDS_PER_PROCESS);
-  const processes = Math.ceil(count / perProcess);
+  const mine = config.SHARD_IDS ?? [...Array(count).keys()];
+  const perProcess = shardsPerProcess(mine.length, config.SHARDS_PER_PROCESS);
+  const processes = Math.ceil(mine.length / perProcess);
   const manager = new ClusterManager(o.entry, {
     totalShards: count,
     shardsPerClusters: perProcess,
+    // This machine's shards; each process numbered by its first shard, so numbers differ between machines.
+    ...(config.SHARD_IDS
+      ? { shardList: mine, clusterList: chunked(mine, perProcess).map((shards) => shards[0] ?? 0) }
+      : {}),
     mode: 'process',
     token: config.DISCORD_TOKEN,
     execArgv: process.execArgv,
@@ -140,6 +147,7 @@ export async function startShardManager(o: {
   logger.info(
     {
       shards: count,
+      ...(config.SHARD_IDS ? { shardIds: config.SHARD_IDS } : {}),
       shardsPerProcess: perProcess,
       processes,
       restartsPerHour: config.SHARD_RESTARTS_PER_HOUR,
@@ -206,6 +214,13 @@ function startManagerHttp(o: {
       metrics: () => summedMetrics(manager, o.metrics),
     },
   });
+}
+
+/** `list` in runs of `size`, as the manager gives them to its processes. */
+function chunked<T>(list: readonly T[], size: number): T[][] {
+  return Array.from({ length: Math.ceil(list.length / size) }, (_, i) =>
+    list.slice(i * size, (i + 1) * size),
+  );
 }
 
 function allReady(manager: ClusterManager, processes: number): boolean {

@@ -164,6 +164,25 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...gating, DATABASE_URL: 'postgres://db/bot' }).SHARD_COUNT).toBe(2);
   });
 
+  it('reads SHARD_IDS (ids and ranges) with a numeric SHARD_COUNT and REDIS_URL, and says what else it needs', () => {
+    const split = { ...REQUIRED, SHARD_COUNT: '32', REDIS_URL: 'redis://127.0.0.1:6379' };
+    expect(loadConfig(split).SHARD_IDS).toBeUndefined();
+    expect(loadConfig({ ...split, SHARD_IDS: '0-3, 8,10-11,2' }).SHARD_IDS).toEqual([0, 1, 2, 3, 8, 10, 11]);
+    expect(problemsOf({ ...split, SHARD_IDS: '0-x' })).toEqual([
+      'SHARD_IDS "0-x" is neither a shard id nor a range such as 0-15',
+    ]);
+    expect(problemsOf({ ...split, SHARD_IDS: '5-2' })).toEqual(['SHARD_IDS the range 5-2 runs backwards']);
+    expect(problemsOf({ ...split, SHARD_IDS: '30-33' })).toEqual([
+      'SHARD_IDS names shard 32, but SHARD_COUNT=32 has shards 0-31',
+    ]);
+    expect(problemsOf({ ...split, SHARD_COUNT: 'auto', SHARD_IDS: '0-1' })[0]).toMatch(
+      /^SHARD_IDS needs SHARD_COUNT as a number/,
+    );
+    expect(problemsOf({ ...REQUIRED, SHARD_COUNT: '4', SHARD_IDS: '0-1' })[0]).toMatch(
+      /^SHARD_IDS needs REDIS_URL: the machines that share the bot’s shards space their identifies/,
+    );
+  });
+
   it('reads SHARD_RESTARTS_PER_HOUR: 10 by default, 0 for never, a whole number at most 1000', () => {
     expect(loadConfig(REQUIRED).SHARD_RESTARTS_PER_HOUR).toBe(10);
     expect(loadConfig({ ...REQUIRED, SHARD_RESTARTS_PER_HOUR: ' ' }).SHARD_RESTARTS_PER_HOUR).toBe(10);

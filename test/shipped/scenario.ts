@@ -27,6 +27,7 @@ import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { expect, it } from 'vitest';
 import {
   type FakeDiscord,
+  type FakeDiscordOptions,
   type FakeGuild,
   type FakeMessage,
   type InteractionResult,
@@ -79,9 +80,9 @@ export interface Stage {
   close(): Promise<void>;
 }
 
-export async function startStage(name: string): Promise<Stage> {
+export async function startStage(name: string, discordOptions: FakeDiscordOptions = {}): Promise<Stage> {
   const [discord, upstream, db] = await Promise.all([
-    startFakeDiscord(),
+    startFakeDiscord(discordOptions),
     startFakeWeb3Bio(),
     createDatabase(`shipped_${name}`),
   ]);

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings] [--quick]
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings,footprint] [--quick]
  * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
  * as markdown.
  */
@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { runCacheBench } from './cache.ts';
 import { runClientBench } from './client.ts';
 import { runDashboardBench } from './dashboard.ts';
+import { runFootprintBench } from './footprint.ts';
 import { runExportBench } from './gatingExport.ts';
 import { runGuildScaleBench } from './guildScale.ts';
 import { runHoldingsBench } from './holdings.ts';
@@ -29,6 +30,7 @@ export const SUITES = [
   'http',
   'dashboard',
   'holdings',
+  'footprint',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
@@ -145,6 +147,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runDashboardBench({ quick, progress });
     case 'holdings':
       return runHoldingsBench({ quick, progress });
+    case 'footprint':
+      return runFootprintBench({ quick, progress });
   }
 }
 

@@ -192,6 +192,7 @@ describe('parseRunArgs', () => {
         'http',
         'dashboard',
         'holdings',
+        'footprint',
       ],
       quick: false,
       help: false,
@@ -215,6 +216,7 @@ describe('parseRunArgs', () => {
       'http',
       'dashboard',
       'holdings',
+      'footprint',
     ]);
     expect(parseRunArgs(['--only', 'holdings']).suites).toEqual(['holdings']);
     expect(parseRunArgs(['--only', 'http']).suites).toEqual(['http']);

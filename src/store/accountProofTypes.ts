@@ -42,4 +42,15 @@ export interface AccountProofStore {
   setProofSharing(userId: string, on: boolean, at: number): Promise<void>;
   /** Whether the account shares its proofs with every gating server it is in. */
   sharesProofs(userId: string): Promise<boolean>;
+  /**
+   * The accounts whose sharing was turned on after `after` (ms, the writer's clock), oldest first, at most
+   * `limit` (migration 23's index): what each gateway process picks up for the servers it serves.
+   */
+  sharingSince(after: number, limit: number): Promise<SharingTurnedOn[]>;
+}
+
+/** An account that shares its proofs, and since when (the first time it turned sharing on, kept while on). */
+export interface SharingTurnedOn {
+  userId: string;
+  since: number;
 }

@@ -22,6 +22,15 @@ export const ACCOUNT_PROOFS_MIGRATION = {
   `,
 };
 
+/** Sharing turned on, found by when (the gateway processes' pick-up reads it every few seconds). */
+export const PROOF_SHARING_SINCE_MIGRATION = {
+  version: 23,
+  name: 'proof sharing by when it was turned on: each gateway process picks up the members who shared since its last look',
+  sql: () => `
+    CREATE INDEX proof_sharing_by_since ON proof_sharing (since, user_id);
+  `,
+};
+
 const toProof = (r: Row): AccountProof => ({
   subject: String(r.subject),
   userId: String(r.user_id),
@@ -31,7 +40,7 @@ const toProof = (r: Row): AccountProof => ({
   provenAt: Number(r.proven_at),
 });
 
-/** Account proofs (`account_proofs`, `proof_sharing`, migration 22), merged into `createSqlStore` through `createSqlSignedProofs`. */
+/** Account proofs (`account_proofs`, `proof_sharing`, migrations 22 and 23), merged into `createSqlStore` through `createSqlSignedProofs`. */
 export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
   return {
     saveAccountProof(p, opts = {}) {
@@ -96,6 +105,14 @@ export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
     async sharesProofs(userId) {
       const rows = await driver.query('SELECT 1 AS x FROM proof_sharing WHERE user_id = $1', [userId]);
       return rows.length > 0;
+    },
+
+    async sharingSince(after, limit) {
+      const rows = await driver.query(
+        'SELECT user_id, since FROM proof_sharing WHERE since > $1 ORDER BY since, user_id LIMIT $2',
+        [after, limit],
+      );
+      return rows.map((r) => ({ userId: String(r.user_id), since: Number(r.since) }));
     },
   };
 }

@@ -82,4 +82,21 @@ describe.each(harnesses)('account proofs (%s)', (_name, makeHarness) => {
     await store.setProofSharing('alice', false, T0 + 2);
     expect(await store.sharesProofs('alice')).toBe(false);
   });
+
+  it('sharing turned on after a moment is listed oldest first, a page at a time; turned off, it is gone', async () => {
+    await store.setProofSharing('carol', true, T0 + 30);
+    await store.setProofSharing('alice', true, T0 + 10);
+    await store.setProofSharing('bob', true, T0 + 20);
+    // On again while on keeps the first moment: a look already past it does not see it again.
+    await store.setProofSharing('alice', true, T0 + 40);
+    expect(await store.sharingSince(T0, 10)).toEqual([
+      { userId: 'alice', since: T0 + 10 },
+      { userId: 'bob', since: T0 + 20 },
+      { userId: 'carol', since: T0 + 30 },
+    ]);
+    expect(await store.sharingSince(T0 + 10, 1)).toEqual([{ userId: 'bob', since: T0 + 20 }]);
+    expect(await store.sharingSince(T0 + 30, 10)).toEqual([]);
+    await store.setProofSharing('bob', false, T0 + 50);
+    expect((await store.sharingSince(T0, 10)).map((r) => r.userId)).toEqual(['alice', 'carol']);
+  });
 });

@@ -43,10 +43,11 @@ export interface AccountProofStore {
   /** Whether the account shares its proofs with every gating server it is in. */
   sharesProofs(userId: string): Promise<boolean>;
   /**
-   * The accounts whose sharing was turned on after `after` (ms, the writer's clock), oldest first, at most
-   * `limit` (migration 23's index): what each gateway process picks up for the servers it serves.
+   * The accounts that share their proofs, in order of `since` (ms, the writer's clock) then account, from
+   * just after `after` in that order, at most `limit` (migration 23's index): what each gateway process
+   * picks up for the servers it serves. `{ since: t, userId: '' }` starts with the moment `t`.
    */
-  sharingSince(after: number, limit: number): Promise<SharingTurnedOn[]>;
+  sharingSince(after: SharingTurnedOn, limit: number): Promise<SharingTurnedOn[]>;
 }
 
 /** An account that shares its proofs, and since when (the first time it turned sharing on, kept while on). */

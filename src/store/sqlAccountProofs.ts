@@ -109,8 +109,9 @@ export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
 
     async sharingSince(after, limit) {
       const rows = await driver.query(
-        'SELECT user_id, since FROM proof_sharing WHERE since > $1 ORDER BY since, user_id LIMIT $2',
-        [after, limit],
+        `SELECT user_id, since FROM proof_sharing WHERE since > $1 OR (since = $1 AND user_id > $2)
+         ORDER BY since, user_id LIMIT $3`,
+        [after.since, after.userId, limit],
       );
       return rows.map((r) => ({ userId: String(r.user_id), since: Number(r.since) }));
     },

@@ -7,7 +7,7 @@
 import type { Client } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
 import type { AccountProof, GatingStore, LinkRecord } from '../../store/types.ts';
-import { guildOf, servesGuild } from '../roles/discordReads.ts';
+import { guildOf, memberOf, servesGuild } from '../roles/discordReads.ts';
 import type { MemberGating } from '../roles/memberGating.ts';
 import { accountProofsOf, sharedIdentityOf } from './accountProofs.ts';
 
@@ -122,28 +122,37 @@ export class ProofCarrier {
   }
 
   /**
-   * Sharing on: the member's proofs count in every server with gating they are in (served here; a
-   * server another process serves links them when the member joins it next) and every one they join.
-   * Off: no more servers learn of them; the links already made stay until removed with /unverify.
+   * Sharing on: the member's proofs count in every server with gating they are in (here, those this
+   * process serves; the others' processes pick it up from the store, sharingPickUp.ts) and every one they
+   * join. Off: no more servers learn of them; the links already made stay until removed with /unverify.
    * Returns the servers linked to now.
    */
   async setSharing(userId: string, on: boolean): Promise<number> {
-    const { store, discord, logger, now } = this.#o;
-    await store.setProofSharing(userId, on, now());
-    if (!on) return 0;
+    await this.#o.store.setProofSharing(userId, on, this.#o.now());
+    return on ? (await this.bringToServed(userId)).servers : 0;
+  }
+
+  /**
+   * The member's shared proofs brought to every gating server this process serves where they are a
+   * member: how many servers linked one now, and whether any server failed (logged).
+   */
+  async bringToServed(userId: string): Promise<{ servers: number; failed: boolean }> {
+    const { store, discord, logger } = this.#o;
     let servers = 0;
+    let failed = false;
     for (const settings of await store.listGuildSettings({ enabledOnly: true })) {
       if (!servesGuild(discord, settings.guildId)) continue;
-      const guild = await guildOf(discord, settings.guildId);
-      const member = guild ? await guild.members.fetch(userId).catch(() => null) : null;
-      if (!member) continue;
       try {
+        const guild = await guildOf(discord, settings.guildId);
+        // Not a member: nothing to bring. Discord failing to say: tried again on the next pick-up.
+        if (!guild || !(await memberOf(guild, userId))) continue;
         if ((await this.bringShared(settings.guildId, userId, { sync: true })) > 0) servers += 1;
       } catch (error) {
+        failed = true;
         logger.warn({ err: error, guildId: settings.guildId, userId }, 'sharing proofs with a server failed');
       }
     }
-    return servers;
+    return { servers, failed };
   }
 
   /**

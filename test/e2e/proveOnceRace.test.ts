@@ -3,7 +3,9 @@
  * src/app/main.js`, SHARD_COUNT=2, one shard each) on one PostgreSQL, a gating server on each. A member
  * whose account proved a wallet by signature brings it to both servers at the same moment, each
  * `/verify` answered by the process that serves its server: both succeed, and nothing is linked twice,
- * not even when she sends each `/verify` twice at once.
+ * not even when she sends each `/verify` twice at once. A member who turns sharing on in one server
+ * gets her proofs linked in the other process's server within its pick-up (GATING_SHARING_PICKUP_SECONDS,
+ * 1 s here), with no command there; a member who did not opt in gets nothing there.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +28,13 @@ const SCHEMA = `prove_once_race_${process.pid}`;
 const DATABASE_URL = `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`;
 const OWNER = '310000000000000001';
 const WALLET = '0x00000000000000000000000000000000000036aa';
+/** Carol shares her proofs; Dave, who proved his wallet too, does not. */
+const CAROL = '310000000000000003';
+const DAVE = '310000000000000004';
+const WALLETS = {
+  [CAROL]: '0x00000000000000000000000000000000000036cc',
+  [DAVE]: '0x00000000000000000000000000000000000036dd',
+};
 
 let discord: FakeDiscord;
 let upstream: FakeWeb3Bio;
@@ -45,8 +54,10 @@ beforeAll(async () => {
   await dropSchema();
   discord = await startFakeDiscord({ heartbeatIntervalMs: 500 });
   upstream = await startFakeWeb3Bio();
-  upstream.world.setCredentials(WALLET, gatingCredentials(WALLET, { human: true }));
+  for (const wallet of [WALLET, ...Object.values(WALLETS)])
+    upstream.world.setCredentials(wallet, gatingCredentials(wallet, { human: true }));
   discord.addUser({ id: OWNER, username: 'owner' });
+  for (const id of [CAROL, DAVE]) discord.addUser({ id, username: id === CAROL ? 'carol' : 'dave' });
   const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
   for (const shard of [0, 1]) {
     const guild = discord.addGuild({
@@ -56,6 +67,8 @@ beforeAll(async () => {
     });
     discord.addMember(guild.id, { id: ALICE, username: 'alice' });
     discord.addMember(guild.id, { id: BOB, username: 'bob' });
+    discord.addMember(guild.id, { id: CAROL, username: 'carol' });
+    discord.addMember(guild.id, { id: DAVE, username: 'dave' });
     const human = discord.addRole(guild.id, { name: 'Human', position: 1 });
     await store.saveGuildSettings(humanRoleSettings(guild.id, human.id));
     guilds.push({ guild, humanRoleId: human.id });
@@ -69,6 +82,15 @@ beforeAll(async () => {
     address: WALLET,
     provenAt: Date.now() - 60_000,
   });
+  for (const [userId, wallet] of Object.entries(WALLETS))
+    await store.saveAccountProof({
+      subject: wallet,
+      userId,
+      identity: wallet,
+      platform: 'ethereum',
+      address: wallet,
+      provenAt: Date.now() - 60_000,
+    });
   await store.close();
   manager = runNode(
     MAIN,
@@ -87,6 +109,7 @@ beforeAll(async () => {
       SHARDS_PER_PROCESS: '1',
       SHARD_SPAWN_DELAY_SECONDS: '0',
       USER_COOLDOWN_COMMANDS: '100',
+      GATING_SHARING_PICKUP_SECONDS: '1',
       LOG_LEVEL: 'info',
     },
     workDir,
@@ -161,4 +184,54 @@ describe('bringing one proof to two servers at once, from two processes on Postg
     expect(JSON.stringify(bobs.components)).toContain('https://verify.example.test/verify/');
     expect(holds(a.guild.id, a.humanRoleId, BOB)).toBe(false);
   }, 90_000);
+});
+
+describe('sharing turned on in a server one process serves, picked up by the other', () => {
+  it("her proof is linked in the other process's server with no command there, once; Dave, who did not opt in, gets nothing", async () => {
+    const [a, b] = guilds;
+    if (!a || !b) throw new Error('two servers expected');
+    const carolWallet = WALLETS[CAROL];
+    const shared = visibleMessage(
+      await discord.runCommand({
+        name: 'verify',
+        userId: CAROL,
+        guildId: a.guild.id,
+        options: [{ type: 3, name: 'share', value: 'all-servers' }],
+        timeoutMs: 20_000,
+      }),
+    );
+    const said = JSON.stringify(shared.embeds);
+    expect(said).toContain('Sharing is on');
+    // The process that answered serves A only: B is not among the servers it linked at once.
+    expect(said).not.toContain('2 servers added now');
+
+    const deadline = Date.now() + 30_000;
+    while (!holds(b.guild.id, b.humanRoleId, CAROL)) {
+      if (Date.now() > deadline) throw new Error("Carol's role in B did not come");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const pickedUp = manager
+      .logLines()
+      .filter((l) => l.msg === 'shared proofs picked up' && l.userId === CAROL);
+    // Linked in B by the pick-up of the process serving B (shard 1), not by the one that answered.
+    expect(pickedUp.map((l) => l.shards)).toContainEqual([1]);
+    // A few more looks of both processes: nothing more happens.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+
+    const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
+    try {
+      for (const { guild } of [a, b]) {
+        const links = await store.getUserLinks(guild.id, CAROL);
+        expect(links.map((l) => [l.identity, l.proofMethod, l.releasedAt])).toEqual([
+          [carolWallet, 'signature', null],
+        ]);
+        // The control: Dave's proof, never shared, is in neither server.
+        expect(await store.getUserLinks(guild.id, DAVE)).toEqual([]);
+      }
+    } finally {
+      await store.close();
+    }
+    expect(holds(a.guild.id, a.humanRoleId, CAROL)).toBe(true);
+    for (const { guild, humanRoleId } of [a, b]) expect(holds(guild.id, humanRoleId, DAVE)).toBe(false);
+  }, 60_000);
 });

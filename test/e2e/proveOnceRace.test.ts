@@ -5,7 +5,9 @@
  * `/verify` answered by the process that serves its server: both succeed, and nothing is linked twice,
  * not even when she sends each `/verify` twice at once. A member who turns sharing on in one server
  * gets her proofs linked in the other process's server within its pick-up (GATING_SHARING_PICKUP_SECONDS,
- * 1 s here), with no command there; a member who did not opt in gets nothing there.
+ * 1 s here), with no command there; a member who did not opt in gets nothing there. Her `/unverify
+ * everywhere:true` in one server removes the proof in the other process's server too, whose due-check
+ * pass (GATING_DUE_CHECK_SECONDS, 1 s here) takes the role away.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -110,6 +112,7 @@ beforeAll(async () => {
       SHARD_SPAWN_DELAY_SECONDS: '0',
       USER_COOLDOWN_COMMANDS: '100',
       GATING_SHARING_PICKUP_SECONDS: '1',
+      GATING_DUE_CHECK_SECONDS: '1',
       LOG_LEVEL: 'info',
     },
     workDir,
@@ -233,5 +236,34 @@ describe('sharing turned on in a server one process serves, picked up by the oth
     }
     expect(holds(a.guild.id, a.humanRoleId, CAROL)).toBe(true);
     for (const { guild, humanRoleId } of [a, b]) expect(holds(guild.id, humanRoleId, DAVE)).toBe(false);
+  }, 60_000);
+
+  it("/unverify everywhere:true in A removes her proof in B too, and the other process takes B's role away", async () => {
+    const [a, b] = guilds;
+    if (!a || !b) throw new Error('two servers expected');
+    for (const { guild, humanRoleId } of [a, b]) expect(holds(guild.id, humanRoleId, CAROL)).toBe(true);
+    const removed = visibleMessage(
+      await discord.runCommand({
+        name: 'unverify',
+        userId: CAROL,
+        guildId: a.guild.id,
+        options: [{ type: 5, name: 'everywhere', value: true }],
+        timeoutMs: 20_000,
+      }),
+    );
+    expect(JSON.stringify(removed.embeds)).toContain('from 2 servers');
+    const deadline = Date.now() + 20_000;
+    while (holds(a.guild.id, a.humanRoleId, CAROL) || holds(b.guild.id, b.humanRoleId, CAROL)) {
+      if (Date.now() > deadline) throw new Error('her roles in A and B did not go');
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
+    try {
+      for (const { guild } of [a, b])
+        expect((await store.getUserLinks(guild.id, CAROL)).filter((l) => l.releasedAt === null)).toEqual([]);
+      expect(await store.sharesProofs(CAROL)).toBe(false);
+    } finally {
+      await store.close();
+    }
   }, 60_000);
 });

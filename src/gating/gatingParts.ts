@@ -253,7 +253,10 @@ function buildRechecks(
     tasks,
     now,
     servesGuild: (guildId) => servesGuild(discord, guildId),
-    sync: (guildId, userId) => members.syncMember(guildId, userId, 'due check'),
+    sync: (guildId, userId, memberAsked) =>
+      memberAsked
+        ? members.sync(guildId, userId, 'unverify', { fresh: false, checkRecords: false, mode: 'immediate' })
+        : members.syncMember(guildId, userId, 'due check'),
     ...(options.dueCheckMs === undefined ? {} : { intervalMs: options.dueCheckMs }),
   });
   timers.push(

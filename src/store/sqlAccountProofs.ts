@@ -22,12 +22,17 @@ export const ACCOUNT_PROOFS_MIGRATION = {
   `,
 };
 
-/** Sharing turned on, found by when (the gateway processes' pick-up reads it every few seconds). */
-export const PROOF_SHARING_SINCE_MIGRATION = {
+/**
+ * Sharing across processes: sharing found by when it was turned on (each gateway process's pick-up reads
+ * it every few seconds), and a due check that carries the member's own removal (`/unverify` in a server
+ * another process serves), applied at once there as in the server where it was asked.
+ */
+export const SHARING_ACROSS_PROCESSES_MIGRATION = {
   version: 23,
-  name: 'proof sharing by when it was turned on: each gateway process picks up the members who shared since its last look',
-  sql: () => `
+  name: 'sharing across processes: proof sharing by since, picked up by every gateway process; due checks the member asked for',
+  sql: ({ types: t }: Dialect) => `
     CREATE INDEX proof_sharing_by_since ON proof_sharing (since, user_id);
+    ALTER TABLE gating_due_checks ADD COLUMN member_asked ${t.bool} NOT NULL DEFAULT FALSE;
   `,
 };
 

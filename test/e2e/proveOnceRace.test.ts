@@ -7,7 +7,8 @@
  * gets her proofs linked in the other process's server within its pick-up (GATING_SHARING_PICKUP_SECONDS,
  * 1 s here), with no command there; a member who did not opt in gets nothing there. Her `/unverify
  * everywhere:true` in one server removes the proof in the other process's server too, whose due-check
- * pass (GATING_DUE_CHECK_SECONDS, 1 s here) takes the role away.
+ * pass (GATING_DUE_CHECK_SECONDS, 1 s here) takes the role away at once, as her own removal. A proof she
+ * makes while sharing follows to both servers by the same pick-up.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -241,11 +242,12 @@ describe('sharing turned on in a server one process serves, picked up by the oth
     for (const { guild, humanRoleId } of [a, b]) expect(holds(guild.id, humanRoleId, DAVE)).toBe(false);
   }, 60_000);
 
-  it("/unverify identity:X everywhere:true in A removes X in B too; the other process takes B's role away at once, though another identity keeps her linked there", async () => {
+  it("a proof she makes while sharing follows to both servers; /unverify identity:X everywhere:true in A removes X in B too, and B's process takes the role away at once, though the new proof keeps her linked there", async () => {
     const [a, b] = guilds;
     if (!a || !b) throw new Error('two servers expected');
     for (const { guild, humanRoleId } of [a, b]) expect(holds(guild.id, humanRoleId, CAROL)).toBe(true);
-    // She proved a second wallet (no human credential) since, and brings it to B only.
+    // She proves a second wallet (no human credential) by signature in a third server: she shares, so
+    // each process's pick-up links it in its own server, with no command.
     const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
     try {
       await store.saveAccountProof({
@@ -256,16 +258,18 @@ describe('sharing turned on in a server one process serves, picked up by the oth
         address: CAROL_PLAIN,
         provenAt: Date.now(),
       });
-      const plain = visibleMessage(
-        await discord.runCommand({
-          name: 'verify',
-          userId: CAROL,
-          guildId: b.guild.id,
-          options: [{ type: 3, name: 'identity', value: CAROL_PLAIN }],
-          timeoutMs: 20_000,
-        }),
-      );
-      expect(JSON.stringify(plain.embeds)).toContain('was proven before by your own signature');
+      const linkedIn = async (guildId: string) =>
+        (await store.getUserLinks(guildId, CAROL))
+          .filter((l) => l.releasedAt === null)
+          .map((l) => l.identity);
+      const followed = async () =>
+        (await linkedIn(a.guild.id)).includes(CAROL_PLAIN) &&
+        (await linkedIn(b.guild.id)).includes(CAROL_PLAIN);
+      const deadlineNew = Date.now() + 20_000;
+      while (!(await followed())) {
+        if (Date.now() > deadlineNew) throw new Error('her new proof did not follow to A and B');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
 
       const removed = visibleMessage(
         await discord.runCommand({
@@ -280,19 +284,14 @@ describe('sharing turned on in a server one process serves, picked up by the oth
         }),
       );
       expect(JSON.stringify(removed.embeds)).toContain('from 2 servers');
-      // Her own removal: B's process applies it at its next due-check pass (1 s here), not after the
-      // hour a loss found by an automated pass waits for confirmation.
+      // Her own removal: A's process applies it at once, B's at its next due-check pass (1 s here), not
+      // after the hour a loss found by an automated pass waits for confirmation.
       const deadline = Date.now() + 20_000;
       while (holds(a.guild.id, a.humanRoleId, CAROL) || holds(b.guild.id, b.humanRoleId, CAROL)) {
         if (Date.now() > deadline) throw new Error('her roles in A and B did not go');
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      const active = async (guildId: string) =>
-        (await store.getUserLinks(guildId, CAROL))
-          .filter((l) => l.releasedAt === null)
-          .map((l) => l.identity);
-      expect(await active(a.guild.id)).toEqual([]);
-      expect(await active(b.guild.id)).toEqual([CAROL_PLAIN]);
+      for (const { guild } of [a, b]) expect(await linkedIn(guild.id)).toEqual([CAROL_PLAIN]);
       expect(await store.sharesProofs(CAROL)).toBe(false);
     } finally {
       await store.close();

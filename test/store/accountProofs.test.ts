@@ -104,4 +104,14 @@ describe.each(harnesses)('account proofs (%s)', (_name, makeHarness) => {
     await store.setProofSharing('bob', false, T0 + 50);
     expect((await store.sharingSince(from(T0), 10)).map((r) => r.userId)).toEqual(['alice', 'carol']);
   });
+
+  it('a new proof of a member who shares moves their sharing to its moment; of one who does not, no sharing', async () => {
+    await store.setProofSharing('alice', true, T0);
+    await store.saveAccountProof(proof('alice', T0 + 50));
+    await store.saveAccountProof(proof('bob', T0 + 60, { subject: '0xb0b', address: '0xb0b' }));
+    expect(await store.sharingSince({ since: T0 + 1, userId: '' }, 10)).toEqual([
+      { userId: 'alice', since: T0 + 50 },
+    ]);
+    expect(await store.sharesProofs('bob')).toBe(false);
+  });
 });

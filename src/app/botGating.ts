@@ -88,6 +88,7 @@ export async function startGating(input: {
       noticeText: gatingNoticeText,
       recheckIntervalMs: config.GATING_RECHECK_HOURS * 3_600_000,
       dueCheckMs: config.GATING_DUE_CHECK_SECONDS * 1_000,
+      sharingPickUpMs: config.GATING_SHARING_PICKUP_SECONDS * 1_000,
       confirmMs: config.GATING_CONFIRM_MINUTES * 60_000,
       auditRetentionMs: config.AUDIT_RETENTION_DAYS * 86_400_000,
     });

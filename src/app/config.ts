@@ -164,6 +164,8 @@ export const ConfigSchema = z.object({
   GATING_LEASE_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 60),
   /** How often the due-check pass syncs members whose time has come (old enough; a proof whose sync failed). */
   GATING_DUE_CHECK_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 60),
+  /** How often each gateway process picks up sharing turned on elsewhere (`/verify share:all-servers`). */
+  GATING_SHARING_PICKUP_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 30),
   GATING_CONFIRM_MINUTES: withDefault(
     z.coerce
       .number()

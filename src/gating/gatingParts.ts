@@ -13,6 +13,7 @@ import { GuildGating } from './guildGating.ts';
 import { createLinkedRoles, linkedRoleRechecks } from './linkedRoleParts.ts';
 import type { LinkedRolePagesSetup, LinkedRoleService } from './linkedRoles/linkedRoleService.ts';
 import { LinkBook } from './proofs/linkBook.ts';
+import { SharingPickUp } from './proofs/sharingPickUp.ts';
 import { SignedProofInbox } from './proofs/signedProofs.ts';
 import { Verification } from './proofs/verification.ts';
 import { BackgroundTasks } from './rechecks/backgroundTasks.ts';
@@ -71,6 +72,7 @@ export function buildGatingParts(options: GatingServiceOptions): GatingParts {
   const linked = buildLinkedRoles(options, base, timers);
   const { members, verification, roles } = buildMemberParts(options, base);
   const nudgeSignedProofs = signedProofInbox(options, base, verification, timers);
+  timers.push(sharingPickUp(options, base, verification));
   const { walk, rechecks, dueChecks } = buildRechecks(options, base, { roles, members }, timers);
   if (options.authoritySnapshots) {
     timers.push(
@@ -202,6 +204,19 @@ function signedProofInbox(
   return () => inbox.nudge();
 }
 
+/** Sharing turned on in any process, brought to this one's servers (sharingPickUp.ts). */
+function sharingPickUp(options: GatingServiceOptions, base: Base, verification: Verification): SharingPickUp {
+  const { store, logger, tasks, now } = base;
+  return new SharingPickUp({
+    store,
+    logger: logger.child({ part: 'sharing-pick-up' }),
+    tasks,
+    now,
+    bringToServed: (userId) => verification.carrier.bringToServed(userId),
+    ...(options.sharingPickUpMs === undefined ? {} : { intervalMs: options.sharingPickUpMs }),
+  });
+}
+
 /** Whole-guild walks and re-checks, due checks, lapsed passes and upkeep, with their timers. */
 function buildRechecks(
   options: GatingServiceOptions,
@@ -238,7 +253,10 @@ function buildRechecks(
     tasks,
     now,
     servesGuild: (guildId) => servesGuild(discord, guildId),
-    sync: (guildId, userId) => members.syncMember(guildId, userId, 'due check'),
+    sync: (guildId, userId, memberAsked) =>
+      memberAsked
+        ? members.sync(guildId, userId, 'unverify', { fresh: false, checkRecords: false, mode: 'immediate' })
+        : members.syncMember(guildId, userId, 'due check'),
     ...(options.dueCheckMs === undefined ? {} : { intervalMs: options.dueCheckMs }),
   });
   timers.push(

@@ -64,6 +64,8 @@ export interface GatingServiceOptions {
   authoritySnapshots?: { debounceMs?: number };
   /** How often the due-check pass runs. Default 60 s. */
   dueCheckMs?: number;
+  /** How often sharing turned on in another process is picked up here (sharingPickUp.ts). Default 30 s. */
+  sharingPickUpMs?: number;
   /**
    * With the owners' dashboard: answer the dashboard requests of this process's guilds that other
    * processes queue in the store (requests.ts), looking every `pollMs` and when nudged.

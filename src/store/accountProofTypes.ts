@@ -26,7 +26,8 @@ export interface AccountProofStore {
   /**
    * Record a proof for its account. Another account's proof of the same subject is taken over only when
    * it was made before `challengeIssuedAt` (a later one won a race: `raced`); returns the account that
-   * lost it, if any.
+   * lost it, if any. When the account shares its proofs, its sharing's moment moves to `provenAt`, so
+   * that every gateway process's pick-up brings the new proof to its servers (`sharingSince`).
    */
   saveAccountProof(
     proof: AccountProof,
@@ -42,4 +43,19 @@ export interface AccountProofStore {
   setProofSharing(userId: string, on: boolean, at: number): Promise<void>;
   /** Whether the account shares its proofs with every gating server it is in. */
   sharesProofs(userId: string): Promise<boolean>;
+  /**
+   * The accounts that share their proofs, in order of `since` (ms, the writer's clock) then account, from
+   * just after `after` in that order, at most `limit` (migration 23's index): what each gateway process
+   * picks up for the servers it serves. `{ since: t, userId: '' }` starts with the moment `t`.
+   */
+  sharingSince(after: SharingTurnedOn, limit: number): Promise<SharingTurnedOn[]>;
+}
+
+/**
+ * An account that shares its proofs, and since when: the moment it turned sharing on (turning it on again
+ * while on keeps it), or of its latest proof made since.
+ */
+export interface SharingTurnedOn {
+  userId: string;
+  since: number;
 }

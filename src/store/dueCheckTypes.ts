@@ -9,6 +9,11 @@ export interface DueCheck {
   userId: string;
   /** When the member is synced again (ms since epoch). */
   dueAt: number;
+  /**
+   * The member asked for the change (`/unverify` in a server another process serves): removals apply at
+   * once, as for the member's own action, not after confirmation. Kept until a sync of that time runs.
+   */
+  memberAsked?: boolean;
 }
 
 export interface DueCheckStore {

@@ -2,7 +2,7 @@ import { AUDIT_METRIC_SQL, DAY_MS } from './auditMetric.ts';
 import type { Migration } from './migrations/migration.ts';
 import { MIGRATIONS_1_TO_13 } from './migrations/migrations1to13.ts';
 import type { SqlDriver } from './sql.ts';
-import { ACCOUNT_PROOFS_MIGRATION } from './sqlAccountProofs.ts';
+import { ACCOUNT_PROOFS_MIGRATION, SHARING_ACROSS_PROCESSES_MIGRATION } from './sqlAccountProofs.ts';
 import { DASHBOARD_SIGN_OUTS_MIGRATION } from './sqlDashboardSignOuts.ts';
 import { FARCASTER_FLOW_GRANTS_MIGRATION } from './sqlFarcasterFlows.ts';
 
@@ -141,6 +141,7 @@ export const MIGRATIONS: readonly Migration[] = [
   DASHBOARD_SIGN_OUTS_MIGRATION,
   FARCASTER_FLOW_GRANTS_MIGRATION,
   ACCOUNT_PROOFS_MIGRATION,
+  SHARING_ACROSS_PROCESSES_MIGRATION,
 ];
 
 /**

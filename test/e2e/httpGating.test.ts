@@ -12,9 +12,9 @@ import {
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROOF_CHOICE_IDS } from '../../commands/verify.ts';
-import { createDatabase } from '../../fakes/localPostgres.ts';
+import type { createDatabase } from '../../fakes/localPostgres.ts';
 import { deleteKeys, REDIS_URL } from '../../fakes/localRedis.ts';
-import { startRoundRobin } from '../../fakes/roundRobin.ts';
+import type { startRoundRobin } from '../../fakes/roundRobin.ts';
 import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
 import { VERIFY_MODAL_IDS, VERIFY_PANEL_IDS } from '../../src/discord/verifyPanel.ts';
 import {
@@ -34,47 +34,11 @@ import {
   verifyByRecord,
   waitFor,
 } from './gatingHarness.ts';
-import { ALICE, BOB, callbackTypes, type HarnessOptions, isEphemeral, visibleMessage } from './harness.ts';
-import { type Replica, startReplica } from './replicaHarness.ts';
+import { ALICE, BOB, callbackTypes, isEphemeral, visibleMessage } from './harness.ts';
+import { handedOverIn, type Replica, startSplit } from './replicaHarness.ts';
 import { addRule } from './ruleShortcuts.ts';
 
-const ENCRYPTION_KEY = 'ab'.repeat(32);
 const PREFIX = `e2e-http-gating-${process.pid}-${Date.now().toString(36)}:`;
-
-/**
- * A split deployment on a database of its own: the gateway worker (with `gatewayEnv`), and two web
- * replicas (pushed to `replicas`) behind a round-robin that the stand-in Discord POSTs to.
- */
-async function startSplit(
-  name: string,
-  redis: Record<string, string>,
-  replicas: Replica[],
-  gatewayEnv: Record<string, string> = {},
-  guild?: HarnessOptions['guild'],
-) {
-  const db = await createDatabase(name);
-  const shared = {
-    INTERACTIONS: 'http',
-    DATABASE_URL: db.url,
-    TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
-    ...redis,
-  };
-  const g = await startGating({
-    env: { ...shared, PROCESS_ROLE: 'gateway', ...gatewayEnv },
-    ...(guild ? { guild } : {}),
-  });
-  const replicaEnv = {
-    ...shared,
-    PROCESS_ROLE: 'web',
-    GATING_ENABLED: 'true',
-    PUBLIC_URL: 'https://verify.example.test',
-    USER_COOLDOWN_COMMANDS: '100',
-  };
-  for (let i = 0; i < 2; i++) replicas.push(await startReplica(g.h.discord, g.h.upstream, replicaEnv));
-  const lb = await startRoundRobin(replicas.map((r) => r.replica.url));
-  g.h.discord.useInteractionsEndpoint(`${lb.url}/interactions`);
-  return { db, g, lb };
-}
 
 describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
   let db: Awaited<ReturnType<typeof createDatabase>>;
@@ -287,11 +251,6 @@ describe('web replicas hand gating to the gateway worker (PostgreSQL)', () => {
     expect((await ruleSuggestions(helper, ticket)).map((c) => c.value)).toEqual([`${tier}:score:20`]);
   });
 });
-
-/** The replicas' log lines saying an interaction went to the worker. */
-function handedOverIn(replicas: Replica[]) {
-  return replicas.flatMap((r) => r.logs).filter((l) => l.msg === 'interaction handed to the gateway worker');
-}
 
 async function untilTrue(condition: () => Promise<boolean>, what: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;

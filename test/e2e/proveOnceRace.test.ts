@@ -3,7 +3,12 @@
  * src/app/main.js`, SHARD_COUNT=2, one shard each) on one PostgreSQL, a gating server on each. A member
  * whose account proved a wallet by signature brings it to both servers at the same moment, each
  * `/verify` answered by the process that serves its server: both succeed, and nothing is linked twice,
- * not even when she sends each `/verify` twice at once.
+ * not even when she sends each `/verify` twice at once. A member who turns sharing on in one server
+ * gets her proofs linked in the other process's server within its pick-up (GATING_SHARING_PICKUP_SECONDS,
+ * 1 s here), with no command there; a member who did not opt in gets nothing there. Her `/unverify
+ * everywhere:true` in one server removes the proof in the other process's server too, whose due-check
+ * pass (GATING_DUE_CHECK_SECONDS, 1 s here) takes the role away at once, as her own removal. A proof she
+ * makes while sharing follows to both servers by the same pick-up.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,6 +31,15 @@ const SCHEMA = `prove_once_race_${process.pid}`;
 const DATABASE_URL = `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`;
 const OWNER = '310000000000000001';
 const WALLET = '0x00000000000000000000000000000000000036aa';
+/** Carol shares her proofs; Dave, who proved his wallet too, does not. */
+const CAROL = '310000000000000003';
+const DAVE = '310000000000000004';
+const WALLETS = {
+  [CAROL]: '0x00000000000000000000000000000000000036cc',
+  [DAVE]: '0x00000000000000000000000000000000000036dd',
+};
+/** A second wallet of Carol's, with no human credential: linked, it keeps her in B but earns nothing. */
+const CAROL_PLAIN = '0x00000000000000000000000000000000000036ce';
 
 let discord: FakeDiscord;
 let upstream: FakeWeb3Bio;
@@ -45,8 +59,11 @@ beforeAll(async () => {
   await dropSchema();
   discord = await startFakeDiscord({ heartbeatIntervalMs: 500 });
   upstream = await startFakeWeb3Bio();
-  upstream.world.setCredentials(WALLET, gatingCredentials(WALLET, { human: true }));
+  for (const wallet of [WALLET, ...Object.values(WALLETS)])
+    upstream.world.setCredentials(wallet, gatingCredentials(wallet, { human: true }));
+  upstream.world.setCredentials(CAROL_PLAIN, gatingCredentials(CAROL_PLAIN, { human: false }));
   discord.addUser({ id: OWNER, username: 'owner' });
+  for (const id of [CAROL, DAVE]) discord.addUser({ id, username: id === CAROL ? 'carol' : 'dave' });
   const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
   for (const shard of [0, 1]) {
     const guild = discord.addGuild({
@@ -56,6 +73,8 @@ beforeAll(async () => {
     });
     discord.addMember(guild.id, { id: ALICE, username: 'alice' });
     discord.addMember(guild.id, { id: BOB, username: 'bob' });
+    discord.addMember(guild.id, { id: CAROL, username: 'carol' });
+    discord.addMember(guild.id, { id: DAVE, username: 'dave' });
     const human = discord.addRole(guild.id, { name: 'Human', position: 1 });
     await store.saveGuildSettings(humanRoleSettings(guild.id, human.id));
     guilds.push({ guild, humanRoleId: human.id });
@@ -69,6 +88,15 @@ beforeAll(async () => {
     address: WALLET,
     provenAt: Date.now() - 60_000,
   });
+  for (const [userId, wallet] of Object.entries(WALLETS))
+    await store.saveAccountProof({
+      subject: wallet,
+      userId,
+      identity: wallet,
+      platform: 'ethereum',
+      address: wallet,
+      provenAt: Date.now() - 60_000,
+    });
   await store.close();
   manager = runNode(
     MAIN,
@@ -87,6 +115,8 @@ beforeAll(async () => {
       SHARDS_PER_PROCESS: '1',
       SHARD_SPAWN_DELAY_SECONDS: '0',
       USER_COOLDOWN_COMMANDS: '100',
+      GATING_SHARING_PICKUP_SECONDS: '1',
+      GATING_DUE_CHECK_SECONDS: '1',
       LOG_LEVEL: 'info',
     },
     workDir,
@@ -161,4 +191,110 @@ describe('bringing one proof to two servers at once, from two processes on Postg
     expect(JSON.stringify(bobs.components)).toContain('https://verify.example.test/verify/');
     expect(holds(a.guild.id, a.humanRoleId, BOB)).toBe(false);
   }, 90_000);
+});
+
+describe('sharing turned on in a server one process serves, picked up by the other', () => {
+  it("her proof is linked in the other process's server with no command there, once; Dave, who did not opt in, gets nothing", async () => {
+    const [a, b] = guilds;
+    if (!a || !b) throw new Error('two servers expected');
+    const carolWallet = WALLETS[CAROL];
+    const shared = visibleMessage(
+      await discord.runCommand({
+        name: 'verify',
+        userId: CAROL,
+        guildId: a.guild.id,
+        options: [{ type: 3, name: 'share', value: 'all-servers' }],
+        timeoutMs: 20_000,
+      }),
+    );
+    const said = JSON.stringify(shared.embeds);
+    expect(said).toContain('Sharing is on');
+    // The process that answered serves A only: B is not among the servers it linked at once.
+    expect(said).not.toContain('2 servers added now');
+
+    const deadline = Date.now() + 30_000;
+    while (!holds(b.guild.id, b.humanRoleId, CAROL)) {
+      if (Date.now() > deadline) throw new Error("Carol's role in B did not come");
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const pickedUp = manager
+      .logLines()
+      .filter((l) => l.msg === 'shared proofs picked up' && l.userId === CAROL);
+    // Linked in B by the pick-up of the process serving B (shard 1), not by the one that answered.
+    expect(pickedUp.map((l) => l.shards)).toContainEqual([1]);
+    // A few more looks of both processes: nothing more happens.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+
+    const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
+    try {
+      for (const { guild } of [a, b]) {
+        const links = await store.getUserLinks(guild.id, CAROL);
+        expect(links.map((l) => [l.identity, l.proofMethod, l.releasedAt])).toEqual([
+          [carolWallet, 'signature', null],
+        ]);
+        // The control: Dave's proof, never shared, is in neither server.
+        expect(await store.getUserLinks(guild.id, DAVE)).toEqual([]);
+      }
+    } finally {
+      await store.close();
+    }
+    expect(holds(a.guild.id, a.humanRoleId, CAROL)).toBe(true);
+    for (const { guild, humanRoleId } of [a, b]) expect(holds(guild.id, humanRoleId, DAVE)).toBe(false);
+  }, 60_000);
+
+  it("a proof she makes while sharing follows to both servers; /unverify identity:X everywhere:true in A removes X in B too, and B's process takes the role away at once, though the new proof keeps her linked there", async () => {
+    const [a, b] = guilds;
+    if (!a || !b) throw new Error('two servers expected');
+    for (const { guild, humanRoleId } of [a, b]) expect(holds(guild.id, humanRoleId, CAROL)).toBe(true);
+    // She proves a second wallet (no human credential) by signature in a third server: she shares, so
+    // each process's pick-up links it in its own server, with no command.
+    const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
+    try {
+      await store.saveAccountProof({
+        subject: CAROL_PLAIN,
+        userId: CAROL,
+        identity: CAROL_PLAIN,
+        platform: 'ethereum',
+        address: CAROL_PLAIN,
+        provenAt: Date.now(),
+      });
+      const linkedIn = async (guildId: string) =>
+        (await store.getUserLinks(guildId, CAROL))
+          .filter((l) => l.releasedAt === null)
+          .map((l) => l.identity);
+      const followed = async () =>
+        (await linkedIn(a.guild.id)).includes(CAROL_PLAIN) &&
+        (await linkedIn(b.guild.id)).includes(CAROL_PLAIN);
+      const deadlineNew = Date.now() + 20_000;
+      while (!(await followed())) {
+        if (Date.now() > deadlineNew) throw new Error('her new proof did not follow to A and B');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+
+      const removed = visibleMessage(
+        await discord.runCommand({
+          name: 'unverify',
+          userId: CAROL,
+          guildId: a.guild.id,
+          options: [
+            { type: 3, name: 'identity', value: WALLETS[CAROL] },
+            { type: 5, name: 'everywhere', value: true },
+          ],
+          timeoutMs: 20_000,
+        }),
+      );
+      expect(JSON.stringify(removed.embeds)).toContain('from 2 servers');
+      // Her own removal: A's process applies it at once, B's at its next due-check pass (1 s here), not
+      // after the hour a loss found by an automated pass waits for confirmation.
+      const deadline = Date.now() + 20_000;
+      while (holds(a.guild.id, a.humanRoleId, CAROL) || holds(b.guild.id, b.humanRoleId, CAROL)) {
+        if (Date.now() > deadline) throw new Error('her roles in A and B did not go');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      for (const { guild } of [a, b]) expect(await linkedIn(guild.id)).toEqual([CAROL_PLAIN]);
+      expect(await store.sharesProofs(CAROL)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  }, 60_000);
 });

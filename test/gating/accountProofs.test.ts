@@ -124,6 +124,8 @@ describe('render: the member’s proofs', () => {
   it('sharing on names how many servers were added; off says the servers that have them keep them', () => {
     expect(JSON.stringify(renderSharing(true, 2, render).embeds)).toContain('2 servers added now');
     expect(JSON.stringify(renderSharing(true, 1, render).embeds)).toContain('1 server added now');
+    // Servers another process serves follow at its next pick-up (sharingPickUp.ts).
+    expect(JSON.stringify(renderSharing(true, 1, render).embeds)).toContain('any others within a minute');
     expect(JSON.stringify(renderSharing(false, 0, render).embeds)).toContain(
       'keep them until you remove them',
     );

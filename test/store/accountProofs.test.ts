@@ -82,4 +82,36 @@ describe.each(harnesses)('account proofs (%s)', (_name, makeHarness) => {
     await store.setProofSharing('alice', false, T0 + 2);
     expect(await store.sharesProofs('alice')).toBe(false);
   });
+
+  it('sharing turned on after a moment is listed oldest first, a page at a time; turned off, it is gone', async () => {
+    const from = (since: number, userId = '') => ({ since, userId });
+    await store.setProofSharing('carol', true, T0 + 30);
+    await store.setProofSharing('alice', true, T0 + 10);
+    await store.setProofSharing('bob', true, T0 + 30);
+    // On again while on keeps the first moment: a look already past it does not see it again.
+    await store.setProofSharing('alice', true, T0 + 40);
+    expect(await store.sharingSince(from(T0), 10)).toEqual([
+      { userId: 'alice', since: T0 + 10 },
+      { userId: 'bob', since: T0 + 30 },
+      { userId: 'carol', since: T0 + 30 },
+    ]);
+    // Pages go on from the last row, even between two accounts of one moment.
+    expect(await store.sharingSince(from(T0), 2)).toHaveLength(2);
+    expect(await store.sharingSince(from(T0 + 30, 'bob'), 2)).toEqual([{ userId: 'carol', since: T0 + 30 }]);
+    expect(await store.sharingSince(from(T0 + 10), 10)).toHaveLength(3);
+    expect(await store.sharingSince(from(T0 + 10, 'alice'), 10)).toHaveLength(2);
+    expect(await store.sharingSince(from(T0 + 31), 10)).toEqual([]);
+    await store.setProofSharing('bob', false, T0 + 50);
+    expect((await store.sharingSince(from(T0), 10)).map((r) => r.userId)).toEqual(['alice', 'carol']);
+  });
+
+  it('a new proof of a member who shares moves their sharing to its moment; of one who does not, no sharing', async () => {
+    await store.setProofSharing('alice', true, T0);
+    await store.saveAccountProof(proof('alice', T0 + 50));
+    await store.saveAccountProof(proof('bob', T0 + 60, { subject: '0xb0b', address: '0xb0b' }));
+    expect(await store.sharingSince({ since: T0 + 1, userId: '' }, 10)).toEqual([
+      { userId: 'alice', since: T0 + 50 },
+    ]);
+    expect(await store.sharesProofs('bob')).toBe(false);
+  });
 });

@@ -328,6 +328,26 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       ]);
     });
 
+    it("carry the member's own request (an /unverify another process asked for) through a later time, until done", async () => {
+      await store.saveDueCheck({ guildId: G, userId: 'u1', dueAt: 1_000, memberAsked: true });
+      await store.saveDueCheck({ guildId: G, userId: 'u2', dueAt: 1_000 });
+      expect(await store.listDueChecks(1_000, 10)).toEqual([
+        { guildId: G, userId: 'u1', dueAt: 1_000, memberAsked: true },
+        { guildId: G, userId: 'u2', dueAt: 1_000 },
+      ]);
+      // A sync that found u1 too new saved a later time: the request stays with it.
+      await store.saveDueCheck({ guildId: G, userId: 'u1', dueAt: 4_000 });
+      expect(await store.listDueChecks(4_000, 10)).toContainEqual({
+        guildId: G,
+        userId: 'u1',
+        dueAt: 4_000,
+        memberAsked: true,
+      });
+      await store.deleteDueCheck({ guildId: G, userId: 'u1', dueAt: 4_000 });
+      await store.saveDueCheck({ guildId: G, userId: 'u1', dueAt: 6_000 });
+      expect(await store.listDueChecks(6_000, 10)).toContainEqual({ guildId: G, userId: 'u1', dueAt: 6_000 });
+    });
+
     it('survive re-opening the store', async () => {
       await store.saveDueCheck({ guildId: G, userId: 'u1', dueAt: 1_000 });
       await store.close();

@@ -7,7 +7,7 @@
 import type { Client } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
 import type { AccountProof, GatingStore, LinkRecord } from '../../store/types.ts';
-import { guildOf, servesGuild } from '../roles/discordReads.ts';
+import { guildOf, memberOf, servesGuild } from '../roles/discordReads.ts';
 import type { MemberGating } from '../roles/memberGating.ts';
 import { accountProofsOf, sharedIdentityOf } from './accountProofs.ts';
 
@@ -63,6 +63,8 @@ export function linkCarries(link: LinkRecord, proof: AccountProof): boolean {
 
 export class ProofCarrier {
   readonly #o: ProofCarrierOptions;
+  /** Bringing in progress, by `guildId:userId`. */
+  readonly #bringing = new Map<string, Promise<void>>();
 
   constructor(options: ProofCarrierOptions) {
     this.#o = options;
@@ -97,7 +99,25 @@ export class ProofCarrier {
    * Link the member's proofs in a server where they share them (a join, or sharing turned on); nothing
    * when they do not share, or the server has no gating. Returns how many were linked.
    */
-  async bringShared(guildId: string, userId: string, o: { sync: boolean }): Promise<number> {
+  bringShared(guildId: string, userId: string, o: { sync: boolean }): Promise<number> {
+    // One at a time per server and member (the command, a join and the pick-up may meet): the next one
+    // finds the links the first made, and counts none.
+    const key = `${guildId}:${userId}`;
+    const run = (this.#bringing.get(key) ?? Promise.resolve()).then(() =>
+      this.#bringShared(guildId, userId, o),
+    );
+    const settled = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#bringing.set(key, settled);
+    void settled.then(() => {
+      if (this.#bringing.get(key) === settled) this.#bringing.delete(key);
+    });
+    return run;
+  }
+
+  async #bringShared(guildId: string, userId: string, o: { sync: boolean }): Promise<number> {
     const { store, verification, logger } = this.#o;
     if (!(await store.sharesProofs(userId))) return 0;
     if (!(await store.getGuildSettings(guildId))?.enabled) return 0;
@@ -122,28 +142,37 @@ export class ProofCarrier {
   }
 
   /**
-   * Sharing on: the member's proofs count in every server with gating they are in (served here; a
-   * server another process serves links them when the member joins it next) and every one they join.
-   * Off: no more servers learn of them; the links already made stay until removed with /unverify.
+   * Sharing on: the member's proofs count in every server with gating they are in (here, those this
+   * process serves; the others' processes pick it up from the store, sharingPickUp.ts) and every one they
+   * join. Off: no more servers learn of them; the links already made stay until removed with /unverify.
    * Returns the servers linked to now.
    */
   async setSharing(userId: string, on: boolean): Promise<number> {
-    const { store, discord, logger, now } = this.#o;
-    await store.setProofSharing(userId, on, now());
-    if (!on) return 0;
+    await this.#o.store.setProofSharing(userId, on, this.#o.now());
+    return on ? (await this.bringToServed(userId)).servers : 0;
+  }
+
+  /**
+   * The member's shared proofs brought to every gating server this process serves where they are a
+   * member: how many servers linked one now, and whether any server failed (logged).
+   */
+  async bringToServed(userId: string): Promise<{ servers: number; failed: boolean }> {
+    const { store, discord, logger } = this.#o;
     let servers = 0;
+    let failed = false;
     for (const settings of await store.listGuildSettings({ enabledOnly: true })) {
       if (!servesGuild(discord, settings.guildId)) continue;
-      const guild = await guildOf(discord, settings.guildId);
-      const member = guild ? await guild.members.fetch(userId).catch(() => null) : null;
-      if (!member) continue;
       try {
+        const guild = await guildOf(discord, settings.guildId);
+        // Not a member: nothing to bring. Discord failing to say: tried again on the next pick-up.
+        if (!guild || !(await memberOf(guild, userId))) continue;
         if ((await this.bringShared(settings.guildId, userId, { sync: true })) > 0) servers += 1;
       } catch (error) {
+        failed = true;
         logger.warn({ err: error, guildId: settings.guildId, userId }, 'sharing proofs with a server failed');
       }
     }
-    return servers;
+    return { servers, failed };
   }
 
   /**

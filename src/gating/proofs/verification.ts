@@ -286,9 +286,9 @@ export class Verification {
       removed += 1;
     }
     if (removed === 0) return 0;
-    // Another process serves that server: its due-check pass syncs the member there.
+    // Another process serves that server: its due-check pass syncs the member there, their removal at once.
     if (!servesGuild(this.#discord, guildId))
-      await this.#store.saveDueCheck({ guildId, userId, dueAt: this.#now() });
+      await this.#store.saveDueCheck({ guildId, userId, dueAt: this.#now(), memberAsked: true });
     else
       await this.#members.sync(guildId, userId, 'unverify', {
         fresh: false,

@@ -19,7 +19,8 @@ export interface DueChecksOptions {
   now: () => number;
   /** Whether this process serves the guild (with shards, each syncs its own). */
   servesGuild: (guildId: string) => boolean;
-  sync: (guildId: string, userId: string) => Promise<unknown>;
+  /** `memberAsked`: the member's own removal, applied at once (see `DueCheck.memberAsked`). */
+  sync: (guildId: string, userId: string, memberAsked: boolean) => Promise<unknown>;
   /** How often a pass runs. Default 60 s. */
   intervalMs?: number;
 }
@@ -65,7 +66,7 @@ export class DueChecks {
       if (tasks.stopping) break;
       if (!servesGuild(check.guildId)) continue;
       try {
-        await sync(check.guildId, check.userId);
+        await sync(check.guildId, check.userId, check.memberAsked === true);
         synced += 1;
       } catch (error) {
         // Kept: the next pass tries again.

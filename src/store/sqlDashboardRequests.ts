@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DashboardStore, ShardFilter } from './dashboardTypes.ts';
 import { type Row, type SqlDriver, type SqlParam, toStorableJson } from './sql.ts';
+import { claimResult, finishClaim, renewClaim } from './sqlClaims.ts';
 import type { SqlRows } from './sqlRows.ts';
 import type { JsonValue } from './types.ts';
 
@@ -85,28 +86,15 @@ export function createSqlDashboardRequests(
 
     async renewDashboardRequest(id, claimToken) {
       const at = now();
-      const renewed = await driver.query(
-        `UPDATE dashboard_requests SET lease_until = $3, updated_at = $4
-         WHERE id = $1 AND status = 'in_progress' AND claim_token = $2 RETURNING id`,
-        [id, claimToken, at + leaseMs, at],
-      );
-      return renewed.length > 0;
+      return renewClaim(driver, 'dashboard_requests', id, claimToken, at + leaseMs, at);
     },
 
     async finishDashboardRequest(id, claimToken, result) {
-      const finished = await driver.query(
-        `UPDATE dashboard_requests SET status = 'done', result = $3, claim_token = NULL, lease_until = NULL,
-           updated_at = $4
-         WHERE id = $1 AND status = 'in_progress' AND claim_token = $2 RETURNING id`,
-        [id, claimToken, toStorableJson(result), now()],
-      );
-      return finished.length > 0;
+      return finishClaim(driver, 'dashboard_requests', id, claimToken, result, now());
     },
 
     async dashboardRequestResult(id) {
-      const [row] = await driver.query('SELECT status, result FROM dashboard_requests WHERE id = $1', [id]);
-      if (!row) return undefined;
-      return row.status === 'done' ? json(row.result) : null;
+      return claimResult(driver, 'dashboard_requests', id, json);
     },
 
     async deleteDashboardRequests(before) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AccountProofStore } from './accountProofTypes.ts';
 import { type Row, type SqlDriver, toStorableJson } from './sql.ts';
 import { createSqlAccountProofs } from './sqlAccountProofs.ts';
+import { claimResult, finishClaim } from './sqlClaims.ts';
 import type { JsonValue, NonceRecord, SignedProofStore } from './types.ts';
 
 /**
@@ -61,19 +62,11 @@ export function createSqlSignedProofs(
     },
 
     async finishSignedProof(id, claimToken, result) {
-      const rows = await driver.query(
-        `UPDATE signed_proofs SET status = 'done', result = $3, claim_token = NULL, lease_until = NULL,
-           updated_at = $4
-         WHERE id = $1 AND status = 'in_progress' AND claim_token = $2 RETURNING id`,
-        [id, claimToken, toStorableJson(result), now()],
-      );
-      return rows.length > 0;
+      return finishClaim(driver, 'signed_proofs', id, claimToken, result, now());
     },
 
     async signedProofResult(id) {
-      const [row] = await driver.query('SELECT status, result FROM signed_proofs WHERE id = $1', [id]);
-      if (!row) return undefined;
-      return row.status === 'done' ? json(row.result) : null;
+      return claimResult(driver, 'signed_proofs', id, json);
     },
 
     async deleteFinishedSignedProofs(before) {

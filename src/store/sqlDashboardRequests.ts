@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DashboardStore, ShardFilter } from './dashboardTypes.ts';
 import { type Row, type SqlDriver, type SqlParam, toStorableJson } from './sql.ts';
-import { claimResult, finishClaim, renewClaim } from './sqlClaims.ts';
+import { claimedRows } from './sqlClaims.ts';
 import type { SqlRows } from './sqlRows.ts';
 import type { JsonValue } from './types.ts';
 
@@ -45,6 +45,7 @@ export function createSqlDashboardRequests(
   const { num } = o.rows;
   const json = (v: unknown): JsonValue =>
     (driver.dialect.parsesJson || typeof v !== 'string' ? v : JSON.parse(v)) as JsonValue;
+  const claims = claimedRows<string>(driver, 'dashboard_requests', { now, leaseMs, json });
 
   return {
     async enqueueDashboardRequest({ id, guildId, request }) {
@@ -84,18 +85,9 @@ export function createSqlDashboardRequests(
         .sort((a, b) => a.createdAt - b.createdAt);
     },
 
-    async renewDashboardRequest(id, claimToken) {
-      const at = now();
-      return renewClaim(driver, 'dashboard_requests', id, claimToken, at + leaseMs, at);
-    },
-
-    async finishDashboardRequest(id, claimToken, result) {
-      return finishClaim(driver, 'dashboard_requests', id, claimToken, result, now());
-    },
-
-    async dashboardRequestResult(id) {
-      return claimResult(driver, 'dashboard_requests', id, json);
-    },
+    renewDashboardRequest: claims.renew,
+    finishDashboardRequest: claims.finish,
+    dashboardRequestResult: claims.result,
 
     async deleteDashboardRequests(before) {
       const deleted = await driver.query(

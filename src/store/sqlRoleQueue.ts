@@ -175,8 +175,7 @@ export function createSqlRoleQueue(
     },
 
     async renewRoleChange(id, claimToken) {
-      const at = now();
-      return renewClaim(driver, 'role_changes', id, claimToken, at + leaseMs, at);
+      return renewClaim(driver, 'role_changes', id, claimToken, { now, leaseMs });
     },
 
     async deferRoleChange(id, claimToken, notBefore) {

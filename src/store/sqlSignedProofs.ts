@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AccountProofStore } from './accountProofTypes.ts';
 import { type Row, type SqlDriver, toStorableJson } from './sql.ts';
 import { createSqlAccountProofs } from './sqlAccountProofs.ts';
-import { claimResult, finishClaim } from './sqlClaims.ts';
+import { claimedRows } from './sqlClaims.ts';
 import type { JsonValue, NonceRecord, SignedProofStore } from './types.ts';
 
 /**
@@ -16,6 +16,7 @@ export function createSqlSignedProofs(
 ): SignedProofStore & AccountProofStore {
   const json = (v: unknown): JsonValue =>
     (driver.dialect.parsesJson || typeof v !== 'string' ? v : JSON.parse(v)) as JsonValue;
+  const claims = claimedRows<number>(driver, 'signed_proofs', { now, leaseMs, json });
 
   return {
     ...createSqlAccountProofs(driver),
@@ -61,13 +62,8 @@ export function createSqlSignedProofs(
       };
     },
 
-    async finishSignedProof(id, claimToken, result) {
-      return finishClaim(driver, 'signed_proofs', id, claimToken, result, now());
-    },
-
-    async signedProofResult(id) {
-      return claimResult(driver, 'signed_proofs', id, json);
-    },
+    finishSignedProof: claims.finish,
+    signedProofResult: claims.result,
 
     async deleteFinishedSignedProofs(before) {
       const rows = await driver.query(

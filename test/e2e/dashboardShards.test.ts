@@ -7,20 +7,18 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FakeDiscord, FakeGuild } from '../../fakes/discord/server.ts';
 import { startFakeDiscord } from '../../fakes/discord/server.ts';
 import { snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
-import { POSTGRES_URL } from '../store/harness.ts';
+import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { CLIENT_SECRET, csrfOf, ENCRYPTION_KEY, signIn, textOf } from './dashboardHarness.ts';
 import { ALICE, humanRoleSettings } from './harness.ts';
-import { freePort, type NodeProcess, runNode } from './processes.ts';
+import { freePort, type NodeProcess } from './processes.ts';
+import { allShardsReady, killIfRunning, runShardManager } from './shardManager.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const SCHEMA = `dashboard_shards_${process.pid}`;
 const OWNER = '310000000000000001';
 
@@ -34,10 +32,7 @@ const ruleRoles: string[] = [];
 
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'e2e-dashboard-shards-'));
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
+  await dropPostgresSchema(SCHEMA);
   discord = await startFakeDiscord({ clientSecret: CLIENT_SECRET, heartbeatIntervalMs: 500 });
   upstream = await startFakeWeb3Bio();
   discord.addUser({ id: OWNER, username: 'owner' });
@@ -58,8 +53,7 @@ beforeAll(async () => {
   const httpPort = await freePort();
   publicUrl = `http://127.0.0.1:${httpPort}`;
   discord.oauth.allowRedirect(`${publicUrl}/dashboard/callback`);
-  manager = runNode(
-    MAIN,
+  manager = runShardManager(
     {
       DISCORD_TOKEN: discord.token,
       DISCORD_APPLICATION_ID: discord.applicationId,
@@ -75,26 +69,17 @@ beforeAll(async () => {
       HTTP_HOST: '127.0.0.1',
       HTTP_PORT: String(httpPort),
       SHARD_COUNT: '2',
-      SHARDS_PER_PROCESS: '1',
-      SHARD_SPAWN_DELAY_SECONDS: '0',
-      LOG_LEVEL: 'info',
     },
     workDir,
   );
-  await manager.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+  await allShardsReady(manager);
 }, 90_000);
 
 afterAll(async () => {
-  if (manager?.child.exitCode === null) {
-    manager.child.kill('SIGKILL');
-    await manager.exited;
-  }
+  await killIfRunning(manager);
   await discord?.close();
   await upstream?.close();
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
+  await dropPostgresSchema(SCHEMA);
   await rm(workDir, { recursive: true, force: true });
 });
 

@@ -7,7 +7,6 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeDiscord, FakeGuild } from '../../fakes/discord/server.ts';
@@ -16,9 +15,10 @@ import { snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
 import { ensProfile, gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
-import { POSTGRES_URL } from '../store/harness.ts';
+import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, type LogLine, visibleMessage } from './harness.ts';
 import { freePort, type NodeProcess, repeatedTopLevelKeys, runNode } from './processes.ts';
+import { allShardsReady, killIfRunning, runShardManager } from './shardManager.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const TOKEN = 'e2e-SHARDED-DISCORD-TOKEN-must-not-leak-93ac1';
@@ -87,10 +87,7 @@ async function verifyBySignature(
 
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'e2e-shards-'));
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
+  await dropPostgresSchema(SCHEMA);
   discord = await startFakeDiscord({ token: TOKEN, recommendedShards: 2, heartbeatIntervalMs: 500 });
   upstream = await startFakeWeb3Bio();
   const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
@@ -105,8 +102,7 @@ beforeAll(async () => {
   }
   await store.close();
   [httpPort, metricsPort] = [await freePort(), await freePort()];
-  manager = runNode(
-    MAIN,
+  manager = runShardManager(
     {
       DISCORD_TOKEN: TOKEN,
       DISCORD_APPLICATION_ID: discord.applicationId,
@@ -120,26 +116,17 @@ beforeAll(async () => {
       HTTP_PORT: String(httpPort),
       METRICS_PORT: String(metricsPort),
       SHARD_COUNT: 'auto',
-      SHARDS_PER_PROCESS: '1',
-      SHARD_SPAWN_DELAY_SECONDS: '0',
-      LOG_LEVEL: 'info',
     },
     workDir,
   );
-  await manager.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+  await allShardsReady(manager);
 }, 90_000);
 
 afterAll(async () => {
-  if (manager.child.exitCode === null) {
-    manager.child.kill('SIGKILL');
-    await manager.exited;
-  }
+  await killIfRunning(manager);
   await discord?.close();
   await upstream?.close();
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
+  await dropPostgresSchema(SCHEMA);
   await rm(workDir, { recursive: true, force: true });
 });
 
@@ -293,14 +280,11 @@ describe('SHARD_RESTARTS_PER_HOUR', () => {
       },
       limitedDir,
     );
-    await limited.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+    await allShardsReady(limited);
   }, 90_000);
 
   afterAll(async () => {
-    if (limited.child.exitCode === null) {
-      limited.child.kill('SIGKILL');
-      await limited.exited;
-    }
+    await killIfRunning(limited);
     await limitedDiscord?.close();
     await limitedUpstream?.close();
     await rm(limitedDir, { recursive: true, force: true });

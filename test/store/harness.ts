@@ -10,6 +10,14 @@ import type { GatingStore, StoreOptions } from '../../src/store/types.ts';
 
 export const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
 
+/** Drops a schema and all in it, if there is one (before a run, after a crashed one; after it). */
+export async function dropPostgresSchema(schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin.end();
+}
+
 /** One backend the contract suite runs against; each `fresh()` starts an empty database. */
 export interface StoreHarness {
   name: string;

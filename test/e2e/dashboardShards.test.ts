@@ -17,7 +17,7 @@ import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { CLIENT_SECRET, csrfOf, ENCRYPTION_KEY, signIn, textOf } from './dashboardHarness.ts';
 import { ALICE, humanRoleSettings } from './harness.ts';
 import { freePort, type NodeProcess } from './processes.ts';
-import { allShardsReady, killIfRunning, runShardManager } from './shardManager.ts';
+import { allShardsReady, killIfRunning, runShardManager, schemaDatabaseUrl } from './shardManager.ts';
 
 const SCHEMA = `dashboard_shards_${process.pid}`;
 const OWNER = '310000000000000001';
@@ -53,25 +53,16 @@ beforeAll(async () => {
   const httpPort = await freePort();
   publicUrl = `http://127.0.0.1:${httpPort}`;
   discord.oauth.allowRedirect(`${publicUrl}/dashboard/callback`);
-  manager = runShardManager(
-    {
-      DISCORD_TOKEN: discord.token,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_URL: discord.apiUrl,
-      WEB3BIO_API_URL: upstream.url,
-      DATA_DIR: join(workDir, 'data'),
-      DATABASE_URL: `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`,
-      GATING_ENABLED: 'true',
-      DASHBOARD_ENABLED: 'true',
-      DISCORD_CLIENT_SECRET: CLIENT_SECRET,
-      TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
-      PUBLIC_URL: publicUrl,
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(httpPort),
-      SHARD_COUNT: '2',
-    },
-    workDir,
-  );
+  manager = runShardManager({ discord, upstream }, workDir, {
+    DATABASE_URL: schemaDatabaseUrl(SCHEMA),
+    GATING_ENABLED: 'true',
+    DASHBOARD_ENABLED: 'true',
+    DISCORD_CLIENT_SECRET: CLIENT_SECRET,
+    TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    PUBLIC_URL: publicUrl,
+    HTTP_PORT: String(httpPort),
+    SHARD_COUNT: '2',
+  });
   await allShardsReady(manager);
 }, 90_000);
 

@@ -18,10 +18,9 @@ import { openPostgresStore } from '../../src/store/index.ts';
 import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, visibleMessage } from './harness.ts';
 import type { NodeProcess } from './processes.ts';
-import { allShardsReady, killIfRunning, runShardManager } from './shardManager.ts';
+import { allShardsReady, killIfRunning, runShardManager, schemaDatabaseUrl } from './shardManager.ts';
 
 const SCHEMA = `prove_once_race_${process.pid}`;
-const DATABASE_URL = `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`;
 const OWNER = '310000000000000001';
 const WALLET = '0x00000000000000000000000000000000000036aa';
 
@@ -61,23 +60,14 @@ beforeAll(async () => {
     provenAt: Date.now() - 60_000,
   });
   await store.close();
-  manager = runShardManager(
-    {
-      DISCORD_TOKEN: discord.token,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_URL: discord.apiUrl,
-      WEB3BIO_API_URL: upstream.url,
-      DATA_DIR: join(workDir, 'data'),
-      DATABASE_URL,
-      GATING_ENABLED: 'true',
-      PUBLIC_URL: 'https://verify.example.test',
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: '0',
-      SHARD_COUNT: '2',
-      USER_COOLDOWN_COMMANDS: '100',
-    },
-    workDir,
-  );
+  manager = runShardManager({ discord, upstream }, workDir, {
+    DATABASE_URL: schemaDatabaseUrl(SCHEMA),
+    GATING_ENABLED: 'true',
+    PUBLIC_URL: 'https://verify.example.test',
+    HTTP_PORT: '0',
+    SHARD_COUNT: '2',
+    USER_COOLDOWN_COMMANDS: '100',
+  });
   await allShardsReady(manager);
 }, 90_000);
 

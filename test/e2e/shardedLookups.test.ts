@@ -33,21 +33,12 @@ beforeAll(async () => {
     discord.addMember(guild.id, { id: BOB, username: 'bob' });
     guilds.push(guild);
   }
-  manager = runShardManager(
-    {
-      DISCORD_TOKEN: discord.token,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_URL: discord.apiUrl,
-      WEB3BIO_API_URL: upstream.url,
-      WEB3BIO_RATE_LIMIT: 'off',
-      DATA_DIR: join(workDir, 'data'),
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(await freePort()),
-      SHARD_COUNT: '2',
-      USER_COOLDOWN_COMMANDS: '0',
-    },
-    workDir,
-  );
+  manager = runShardManager({ discord, upstream }, workDir, {
+    WEB3BIO_RATE_LIMIT: 'off',
+    HTTP_PORT: String(await freePort()),
+    SHARD_COUNT: '2',
+    USER_COOLDOWN_COMMANDS: '0',
+  });
   await allShardsReady(manager);
 }, 90_000);
 

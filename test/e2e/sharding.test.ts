@@ -18,7 +18,7 @@ import { openPostgresStore } from '../../src/store/index.ts';
 import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, type LogLine, visibleMessage } from './harness.ts';
 import { freePort, type NodeProcess, repeatedTopLevelKeys, runNode } from './processes.ts';
-import { allShardsReady, killIfRunning, runShardManager } from './shardManager.ts';
+import { allShardsReady, killIfRunning, runShardManager, schemaDatabaseUrl } from './shardManager.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const TOKEN = 'e2e-SHARDED-DISCORD-TOKEN-must-not-leak-93ac1';
@@ -102,23 +102,14 @@ beforeAll(async () => {
   }
   await store.close();
   [httpPort, metricsPort] = [await freePort(), await freePort()];
-  manager = runShardManager(
-    {
-      DISCORD_TOKEN: TOKEN,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_URL: discord.apiUrl,
-      WEB3BIO_API_URL: upstream.url,
-      DATA_DIR: join(workDir, 'data'),
-      DATABASE_URL: `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`,
-      GATING_ENABLED: 'true',
-      PUBLIC_URL,
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(httpPort),
-      METRICS_PORT: String(metricsPort),
-      SHARD_COUNT: 'auto',
-    },
-    workDir,
-  );
+  manager = runShardManager({ discord, upstream }, workDir, {
+    DATABASE_URL: schemaDatabaseUrl(SCHEMA),
+    GATING_ENABLED: 'true',
+    PUBLIC_URL,
+    HTTP_PORT: String(httpPort),
+    METRICS_PORT: String(metricsPort),
+    SHARD_COUNT: 'auto',
+  });
   await allShardsReady(manager);
 }, 90_000);
 

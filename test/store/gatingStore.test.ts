@@ -357,6 +357,8 @@ describe.each(STORE_BACKENDS)('GatingStore contract (%s)', (_name, makeHarness) 
         ['linked', 'signed'],
         ['linked', 'verified by record'],
       ]);
+      const [removed] = await store.listAuditEvents({ guildId: G, userId: 'u1' });
+      expect(removed?.details).toEqual({ identity: 'vitalik.eth', proofMethod: 'signature' });
     });
 
     it('keeps the last result when a check fails', async () => {
@@ -970,6 +972,7 @@ describe.each(STORE_BACKENDS)('GatingStore contract (%s)', (_name, makeHarness) 
       expect((await store.listLinks(G)).map((l) => l.identity)).toEqual(['flagged.eth']);
       const events = await store.listAuditEvents({ guildId: G, userId: 'u1' });
       expect(events[0]).toMatchObject({ kind: 'unlinked', reason: 'unverify' });
+      expect(events[0]?.details).toEqual({ identity: 'flagged.eth', proofMethod: 'record', flagKept: true });
       await store.saveLink(link('u1', 'flagged.eth'), 'proof again');
       expect((await store.getUserLinks(G, 'u1'))[0]?.releasedAt).toBeNull();
     });

@@ -4,7 +4,7 @@
  * it, nudged over IPC. `node src/app/main.js` as an operator runs it, two shards of one guild each, on
  * PostgreSQL, against the stand-in Discord.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -17,7 +17,7 @@ import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { CLIENT_SECRET, csrfOf, ENCRYPTION_KEY, signIn, textOf } from './dashboardHarness.ts';
 import { ALICE, humanRoleSettings } from './harness.ts';
 import { freePort, type NodeProcess } from './processes.ts';
-import { allShardsReady, killIfRunning, runShardManager, schemaDatabaseUrl } from './shardManager.ts';
+import { allShardsReady, runShardManager, schemaDatabaseUrl, tearDownShardedRun } from './shardManager.ts';
 
 const SCHEMA = `dashboard_shards_${process.pid}`;
 const OWNER = '310000000000000001';
@@ -66,13 +66,7 @@ beforeAll(async () => {
   await allShardsReady(manager);
 }, 90_000);
 
-afterAll(async () => {
-  await killIfRunning(manager);
-  await discord?.close();
-  await upstream?.close();
-  await dropPostgresSchema(SCHEMA);
-  await rm(workDir, { recursive: true, force: true });
-});
+afterAll(() => tearDownShardedRun({ manager, discord, upstream, schema: SCHEMA, workDir }));
 
 describe('the dashboard with two shard processes', () => {
   it('the manager lists both shards’ servers, and each server’s requests run in the process of its shard', async () => {

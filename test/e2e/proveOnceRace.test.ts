@@ -5,7 +5,7 @@
  * `/verify` answered by the process that serves its server: both succeed, and nothing is linked twice,
  * not even when she sends each `/verify` twice at once.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,7 +18,7 @@ import { openPostgresStore } from '../../src/store/index.ts';
 import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, visibleMessage } from './harness.ts';
 import type { NodeProcess } from './processes.ts';
-import { allShardsReady, killIfRunning, runShardManager, schemaDatabaseUrl } from './shardManager.ts';
+import { allShardsReady, runShardManager, schemaDatabaseUrl, tearDownShardedRun } from './shardManager.ts';
 
 const SCHEMA = `prove_once_race_${process.pid}`;
 const OWNER = '310000000000000001';
@@ -71,13 +71,7 @@ beforeAll(async () => {
   await allShardsReady(manager);
 }, 90_000);
 
-afterAll(async () => {
-  await killIfRunning(manager);
-  await discord?.close();
-  await upstream?.close();
-  await dropPostgresSchema(SCHEMA);
-  await rm(workDir, { recursive: true, force: true });
-});
+afterAll(() => tearDownShardedRun({ manager, discord, upstream, schema: SCHEMA, workDir }));
 
 const verifyIn = (guildId: string, userId: string) =>
   discord.runCommand({

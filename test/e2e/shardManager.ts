@@ -2,11 +2,12 @@
  * The sharded bot as an operator runs it: `node src/app/main.js` with SHARD_COUNT, its shard processes
  * forked by the manager, for the e2e files that play several processes.
  */
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FakeDiscord } from '../../fakes/discord/server.ts';
 import type { FakeWeb3Bio } from '../../fakes/web3bio/server.ts';
-import { POSTGRES_URL } from '../store/harness.ts';
+import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { type NodeProcess, runNode } from './processes.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
@@ -56,4 +57,22 @@ export async function killIfRunning(node: NodeProcess | undefined): Promise<void
     node.child.kill('SIGKILL');
     await node.exited;
   }
+}
+
+/**
+ * The end of a sharded file: the manager killed, the stand-ins closed, the schema dropped (when it ran on
+ * one) and its folder removed. Each part may be missing, after a start that failed half-way.
+ */
+export async function tearDownShardedRun(run: {
+  manager?: NodeProcess;
+  discord?: FakeDiscord;
+  upstream?: FakeWeb3Bio;
+  schema?: string;
+  workDir?: string;
+}): Promise<void> {
+  await killIfRunning(run.manager);
+  await run.discord?.close();
+  await run.upstream?.close();
+  if (run.schema !== undefined) await dropPostgresSchema(run.schema);
+  if (run.workDir !== undefined) await rm(run.workDir, { recursive: true, force: true });
 }

@@ -4,7 +4,7 @@
  * (the shard manager relays it over IPC). Played with two shard processes (`node src/app/main.js` with
  * SHARD_COUNT), a server on each shard, against the stand-in Discord and Web3.bio.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,7 +15,7 @@ import { ensProfile, nextAddress } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { ALICE, BOB, isEphemeral, visibleMessage } from './harness.ts';
 import { freePort, type NodeProcess } from './processes.ts';
-import { allShardsReady, killIfRunning, runShardManager } from './shardManager.ts';
+import { allShardsReady, runShardManager, tearDownShardedRun } from './shardManager.ts';
 
 let discord: FakeDiscord;
 let upstream: FakeWeb3Bio;
@@ -42,12 +42,7 @@ beforeAll(async () => {
   await allShardsReady(manager);
 }, 90_000);
 
-afterAll(async () => {
-  await killIfRunning(manager);
-  await discord?.close();
-  await upstream?.close();
-  await rm(workDir, { recursive: true, force: true });
-});
+afterAll(() => tearDownShardedRun({ manager, discord, upstream, workDir }));
 
 /** What `userId` is offered typing `typed` into /whois in `guild` (answered by that guild's shard process). */
 async function offered(guild: FakeGuild, userId: string, typed: string): Promise<string[]> {

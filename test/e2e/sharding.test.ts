@@ -3,7 +3,7 @@
  * per shard (`node src/app/main.js`), on one PostgreSQL, against the stand-in Discord (which routes each
  * guild to its shard like Discord) and the stand-in Web3.bio.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,7 @@ import { openPostgresStore } from '../../src/store/index.ts';
 import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, type LogLine, visibleMessage } from './harness.ts';
 import { freePort, type NodeProcess, repeatedTopLevelKeys, runNode } from './processes.ts';
-import { allShardsReady, killIfRunning, runShardManager, schemaDatabaseUrl } from './shardManager.ts';
+import { allShardsReady, runShardManager, schemaDatabaseUrl, tearDownShardedRun } from './shardManager.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const TOKEN = 'e2e-SHARDED-DISCORD-TOKEN-must-not-leak-93ac1';
@@ -113,13 +113,7 @@ beforeAll(async () => {
   await allShardsReady(manager);
 }, 90_000);
 
-afterAll(async () => {
-  await killIfRunning(manager);
-  await discord?.close();
-  await upstream?.close();
-  await dropPostgresSchema(SCHEMA);
-  await rm(workDir, { recursive: true, force: true });
-});
+afterAll(() => tearDownShardedRun({ manager, discord, upstream, schema: SCHEMA, workDir }));
 
 describe('SHARD_COUNT=auto with one shard per process', () => {
   it('asks Discord for the count, runs each shard in its own process, and each gets only its guilds', () => {
@@ -274,12 +268,14 @@ describe('SHARD_RESTARTS_PER_HOUR', () => {
     await allShardsReady(limited);
   }, 90_000);
 
-  afterAll(async () => {
-    await killIfRunning(limited);
-    await limitedDiscord?.close();
-    await limitedUpstream?.close();
-    await rm(limitedDir, { recursive: true, force: true });
-  });
+  afterAll(() =>
+    tearDownShardedRun({
+      manager: limited,
+      discord: limitedDiscord,
+      upstream: limitedUpstream,
+      workDir: limitedDir,
+    }),
+  );
 
   const shardPids = () =>
     limited

@@ -12,6 +12,7 @@ import type { TestBrowser } from '../testBrowser.ts';
 import {
   approveAs,
   browserAs,
+  expectConnectedByFid,
   type FarcasterAccount,
   type FarcasterGating,
   farcasterAccount,
@@ -542,14 +543,7 @@ describe('Sign in with Farcaster on the Linked Roles page', () => {
     await approveAs(f, alice);
     const connected = await pageUntil(browser, link, 'Connected');
     expect(connected.text).toContain('by Sign in with Farcaster');
-    expect(oauth.roleConnections.get(ALICE)).toMatchObject({
-      platform_username: 'farcaster,#92',
-      metadata: { likely_human: '1', not_spam: '1' },
-    });
-    expect(await g.gating.store.getHolding('0', 'identity', 'farcaster,#92')).toMatchObject({
-      userId: ALICE,
-      proofMethod: 'signature',
-    });
+    await expectConnectedByFid(f, ALICE, 92);
 
     // /unverify of the name she typed clears the connection that rests on its FID.
     await g.h.run('unverify', { identity: 'alice.farcaster' }, { userId: ALICE });

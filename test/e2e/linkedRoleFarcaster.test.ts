@@ -12,6 +12,7 @@ import type { TestBrowser } from '../testBrowser.ts';
 import {
   approveAs,
   browserAs,
+  expectConnectedByFid,
   type FarcasterGating,
   farcasterAccount,
   farcasterGatingPerTest,
@@ -79,8 +80,6 @@ function watchPasses(): Promise<void> {
 describe('Sign in with Farcaster on the Linked Roles page, finished by the server', () => {
   it('the approval alone writes the role connection once; a later page load shows it and writes nothing', async () => {
     const f = await start();
-    const { g } = f;
-    const oauth = g.h.discord.oauth;
     const alice = farcasterAccount(f, 'alice', 93);
     const { browser, link } = await makeFlow(f, ALICE, 'alice.farcaster');
     expect(titleOf(await startOnPage(browser, link))).toBe('Approve in your Farcaster app');
@@ -89,14 +88,7 @@ describe('Sign in with Farcaster on the Linked Roles page, finished by the serve
     await approveAs(f, alice);
     // No page is loaded from here on: only the server's watch of the channel reads the approval.
     await waitFor(() => roleConnectionPuts(f) === 1, 'the role-connection write', 10_000);
-    expect(oauth.roleConnections.get(ALICE)).toMatchObject({
-      platform_username: 'farcaster,#93',
-      metadata: { likely_human: '1', not_spam: '1' },
-    });
-    expect(await g.gating.store.getHolding('0', 'identity', 'farcaster,#93')).toMatchObject({
-      userId: ALICE,
-      proofMethod: 'signature',
-    });
+    await expectConnectedByFid(f, ALICE, 93);
     const flow = await flowOnceSettled(f, link);
     expect(flow).toMatchObject({ state: 'done', outcome: { kind: 'connected' } });
     // The grant the flow kept is dropped with its outcome.

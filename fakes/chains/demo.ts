@@ -5,6 +5,7 @@
  */
 import { keccak256, toBytes } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { closeInTurn } from '../closeInTurn.ts';
 import { demoAccounts } from '../farcaster/demo.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from './evmRpc.ts';
 import { type FakeSolanaRpc, startFakeSolanaRpc } from './solanaRpc.ts';
@@ -42,9 +43,6 @@ export async function startChainStandIns(ports: { evm?: number; solana?: number 
   return {
     evm,
     solana,
-    close: async () => {
-      await evm.close();
-      await solana.close();
-    },
+    close: closeInTurn(evm, solana),
   };
 }

@@ -6,6 +6,7 @@
 import type { LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, expect } from 'vitest';
+import { closeInTurn } from '../../fakes/closeInTurn.ts';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
 import { type FakeOptimism, startFakeOptimism } from '../../fakes/farcaster/optimism.ts';
 import {
@@ -47,10 +48,7 @@ export async function startFarcasterGating(options: HarnessOptions = {}): Promis
     g,
     relay,
     chain,
-    close: async () => {
-      await relay.close();
-      await chain.close();
-    },
+    close: closeInTurn(relay, chain),
   };
 }
 

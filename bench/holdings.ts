@@ -8,6 +8,8 @@
  * Counted: `eth_call` requests (target ≤ 1 per 500 wallet×rule reads), wall time, and the heap and RSS
  * grown over the walk.
  */
+
+import { TEST_NFT as NFT, TEST_TOKEN as TOKEN } from '../fakes/chains/contracts.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../fakes/chains/evmRpc.ts';
 import { HoldingsReader } from '../src/gating/holdings/holdingsReader.ts';
 import { holdingsBatch } from '../src/gating/rules/holdingFacts.ts';
@@ -19,8 +21,6 @@ import type { LinkRecord } from '../src/store/types.ts';
 import type { Web3BioClient } from '../src/web3bio/client.ts';
 import { type BenchTable, formatNumber, verdict } from './stats.ts';
 
-const TOKEN = '0x00000000000000000000000000000000000a11ce';
-const NFT = '0x0000000000000000000000000000000000000721';
 const PAGE = 500;
 const MIB = 1024 * 1024;
 /** At most one eth_call per this many wallet×rule reads. */

@@ -5,14 +5,12 @@
  * configured". The node's URL is never printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_NFT as NFT, TEST_TOKEN as TOKEN } from '../../fakes/chains/contracts.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { visibleMessage } from '../e2e/harness.ts';
 import { freePort } from '../e2e/processes.ts';
 import { gatingSetup, type Stage, seedGuild, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
-
-const TOKEN = '0x00000000000000000000000000000000000a11ce';
-const NFT = '0x0000000000000000000000000000000000000721';
 
 describe('npm start with BASE_RPC_URL: holdings rules read the chain through the bundle', () => {
   let stage: Stage;

@@ -10,6 +10,7 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { TEST_NFT as NFT, TEST_TOKEN as TOKEN } from '../fakes/chains/contracts.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../fakes/chains/evmRpc.ts';
 import { HoldingsReader } from '../src/gating/holdings/holdingsReader.ts';
 import { holdingsBatch } from '../src/gating/rules/holdingFacts.ts';
@@ -21,8 +22,6 @@ import type { LinkRecord } from '../src/store/types.ts';
 import type { Web3BioClient } from '../src/web3bio/client.ts';
 import { type BenchTable, formatNumber, verdict } from './stats.ts';
 
-const TOKEN = '0x00000000000000000000000000000000000a11ce';
-const NFT = '0x0000000000000000000000000000000000000721';
 const PAGE = 500;
 const MIB = 1024 * 1024;
 /** A full collection, without starting node with --expose-gc. */

@@ -7,15 +7,14 @@ import {
   guildNames,
   MANAGE_ROLES_PERMISSION,
 } from '../src/discord/gatingContext.ts';
-import { DEFAULT_LOCALE, localizations, t } from '../src/i18n/index.ts';
+import { named } from '../src/i18n/index.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
 import { renderMemberReport } from '../src/render/gatingReport.ts';
 
 export default {
   handedToGateway: true,
   data: {
-    name: t(DEFAULT_LOCALE, 'gating.command.checkCredentials'),
-    name_localizations: localizations('gating.command.checkCredentials'),
+    ...named('gating.command.checkCredentials'),
     type: ApplicationCommandType.User,
     default_member_permissions: MANAGE_ROLES_PERMISSION,
     integration_types: GUILD_INSTALL_ONLY,

@@ -29,7 +29,7 @@ import {
 } from '../src/gating/rules/roleRules.ts';
 import { loadRoleRules } from '../src/gating/rules/ruleReads.ts';
 import type { GatingService } from '../src/gating/service.ts';
-import { described, localizations, t } from '../src/i18n/index.ts';
+import { described, named } from '../src/i18n/index.ts';
 import { renderNotSetUp } from '../src/render/gatingGuild.ts';
 import { type GuildNames, NO_NAMES } from '../src/render/gatingLabels.ts';
 import {
@@ -79,11 +79,7 @@ export const RULE_GROUP: APIApplicationCommandSubcommandGroupOption = {
           name: 'match',
           ...described('commands.gating.rule.add.options.match'),
           required: false,
-          choices: RULE_MATCHES.map((match) => ({
-            name: t('en-US', `gating.rule.match.${match}`),
-            name_localizations: localizations(`gating.rule.match.${match}`),
-            value: match,
-          })),
+          choices: RULE_MATCHES.map((match) => ({ ...named(`gating.rule.match.${match}`), value: match })),
         },
       ],
     },

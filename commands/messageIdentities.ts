@@ -1,14 +1,13 @@
 import { ApplicationCommandType } from 'discord-api-types/v10';
 import { type Command, USER_INSTALLABLE } from '../src/discord/command.ts';
-import { DEFAULT_LOCALE, localizations, t } from '../src/i18n/index.ts';
+import { named } from '../src/i18n/index.ts';
 import { type IdentityAnswer, renderMessageIdentities } from '../src/render/messageIdentities.ts';
 import { findIdentitiesInText } from '../src/web3bio/identitiesInText.ts';
 import { WHOIS_OPEN_ID } from './whois.ts';
 
 export default {
   data: {
-    name: t(DEFAULT_LOCALE, 'commands.messageIdentities.name'),
-    name_localizations: localizations('commands.messageIdentities.name'),
+    ...named('commands.messageIdentities.name'),
     type: ApplicationCommandType.Message,
     ...USER_INSTALLABLE,
   },

@@ -10,7 +10,7 @@ import {
 } from '../src/discord/gatingContext.ts';
 import { suggestIdentities } from '../src/discord/identitySuggestions.ts';
 import { VERIFY_MODAL_IDS } from '../src/discord/verifyPanel.ts';
-import { described, localizations, t } from '../src/i18n/index.ts';
+import { described, named } from '../src/i18n/index.ts';
 import { renderProofChoices, renderProofGone, renderSharing } from '../src/render/accountProofs.ts';
 import { renderVerifyResult } from '../src/render/gatingMember.ts';
 import { renderVerifyModal } from '../src/render/gatingPanel.ts';
@@ -85,8 +85,7 @@ export default {
         ...described('commands.verify.options.share'),
         required: false,
         choices: SHARE_CHOICES.map((choice) => ({
-          name: t('en-US', `commands.verify.share.${choice}`),
-          name_localizations: localizations(`commands.verify.share.${choice}`),
+          ...named(`commands.verify.share.${choice}`),
           value: choice,
         })),
       },

@@ -51,7 +51,6 @@ export async function startFakeEvmRpc(chainId = 8453, port = 0): Promise<FakeEvm
   const tokens = new Map<string, { kind: TokenKind; decimals: number }>();
   const balances = new Map<string, bigint>();
   const counts = { requests: 0, ethCalls: 0, calls: 0 };
-  let mode: EvmMode = 'up';
 
   /** One call: a uint's bytes, `null` for a revert, `0x` for an address with no code. */
   function call(to: string, data: string): Hex | null {
@@ -87,7 +86,7 @@ export async function startFakeEvmRpc(chainId = 8453, port = 0): Promise<FakeEvm
     return encodeFunctionResult({ abi: AGGREGATE3, functionName: 'aggregate3', result: results });
   }
 
-  function answer(request: JsonRpcRequest): object {
+  function answer(request: JsonRpcRequest, mode: EvmMode): object {
     const id = request.id ?? null;
     const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
     if (mode === 'error') return { jsonrpc: '2.0', id, error: { code: -32000, message: 'header not found' } };
@@ -117,14 +116,9 @@ export async function startFakeEvmRpc(chainId = 8453, port = 0): Promise<FakeEvm
     }
   }
 
-  const server = await startJsonRpcServer({
-    port,
-    answer,
-    counts,
-    unavailable: () => mode === 'unavailable',
-  });
+  const server = await startJsonRpcServer<EvmMode>({ port, mode: 'up', answer, counts });
   return {
-    url: server.url,
+    ...server,
     counts,
     addToken: (contract, kind, decimals = 0) => tokens.set(contract.toLowerCase(), { kind, decimals }),
     setBalance: (contract, owner, amount, tokenId) =>
@@ -133,10 +127,6 @@ export async function startFakeEvmRpc(chainId = 8453, port = 0): Promise<FakeEvm
         amount,
       ),
     setNative: (owner, amount) => balances.set(`native@${owner.toLowerCase()}`, amount),
-    setMode: (next) => {
-      mode = next;
-    },
     resetCounts: () => Object.assign(counts, { requests: 0, ethCalls: 0, calls: 0 }),
-    close: () => server.close(),
   };
 }

@@ -25,10 +25,9 @@ export async function startFakeSolanaRpc(port = 0): Promise<FakeSolanaRpc> {
   const tokens = new Map<string, bigint>();
   const lamports = new Map<string, bigint>();
   const counts = { requests: 0, calls: 0 };
-  let mode: SolanaMode = 'up';
   const context = { slot: 300_000_000 };
 
-  function answer(request: JsonRpcRequest): object {
+  function answer(request: JsonRpcRequest, mode: SolanaMode): object {
     counts.calls += 1;
     const id = request.id ?? null;
     const ok = (result: unknown) => ({ jsonrpc: '2.0', id, result });
@@ -79,21 +78,12 @@ export async function startFakeSolanaRpc(port = 0): Promise<FakeSolanaRpc> {
     }
   }
 
-  const server = await startJsonRpcServer({
-    port,
-    answer,
-    counts,
-    unavailable: () => mode === 'unavailable',
-  });
+  const server = await startJsonRpcServer<SolanaMode>({ port, mode: 'up', answer, counts });
   return {
-    url: server.url,
+    ...server,
     counts,
     addMint: (mint, decimals) => mints.set(mint, decimals),
     setTokenBalance: (owner, mint, amount) => tokens.set(`${owner}|${mint}`, amount),
     setLamports: (owner, amount) => lamports.set(owner, amount),
-    setMode: (next) => {
-      mode = next;
-    },
-    close: () => server.close(),
   };
 }

@@ -6,6 +6,7 @@
  */
 import { keccak256, toBytes } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
+import { closeInTurn } from '../closeInTurn.ts';
 import { type FakeOptimism, startFakeOptimism } from './optimism.ts';
 import { type DemoAccount, type FakeRelay, startFakeRelay } from './relay.ts';
 
@@ -28,9 +29,6 @@ export async function startFarcasterStandIns(ports: { relay?: number; node?: num
   return {
     relay,
     node,
-    close: async () => {
-      await relay.close();
-      await node.close();
-    },
+    close: closeInTurn(relay, node),
   };
 }

@@ -4,7 +4,8 @@
  * Farcaster relay and OP Mainnet node stand-ins for Sign in with Farcaster (ports 8788 and 8789), and an
  * EVM and a Solana node for holdings rules (8790 and 8791).
  */
-import { DEMO_MINT, DEMO_NFT, DEMO_TOKEN, demoHolder, startChainStandIns } from '../chains/demo.ts';
+import { TEST_NFT, USDC_MINT } from '../chains/contracts.ts';
+import { DEMO_TOKEN, demoHolder, startChainStandIns } from '../chains/demo.ts';
 import { startFarcasterStandIns } from '../farcaster/demo.ts';
 import { startFakeWeb3Bio } from './server.ts';
 
@@ -93,7 +94,7 @@ async function main(): Promise<void> {
     `Holdings rules offline: BASE_RPC_URL=${chains.evm.url} (any EVM chain's URL) SOLANA_RPC_URL=${chains.solana.url}`,
   );
   console.log(
-    `  demo wallet ${demoHolder().address} (key: keccak256 of "web3bio-discord-bot offline demo: holder") and @dwr hold 150 of base:${DEMO_TOKEN}, an NFT of base:${DEMO_NFT}; SPL mint ${DEMO_MINT}`,
+    `  demo wallet ${demoHolder().address} (key: keccak256 of "web3bio-discord-bot offline demo: holder") and @dwr hold 150 of base:${DEMO_TOKEN}, an NFT of base:${TEST_NFT}; SPL mint ${USDC_MINT}`,
   );
   const stop = (signal: NodeJS.Signals) => {
     console.log(`${signal}: stopping`);

@@ -185,3 +185,8 @@ export function described(key: MessageKey): {
 } {
   return { description: t(DEFAULT_LOCALE, key), description_localizations: localizations(key) };
 }
+
+/** A command's or choice's name: the en-US text, and the others as `name_localizations`. */
+export function named(key: MessageKey): { name: string; name_localizations: LocalizationMap } {
+  return { name: t(DEFAULT_LOCALE, key), name_localizations: localizations(key) };
+}

@@ -2,6 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import type { DashboardStore, ShardFilter } from './dashboardTypes.ts';
 import { type Row, type SqlDriver, type SqlParam, toStorableJson } from './sql.ts';
+import { claimedRows } from './sqlClaims.ts';
 import type { SqlRows } from './sqlRows.ts';
 import type { JsonValue } from './types.ts';
 
@@ -44,6 +45,7 @@ export function createSqlDashboardRequests(
   const { num } = o.rows;
   const json = (v: unknown): JsonValue =>
     (driver.dialect.parsesJson || typeof v !== 'string' ? v : JSON.parse(v)) as JsonValue;
+  const claims = claimedRows<string>(driver, 'dashboard_requests', { now, leaseMs, json });
 
   return {
     async enqueueDashboardRequest({ id, guildId, request }) {
@@ -83,31 +85,9 @@ export function createSqlDashboardRequests(
         .sort((a, b) => a.createdAt - b.createdAt);
     },
 
-    async renewDashboardRequest(id, claimToken) {
-      const at = now();
-      const renewed = await driver.query(
-        `UPDATE dashboard_requests SET lease_until = $3, updated_at = $4
-         WHERE id = $1 AND status = 'in_progress' AND claim_token = $2 RETURNING id`,
-        [id, claimToken, at + leaseMs, at],
-      );
-      return renewed.length > 0;
-    },
-
-    async finishDashboardRequest(id, claimToken, result) {
-      const finished = await driver.query(
-        `UPDATE dashboard_requests SET status = 'done', result = $3, claim_token = NULL, lease_until = NULL,
-           updated_at = $4
-         WHERE id = $1 AND status = 'in_progress' AND claim_token = $2 RETURNING id`,
-        [id, claimToken, toStorableJson(result), now()],
-      );
-      return finished.length > 0;
-    },
-
-    async dashboardRequestResult(id) {
-      const [row] = await driver.query('SELECT status, result FROM dashboard_requests WHERE id = $1', [id]);
-      if (!row) return undefined;
-      return row.status === 'done' ? json(row.result) : null;
-    },
+    renewDashboardRequest: claims.renew,
+    finishDashboardRequest: claims.finish,
+    dashboardRequestResult: claims.result,
 
     async deleteDashboardRequests(before) {
       const deleted = await driver.query(

@@ -2,7 +2,7 @@
  * Proving, saving, removing and releasing links (`links`), each in one transaction with the ownership
  * registry's holdings (sqlHoldings.ts) and its audit event, merged into `createSqlStore`.
  */
-import type { SqlDriver, SqlExecutor } from './sql.ts';
+import type { SqlDriver, SqlExecutor, SqlParam } from './sql.ts';
 import { dueNoLaterThan } from './sqlDueChecks.ts';
 import { claimHoldings, releaseHoldings } from './sqlHoldings.ts';
 import { LINK_WHERE, linkParams } from './sqlLinks.ts';
@@ -136,13 +136,39 @@ async function writeLink(
   return { link: saved, displaced };
 }
 
+/**
+ * A link removed or released by `ended` (a statement returning its proof method and address), its holdings
+ * forgotten and an `unlinked` event audited, in one transaction; false when there was no such link.
+ */
+async function endLink(
+  w: LinkWriter,
+  key: LinkKey,
+  reason: string,
+  ended: { sql: string; params: SqlParam[]; flagKept?: true },
+): Promise<boolean> {
+  const { str, optStr, insertAudit } = w.rows;
+  return w.driver.transaction(async (tx) => {
+    const [row] = await tx.query(ended.sql, ended.params);
+    if (!row) return false;
+    await forgetHoldings(w, tx, key, optStr(row.address));
+    const flagKept = ended.flagKept && { flagKept: true };
+    await insertAudit(tx, {
+      guildId: key.guildId,
+      userId: key.userId,
+      kind: 'unlinked',
+      reason,
+      details: { identity: key.identity, proofMethod: str(row.proof_method), ...flagKept },
+    });
+    return true;
+  });
+}
+
 export function createSqlLinkWrites(
   driver: SqlDriver,
   o: { now: () => number; rows: SqlRows },
 ): LinkWriteStore {
   const w: LinkWriter = { driver, ...o };
   const { now } = o;
-  const { str, optStr, insertAudit } = o.rows;
   return {
     async saveLink(link: LinkInput, reason) {
       const written = await driver.transaction((tx) => writeLink(w, tx, link, reason, { force: true }));
@@ -163,43 +189,18 @@ export function createSqlLinkWrites(
     },
 
     async removeLink(key, reason) {
-      return driver.transaction(async (tx) => {
-        const rows = await tx.query(
-          `DELETE FROM links WHERE ${LINK_WHERE} RETURNING proof_method, address`,
-          linkParams(key),
-        );
-        const removed = rows[0];
-        if (!removed) return false;
-        await forgetHoldings(w, tx, key, optStr(removed.address));
-        await insertAudit(tx, {
-          guildId: key.guildId,
-          userId: key.userId,
-          kind: 'unlinked',
-          reason,
-          details: { identity: key.identity, proofMethod: str(removed.proof_method) },
-        });
-        return true;
+      return endLink(w, key, reason, {
+        sql: `DELETE FROM links WHERE ${LINK_WHERE} RETURNING proof_method, address`,
+        params: linkParams(key),
       });
     },
 
     async releaseLink(key, reason) {
-      return driver.transaction(async (tx) => {
-        const rows = await tx.query(
-          `UPDATE links SET released_at = $4 WHERE ${LINK_WHERE} AND released_at IS NULL
-           RETURNING proof_method, address`,
-          [...linkParams(key), now()],
-        );
-        const released = rows[0];
-        if (!released) return false;
-        await forgetHoldings(w, tx, key, optStr(released.address));
-        await insertAudit(tx, {
-          guildId: key.guildId,
-          userId: key.userId,
-          kind: 'unlinked',
-          reason,
-          details: { identity: key.identity, proofMethod: str(released.proof_method), flagKept: true },
-        });
-        return true;
+      return endLink(w, key, reason, {
+        sql: `UPDATE links SET released_at = $4 WHERE ${LINK_WHERE} AND released_at IS NULL
+              RETURNING proof_method, address`,
+        params: [...linkParams(key), now()],
+        flagKept: true,
       });
     },
   };

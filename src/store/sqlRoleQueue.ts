@@ -4,6 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { SqlDriver } from './sql.ts';
+import { renewClaim } from './sqlClaims.ts';
 import type { SqlRows } from './sqlRows.ts';
 import type { EnqueueOutcome, GatingStore, RoleChange, RoleChangeInput } from './types.ts';
 
@@ -174,13 +175,7 @@ export function createSqlRoleQueue(
     },
 
     async renewRoleChange(id, claimToken) {
-      const at = now();
-      const rows = await driver.query(
-        `UPDATE role_changes SET lease_until = $3, updated_at = $2
-         WHERE id = $1 AND status = 'in_progress' AND claim_token = $4 RETURNING id`,
-        [id, at, at + leaseMs, claimToken],
-      );
-      return rows.length > 0;
+      return renewClaim(driver, 'role_changes', id, claimToken, { now, leaseMs });
     },
 
     async deferRoleChange(id, claimToken, notBefore) {

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { AccountProofStore } from './accountProofTypes.ts';
 import { type Row, type SqlDriver, toStorableJson } from './sql.ts';
 import { createSqlAccountProofs } from './sqlAccountProofs.ts';
+import { claimedRows } from './sqlClaims.ts';
 import type { JsonValue, NonceRecord, SignedProofStore } from './types.ts';
 
 /**
@@ -15,6 +16,7 @@ export function createSqlSignedProofs(
 ): SignedProofStore & AccountProofStore {
   const json = (v: unknown): JsonValue =>
     (driver.dialect.parsesJson || typeof v !== 'string' ? v : JSON.parse(v)) as JsonValue;
+  const claims = claimedRows<number>(driver, 'signed_proofs', { now, leaseMs, json });
 
   return {
     ...createSqlAccountProofs(driver),
@@ -60,21 +62,8 @@ export function createSqlSignedProofs(
       };
     },
 
-    async finishSignedProof(id, claimToken, result) {
-      const rows = await driver.query(
-        `UPDATE signed_proofs SET status = 'done', result = $3, claim_token = NULL, lease_until = NULL,
-           updated_at = $4
-         WHERE id = $1 AND status = 'in_progress' AND claim_token = $2 RETURNING id`,
-        [id, claimToken, toStorableJson(result), now()],
-      );
-      return rows.length > 0;
-    },
-
-    async signedProofResult(id) {
-      const [row] = await driver.query('SELECT status, result FROM signed_proofs WHERE id = $1', [id]);
-      if (!row) return undefined;
-      return row.status === 'done' ? json(row.result) : null;
-    },
+    finishSignedProof: claims.finish,
+    signedProofResult: claims.result,
 
     async deleteFinishedSignedProofs(before) {
       const rows = await driver.query(

@@ -6,7 +6,7 @@
  */
 import { PermissionFlagsBits } from 'discord-api-types/v10';
 import { type Answer, TestBrowser } from '../testBrowser.ts';
-import { addGuildRole, type GatingHarness, startGating, waitFor } from './gatingHarness.ts';
+import { addGuildRole, type GatingHarness, setup, startGating, waitFor } from './gatingHarness.ts';
 import type { HarnessOptions } from './harness.ts';
 import { freePort } from './processes.ts';
 
@@ -37,6 +37,21 @@ export async function startDashboard(options: HarnessOptions = {}): Promise<Dash
   g.h.discord.oauth.allowRedirect(`${publicUrl}/dashboard/callback`);
   await untilSnapshot(g, g.guildId, [g.humanRoleId, g.spamRoleId]);
   return { g, publicUrl };
+}
+
+/**
+ * The dashboard of a server named 'Server A', set up for gating, with a role of admins (Manage Server and
+ * Manage Roles, position 5); rights read at most `rightsSeconds` ago. `base` is the server's pages' path.
+ */
+export async function startServerA(
+  rightsSeconds: number,
+): Promise<{ d: Dashboard; base: string; admins: string }> {
+  const d = await startDashboard({
+    guild: { name: 'Server A' },
+    env: { DASHBOARD_RIGHTS_SECONDS: String(rightsSeconds) },
+  });
+  await setup(d.g);
+  return { d, base: `/dashboard/${d.g.guildId}`, admins: await adminRole(d.g, 5) };
 }
 
 /** Waits until the gateway side has stored the server's snapshot (the bot is in it) with these roles. */
@@ -78,6 +93,14 @@ export async function signIn(
   if (page.status !== 200)
     throw new Error(`sign-in as ${userId} ended with ${page.status}: ${page.text.slice(0, 300)}`);
   return Object.assign(browser, { page });
+}
+
+/** `userId` signed in (`mod`), and a second browser holding a copy of its cookies: what an attacker took. */
+export async function signInWithCopy(d: Dashboard, userId: string) {
+  const mod = await signIn(d, userId);
+  const copy = new TestBrowser(d.publicUrl);
+  for (const [name, value] of mod.cookies) copy.cookies.set(name, { ...value });
+  return { mod, copy };
 }
 
 export { type Answer, csrfOf, TestBrowser, textOf } from '../testBrowser.ts';

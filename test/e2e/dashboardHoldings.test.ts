@@ -4,13 +4,12 @@
  * on the health page.
  */
 import { afterEach, expect, it } from 'vitest';
+import { TEST_NFT as NFT, TEST_TOKEN as TOKEN } from '../../fakes/chains/contracts.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { csrfOf, signIn, startDashboard, textOf, untilSnapshot } from './dashboardHarness.ts';
 import { addGuildRole, closeGating, gatingCommandRun, hasRole, setup, waitFor } from './gatingHarness.ts';
 import { ALICE } from './harness.ts';
 
-const TOKEN = '0x00000000000000000000000000000000000a11ce';
-const NFT = '0x0000000000000000000000000000000000000721';
 const WALLET = '0x00000000000000000000000000000000000a1100';
 
 let evm: FakeEvmRpc | undefined;

@@ -4,23 +4,21 @@
  * it, nudged over IPC. `node src/app/main.js` as an operator runs it, two shards of one guild each, on
  * PostgreSQL, against the stand-in Discord.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { FakeDiscord, FakeGuild } from '../../fakes/discord/server.ts';
 import { startFakeDiscord } from '../../fakes/discord/server.ts';
 import { snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
-import { POSTGRES_URL } from '../store/harness.ts';
+import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { CLIENT_SECRET, csrfOf, ENCRYPTION_KEY, signIn, textOf } from './dashboardHarness.ts';
 import { ALICE, humanRoleSettings } from './harness.ts';
-import { freePort, type NodeProcess, runNode } from './processes.ts';
+import { freePort, type NodeProcess } from './processes.ts';
+import { allShardsReady, runShardManager, schemaDatabaseUrl, tearDownShardedRun } from './shardManager.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const SCHEMA = `dashboard_shards_${process.pid}`;
 const OWNER = '310000000000000001';
 
@@ -34,10 +32,7 @@ const ruleRoles: string[] = [];
 
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'e2e-dashboard-shards-'));
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
+  await dropPostgresSchema(SCHEMA);
   discord = await startFakeDiscord({ clientSecret: CLIENT_SECRET, heartbeatIntervalMs: 500 });
   upstream = await startFakeWeb3Bio();
   discord.addUser({ id: OWNER, username: 'owner' });
@@ -58,45 +53,20 @@ beforeAll(async () => {
   const httpPort = await freePort();
   publicUrl = `http://127.0.0.1:${httpPort}`;
   discord.oauth.allowRedirect(`${publicUrl}/dashboard/callback`);
-  manager = runNode(
-    MAIN,
-    {
-      DISCORD_TOKEN: discord.token,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_URL: discord.apiUrl,
-      WEB3BIO_API_URL: upstream.url,
-      DATA_DIR: join(workDir, 'data'),
-      DATABASE_URL: `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`,
-      GATING_ENABLED: 'true',
-      DASHBOARD_ENABLED: 'true',
-      DISCORD_CLIENT_SECRET: CLIENT_SECRET,
-      TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
-      PUBLIC_URL: publicUrl,
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(httpPort),
-      SHARD_COUNT: '2',
-      SHARDS_PER_PROCESS: '1',
-      SHARD_SPAWN_DELAY_SECONDS: '0',
-      LOG_LEVEL: 'info',
-    },
-    workDir,
-  );
-  await manager.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+  manager = runShardManager({ discord, upstream }, workDir, {
+    DATABASE_URL: schemaDatabaseUrl(SCHEMA),
+    GATING_ENABLED: 'true',
+    DASHBOARD_ENABLED: 'true',
+    DISCORD_CLIENT_SECRET: CLIENT_SECRET,
+    TOKEN_ENCRYPTION_KEY: ENCRYPTION_KEY,
+    PUBLIC_URL: publicUrl,
+    HTTP_PORT: String(httpPort),
+    SHARD_COUNT: '2',
+  });
+  await allShardsReady(manager);
 }, 90_000);
 
-afterAll(async () => {
-  if (manager?.child.exitCode === null) {
-    manager.child.kill('SIGKILL');
-    await manager.exited;
-  }
-  await discord?.close();
-  await upstream?.close();
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
-  await rm(workDir, { recursive: true, force: true });
-});
+afterAll(() => tearDownShardedRun({ manager, discord, upstream, schema: SCHEMA, workDir }));
 
 describe('the dashboard with two shard processes', () => {
   it('the manager lists both shards’ servers, and each server’s requests run in the process of its shard', async () => {

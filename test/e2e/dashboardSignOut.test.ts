@@ -8,16 +8,8 @@
  * the server list it carries is fresh (no Discord read needed to trust it).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  adminRole,
-  csrfOf,
-  type Dashboard,
-  signIn,
-  startDashboard,
-  TestBrowser,
-  textOf,
-} from './dashboardHarness.ts';
-import { addMember, closeGating, setup } from './gatingHarness.ts';
+import { csrfOf, type Dashboard, signIn, signInWithCopy, startServerA, textOf } from './dashboardHarness.ts';
+import { addMember, closeGating } from './gatingHarness.ts';
 
 const DISCORD_DOWN = /^\/(users\/@me\/guilds|users\/@me|oauth2\/token\/revoke|oauth2\/token)$/;
 const SIGNED_OUT = 'This page needs a Discord sign-in';
@@ -29,10 +21,7 @@ describe('signing out of the dashboard', () => {
 
   beforeAll(async () => {
     // Rights read at most 1 s ago: a sign-out after that would have had to read them from Discord.
-    d = await startDashboard({ guild: { name: 'Server A' }, env: { DASHBOARD_RIGHTS_SECONDS: '1' } });
-    await setup(d.g);
-    base = `/dashboard/${d.g.guildId}`;
-    admins = await adminRole(d.g, 5);
+    ({ d, base, admins } = await startServerA(1));
   }, 60_000);
   afterAll(async () => {
     d.g.h.discord.clearFaults();
@@ -42,9 +31,7 @@ describe('signing out of the dashboard', () => {
   /** A moderator signed in, and a copy of their cookies (what an attacker took from the browser). */
   async function signedInWithCopy(name: string) {
     const userId = await addMember(d.g, name, { roles: [admins] });
-    const mod = await signIn(d, userId);
-    const copy = new TestBrowser(d.publicUrl);
-    for (const [cookie, value] of mod.cookies) copy.cookies.set(cookie, { ...value });
+    const { mod, copy } = await signInWithCopy(d, userId);
     expect((await copy.get(base)).status).toBe(200);
     return { userId, mod, copy, csrf: csrfOf(mod.page.text) };
   }

@@ -6,6 +6,7 @@
  */
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import { TEST_TOKEN } from '../../fakes/chains/contracts.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { ROLE_CONNECTION_METADATA } from '../../src/gating/linkedRoles/linkedRoles.ts';
 import { createFarcasterFlow } from '../../src/gating/proofs/farcasterSignIn.ts';
@@ -13,6 +14,7 @@ import type { TestBrowser } from '../testBrowser.ts';
 import {
   approveAs,
   browserAs,
+  expectConnectedByFid,
   type FarcasterAccount,
   type FarcasterGating,
   farcasterAccount,
@@ -546,14 +548,7 @@ describe('Sign in with Farcaster on the Linked Roles page', () => {
     await approveAs(f, alice);
     const connected = await pageUntil(browser, link, 'Connected');
     expect(connected.text).toContain('by Sign in with Farcaster');
-    expect(oauth.roleConnections.get(ALICE)).toMatchObject({
-      platform_username: 'farcaster,#92',
-      metadata: { likely_human: '1', not_spam: '1' },
-    });
-    expect(await g.gating.store.getHolding('0', 'identity', 'farcaster,#92')).toMatchObject({
-      userId: ALICE,
-      proofMethod: 'signature',
-    });
+    await expectConnectedByFid(f, ALICE, 92);
 
     // /unverify of the name she typed clears the connection that rests on its FID.
     await g.h.run('unverify', { identity: 'alice.farcaster' }, { userId: ALICE });
@@ -563,7 +558,7 @@ describe('Sign in with Farcaster on the Linked Roles page', () => {
 });
 
 describe('Sign in with Farcaster: holdings (issue #35)', () => {
-  const TOKEN = '0x00000000000000000000000000000000000a11ce';
+  const TOKEN = TEST_TOKEN;
   const units = (whole: number) => BigInt(whole) * 1_000_000n;
 
   /** Farcaster gating with a Base node holding a 6-decimal token, and a `token base:…:100` rule. */

@@ -5,7 +5,8 @@
  */
 import type { LocalAccount } from 'viem';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
-import { afterEach } from 'vitest';
+import { afterEach, expect } from 'vitest';
+import { closeInTurn } from '../../fakes/closeInTurn.ts';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
 import { type FakeOptimism, startFakeOptimism } from '../../fakes/farcaster/optimism.ts';
 import {
@@ -47,10 +48,7 @@ export async function startFarcasterGating(options: HarnessOptions = {}): Promis
     g,
     relay,
     chain,
-    close: async () => {
-      await relay.close();
-      await chain.close();
-    },
+    close: closeInTurn(relay, chain),
   };
 }
 
@@ -179,4 +177,16 @@ export async function pageUntil(
 
 export function titleOf(visit: Visit): string {
   return /<h1>([^<]*)<\/h1>/.exec(visit.text)?.[1] ?? '';
+}
+
+/** The member's Linked Roles connection is the FID's (human, not spam), and so is the app-wide holding, by signature. */
+export async function expectConnectedByFid(f: FarcasterGating, userId: string, fid: number): Promise<void> {
+  expect(f.g.h.discord.oauth.roleConnections.get(userId)).toMatchObject({
+    platform_username: `farcaster,#${fid}`,
+    metadata: { likely_human: '1', not_spam: '1' },
+  });
+  expect(await f.g.gating.store.getHolding('0', 'identity', `farcaster,#${fid}`)).toMatchObject({
+    userId,
+    proofMethod: 'signature',
+  });
 }

@@ -9,6 +9,12 @@
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterEach, describe, expect, it } from 'vitest';
+import {
+  USDC_MINT as MINT,
+  TEST_MULTI as MULTI,
+  TEST_NFT as NFT,
+  TEST_TOKEN as TOKEN,
+} from '../../fakes/chains/contracts.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { type FakeSolanaRpc, startFakeSolanaRpc } from '../../fakes/chains/solanaRpc.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
@@ -31,10 +37,6 @@ import {
 import { ALICE, visibleMessage } from './harness.ts';
 import { addOptions, addRule, recheckTwice, ruleCommand } from './ruleShortcuts.ts';
 
-const TOKEN = '0x00000000000000000000000000000000000a11ce';
-const NFT = '0x0000000000000000000000000000000000000721';
-const MULTI = '0x0000000000000000000000000000000000001155';
-const MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
 const USDC = (whole: number) => BigInt(whole) * 1_000_000n;
 
 let evm: FakeEvmRpc | undefined;

@@ -12,6 +12,7 @@ import type { TestBrowser } from '../testBrowser.ts';
 import {
   approveAs,
   browserAs,
+  expectConnectedByFid,
   type FarcasterGating,
   farcasterAccount,
   farcasterGatingPerTest,
@@ -23,13 +24,16 @@ import { ALICE, BOB } from './harness.ts';
 
 const startGating = farcasterGatingPerTest();
 
-/** The gating bot with Linked Roles and Sign in with Farcaster on; the app's metadata registered. */
-async function start(): Promise<FarcasterGating> {
+/**
+ * The gating bot with Linked Roles and Sign in with Farcaster on, the app's metadata registered, and Alice's
+ * Farcaster account (`aliceFid`).
+ */
+async function start(aliceFid: number) {
   const f = await startGating({ LINKED_ROLES_ENABLED: 'true', TOKEN_ENCRYPTION_KEY: 'ef'.repeat(32) });
   const oauth = f.g.h.discord.oauth;
   Object.assign(oauth, { roleConnectionMetadata: ROLE_CONNECTION_METADATA });
   oauth.allowRedirect(`${PUBLIC_URL}/linked-role/callback`);
-  return f;
+  return { f, g: f.g, oauth, alice: farcasterAccount(f, 'alice', aliceFid) };
 }
 
 /** `userId` signs in on the Linked Roles page and asks to sign in with Farcaster as `identity`. */
@@ -78,10 +82,7 @@ function watchPasses(): Promise<void> {
 
 describe('Sign in with Farcaster on the Linked Roles page, finished by the server', () => {
   it('the approval alone writes the role connection once; a later page load shows it and writes nothing', async () => {
-    const f = await start();
-    const { g } = f;
-    const oauth = g.h.discord.oauth;
-    const alice = farcasterAccount(f, 'alice', 93);
+    const { f, alice } = await start(93);
     const { browser, link } = await makeFlow(f, ALICE, 'alice.farcaster');
     expect(titleOf(await startOnPage(browser, link))).toBe('Approve in your Farcaster app');
     expect(roleConnectionPuts(f)).toBe(0);
@@ -89,14 +90,7 @@ describe('Sign in with Farcaster on the Linked Roles page, finished by the serve
     await approveAs(f, alice);
     // No page is loaded from here on: only the server's watch of the channel reads the approval.
     await waitFor(() => roleConnectionPuts(f) === 1, 'the role-connection write', 10_000);
-    expect(oauth.roleConnections.get(ALICE)).toMatchObject({
-      platform_username: 'farcaster,#93',
-      metadata: { likely_human: '1', not_spam: '1' },
-    });
-    expect(await g.gating.store.getHolding('0', 'identity', 'farcaster,#93')).toMatchObject({
-      userId: ALICE,
-      proofMethod: 'signature',
-    });
+    await expectConnectedByFid(f, ALICE, 93);
     const flow = await flowOnceSettled(f, link);
     expect(flow).toMatchObject({ state: 'done', outcome: { kind: 'connected' } });
     // The grant the flow kept is dropped with its outcome.
@@ -118,10 +112,7 @@ describe('Sign in with Farcaster on the Linked Roles page, finished by the serve
   });
 
   it("another account's browser opens and starts nothing of the flow; the approval writes only for the member who made it", async () => {
-    const f = await start();
-    const { g } = f;
-    const oauth = g.h.discord.oauth;
-    const alice = farcasterAccount(f, 'alice', 94);
+    const { f, g, oauth, alice } = await start(94);
     const { browser, link } = await makeFlow(f, ALICE, 'alice.farcaster');
 
     // Bob, signed in on the Linked Roles page himself, opens Alice's flow: refused, no channel opened.
@@ -148,8 +139,7 @@ describe('Sign in with Farcaster on the Linked Roles page, finished by the serve
   });
 
   it('an approval from another FID is refused by the server: nothing is written, and the member may start again', async () => {
-    const f = await start();
-    const alice = farcasterAccount(f, 'alice', 95);
+    const { f, alice } = await start(95);
     const { browser, link } = await makeFlow(f, ALICE, 'alice.farcaster');
     await startOnPage(browser, link);
     await approveAs(f, alice, { fid: 4242 });
@@ -166,10 +156,7 @@ describe('Sign in with Farcaster on the Linked Roles page, finished by the serve
   });
 
   it('an FID another account signed for after the flow was made is not taken over: nothing is written for the later approval', async () => {
-    const f = await start();
-    const { g } = f;
-    const oauth = g.h.discord.oauth;
-    const alice = farcasterAccount(f, 'alice', 96);
+    const { f, g, oauth, alice } = await start(96);
     // Bob makes his flow for the FID first; Alice then signs for it (her own flow, approved).
     const bobFlow = await makeFlow(f, BOB, 'alice.farcaster');
     const aliceFlow = await makeFlow(f, ALICE, 'alice.farcaster');

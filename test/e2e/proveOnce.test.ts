@@ -25,7 +25,15 @@ import {
   waitFor,
 } from './gatingHarness.ts';
 import { ALICE, BOB, isEphemeral, visibleMessage } from './harness.ts';
-import { addServer, runIn, type Server, serverA, text, verifyIn } from './serverShortcuts.ts';
+import {
+  addServer,
+  runIn,
+  type Server,
+  serverA,
+  startWithServers,
+  text,
+  verifyIn,
+} from './serverShortcuts.ts';
 
 afterEach(closeGating);
 
@@ -86,9 +94,7 @@ const linksIn = async (g: GatingHarness, server: Server, userId: string) =>
 
 describe('prove once, bring it anywhere (issue #36)', () => {
   it('signed in A, brought to B with /verify: no signing link, the role in B; before that B sees none of it; another account must sign', async () => {
-    const g = await startGating();
-    await setup(g);
-    const b = await addServer(g, 'Server B');
+    const [g, b] = await startWithServers('Server B');
     const w = humanWallet(g);
     await signInA(g, ALICE, w);
 
@@ -126,9 +132,7 @@ describe('prove once, bring it anywhere (issue #36)', () => {
   });
 
   it('/verify with no identity lists her proof as "Use X here"; one click links it; a member with none is told how to prove one', async () => {
-    const g = await startGating();
-    await setup(g);
-    const b = await addServer(g, 'Server B');
+    const [g, b] = await startWithServers('Server B');
     const w = humanWallet(g);
     await signInA(g, ALICE, w);
 
@@ -169,10 +173,8 @@ describe('prove once, bring it anywhere (issue #36)', () => {
   });
 
   it('/unverify in B leaves A untouched; everywhere:true (the default in a DM) removes it in A too, and from the account', async () => {
-    const g = await startGating();
-    await setup(g);
+    const [g, b] = await startWithServers('Server B');
     const a = serverA(g);
-    const b = await addServer(g, 'Server B');
     const w = humanWallet(g);
     await signInA(g, ALICE, w);
     await verifyIn(g, b, ALICE, w.wallet.address);
@@ -203,10 +205,7 @@ describe('prove once, bring it anywhere (issue #36)', () => {
   });
 
   it('another account that signs for her wallet itself takes it everywhere; without its own signature it gets nothing', async () => {
-    const g = await startGating();
-    await setup(g);
-    const b = await addServer(g, 'Server B');
-    const c = await addServer(g, 'Server C');
+    const [g, b, c] = await startWithServers('Server B', 'Server C');
     const w = humanWallet(g);
     await signInA(g, ALICE, w);
     await verifyIn(g, b, ALICE, w.wallet.address);
@@ -228,10 +227,7 @@ describe('prove once, bring it anywhere (issue #36)', () => {
   });
 
   it('a record that no longer names her is not carried to another server; one that still does is read again and linked', async () => {
-    const g = await startGating();
-    await setup(g);
-    const b = await addServer(g, 'Server B');
-    const c = await addServer(g, 'Server C');
+    const [g, b, c] = await startWithServers('Server B', 'Server C');
     const address = addIdentity(g, 'alice.eth', { discordHandle: 'alice', human: true });
     const inA = await verifyIn(g, serverA(g), ALICE, 'alice.eth');
     expect(embedOf(inA).title).toBe('Verified');

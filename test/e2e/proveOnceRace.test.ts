@@ -10,11 +10,9 @@
  * pass (GATING_DUE_CHECK_SECONDS, 1 s here) takes the role away at once, as her own removal. A proof she
  * makes while sharing follows to both servers by the same pick-up.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeDiscord, FakeGuild } from '../../fakes/discord/server.ts';
 import { startFakeDiscord } from '../../fakes/discord/server.ts';
@@ -22,13 +20,12 @@ import { snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
-import { POSTGRES_URL } from '../store/harness.ts';
+import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, visibleMessage } from './harness.ts';
-import { type NodeProcess, runNode } from './processes.ts';
+import type { NodeProcess } from './processes.ts';
+import { allShardsReady, runShardManager, schemaDatabaseUrl, tearDownShardedRun } from './shardManager.ts';
 
-const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const SCHEMA = `prove_once_race_${process.pid}`;
-const DATABASE_URL = `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`;
 const OWNER = '310000000000000001';
 const WALLET = '0x00000000000000000000000000000000000036aa';
 /** Carol shares her proofs; Dave, who proved his wallet too, does not. */
@@ -47,16 +44,9 @@ let manager: NodeProcess;
 let workDir: string;
 const guilds: { guild: FakeGuild; humanRoleId: string }[] = [];
 
-async function dropSchema(): Promise<void> {
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
-}
-
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'e2e-prove-once-race-'));
-  await dropSchema();
+  await dropPostgresSchema(SCHEMA);
   discord = await startFakeDiscord({ heartbeatIntervalMs: 500 });
   upstream = await startFakeWeb3Bio();
   for (const wallet of [WALLET, ...Object.values(WALLETS)])
@@ -98,42 +88,20 @@ beforeAll(async () => {
       provenAt: Date.now() - 60_000,
     });
   await store.close();
-  manager = runNode(
-    MAIN,
-    {
-      DISCORD_TOKEN: discord.token,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_URL: discord.apiUrl,
-      WEB3BIO_API_URL: upstream.url,
-      DATA_DIR: join(workDir, 'data'),
-      DATABASE_URL,
-      GATING_ENABLED: 'true',
-      PUBLIC_URL: 'https://verify.example.test',
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: '0',
-      SHARD_COUNT: '2',
-      SHARDS_PER_PROCESS: '1',
-      SHARD_SPAWN_DELAY_SECONDS: '0',
-      USER_COOLDOWN_COMMANDS: '100',
-      GATING_SHARING_PICKUP_SECONDS: '1',
-      GATING_DUE_CHECK_SECONDS: '1',
-      LOG_LEVEL: 'info',
-    },
-    workDir,
-  );
-  await manager.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+  manager = runShardManager({ discord, upstream }, workDir, {
+    DATABASE_URL: schemaDatabaseUrl(SCHEMA),
+    GATING_ENABLED: 'true',
+    PUBLIC_URL: 'https://verify.example.test',
+    HTTP_PORT: '0',
+    SHARD_COUNT: '2',
+    USER_COOLDOWN_COMMANDS: '100',
+    GATING_SHARING_PICKUP_SECONDS: '1',
+    GATING_DUE_CHECK_SECONDS: '1',
+  });
+  await allShardsReady(manager);
 }, 90_000);
 
-afterAll(async () => {
-  if (manager?.child.exitCode === null) {
-    manager.child.kill('SIGKILL');
-    await manager.exited;
-  }
-  await discord?.close();
-  await upstream?.close();
-  await dropSchema();
-  await rm(workDir, { recursive: true, force: true });
-});
+afterAll(() => tearDownShardedRun({ manager, discord, upstream, schema: SCHEMA, workDir }));
 
 const verifyIn = (guildId: string, userId: string) =>
   discord.runCommand({

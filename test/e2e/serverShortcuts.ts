@@ -6,7 +6,7 @@ import type { APIApplicationCommandInteractionDataOption } from 'discord-api-typ
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { expect } from 'vitest';
 import type { FakeMessage } from '../../fakes/discord/server.ts';
-import { embedOf, type GatingHarness, waitFor } from './gatingHarness.ts';
+import { embedOf, type GatingHarness, setup, startGating, waitFor } from './gatingHarness.ts';
 import { ALICE, BOB, visibleMessage } from './harness.ts';
 
 export interface Server {
@@ -39,6 +39,20 @@ export async function addServer(g: GatingHarness, name: string, members = MEMBER
   ]);
   expect(embedOf(done).title).not.toContain('❌');
   return server;
+}
+
+/**
+ * The gating harness set up in its own server (A), then one more server set up for each name, in order:
+ * `[g, ...servers]`.
+ */
+export async function startWithServers<const Names extends readonly string[]>(
+  ...names: Names
+): Promise<[GatingHarness, ...{ [K in keyof Names]: Server }]> {
+  const g = await startGating();
+  await setup(g);
+  const servers: Server[] = [];
+  for (const name of names) servers.push(await addServer(g, name));
+  return [g, ...(servers as { [K in keyof Names]: Server })];
 }
 
 export const serverA = (g: GatingHarness): Server => ({

@@ -4,10 +4,9 @@
  * (the shard manager relays it over IPC). Played with two shard processes (`node src/app/main.js` with
  * SHARD_COUNT), a server on each shard, against the stand-in Discord and Web3.bio.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeDiscord, FakeGuild } from '../../fakes/discord/server.ts';
 import { startFakeDiscord } from '../../fakes/discord/server.ts';
@@ -15,9 +14,8 @@ import { snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
 import { ensProfile, nextAddress } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { ALICE, BOB, isEphemeral, visibleMessage } from './harness.ts';
-import { freePort, type NodeProcess, runNode } from './processes.ts';
-
-const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
+import { freePort, type NodeProcess } from './processes.ts';
+import { allShardsReady, runShardManager, tearDownShardedRun } from './shardManager.ts';
 
 let discord: FakeDiscord;
 let upstream: FakeWeb3Bio;
@@ -35,37 +33,16 @@ beforeAll(async () => {
     discord.addMember(guild.id, { id: BOB, username: 'bob' });
     guilds.push(guild);
   }
-  manager = runNode(
-    MAIN,
-    {
-      DISCORD_TOKEN: discord.token,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_URL: discord.apiUrl,
-      WEB3BIO_API_URL: upstream.url,
-      WEB3BIO_RATE_LIMIT: 'off',
-      DATA_DIR: join(workDir, 'data'),
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(await freePort()),
-      SHARD_COUNT: '2',
-      SHARDS_PER_PROCESS: '1',
-      SHARD_SPAWN_DELAY_SECONDS: '0',
-      USER_COOLDOWN_COMMANDS: '0',
-      LOG_LEVEL: 'info',
-    },
-    workDir,
-  );
-  await manager.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+  manager = runShardManager({ discord, upstream }, workDir, {
+    WEB3BIO_RATE_LIMIT: 'off',
+    HTTP_PORT: String(await freePort()),
+    SHARD_COUNT: '2',
+    USER_COOLDOWN_COMMANDS: '0',
+  });
+  await allShardsReady(manager);
 }, 90_000);
 
-afterAll(async () => {
-  if (manager && manager.child.exitCode === null) {
-    manager.child.kill('SIGKILL');
-    await manager.exited;
-  }
-  await discord?.close();
-  await upstream?.close();
-  await rm(workDir, { recursive: true, force: true });
-});
+afterAll(() => tearDownShardedRun({ manager, discord, upstream, workDir }));
 
 /** What `userId` is offered typing `typed` into /whois in `guild` (answered by that guild's shard process). */
 async function offered(guild: FakeGuild, userId: string, typed: string): Promise<string[]> {

@@ -3,11 +3,10 @@
  * per shard (`node src/app/main.js`), on one PostgreSQL, against the stand-in Discord (which routes each
  * guild to its shard like Discord) and the stand-in Web3.bio.
  */
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { FakeDiscord, FakeGuild } from '../../fakes/discord/server.ts';
@@ -16,9 +15,10 @@ import { snowflakeOnShard } from '../../fakes/discord/snowflake.ts';
 import { ensProfile, gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
-import { POSTGRES_URL } from '../store/harness.ts';
+import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
 import { ALICE, BOB, humanRoleSettings, type LogLine, visibleMessage } from './harness.ts';
 import { freePort, type NodeProcess, repeatedTopLevelKeys, runNode } from './processes.ts';
+import { allShardsReady, runShardManager, schemaDatabaseUrl, tearDownShardedRun } from './shardManager.ts';
 
 const MAIN = fileURLToPath(new URL('../../src/app/main.js', import.meta.url));
 const TOKEN = 'e2e-SHARDED-DISCORD-TOKEN-must-not-leak-93ac1';
@@ -87,10 +87,7 @@ async function verifyBySignature(
 
 beforeAll(async () => {
   workDir = await mkdtemp(join(tmpdir(), 'e2e-shards-'));
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
+  await dropPostgresSchema(SCHEMA);
   discord = await startFakeDiscord({ token: TOKEN, recommendedShards: 2, heartbeatIntervalMs: 500 });
   upstream = await startFakeWeb3Bio();
   const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
@@ -105,43 +102,18 @@ beforeAll(async () => {
   }
   await store.close();
   [httpPort, metricsPort] = [await freePort(), await freePort()];
-  manager = runNode(
-    MAIN,
-    {
-      DISCORD_TOKEN: TOKEN,
-      DISCORD_APPLICATION_ID: discord.applicationId,
-      DISCORD_API_URL: discord.apiUrl,
-      WEB3BIO_API_URL: upstream.url,
-      DATA_DIR: join(workDir, 'data'),
-      DATABASE_URL: `${POSTGRES_URL}?options=-c%20search_path%3D${SCHEMA}`,
-      GATING_ENABLED: 'true',
-      PUBLIC_URL,
-      HTTP_HOST: '127.0.0.1',
-      HTTP_PORT: String(httpPort),
-      METRICS_PORT: String(metricsPort),
-      SHARD_COUNT: 'auto',
-      SHARDS_PER_PROCESS: '1',
-      SHARD_SPAWN_DELAY_SECONDS: '0',
-      LOG_LEVEL: 'info',
-    },
-    workDir,
-  );
-  await manager.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+  manager = runShardManager({ discord, upstream }, workDir, {
+    DATABASE_URL: schemaDatabaseUrl(SCHEMA),
+    GATING_ENABLED: 'true',
+    PUBLIC_URL,
+    HTTP_PORT: String(httpPort),
+    METRICS_PORT: String(metricsPort),
+    SHARD_COUNT: 'auto',
+  });
+  await allShardsReady(manager);
 }, 90_000);
 
-afterAll(async () => {
-  if (manager.child.exitCode === null) {
-    manager.child.kill('SIGKILL');
-    await manager.exited;
-  }
-  await discord?.close();
-  await upstream?.close();
-  const admin = new pg.Client({ connectionString: POSTGRES_URL });
-  await admin.connect();
-  await admin.query(`DROP SCHEMA IF EXISTS ${SCHEMA} CASCADE`);
-  await admin.end();
-  await rm(workDir, { recursive: true, force: true });
-});
+afterAll(() => tearDownShardedRun({ manager, discord, upstream, schema: SCHEMA, workDir }));
 
 describe('SHARD_COUNT=auto with one shard per process', () => {
   it('asks Discord for the count, runs each shard in its own process, and each gets only its guilds', () => {
@@ -293,18 +265,17 @@ describe('SHARD_RESTARTS_PER_HOUR', () => {
       },
       limitedDir,
     );
-    await limited.waitForLog((l) => l.msg === 'all shards ready', 60_000);
+    await allShardsReady(limited);
   }, 90_000);
 
-  afterAll(async () => {
-    if (limited.child.exitCode === null) {
-      limited.child.kill('SIGKILL');
-      await limited.exited;
-    }
-    await limitedDiscord?.close();
-    await limitedUpstream?.close();
-    await rm(limitedDir, { recursive: true, force: true });
-  });
+  afterAll(() =>
+    tearDownShardedRun({
+      manager: limited,
+      discord: limitedDiscord,
+      upstream: limitedUpstream,
+      workDir: limitedDir,
+    }),
+  );
 
   const shardPids = () =>
     limited

@@ -7,15 +7,7 @@
  */
 import { ApplicationCommandOptionType, PermissionFlagsBits } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  adminRole,
-  csrfOf,
-  type Dashboard,
-  signIn,
-  startDashboard,
-  textOf,
-  untilSnapshot,
-} from './dashboardHarness.ts';
+import { csrfOf, type Dashboard, signIn, startServerA, textOf, untilSnapshot } from './dashboardHarness.ts';
 import {
   addGuildRole,
   addMember,
@@ -25,7 +17,6 @@ import {
   gatingCommandRun,
   option,
   seen,
-  setup,
   waitFor,
 } from './gatingHarness.ts';
 import { isEphemeral, visibleMessage } from './harness.ts';
@@ -55,10 +46,7 @@ describe('a timed-out moderator', () => {
 
   beforeAll(async () => {
     // Rights read at most 5 s ago (60 s at most in production).
-    d = await startDashboard({ guild: { name: 'Server A' }, env: { DASHBOARD_RIGHTS_SECONDS: '5' } });
-    await setup(d.g);
-    base = `/dashboard/${d.g.guildId}`;
-    mods = await adminRole(d.g, 5);
+    ({ d, base, admins: mods } = await startServerA(5));
     admins = await addGuildRole(d.g, 'Administrators', 6, PermissionFlagsBits.Administrator);
     ruleRole = await addGuildRole(d.g, 'Tier', 4);
     await untilSnapshot(d.g, d.g.guildId, [admins, ruleRole]);

@@ -5,7 +5,7 @@
  * opens for no other flow; an expired flow writes nothing; a /verify flow is not handed to it.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { TokenGrant } from '../../src/discord/oauth.ts';
 import {
   connectApprovedFlow,
@@ -16,7 +16,7 @@ import type { ConnectOutcome } from '../../src/gating/linkedRoles/linkedRoleServ
 import { LINKED_ROLES_SCOPE } from '../../src/gating/proofs/challengeMessage.ts';
 import { FarcasterSignIns } from '../../src/gating/proofs/farcasterSignIn.ts';
 import type { GatingStore } from '../../src/store/types.ts';
-import { type StoreHarness, sqliteHarness } from '../store/harness.ts';
+import { freshDatabaseEachTest, sqliteHarness } from '../store/harness.ts';
 
 const T0 = 1_700_000_000_000;
 const KEY = randomBytes(32);
@@ -30,17 +30,11 @@ const GRANT: TokenGrant = {
 };
 const SILENT = { info() {}, warn() {}, error() {} };
 
-let h: StoreHarness;
 let store: GatingStore;
 let clock = T0;
 let connects: { userId: string; accessToken: string; identity: string; issuedAt?: number }[];
 
-beforeAll(() => {
-  h = sqliteHarness();
-});
-afterAll(() => h.cleanup());
-beforeEach(async () => {
-  await h.fresh();
+freshDatabaseEachTest(sqliteHarness, async (h) => {
   store = await h.open({ now: () => clock });
   clock = T0;
   connects = [];

@@ -4,6 +4,13 @@
  * per batch, a reverting token sinking nothing else, a failing node answering "unknown", never a throw).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import {
+  USDC_MINT as MINT,
+  TEST_MULTI as MULTI,
+  TEST_NFT as NFT,
+  SOLANA_HOLDER as SOL_OWNER,
+  TEST_TOKEN as TOKEN,
+} from '../../fakes/chains/contracts.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { type FakeSolanaRpc, startFakeSolanaRpc } from '../../fakes/chains/solanaRpc.ts';
 import { EVM_CHAINS } from '../../src/gating/holdings/chains.ts';
@@ -23,11 +30,6 @@ import { holdingOutcome } from '../../src/gating/rules/holdingOutcomes.ts';
 import { conditionKey, conditionOfKey, parseCondition } from '../../src/gating/rules/roleRules.ts';
 import type { LinkRecord } from '../../src/store/types.ts';
 
-const TOKEN = '0x00000000000000000000000000000000000000aa';
-const NFT = '0x00000000000000000000000000000000000000bb';
-const MULTI = '0x00000000000000000000000000000000000000cc';
-const MINT = 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v';
-const SOL_OWNER = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
 const wallet = (n: number) => `0x${n.toString(16).padStart(40, '0')}`;
 
 let evm: FakeEvmRpc | undefined;

@@ -20,7 +20,7 @@ import { farcasterLinkOf } from '../e2e/farcasterHarness.ts';
 import { ALICE, BOB, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort, runNode } from '../e2e/processes.ts';
 import { TestBrowser } from '../testBrowser.ts';
-import { PUBLIC_URL, type Stage, seedGuild, startStage } from './scenario.ts';
+import { gatingSetup, PUBLIC_URL, type Stage, seedGuild, startStage } from './scenario.ts';
 import { npmStart, READY, type ShippedProcess, shippedMain, startShipped } from './shippedBot.ts';
 
 describe('npm start split: Sign in with Farcaster from the web replica to the gateway worker', () => {
@@ -98,15 +98,7 @@ describe('npm start split: Sign in with Farcaster from the web replica to the ga
         options: toCommandOptions(options),
         timeoutMs: 20_000,
       });
-    await discord.runCommand({
-      name: 'gating',
-      guildId: guild.id,
-      userId: guild.ownerId,
-      options: [
-        { type: 1, name: 'setup', options: [{ type: 8, name: 'human-role', value: humanRoleId }] },
-      ] as never,
-      timeoutMs: 20_000,
-    });
+    await gatingSetup(discord, guild, humanRoleId);
     const custody = farcasterHuman('alice', 120);
 
     const reply = visibleMessage(await run('verify', { identity: 'alice.farcaster' }, ALICE));

@@ -5,14 +5,12 @@
  * configured". The node's URL is never printed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TEST_NFT as NFT, TEST_TOKEN as TOKEN } from '../../fakes/chains/contracts.ts';
 import { type FakeEvmRpc, startFakeEvmRpc } from '../../fakes/chains/evmRpc.ts';
 import { visibleMessage } from '../e2e/harness.ts';
 import { freePort } from '../e2e/processes.ts';
-import { type Stage, seedGuild, startStage } from './scenario.ts';
+import { gatingSetup, type Stage, seedGuild, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
-
-const TOKEN = '0x00000000000000000000000000000000000a11ce';
-const NFT = '0x0000000000000000000000000000000000000721';
 
 describe('npm start with BASE_RPC_URL: holdings rules read the chain through the bundle', () => {
   let stage: Stage;
@@ -49,15 +47,7 @@ describe('npm start with BASE_RPC_URL: holdings rules read the chain through the
         options: [{ type: 2, name: 'rule', options: [{ type: 1, name: sub, options }] }] as never,
         timeoutMs: 20_000,
       });
-    await stage.discord.runCommand({
-      name: 'gating',
-      guildId: guild.id,
-      userId: guild.ownerId,
-      options: [
-        { type: 1, name: 'setup', options: [{ type: 8, name: 'human-role', value: humanRoleId }] },
-      ] as never,
-      timeoutMs: 20_000,
-    });
+    await gatingSetup(stage.discord, guild, humanRoleId);
     const add = (kind: string, value: string) =>
       gating('add', [
         { type: 8, name: 'role', value: ruleRoleId },

@@ -142,6 +142,23 @@ export function seedGuild(
   return { guild, humanRoleId: human.id, ruleRoleId: ruled.id };
 }
 
+/** `/gating setup` by the guild's owner: `humanRoleId` is the role gating gives (the other settings unset). */
+export function gatingSetup(
+  discord: FakeDiscord,
+  guild: FakeGuild,
+  humanRoleId: string,
+): Promise<InteractionResult> {
+  return discord.runCommand({
+    name: 'gating',
+    guildId: guild.id,
+    userId: guild.ownerId,
+    options: [
+      { type: 1, name: 'setup', options: [{ type: 8, name: 'human-role', value: humanRoleId }] },
+    ] as never,
+    timeoutMs: 20_000,
+  });
+}
+
 /** Registers the steps; `deployment` is read when they run (the file's beforeAll makes it). */
 export function actOut(deployment: () => Deployment): void {
   const wallet = privateKeyToAccount(generatePrivateKey());

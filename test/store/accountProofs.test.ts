@@ -3,9 +3,9 @@
  * app-wide, a later signature by another account takes it only if its challenge came after the proof,
  * removal is by name or whole, and sharing is off until turned on.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AccountProof, GatingStore } from '../../src/store/types.ts';
-import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+import { freshDatabaseEachTest, STORE_BACKENDS } from './harness.ts';
 
 const T0 = 1_700_000_000_000;
 const WALLET = '0x00000000000000000000000000000000000000a1';
@@ -19,21 +19,9 @@ const proof = (userId: string, at: number, over: Partial<AccountProof> = {}): Ac
   ...over,
 });
 
-const harnesses: [string, () => StoreHarness][] = [
-  ['sqlite', sqliteHarness],
-  ['postgres', postgresHarness],
-];
-
-describe.each(harnesses)('account proofs (%s)', (_name, makeHarness) => {
-  let h: StoreHarness;
+describe.each(STORE_BACKENDS)('account proofs (%s)', (_name, makeHarness) => {
   let store: GatingStore;
-
-  beforeAll(() => {
-    h = makeHarness();
-  });
-  afterAll(() => h.cleanup());
-  beforeEach(async () => {
-    await h.fresh();
+  freshDatabaseEachTest(makeHarness, async (h) => {
     store = await h.open({ now: () => T0 });
   });
 

@@ -5,7 +5,7 @@
  */
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
 import { DAY_MS } from '../../src/store/auditMetric.ts';
 import { MIGRATIONS, runMigrations } from '../../src/store/migrations.ts';
 import { createPostgresDriver } from '../../src/store/postgresStore.ts';
@@ -13,7 +13,7 @@ import type { SqlDriver } from '../../src/store/sql.ts';
 import { shardKeyOf } from '../../src/store/sqlDashboardRequests.ts';
 import { createSqliteDriver } from '../../src/store/sqliteStore.ts';
 import type { AuditEvent, GatingStore } from '../../src/store/types.ts';
-import { POSTGRES_URL, postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+import { freshDatabaseEachTest, POSTGRES_URL, STORE_BACKENDS } from './harness.ts';
 
 const G = '1100000000000000001';
 const OTHER = '1100000000000000002';
@@ -21,25 +21,12 @@ const HOSTILE = `'); DROP TABLE audit_events; -- "quoted" \\ ✓ 𝔘 %s $1 ?1`;
 const DAY0 = 20_000;
 const at = (day: number, ms = 0) => day * DAY_MS + ms;
 
-const harnesses: [string, () => StoreHarness][] = [
-  ['sqlite', sqliteHarness],
-  ['postgres', postgresHarness],
-];
-
-describe.each(harnesses)('the dashboard store (%s)', (_name, makeHarness) => {
-  let h: StoreHarness;
+describe.each(STORE_BACKENDS)('the dashboard store (%s)', (_name, makeHarness) => {
   let store: GatingStore;
   const time = { t: at(DAY0 + 10) };
 
-  beforeAll(() => {
-    h = makeHarness();
-  });
-  afterAll(async () => {
-    await h.cleanup();
-  });
-  beforeEach(async () => {
+  freshDatabaseEachTest(makeHarness, async (h) => {
     time.t = at(DAY0 + 10);
-    await h.fresh();
     store = await h.open({ now: () => time.t, leaseMs: 1_000 });
   });
 

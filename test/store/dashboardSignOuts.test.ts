@@ -3,28 +3,16 @@
  * until it would have ended, other sessions are untouched, a second record is harmless, and past rows
  * are pruned by the next record.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatingStore } from '../../src/store/types.ts';
-import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+import { freshDatabaseEachTest, STORE_BACKENDS } from './harness.ts';
 
 const T0 = 1_700_000_000_000;
 const HOUR = 3_600_000;
 
-const harnesses: [string, () => StoreHarness][] = [
-  ['sqlite', sqliteHarness],
-  ['postgres', postgresHarness],
-];
-
-describe.each(harnesses)('dashboard sign-outs (%s)', (_name, makeHarness) => {
-  let h: StoreHarness;
+describe.each(STORE_BACKENDS)('dashboard sign-outs (%s)', (_name, makeHarness) => {
   let store: GatingStore;
-
-  beforeAll(() => {
-    h = makeHarness();
-  });
-  afterAll(() => h.cleanup());
-  beforeEach(async () => {
-    await h.fresh();
+  freshDatabaseEachTest(makeHarness, async (h) => {
     store = await h.open({ now: () => T0 });
   });
 

@@ -4,9 +4,9 @@
  * an account's open flows capped, expired ones pruned, a Linked Roles flow's sealed grant kept until its
  * outcome.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatingStore, NewFarcasterFlow } from '../../src/store/types.ts';
-import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+import { freshDatabaseEachTest, STORE_BACKENDS } from './harness.ts';
 
 const T0 = 1_700_000_000_000;
 
@@ -25,21 +25,9 @@ function flow(nonce: string, more: Partial<NewFarcasterFlow> = {}): NewFarcaster
   };
 }
 
-const harnesses: [string, () => StoreHarness][] = [
-  ['sqlite', sqliteHarness],
-  ['postgres', postgresHarness],
-];
-
-describe.each(harnesses)('farcaster flows (%s)', (_name, makeHarness) => {
-  let h: StoreHarness;
+describe.each(STORE_BACKENDS)('farcaster flows (%s)', (_name, makeHarness) => {
   let store: GatingStore;
-
-  beforeAll(() => {
-    h = makeHarness();
-  });
-  afterAll(() => h.cleanup());
-  beforeEach(async () => {
-    await h.fresh();
+  freshDatabaseEachTest(makeHarness, async (h) => {
     store = await h.open({ now: () => T0 });
   });
 
@@ -145,10 +133,9 @@ describe.each(harnesses)('farcaster flows (%s)', (_name, makeHarness) => {
   });
 });
 
-describe.each(harnesses)(
+describe.each(STORE_BACKENDS)(
   "the registry's aliases: a Farcaster name's record claims its FID (%s)",
   (_name, makeHarness) => {
-    let h: StoreHarness;
     let store: GatingStore;
     const link = (
       userId: string,
@@ -165,12 +152,7 @@ describe.each(harnesses)(
       provenAt: T0,
     });
 
-    beforeAll(() => {
-      h = makeHarness();
-    });
-    afterAll(() => h.cleanup());
-    beforeEach(async () => {
-      await h.fresh();
+    freshDatabaseEachTest(makeHarness, async (h) => {
       store = await h.open({ now: () => T0 });
     });
 

@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
 import type { GatingStore, GuildSettingsInput, LinkInput, StoreOptions } from '../../src/store/types.ts';
 import type { CredentialSet } from '../../src/web3bio/types.ts';
-import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+import { freshDatabaseEachTest, STORE_BACKENDS, type StoreHarness } from './harness.ts';
 
 const G = 'guild-1';
 const HOSTILE = `'); DROP TABLE links; -- "quoted" \\ ✓ 𝔘 %s $1 ?1`;
@@ -58,27 +58,16 @@ function clock(start = 1_700_000_000_000) {
   return c;
 }
 
-const harnesses: [string, () => StoreHarness][] = [
-  ['sqlite', sqliteHarness],
-  ['postgres', postgresHarness],
-];
-
-describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
+describe.each(STORE_BACKENDS)('GatingStore contract (%s)', (_name, makeHarness) => {
   let h: StoreHarness;
   let store: GatingStore;
   let time: ReturnType<typeof clock>;
 
   const open = (opts: StoreOptions = {}) => h.open({ now: time.now, ...opts });
 
-  beforeAll(() => {
-    h = makeHarness();
-  });
-  afterAll(async () => {
-    await h.cleanup();
-  });
-  beforeEach(async () => {
+  freshDatabaseEachTest(makeHarness, async (harness) => {
+    h = harness;
     time = clock();
-    await h.fresh();
     store = await open();
   });
 
@@ -388,6 +377,8 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
         ['linked', 'signed'],
         ['linked', 'verified by record'],
       ]);
+      const [removed] = await store.listAuditEvents({ guildId: G, userId: 'u1' });
+      expect(removed?.details).toEqual({ identity: 'vitalik.eth', proofMethod: 'signature' });
     });
 
     it('keeps the last result when a check fails', async () => {
@@ -1001,6 +992,7 @@ describe.each(harnesses)('GatingStore contract (%s)', (_name, makeHarness) => {
       expect((await store.listLinks(G)).map((l) => l.identity)).toEqual(['flagged.eth']);
       const events = await store.listAuditEvents({ guildId: G, userId: 'u1' });
       expect(events[0]).toMatchObject({ kind: 'unlinked', reason: 'unverify' });
+      expect(events[0]?.details).toEqual({ identity: 'flagged.eth', proofMethod: 'record', flagKept: true });
       await store.saveLink(link('u1', 'flagged.eth'), 'proof again');
       expect((await store.getUserLinks(G, 'u1'))[0]?.releasedAt).toBeNull();
     });

@@ -1,35 +1,24 @@
 /** The guild authority snapshots in the store contract (migration 15), on SQLite and on PostgreSQL. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatingStore, StoredGuildRole } from '../../src/store/types.ts';
-import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+import { freshDatabaseEachTest, STORE_BACKENDS, type StoreHarness } from './harness.ts';
 
 const G = 'guild-1';
 const HOSTILE = `'); DROP TABLE guild_authority; -- "quoted" \\ ✓ 𝔘 %s $1 ?1 \u0000`;
 /** Administrator | Manage Roles, and a bit past 2^53: JSON numbers would lose it. */
 const WIDE = (1n << 3n) | (1n << 28n) | (1n << 53n) | (1n << 60n);
 
-const harnesses: [string, () => StoreHarness][] = [
-  ['sqlite', sqliteHarness],
-  ['postgres', postgresHarness],
-];
-
 const roles = (...list: [string, string, number, bigint][]): StoredGuildRole[] =>
   list.map(([id, name, position, permissions]) => ({ id, name, position, permissions }));
 
-describe.each(harnesses)('guild authority snapshots in the store (%s)', (_name, makeHarness) => {
+describe.each(STORE_BACKENDS)('guild authority snapshots in the store (%s)', (_name, makeHarness) => {
   let h: StoreHarness;
   let store: GatingStore;
   const time = { t: 1_700_000_000_000 };
 
-  beforeAll(() => {
-    h = makeHarness();
-  });
-  afterAll(async () => {
-    await h.cleanup();
-  });
-  beforeEach(async () => {
+  freshDatabaseEachTest(makeHarness, async (harness) => {
+    h = harness;
     time.t = 1_700_000_000_000;
-    await h.fresh();
     store = await h.open({ now: () => time.t });
   });
 

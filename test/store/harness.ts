@@ -3,11 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import pg from 'pg';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { openPostgresStore } from '../../src/store/postgresStore.ts';
 import { openSqliteStore } from '../../src/store/sqliteStore.ts';
 import type { GatingStore, StoreOptions } from '../../src/store/types.ts';
 
 export const POSTGRES_URL = 'postgres://postgres@127.0.0.1:5432/test';
+
+/** Drops a schema and all in it, if there is one (before a run, after a crashed one; after it). */
+export async function dropPostgresSchema(schema: string): Promise<void> {
+  const admin = new pg.Client({ connectionString: POSTGRES_URL });
+  await admin.connect();
+  await admin.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
+  await admin.end();
+}
 
 /** One backend the contract suite runs against; each `fresh()` starts an empty database. */
 export interface StoreHarness {
@@ -20,6 +29,32 @@ export interface StoreHarness {
   migrationRows(): Promise<number>;
   /** Close every store opened and remove every database made. */
   cleanup(): Promise<void>;
+}
+
+/** The backends a store contract file runs on, for `describe.each`: its name, then its harness. */
+export const STORE_BACKENDS: [string, () => StoreHarness][] = [
+  ['sqlite', sqliteHarness],
+  ['postgres', postgresHarness],
+];
+
+/**
+ * The hooks of a store test block: one harness for the block, cleaned up after it, and before each test a
+ * fresh database, handed to `setUp` (which opens its store on it). Returns nothing: `setUp` keeps what the
+ * tests need.
+ */
+export function freshDatabaseEachTest(
+  makeHarness: () => StoreHarness,
+  setUp: (h: StoreHarness) => Promise<void>,
+): void {
+  let h: StoreHarness;
+  beforeAll(() => {
+    h = makeHarness();
+  });
+  afterAll(() => h.cleanup());
+  beforeEach(async () => {
+    await h.fresh();
+    await setUp(h);
+  });
 }
 
 export function sqliteHarness(): StoreHarness {

@@ -1,15 +1,10 @@
 /** The role-rule part of the store contract (migration 13), on SQLite and on PostgreSQL. */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AddRuleConditionInput, GatingStore, StoreOptions } from '../../src/store/types.ts';
-import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+import { freshDatabaseEachTest, STORE_BACKENDS, type StoreHarness } from './harness.ts';
 
 const G = 'guild-1';
 const HOSTILE = `'); DROP TABLE gating_rules; -- "quoted" \\ ✓ 𝔘 %s $1 ?1`;
-
-const harnesses: [string, () => StoreHarness][] = [
-  ['sqlite', sqliteHarness],
-  ['postgres', postgresHarness],
-];
 
 const condition = (over: Partial<AddRuleConditionInput> = {}): AddRuleConditionInput => ({
   guildId: G,
@@ -21,21 +16,15 @@ const condition = (over: Partial<AddRuleConditionInput> = {}): AddRuleConditionI
   ...over,
 });
 
-describe.each(harnesses)('role rules in the store (%s)', (_name, makeHarness) => {
+describe.each(STORE_BACKENDS)('role rules in the store (%s)', (_name, makeHarness) => {
   let h: StoreHarness;
   let store: GatingStore;
   const time = { t: 1_700_000_000_000 };
   const open = (opts: StoreOptions = {}) => h.open({ now: () => time.t, ...opts });
 
-  beforeAll(() => {
-    h = makeHarness();
-  });
-  afterAll(async () => {
-    await h.cleanup();
-  });
-  beforeEach(async () => {
+  freshDatabaseEachTest(makeHarness, async (harness) => {
+    h = harness;
     time.t = 1_700_000_000_000;
-    await h.fresh();
     store = await open();
   });
 

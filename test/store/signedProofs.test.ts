@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { GatingStore, NonceRecord } from '../../src/store/types.ts';
-import { postgresHarness, type StoreHarness, sqliteHarness } from './harness.ts';
+import { freshDatabaseEachTest, STORE_BACKENDS, type StoreHarness } from './harness.ts';
 
 const RECORD: NonceRecord = {
   nonce: 'n-1',
@@ -15,23 +15,14 @@ const RECORD: NonceRecord = {
   failedAttempts: 0,
 };
 
-const harnesses: [string, () => StoreHarness][] = [
-  ['sqlite', sqliteHarness],
-  ['postgres', postgresHarness],
-];
-
-describe.each(harnesses)('signed-proof queue (%s)', (_name, makeHarness) => {
+describe.each(STORE_BACKENDS)('signed-proof queue (%s)', (_name, makeHarness) => {
   let h: StoreHarness;
   let store: GatingStore;
   const time = { t: 1_700_000_000_000 };
 
-  beforeAll(() => {
-    h = makeHarness();
-  });
-  afterAll(() => h.cleanup());
-  beforeEach(async () => {
+  freshDatabaseEachTest(makeHarness, async (harness) => {
+    h = harness;
     time.t = 1_700_000_000_000;
-    await h.fresh();
     store = await h.open({ now: () => time.t, leaseMs: 1_000 });
   });
 

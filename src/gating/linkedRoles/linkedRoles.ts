@@ -10,7 +10,7 @@ import {
   ApplicationRoleConnectionMetadataType,
 } from 'discord-api-types/v10';
 import { callAsUser, type DiscordOAuthConfig } from '../../discord/oauth.ts';
-import { DEFAULT_LOCALE, localizations, t } from '../../i18n/index.ts';
+import { described, named } from '../../i18n/index.ts';
 import type { HeldFlag } from '../../store/types.ts';
 import { credentialIsTrue, credentialScore, isCredentialExpired } from '../../web3bio/credentials.ts';
 import type { Credential } from '../../web3bio/types.ts';
@@ -35,10 +35,8 @@ export const ROLE_CONNECTION_METADATA: APIApplicationRoleConnectionMetadata[] = 
   const description = `gating.linkedRoles.metadata.${key}.description` as const;
   return {
     key,
-    name: t(DEFAULT_LOCALE, name),
-    name_localizations: localizations(name),
-    description: t(DEFAULT_LOCALE, description),
-    description_localizations: localizations(description),
+    ...named(name),
+    ...described(description),
     type: METADATA_TYPES[key],
   };
 });

@@ -9,6 +9,7 @@
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore, SharingTurnedOn } from '../../store/types.ts';
 import type { BackgroundTasks } from '../rechecks/backgroundTasks.ts';
+import { PeriodicPass } from '../rechecks/periodicPass.ts';
 
 export const DEFAULT_SHARING_PICKUP_MS = 30_000;
 /**
@@ -41,10 +42,8 @@ export interface SharingPickUpOptions {
 }
 
 /** Every `intervalMs`, brings the proofs of members who turned sharing on since the last look. */
-export class SharingPickUp {
+export class SharingPickUp extends PeriodicPass {
   readonly #o: SharingPickUpOptions;
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<number> | null = null;
   /** Where the next look starts; null before the first. */
   #from: SharingTurnedOn | null = null;
   /** Rows handled in the window the next look reads again (account → its `since`). */
@@ -53,33 +52,12 @@ export class SharingPickUp {
   readonly #failed = new Map<string, { since: number; attempts: number }>();
 
   constructor(options: SharingPickUpOptions) {
+    super(options.tasks, options.intervalMs ?? DEFAULT_SHARING_PICKUP_MS);
     this.#o = options;
   }
 
-  start(): void {
-    const { tasks } = this.#o;
-    tasks.run('', () => this.run());
-    this.#timer = setInterval(
-      () => tasks.run('', () => this.run()),
-      this.#o.intervalMs ?? DEFAULT_SHARING_PICKUP_MS,
-    );
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-  }
-
-  /** One look (never two at once): the members whose proofs reached at least one server here. */
-  run(): Promise<number> {
-    this.#running ??= this.#look().finally(() => {
-      this.#running = null;
-    });
-    return this.#running;
-  }
-
-  async #look(): Promise<number> {
+  /** One look: the members whose proofs reached at least one server here. */
+  protected async pass(): Promise<number> {
     const { store, now, tasks } = this.#o;
     const startedAt = now();
     let after = this.#from ?? { since: startedAt - START_LOOKBACK_MS, userId: '' };

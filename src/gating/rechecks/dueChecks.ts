@@ -7,6 +7,7 @@
 import type { Logger } from '../../ops/log.ts';
 import type { GatingStore } from '../../store/types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
+import { PeriodicPass } from './periodicPass.ts';
 
 const DEFAULT_DUE_CHECK_MS = 60_000;
 /** Members synced in one pass; the rest wait for the next. */
@@ -26,39 +27,15 @@ export interface DueChecksOptions {
 }
 
 /** Every `intervalMs`, syncs the members whose due time has passed, then forgets their due times. */
-export class DueChecks {
+export class DueChecks extends PeriodicPass {
   readonly #o: DueChecksOptions;
-  #timer: NodeJS.Timeout | null = null;
-  #running: Promise<number> | null = null;
 
   constructor(options: DueChecksOptions) {
+    super(options.tasks, options.intervalMs ?? DEFAULT_DUE_CHECK_MS);
     this.#o = options;
   }
 
-  start(): void {
-    const { tasks } = this.#o;
-    tasks.run('', () => this.run());
-    this.#timer = setInterval(
-      () => tasks.run('', () => this.run()),
-      this.#o.intervalMs ?? DEFAULT_DUE_CHECK_MS,
-    );
-    this.#timer.unref();
-  }
-
-  stop(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-  }
-
-  /** One pass (never two at once): the number of members synced. */
-  run(): Promise<number> {
-    this.#running ??= this.#pass().finally(() => {
-      this.#running = null;
-    });
-    return this.#running;
-  }
-
-  async #pass(): Promise<number> {
+  protected async pass(): Promise<number> {
     const { store, logger, now, servesGuild, sync, tasks } = this.#o;
     const due = await store.listDueChecks(now(), DUE_CHECK_BATCH);
     let synced = 0;

@@ -26,6 +26,7 @@ import { createWeb3BioFromConfig } from '../../src/app/wiring.ts';
 import type { Command } from '../../src/discord/command.ts';
 import { createLogger } from '../../src/ops/log.ts';
 import { createMetrics } from '../../src/ops/metrics.ts';
+import type { AccountProof } from '../../src/store/accountProofTypes.ts';
 import type { GuildSettingsInput, LinkInput } from '../../src/store/types.ts';
 import type { Web3BioClient } from '../../src/web3bio/client.ts';
 
@@ -179,6 +180,15 @@ export function signatureLink(
     proofMethod: 'signature',
     provenAt: Date.now(),
   };
+}
+
+/** A wallet `userId` proved by signature, as the account's proof (what any server may bring). */
+export function walletAccountProof(
+  userId: string,
+  wallet: string,
+  provenAt = Date.now() - 60_000,
+): AccountProof {
+  return { subject: wallet, userId, identity: wallet, platform: 'ethereum', address: wallet, provenAt };
 }
 
 export function fakesEnv(

@@ -12,7 +12,7 @@ import type { createDatabase } from '../../fakes/localPostgres.ts';
 import type { startRoundRobin } from '../../fakes/roundRobin.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { closeGating, embedOf, type GatingHarness, seen, setup, waitFor } from './gatingHarness.ts';
-import { ALICE, BOB } from './harness.ts';
+import { ALICE, BOB, walletAccountProof } from './harness.ts';
 import { handedOverIn, type Replica, startSplit } from './replicaHarness.ts';
 import { addServer, runIn, type Server, serverA, text } from './serverShortcuts.ts';
 
@@ -49,14 +49,7 @@ const linksIn = async (server: Server, userId: string) =>
 async function provenWallet(userId: string): Promise<string> {
   const address = privateKeyToAccount(generatePrivateKey()).address.toLowerCase();
   g.h.upstream.world.setCredentials(address, gatingCredentials(address, { human: true }));
-  await g.gating.store.saveAccountProof({
-    subject: address,
-    userId,
-    identity: address,
-    platform: 'ethereum',
-    address,
-    provenAt: Date.now() - 60_000,
-  });
+  await g.gating.store.saveAccountProof(walletAccountProof(userId, address));
   return address;
 }
 

@@ -21,7 +21,7 @@ import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { openPostgresStore } from '../../src/store/index.ts';
 import { dropPostgresSchema, POSTGRES_URL } from '../store/harness.ts';
-import { ALICE, BOB, humanRoleSettings, visibleMessage } from './harness.ts';
+import { ALICE, BOB, humanRoleSettings, visibleMessage, walletAccountProof } from './harness.ts';
 import type { NodeProcess } from './processes.ts';
 import { allShardsReady, runShardManager, schemaDatabaseUrl, tearDownShardedRun } from './shardManager.ts';
 
@@ -70,23 +70,9 @@ beforeAll(async () => {
     guilds.push({ guild, humanRoleId: human.id });
   }
   // What her signature in a third server left: the wallet belongs to her account.
-  await store.saveAccountProof({
-    subject: WALLET,
-    userId: ALICE,
-    identity: WALLET,
-    platform: 'ethereum',
-    address: WALLET,
-    provenAt: Date.now() - 60_000,
-  });
+  await store.saveAccountProof(walletAccountProof(ALICE, WALLET));
   for (const [userId, wallet] of Object.entries(WALLETS))
-    await store.saveAccountProof({
-      subject: wallet,
-      userId,
-      identity: wallet,
-      platform: 'ethereum',
-      address: wallet,
-      provenAt: Date.now() - 60_000,
-    });
+    await store.saveAccountProof(walletAccountProof(userId, wallet));
   await store.close();
   manager = runShardManager({ discord, upstream }, workDir, {
     DATABASE_URL: schemaDatabaseUrl(SCHEMA),
@@ -218,14 +204,7 @@ describe('sharing turned on in a server one process serves, picked up by the oth
     // each process's pick-up links it in its own server, with no command.
     const store = await openPostgresStore(POSTGRES_URL, { schema: SCHEMA });
     try {
-      await store.saveAccountProof({
-        subject: CAROL_PLAIN,
-        userId: CAROL,
-        identity: CAROL_PLAIN,
-        platform: 'ethereum',
-        address: CAROL_PLAIN,
-        provenAt: Date.now(),
-      });
+      await store.saveAccountProof(walletAccountProof(CAROL, CAROL_PLAIN, Date.now()));
       const linkedIn = async (guildId: string) =>
         (await store.getUserLinks(guildId, CAROL))
           .filter((l) => l.releasedAt === null)

@@ -11,6 +11,7 @@ import type { FakeGuild } from '../../fakes/discord/server.ts';
 import { gatingCredentials, nextAddress } from '../../fakes/web3bio/builders.ts';
 import type { GatingService } from '../../src/gating/service.ts';
 import type { GatingStore } from '../../src/store/types.ts';
+import { walletAccountProof } from '../e2e/harness.ts';
 import { postgresHarness } from '../store/harness.ts';
 import {
   addGuild,
@@ -62,14 +63,7 @@ async function memberWithProof(username: string): Promise<{ userId: string; wall
   const wallet = nextAddress();
   fakes.web3.world.setCredentials(wallet, gatingCredentials(wallet, { human: true }));
   const [store] = stores;
-  await store?.saveAccountProof({
-    subject: wallet,
-    userId,
-    identity: wallet,
-    platform: 'ethereum',
-    address: wallet,
-    provenAt: Date.now() - 60_000,
-  });
+  await store?.saveAccountProof(walletAccountProof(userId, wallet));
   return { userId, wallet };
 }
 

@@ -5,6 +5,7 @@ import type { SqlDriver } from './sql.ts';
 import { ACCOUNT_PROOFS_MIGRATION } from './sqlAccountProofs.ts';
 import { DASHBOARD_SIGN_OUTS_MIGRATION } from './sqlDashboardSignOuts.ts';
 import { FARCASTER_FLOW_GRANTS_MIGRATION } from './sqlFarcasterFlows.ts';
+import { RECHECK_CYCLES_MIGRATION } from './sqlRecheckCycles.ts';
 
 /**
  * Ordered list; append new steps, never edit an applied one. The earlier steps sit in migrations/, by
@@ -141,6 +142,7 @@ export const MIGRATIONS: readonly Migration[] = [
   DASHBOARD_SIGN_OUTS_MIGRATION,
   FARCASTER_FLOW_GRANTS_MIGRATION,
   ACCOUNT_PROOFS_MIGRATION,
+  RECHECK_CYCLES_MIGRATION,
 ];
 
 /**

@@ -21,6 +21,7 @@ import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
 import type { GuildLeaseStore } from './guildLeaseTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
 import type { Holding, HoldingClaim, HoldingRefusal, NonceRecord, ProofMethod } from './proofTypes.ts';
+import type { RecheckCycleStore } from './recheckCycleTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
@@ -175,7 +176,8 @@ export interface GatingStore
     DashboardStore,
     DashboardSignOutStore,
     FarcasterFlowStore,
-    GuildLeaseStore {
+    GuildLeaseStore,
+    RecheckCycleStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

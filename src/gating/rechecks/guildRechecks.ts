@@ -12,6 +12,7 @@ import type { GatingStore, GuildSettings } from '../../store/types.ts';
 import { guildOf, type MemberRoster, roleHolders, servesGuild } from '../roles/discordReads.ts';
 import type { MemberGating } from '../roles/memberGating.ts';
 import { PassLosses, type RoleSync } from '../roles/roleSync.ts';
+import type { PassCycle } from '../rules/cycleReads.ts';
 import { loadRoleRules } from '../rules/ruleReads.ts';
 import type { RecheckResult } from '../types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
@@ -53,6 +54,11 @@ export interface RecheckGuildOptions {
   fresh?: boolean;
   cause?: string;
   confirmRemovals?: boolean;
+  /**
+   * A periodic pass: when its re-check cycle began (recheckCycle). Credentials read in the cycle by any
+   * server's pass are not read again, and the pass's reads and length are added to the cycle's counts.
+   */
+  cycleStartedAt?: number;
 }
 
 /** Re-evaluates every linked member of a guild and queues the changes. */
@@ -100,7 +106,7 @@ export class GuildRechecks {
       if (running) await running.run.catch(() => undefined);
       const started = this.#now();
       try {
-        const result = await this.#recheck(guildId, fresh, cause, opts.confirmRemovals === true);
+        const result = await this.#recheck(guildId, { ...opts, fresh, cause });
         this.#onRechecked({ guildId, cause, ms: this.#now() - started, result });
         return result;
       } catch (error) {
@@ -130,6 +136,7 @@ export class GuildRechecks {
    */
   async recheckDue(cause: 'periodic' | 'catch-up' = 'periodic'): Promise<void> {
     const now = this.#now();
+    const cycle = await this.#store.recheckCycle(now, this.#recheckIntervalMs);
     for (const settings of await this.#store.listGuildSettings({ enabledOnly: true })) {
       if (this.#tasks.stopping) return;
       // Another shard's process re-checks the guilds it serves.
@@ -138,7 +145,11 @@ export class GuildRechecks {
       const due = last === null || now - last >= dueAfter(settings.guildId, this.#recheckIntervalMs);
       if (!due) continue;
       try {
-        await this.recheckGuild(settings.guildId, { fresh: false, cause });
+        await this.recheckGuild(settings.guildId, {
+          fresh: false,
+          cause,
+          cycleStartedAt: cycle.current.startedAt,
+        });
       } catch (error) {
         this.#logger.error({ err: error, guildId: settings.guildId }, 'periodic re-check of a guild failed');
       }
@@ -147,10 +158,9 @@ export class GuildRechecks {
 
   async #recheck(
     guildId: string,
-    fresh: boolean,
-    cause: string,
-    confirmRemovals: boolean,
+    opts: RecheckGuildOptions & { fresh: boolean; cause: string },
   ): Promise<RecheckResult> {
+    const { cause } = opts;
     const totals: RecheckResult = {
       members: 0,
       changes: 0,
@@ -185,7 +195,7 @@ export class GuildRechecks {
     );
     renewal.unref();
     try {
-      return await this.#pass(guild, settings, fresh, cause, confirmRemovals, totals);
+      return await this.#cyclePass(guild, settings, opts, totals);
     } finally {
       clearInterval(renewal);
       await renewing;
@@ -197,14 +207,41 @@ export class GuildRechecks {
     }
   }
 
+  /** The pass, its reads and length added to its re-check cycle's counts when it belongs to one. */
+  async #cyclePass(
+    guild: Guild,
+    settings: GuildSettings,
+    opts: RecheckGuildOptions & { fresh: boolean; cause: string },
+    totals: RecheckResult,
+  ): Promise<RecheckResult> {
+    const { cycleStartedAt: startedAt, fresh, cause } = opts;
+    const confirmRemovals = opts.confirmRemovals === true;
+    if (startedAt === undefined)
+      return this.#pass(guild, settings, { fresh, cause, confirmRemovals }, totals);
+    const cycle: PassCycle = {
+      startedAt,
+      counts: { upstreamRequests: 0, reusedChecks: 0, passes: 1, passMs: 0 },
+    };
+    const started = this.#now();
+    try {
+      return await this.#pass(guild, settings, { fresh, cause, confirmRemovals, cycle }, totals);
+    } finally {
+      cycle.counts.passMs = this.#now() - started;
+      await this.#store
+        .countRecheckCycle(startedAt, cycle.counts)
+        .catch((error: unknown) =>
+          this.#logger.warn({ err: error, guildId: guild.id }, 'could not count the re-check cycle'),
+        );
+    }
+  }
+
   async #pass(
     guild: Guild,
     settings: GuildSettings,
-    fresh: boolean,
-    cause: string,
-    confirmRemovals: boolean,
+    o: { fresh: boolean; cause: string; confirmRemovals: boolean; cycle?: PassCycle },
     totals: RecheckResult,
   ): Promise<RecheckResult> {
+    const { fresh, cause, confirmRemovals } = o;
     const guildId = guild.id;
     const snapshot = await this.#walk.snapshot(guild);
     const { roster } = snapshot;
@@ -222,6 +259,7 @@ export class GuildRechecks {
         checkRecords: true,
         exemptions: await this.#store.listExemptions(guildId),
         roleRules: await loadRoleRules(this.#store, guildId),
+        ...(o.cycle ? { cycle: o.cycle } : {}),
       },
       async (state, evaluation) => {
         totals.members += 1;

@@ -4,7 +4,8 @@
  */
 import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
-import type { GatingStore, RoleChange } from '../../store/types.ts';
+import type { IdentityCheck } from '../../store/recheckCycleTypes.ts';
+import type { GatingStore, LinkRecord, RoleChange } from '../../store/types.ts';
 import { SlidingWindowLimiter } from '../../web3bio/rateLimiter.ts';
 import {
   loadMembers,
@@ -95,6 +96,7 @@ export class GuildWalk {
         ...o,
         ...(batch ? { batch } : {}),
         ...(holdings ? { holdingsBatch: holdings } : {}),
+        ...(o.cycle ? { cycle: { ...o.cycle, checks: this.#cycleChecks(page, o.cycle.startedAt) } } : {}),
       };
       await eachLimit([...groups], concurrency, async ([userId, links]) => {
         if (tasks.stopping) return;
@@ -109,6 +111,18 @@ export class GuildWalk {
         }
       });
     }
+  }
+
+  /** The page's identities read in this cycle by any server's pass (issue #37): none is read again. */
+  #cycleChecks(page: readonly LinkRecord[], since: number): Promise<Map<string, IdentityCheck>> {
+    const checks = this.#o.store.identityChecksSince(
+      page.map((l) => l.identity),
+      since,
+    );
+    return checks.catch((error: unknown) => {
+      this.#o.logger.warn({ err: error }, "could not read the cycle's checks: the page reads its own");
+      return new Map();
+    });
   }
 }
 

@@ -11,6 +11,7 @@ import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
 import type { CredentialSet } from '../../web3bio/types.ts';
 import { recordNamesDiscordUser } from '../proofs/recordProof.ts';
 import { ownersCount, type ProofBehind, weighCredentials } from './credentialSubjects.ts';
+import { hasAnyCredential, type PassCycle, readCredentials } from './cycleReads.ts';
 import { type ExemptBy, exemptionOf, holdRemovals } from './exemptions.ts';
 import {
   type BatchedRecord,
@@ -57,6 +58,8 @@ export interface EvaluateOptions {
   /** The guild's role rules: what they need is read (cached) only when there are some. */
   roleRules?: readonly RoleRule[];
   holdingsBatch?: RuleReadDeps['holdingsBatch'];
+  /** A periodic pass's cycle: an identity checked in it by any server is not read again (cycleReads.ts). */
+  cycle?: PassCycle;
 }
 
 /** A record link whose record, read just now, does not name the member. */
@@ -142,10 +145,9 @@ export class Evaluator {
         }),
       );
     }
-    const reads = await Promise.all([
-      ...active.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
-      ...released.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
-    ]);
+    const reads = await Promise.all(
+      [...active, ...released].map((link) => this.#credentialsOf(link, o.fresh, o.dryRun, o.cycle)),
+    );
     const nowSec = Math.floor(this.#now() / 1000);
     const counted = await this.#weigh(
       active,
@@ -343,14 +345,18 @@ export class Evaluator {
     link: LinkRecord,
     fresh: boolean,
     dryRun: boolean,
+    cycle?: PassCycle,
   ): Promise<{ evidence: IdentityEvidence; seen: Seen; knownBefore: boolean }> {
-    const knownBefore = link.lastResult !== null && hasAny(link.lastResult);
+    const knownBefore = link.lastResult !== null && hasAnyCredential(link.lastResult);
     let credentials: CredentialSet | null;
     let seen: Seen;
+    let at = this.#now();
     try {
-      const answer = await this.#web3bio.getCredentials(link.identity, { fresh });
-      // A stale answer means the upstream failed just now: treat it as the failure it is.
-      credentials = answer.stale ? null : answer.data;
+      const read = await readCredentials(this.#web3bio, link, fresh, cycle, at);
+      // Another server's check in this cycle: its answer, as of when it was read.
+      if (read.kind === 'reused') at = read.check.at;
+      const answer = read.kind === 'reused' ? { data: read.check.result, stale: false } : read.answer;
+      credentials = answer.stale ? null : answer.data; // stale: the upstream failed just now
       seen = answer.stale ? 'failed' : 'answer';
     } catch (error) {
       // "Not found" is an answer (no credentials), but never proof that a known identity lost them.
@@ -366,10 +372,8 @@ export class Evaluator {
     if (!dryRun) {
       const key: LinkKey = { guildId: link.guildId, userId: link.userId, identity: link.identity };
       // A sudden "not found" keeps the last known result, as a failure does.
-      const check =
-        credentials && !(seen === 'not_found' && knownBefore)
-          ? { at: this.#now(), ok: true, result: credentials }
-          : { at: this.#now(), ok: false };
+      const kept = credentials === null || (seen === 'not_found' && knownBefore);
+      const check = kept ? { at, ok: false } : { at, ok: true, result: credentials };
       await this.#store
         .recordLinkCheck(key, check)
         .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a link check'));
@@ -393,8 +397,4 @@ function keepFlags(decisions: RoleDecision[], rules: GatingRules): RoleDecision[
         }
       : d,
   );
-}
-
-function hasAny(set: CredentialSet): boolean {
-  return set.isHuman.length + set.isRisky.length + set.isSpam.length > 0;
 }

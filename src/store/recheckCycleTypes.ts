@@ -24,6 +24,8 @@ export type RecheckCycleCounts = Omit<RecheckCycle, 'startedAt'>;
 export interface IdentityCheck {
   at: number;
   result: CredentialSet;
+  /** The answer was Web3.bio's "not found" (recorded as no credentials). */
+  notFound: boolean;
 }
 
 export interface RecheckCycleStore {

@@ -16,6 +16,7 @@ export const RECHECK_CYCLES_MIGRATION = {
       passes ${t.bigint} NOT NULL DEFAULT 0,
       pass_ms ${t.bigint} NOT NULL DEFAULT 0
     );
+    ALTER TABLE links ADD COLUMN last_check_not_found ${t.bool};
     CREATE INDEX links_by_identity_everywhere ON links (identity, last_check_at);
   `,
 };
@@ -65,7 +66,7 @@ export function createSqlRecheckCycles(driver: SqlDriver, rows: SqlRows): Rechec
       if (wanted.length === 0) return checks;
       const list = wanted.map((_, i) => `$${i + 2}`).join(', ');
       const found = await driver.query(
-        `SELECT identity, last_check_at, last_result FROM links
+        `SELECT identity, last_check_at, last_result, last_check_not_found FROM links
          WHERE identity IN (${list}) AND last_check_at >= $1 AND last_check_ok = $${wanted.length + 2}
            AND last_result IS NOT NULL`,
         [since, ...wanted, true],
@@ -75,7 +76,8 @@ export function createSqlRecheckCycles(driver: SqlDriver, rows: SqlRows): Rechec
         const at = rows.num(r.last_check_at);
         const result = rows.fromJson(r.last_result) as IdentityCheck['result'] | null;
         const known = checks.get(identity);
-        if (result && (!known || known.at < at)) checks.set(identity, { at, result });
+        const notFound = rows.optBool(r.last_check_not_found) === true;
+        if (result && (!known || known.at < at)) checks.set(identity, { at, result, notFound });
       }
       return checks;
     },

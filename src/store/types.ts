@@ -109,6 +109,8 @@ export interface LinkCheck {
   ok: boolean;
   /** Stored only when `ok`; a failed check keeps the last known result. */
   result?: CredentialSet | null;
+  /** With `ok`: the answer was "not found" (no credentials), which a re-check cycle tells apart (issue #37). */
+  notFound?: boolean;
 }
 
 /** A Discord OAuth2 `state` in flight: what it was issued for (a signing challenge's nonce, say). */

@@ -1,13 +1,21 @@
 /**
- * Credential reads in a periodic re-check cycle (issue #37): an identity whose credentials were read
- * earlier in the cycle, for any server and by any process sharing the store, is not read again; the
- * cycle's first read takes no cached answer from before the cycle began, whatever the cache's TTL. So a
- * cycle reads each identity upstream once, however many servers it is proven in.
+ * A link's credential read, and the same read in a periodic re-check cycle (issue #37): an identity whose
+ * credentials were read earlier in the cycle, for any server and by any process sharing the store, is
+ * not read again (that answer is taken, as of when it was read, "not found" included); the cycle's first
+ * read takes no cached answer from before the cycle began, whatever the cache's TTL. So a cycle reads
+ * each identity upstream once, however many servers it is proven in.
  */
+import type { Logger } from '../../ops/log.ts';
 import type { IdentityCheck, RecheckCycleCounts } from '../../store/recheckCycleTypes.ts';
 import type { LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
+import { NotFoundError } from '../../web3bio/errors.ts';
 import type { CredentialSet, Fetched } from '../../web3bio/types.ts';
+
+/** How a credential lookup ended: a real answer, "not found", or a failure. */
+export type Seen = 'answer' | 'not_found' | 'failed';
+
+export const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
 
 /** The cycle a periodic pass belongs to, and what its reads cost (the pass adds it to the cycle's counts). */
 export interface PassCycle {
@@ -17,10 +25,12 @@ export interface PassCycle {
   checks?: Promise<Map<string, IdentityCheck>>;
 }
 
-/** A credential read: another server's check of the identity in this cycle, or an answer of the client. */
-export type CredentialRead =
-  | { kind: 'reused'; check: IdentityCheck }
-  | { kind: 'read'; answer: Fetched<CredentialSet> };
+/** A credential read: its credentials (null when it failed), how it ended, and when it was answered. */
+export interface CredentialOutcome {
+  credentials: CredentialSet | null;
+  seen: Seen;
+  at: number;
+}
 
 export function hasAnyCredential(set: CredentialSet): boolean {
   return set.isHuman.length + set.isRisky.length + set.isSpam.length > 0;
@@ -28,40 +38,39 @@ export function hasAnyCredential(set: CredentialSet): boolean {
 
 /** The link's credentials: without a cycle as asked (`fresh`), within one as the cycle allows. */
 export async function readCredentials(
-  web3bio: Web3BioClient,
+  deps: { web3bio: Web3BioClient; logger: Logger; now: number },
   link: LinkRecord,
   fresh: boolean,
   cycle: PassCycle | undefined,
-  now: number,
-): Promise<CredentialRead> {
-  if (!cycle) return { kind: 'read', answer: await web3bio.getCredentials(link.identity, { fresh }) };
-  const check = (await cycle.checks?.catch(() => undefined))?.get(link.identity);
-  if (check && reusable(check, link)) {
+): Promise<CredentialOutcome> {
+  const check = cycle ? (await cycle.checks?.catch(() => undefined))?.get(link.identity) : undefined;
+  // Another server's check in this cycle, newer than this link's own: one answer never counts twice
+  // towards confirming a loss here.
+  if (cycle && check && (link.lastCheckAt === null || check.at > link.lastCheckAt)) {
     cycle.counts.reusedChecks += 1;
-    return { kind: 'reused', check };
+    const seen = check.notFound ? 'not_found' : 'answer';
+    return { credentials: check.notFound ? NO_CREDENTIALS : check.result, seen, at: check.at };
   }
-  // This server's link was checked in the cycle already (its second pass in one interval): as before
-  // cycles, through the cache; a fresh answer may confirm a loss, the same answer never does.
-  const checkedInCycle = link.lastCheckAt !== null && link.lastCheckAt >= cycle.startedAt;
-  const call = checkedInCycle ? { fresh: false } : { maxAgeMs: Math.max(1, now - cycle.startedAt) };
+  // A second pass of this server in one cycle reads as before cycles did: through the cache.
+  const checkedInCycle = cycle && link.lastCheckAt !== null && link.lastCheckAt >= cycle.startedAt;
+  const call = cycle && !checkedInCycle ? { maxAgeMs: Math.max(1, deps.now - cycle.startedAt) } : { fresh };
   try {
-    const answer = await web3bio.getCredentials(link.identity, call);
-    if (!answer.cached) cycle.counts.upstreamRequests += 1;
-    return { kind: 'read', answer };
+    const answer: Fetched<CredentialSet> = await deps.web3bio.getCredentials(link.identity, call);
+    if (cycle && !answer.cached) cycle.counts.upstreamRequests += 1;
+    // A stale answer means the upstream failed just now: treat it as the failure it is.
+    return answer.stale
+      ? { credentials: null, seen: 'failed', at: deps.now }
+      : { credentials: answer.data, seen: 'answer', at: deps.now };
   } catch (error) {
     // A failure or "not found" may have come from the cache: counted as a request, an upper bound.
-    cycle.counts.upstreamRequests += 1;
-    throw error;
+    if (cycle) cycle.counts.upstreamRequests += 1;
+    // "Not found" is an answer (no credentials), but never proof that a known identity lost them.
+    if (error instanceof NotFoundError)
+      return { credentials: NO_CREDENTIALS, seen: 'not_found', at: deps.now };
+    deps.logger.warn(
+      { err: error, guildId: link.guildId, identity: link.identity },
+      'credential lookup failed',
+    );
+    return { credentials: null, seen: 'failed', at: deps.now };
   }
-}
-
-/**
- * Another server's check counts for this link when it is newer than the link's own (one answer never
- * counts twice towards confirming a loss) and is not an empty answer for an identity this link knew
- * with credentials (it may be a sudden "not found" there, which proves nothing: read for itself).
- */
-function reusable(check: IdentityCheck, link: LinkRecord): boolean {
-  if (link.lastCheckAt !== null && check.at <= link.lastCheckAt) return false;
-  const knownBefore = link.lastResult !== null && hasAnyCredential(link.lastResult);
-  return !knownBefore || hasAnyCredential(check.result);
 }

@@ -6,12 +6,10 @@
 import type { Logger } from '../../ops/log.ts';
 import type { Exemption, GatingStore, GuildSettings, LinkKey, LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
-import { NotFoundError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
-import type { CredentialSet } from '../../web3bio/types.ts';
 import { recordNamesDiscordUser } from '../proofs/recordProof.ts';
 import { ownersCount, type ProofBehind, weighCredentials } from './credentialSubjects.ts';
-import { hasAnyCredential, type PassCycle, readCredentials } from './cycleReads.ts';
+import { hasAnyCredential, type PassCycle, readCredentials, type Seen } from './cycleReads.ts';
 import { type ExemptBy, exemptionOf, holdRemovals } from './exemptions.ts';
 import {
   type BatchedRecord,
@@ -34,8 +32,6 @@ import {
   type RoleDiff,
   rulesOf,
 } from './rules.ts';
-
-const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
 
 export interface MemberState {
   userId: string;
@@ -95,8 +91,7 @@ export interface Evaluation {
   confirmable: boolean;
 }
 
-/** How a credential lookup ended: a real answer, "not found", or a failure. */
-export type Seen = 'answer' | 'not_found' | 'failed';
+export type { Seen } from './cycleReads.ts';
 
 export interface EvaluatorOptions {
   web3bio: Web3BioClient;
@@ -348,32 +343,14 @@ export class Evaluator {
     cycle?: PassCycle,
   ): Promise<{ evidence: IdentityEvidence; seen: Seen; knownBefore: boolean }> {
     const knownBefore = link.lastResult !== null && hasAnyCredential(link.lastResult);
-    let credentials: CredentialSet | null;
-    let seen: Seen;
-    let at = this.#now();
-    try {
-      const read = await readCredentials(this.#web3bio, link, fresh, cycle, at);
-      // Another server's check in this cycle: its answer, as of when it was read.
-      if (read.kind === 'reused') at = read.check.at;
-      const answer = read.kind === 'reused' ? { data: read.check.result, stale: false } : read.answer;
-      credentials = answer.stale ? null : answer.data; // stale: the upstream failed just now
-      seen = answer.stale ? 'failed' : 'answer';
-    } catch (error) {
-      // "Not found" is an answer (no credentials), but never proof that a known identity lost them.
-      seen = error instanceof NotFoundError ? 'not_found' : 'failed';
-      credentials = seen === 'not_found' ? NO_CREDENTIALS : null;
-      if (seen === 'failed') {
-        this.#logger.warn(
-          { err: error, guildId: link.guildId, identity: link.identity },
-          'credential lookup failed',
-        );
-      }
-    }
+    const deps = { web3bio: this.#web3bio, logger: this.#logger, now: this.#now() };
+    const { credentials, seen, at } = await readCredentials(deps, link, fresh, cycle);
     if (!dryRun) {
       const key: LinkKey = { guildId: link.guildId, userId: link.userId, identity: link.identity };
       // A sudden "not found" keeps the last known result, as a failure does.
       const kept = credentials === null || (seen === 'not_found' && knownBefore);
-      const check = kept ? { at, ok: false } : { at, ok: true, result: credentials };
+      const notFound = seen === 'not_found';
+      const check = kept ? { at, ok: false } : { at, ok: true, result: credentials, notFound };
       await this.#store
         .recordLinkCheck(key, check)
         .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a link check'));

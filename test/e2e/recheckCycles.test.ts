@@ -1,0 +1,116 @@
+/**
+ * Re-checks cost per identity (issue #37): ten servers sharing a member's identity, re-checked in one
+ * cycle, cost one upstream credential request for it, counted at the stand-in Web3.bio, with the cache
+ * keeping nothing (CACHE_TTL_CREDENTIAL_SECONDS=0: without the cycle, each server's pass would ask). The
+ * honest controls: a credential change between cycles is seen in the next cycle in all ten servers, and
+ * a moderator's re-check of the member still reads fresh within the cycle.
+ */
+import { ApplicationCommandOptionType } from 'discord-api-types/v10';
+import { afterEach, expect, it } from 'vitest';
+import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
+import {
+  addIdentity,
+  closeGating,
+  type GatingHarness,
+  setup,
+  startGating,
+  waitFor,
+} from './gatingHarness.ts';
+import { ALICE } from './harness.ts';
+import { addServer, runIn, type Server, serverA, verifyIn } from './serverShortcuts.ts';
+
+afterEach(closeGating);
+
+/** GATING_RECHECK_HOURS=0.01: one cycle every 36 s, the scheduler looking every 1.5 s. */
+const INTERVAL_MS = 36_000;
+const IDENTITY = 'alice.eth';
+
+const credentialRequests = (g: GatingHarness, since = 0) =>
+  g.h.upstream.requests.filter((r) => r.path === `/credential/${IDENTITY}` && r.at >= since).length;
+
+/** No server is due for its periodic pass (its last one "in an hour"): the scheduler leaves them be. */
+async function holdPasses(g: GatingHarness, servers: readonly Server[]): Promise<void> {
+  for (const s of servers) await g.gating.store.markFullSync(s.id, Date.now() + 3_600_000);
+}
+
+/** Every server due at once: the scheduler's next look re-checks all ten, one after another, in one cycle. */
+async function passAll(g: GatingHarness, servers: readonly Server[]): Promise<void> {
+  const marked = Date.now();
+  for (const s of servers) await g.gating.store.markFullSync(s.id, 0);
+  const passed = async () => {
+    const settings = await Promise.all(servers.map((s) => g.gating.store.getGuildSettings(s.id)));
+    return settings.every((x) => (x?.lastFullSyncAt ?? 0) >= marked);
+  };
+  const deadline = Date.now() + 30_000;
+  while (!(await passed())) {
+    if (Date.now() > deadline) throw new Error('timed out waiting for the ten periodic passes');
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  await holdPasses(g, servers);
+  for (const s of servers) await g.gating.service.idle(s.id);
+}
+
+/** Waits for the re-check cycle after the one under way (as every process names it) to begin. */
+async function nextCycle(g: GatingHarness): Promise<number> {
+  const { current } = await g.gating.store.recheckCycle(Date.now(), INTERVAL_MS);
+  const ends = current.startedAt + INTERVAL_MS;
+  // A timer may fire a millisecond early: a little past the end, the next cycle has begun.
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, ends - Date.now()) + 50));
+  const next = await g.gating.store.recheckCycle(Date.now(), INTERVAL_MS);
+  expect(next.current.startedAt).toBe(ends);
+  return ends;
+}
+
+it('ten servers sharing a member’s identity: one upstream credential request for it per cycle; a change between cycles is seen in all ten, and a moderator’s re-check still reads fresh', async () => {
+  const g = await startGating({
+    env: { GATING_RECHECK_HOURS: '0.01', CACHE_TTL_CREDENTIAL_SECONDS: '0', GATING_CONFIRM_MINUTES: '0' },
+  });
+  await setup(g);
+  addIdentity(g, IDENTITY, { discordHandle: 'alice' });
+  const servers = [serverA(g)];
+  for (let i = 1; i < 10; i += 1) servers.push(await addServer(g, `Server ${i}`));
+  for (const server of servers) await verifyIn(g, server, ALICE, IDENTITY);
+  await holdPasses(g, servers);
+  const holdsHuman = () =>
+    servers.filter((s) =>
+      g.h.discord.state.guilds.get(s.id)?.members.get(ALICE)?.roles.includes(s.humanRoleId),
+    );
+  expect(holdsHuman()).toHaveLength(10);
+
+  // A first cycle: the ten passes read the identity at most once between them (not at all when the
+  // proofs' own reads fell in this cycle).
+  const before = credentialRequests(g);
+  await passAll(g, servers);
+  expect(credentialRequests(g) - before).toBeLessThanOrEqual(1);
+  const { current: first } = await g.gating.store.recheckCycle(Date.now(), INTERVAL_MS);
+  expect(first.upstreamRequests + first.reusedChecks).toBe(10);
+
+  // Between cycles, Alice's human credential goes; cycle 2 reads it once and all ten servers see it.
+  g.h.upstream.world.setCredentials(IDENTITY, gatingCredentials(IDENTITY, { human: false }));
+  const second = await nextCycle(g);
+  await passAll(g, servers);
+  expect(credentialRequests(g, second)).toBe(1);
+  expect((await g.gating.store.recheckCycle(Date.now(), INTERVAL_MS)).current).toMatchObject({
+    startedAt: second,
+    upstreamRequests: 1,
+    reusedChecks: 9,
+    passes: 10,
+  });
+  for (const s of servers) {
+    const [link] = await g.gating.store.getIdentityLinks(s.id, IDENTITY);
+    expect(link?.lastCheckAt).toBeGreaterThanOrEqual(second);
+    expect(link?.lastResult?.isHuman).toEqual([]);
+  }
+
+  // A moderator's re-check of the member reads fresh, in the same cycle.
+  const checked = Date.now();
+  await runIn(g, servers[3] as Server, (servers[3] as Server).ownerId, 'gating', [
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      name: 'recheck',
+      options: [{ type: ApplicationCommandOptionType.User, name: 'member', value: ALICE }],
+    } as never,
+  ]);
+  expect(credentialRequests(g, checked)).toBe(1);
+  await waitFor(() => holdsHuman().length < 10, 'the fresh answer to take the role in server 3');
+}, 150_000);

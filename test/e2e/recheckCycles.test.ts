@@ -7,6 +7,7 @@
  */
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { afterEach, expect, it } from 'vitest';
+import { freePort } from '../../fakes/namedPort.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import {
   addIdentity,
@@ -24,6 +25,13 @@ afterEach(closeGating);
 /** GATING_RECHECK_HOURS=0.01: one cycle every 36 s, the scheduler looking every 1.5 s. */
 const INTERVAL_MS = 36_000;
 const IDENTITY = 'alice.eth';
+
+/** The value of one sample line of a Prometheus text exposition, or undefined. */
+function sample(text: string, name: string, labels: string): number | undefined {
+  const prefix = labels ? `${name}{${labels}} ` : `${name} `;
+  const line = text.split('\n').find((l) => l.startsWith(prefix));
+  return line === undefined ? undefined : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
 
 const credentialRequests = (g: GatingHarness, since = 0) =>
   g.h.upstream.requests.filter((r) => r.path === `/credential/${IDENTITY}` && r.at >= since).length;
@@ -62,8 +70,15 @@ async function nextCycle(g: GatingHarness): Promise<number> {
 }
 
 it('ten servers sharing a member’s identity: one upstream credential request for it per cycle; a change between cycles is seen in all ten, and a moderator’s re-check still reads fresh', async () => {
+  const metricsPort = await freePort();
   const g = await startGating({
-    env: { GATING_RECHECK_HOURS: '0.01', CACHE_TTL_CREDENTIAL_SECONDS: '0', GATING_CONFIRM_MINUTES: '0' },
+    env: {
+      GATING_RECHECK_HOURS: '0.01',
+      CACHE_TTL_CREDENTIAL_SECONDS: '0',
+      GATING_CONFIRM_MINUTES: '0',
+      METRICS_PORT: String(metricsPort),
+      METRICS_HOST: '127.0.0.1',
+    },
   });
   await setup(g);
   addIdentity(g, IDENTITY, { discordHandle: 'alice' });
@@ -101,6 +116,12 @@ it('ten servers sharing a member’s identity: one upstream credential request f
     expect(link?.lastCheckAt).toBeGreaterThanOrEqual(second);
     expect(link?.lastResult?.isHuman).toEqual([]);
   }
+
+  // /metrics: the cycle under way cost one request, nine reads answered by another server's check.
+  const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+  expect(sample(metrics, 'gating_recheck_cycle_upstream_requests', 'cycle="current"')).toBe(1);
+  expect(sample(metrics, 'gating_recheck_cycle_reused_checks', 'cycle="current"')).toBe(9);
+  expect(sample(metrics, 'gating_recheck_cycle_keeping_up', '')).toBe(1);
 
   // A moderator's re-check of the member reads fresh, in the same cycle.
   const checked = Date.now();

@@ -16,6 +16,7 @@ import type { PassCycle } from '../rules/cycleReads.ts';
 import { loadRoleRules } from '../rules/ruleReads.ts';
 import type { RecheckResult } from '../types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
+import { type CycleHealth, cycleHealth, type UpstreamQuota } from './cycleHealth.ts';
 import type { GuildWalk } from './guildWalk.ts';
 import { hasRecordLink } from './usernameWatch.ts';
 
@@ -36,6 +37,8 @@ export interface GuildRechecksOptions {
   leaseMs?: number;
   /** Told after each guild's re-check (for metrics). */
   onRechecked?: ((event: RecheckEvent) => void) | undefined;
+  /** Web3.bio's quota, against which a cycle's requests are weighed (cycleHealth). Default none. */
+  quota?: UpstreamQuota;
 }
 
 /** One guild's re-check, as metrics count it: what it found, or that it failed. */
@@ -77,6 +80,7 @@ export class GuildRechecks {
   readonly #holder = `${PROCESS_INSTANCE}/${randomBytes(4).toString('hex')}`;
   readonly #running = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
   readonly #onRechecked: (event: RecheckEvent) => void;
+  readonly #quota: UpstreamQuota;
 
   constructor(options: GuildRechecksOptions) {
     this.#store = options.store;
@@ -90,6 +94,13 @@ export class GuildRechecks {
     this.#recheckIntervalMs = options.recheckIntervalMs;
     this.#leaseMs = options.leaseMs ?? options.store.guildLeaseMs;
     this.#onRechecked = options.onRechecked ?? (() => {});
+    this.#quota = options.quota ?? null;
+  }
+
+  /** What the last re-check cycle cost, and whether the re-check keeps up (issue #37). */
+  async cycleHealth(): Promise<CycleHealth> {
+    const cycles = await this.#store.recheckCycle(this.#now(), this.#recheckIntervalMs);
+    return cycleHealth(cycles, this.#recheckIntervalMs, this.#quota);
   }
 
   /**

@@ -91,7 +91,7 @@ export class GuildWalk {
       // Keep an unhandled rejection from firing before the first member awaits the batch.
       batch?.catch(() => undefined);
       // Every balance the page's members need for holdings rules, in one read per chain (issue #35).
-      const holdings = holdingsBatch(evaluator.holdings, o.roleRules, page, o.fresh);
+      const holdings = holdingsBatch(evaluator.holdings, o.roleRules, page, o.fresh, o.cycle?.startedAt);
       const pageOptions = {
         ...o,
         ...(batch ? { batch } : {}),

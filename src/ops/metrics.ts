@@ -147,8 +147,10 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): BotMe
 }
 
 function recheckCycleGauges(registers: Registry[]) {
+  // Read from the store, the same in every process: a shard manager's sum over its processes takes the highest.
+  const aggregator = 'max' as const;
   const byCycle = (name: string, help: string) =>
-    new Gauge({ name, help, labelNames: ['cycle'] as const, registers });
+    new Gauge({ name, help, labelNames: ['cycle'] as const, registers, aggregator });
   return {
     recheckCycleUpstreamRequests: byCycle(
       'gating_recheck_cycle_upstream_requests',
@@ -167,6 +169,7 @@ function recheckCycleGauges(registers: Registry[]) {
       name: 'gating_recheck_cycle_keeping_up',
       help: "1 when the last finished cycle's passes and its requests at the quota each fit in GATING_RECHECK_HOURS",
       registers,
+      aggregator,
     }),
   };
 }

@@ -7,6 +7,7 @@
  */
 import { ApplicationCommandOptionType } from 'discord-api-types/v10';
 import { afterEach, expect, it } from 'vitest';
+import { createDatabase } from '../../fakes/localPostgres.ts';
 import { freePort } from '../../fakes/namedPort.ts';
 import { gatingCredentials } from '../../fakes/web3bio/builders.ts';
 import {
@@ -15,6 +16,7 @@ import {
   type GatingHarness,
   setup,
   startGating,
+  startSecondBot,
   waitFor,
 } from './gatingHarness.ts';
 import { ALICE } from './harness.ts';
@@ -41,8 +43,11 @@ async function holdPasses(g: GatingHarness, servers: readonly Server[]): Promise
   for (const s of servers) await g.gating.store.markFullSync(s.id, Date.now() + 3_600_000);
 }
 
-/** Every server due at once: the scheduler's next look re-checks all ten, one after another, in one cycle. */
-async function passAll(g: GatingHarness, servers: readonly Server[]): Promise<void> {
+/**
+ * Every server due at once: the scheduler's next look re-checks all ten, one after another, in one cycle
+ * (with `idle`, once the role changes they queued are made).
+ */
+async function passAll(g: GatingHarness, servers: readonly Server[], idle = true): Promise<void> {
   const marked = Date.now();
   for (const s of servers) await g.gating.store.markFullSync(s.id, 0);
   const passed = async () => {
@@ -55,7 +60,18 @@ async function passAll(g: GatingHarness, servers: readonly Server[]): Promise<vo
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   await holdPasses(g, servers);
-  for (const s of servers) await g.gating.service.idle(s.id);
+  if (idle) for (const s of servers) await g.gating.service.idle(s.id);
+}
+
+/** Alice proven by her ENS name in the harness's server and nine more, none due for a periodic pass. */
+async function tenServers(g: GatingHarness): Promise<Server[]> {
+  await setup(g);
+  addIdentity(g, IDENTITY, { discordHandle: 'alice' });
+  const servers = [serverA(g)];
+  for (let i = 1; i < 10; i += 1) servers.push(await addServer(g, `Server ${i}`));
+  for (const server of servers) await verifyIn(g, server, ALICE, IDENTITY);
+  await holdPasses(g, servers);
+  return servers;
 }
 
 /** Waits for the re-check cycle after the one under way (as every process names it) to begin. */
@@ -79,12 +95,7 @@ it('ten servers sharing a member’s identity: one upstream credential request f
       METRICS_HOST: '127.0.0.1',
     },
   });
-  await setup(g);
-  addIdentity(g, IDENTITY, { discordHandle: 'alice' });
-  const servers = [serverA(g)];
-  for (let i = 1; i < 10; i += 1) servers.push(await addServer(g, `Server ${i}`));
-  for (const server of servers) await verifyIn(g, server, ALICE, IDENTITY);
-  await holdPasses(g, servers);
+  const servers = await tenServers(g);
   const holdsHuman = () =>
     servers.filter((s) =>
       g.h.discord.state.guilds.get(s.id)?.members.get(ALICE)?.roles.includes(s.humanRoleId),
@@ -139,4 +150,39 @@ it('ten servers sharing a member’s identity: one upstream credential request f
     'the fresh answer to take the role in server 3',
   );
   expect(holdsHuman()).toHaveLength(9);
+}, 150_000);
+
+it('across two bot processes on one PostgreSQL: the second process’s passes take the first one’s read of the cycle', async () => {
+  const database = await createDatabase('recheck_cycles');
+  const env = { GATING_RECHECK_HOURS: '0.01', CACHE_TTL_CREDENTIAL_SECONDS: '0', DATABASE_URL: database.url };
+  let second: Awaited<ReturnType<typeof startSecondBot>> | undefined;
+  try {
+    const g = await startGating({ env });
+    const servers = await tenServers(g);
+    second = await startSecondBot(g, { ...env, GATING_ENABLED: 'true' });
+    const cycle = await nextCycle(g);
+    // This process passes server A as its scheduler would, reading Alice's credentials, then stops.
+    const first = servers[0] as Server;
+    await g.gating.service.guilds.recheckGuild(first.id, {
+      fresh: false,
+      cause: 'periodic',
+      cycleStartedAt: cycle,
+    });
+    expect(credentialRequests(g, cycle)).toBe(1);
+    await g.gating.service.idle(first.id);
+    await g.gating.service.stop();
+    // The other process's scheduler re-checks the nine others: from the store, not from Web3.bio.
+    await passAll(g, servers.slice(1), false);
+    expect(credentialRequests(g, cycle)).toBe(1);
+    expect((await g.gating.store.recheckCycle(Date.now(), INTERVAL_MS)).current).toMatchObject({
+      startedAt: cycle,
+      upstreamRequests: 1,
+      reusedChecks: 9,
+      passes: 10,
+    });
+  } finally {
+    await second?.stop();
+    await closeGating();
+    await database.drop();
+  }
 }, 150_000);

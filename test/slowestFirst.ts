@@ -7,6 +7,7 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 const SLOWEST: readonly string[] = [
+  'test/e2e/recheckCycles.test.ts', // 35-90 s, mostly waiting for a 36 s re-check cycle to begin (twice)
   'test/e2e/farcaster.test.ts', // 47 s
   'test/e2e/linkedRoleFarcaster.test.ts', // 24 s
   'test/docker.test.ts', // 22 s

@@ -28,7 +28,13 @@ import type { ReadinessCheck } from '../web/ops.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { type GatingParts, startGating, stopGating } from './botGating.ts';
-import { countRoleEdits, recordGatewayPings, scrapeGatingStore } from './botMetrics.ts';
+import {
+  countRoleEdits,
+  type RecheckCycleScrape,
+  recheckCycleScrape,
+  recordGatewayPings,
+  scrapeGatingStore,
+} from './botMetrics.ts';
 import type { Config } from './config.ts';
 import { handoffKey } from './gatingSetup.ts';
 import { httpEndpoint, interactionRouter } from './interactionRouting.ts';
@@ -251,7 +257,7 @@ async function startBotOps(
     return await startOpsServers({
       config: options.config,
       logger: options.logger,
-      ...botOpsChecks(client, gating, metrics),
+      ...botOpsChecks(client, gating, metrics, recheckCycleScrape(options.config, options.web3bio)),
       ...(interactions && !gating ? { interactions } : {}),
     });
   } catch (error) {
@@ -380,7 +386,12 @@ function logReady(logger: Logger, client: Client, commands: number, shards: Shar
 }
 
 /** `/readyz` and the gauges read at each scrape, for one bot process. */
-function botOpsChecks(client: Client, gating: GatingParts | undefined, metrics: BotMetrics): OpsChecks {
+function botOpsChecks(
+  client: Client,
+  gating: GatingParts | undefined,
+  metrics: BotMetrics,
+  cycles: RecheckCycleScrape | undefined,
+): OpsChecks {
   const readiness: Record<string, ReadinessCheck> = {
     gateway: () => {
       if (!client.isReady()) throw new Error('gateway not ready');
@@ -389,7 +400,7 @@ function botOpsChecks(client: Client, gating: GatingParts | undefined, metrics: 
   if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
   const beforeScrape = async () => {
     recordGatewayPings(client, metrics);
-    if (gating) await scrapeGatingStore(gating.store, metrics);
+    if (gating) await scrapeGatingStore(gating.store, metrics, cycles);
   };
   return { readiness, beforeScrape, registry: metrics.registry, publicPort: !gating };
 }

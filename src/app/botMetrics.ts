@@ -7,9 +7,12 @@ import type { Client, RESTEvents } from 'discord.js';
 /** `RESTEvents.Response`, named by its value so a web replica (which reads the store gauges here) loads no REST library. */
 const REST_RESPONSE = 'response' as RESTEvents.Response;
 
+import { cycleHealth, type UpstreamQuota } from '../gating/rechecks/cycleHealth.ts';
 import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import type { GatingStore } from '../store/types.ts';
+import type { Web3BioClient } from '../web3bio/client.ts';
+import type { Config } from './config.ts';
 
 /** Each shard's last heartbeat round trip, as a gauge (read at each scrape). */
 export function recordGatewayPings(client: Client, metrics: BotMetrics): void {
@@ -23,7 +26,12 @@ export function recordGatewayPings(client: Client, metrics: BotMetrics): void {
  * least recently re-checked enabled guild had its last full pass (a guild never re-checked counts from
  * when its settings were saved).
  */
-export async function scrapeGatingStore(store: GatingStore, metrics: BotMetrics): Promise<void> {
+export async function scrapeGatingStore(
+  store: GatingStore,
+  metrics: BotMetrics,
+  cycles?: RecheckCycleScrape,
+): Promise<void> {
+  if (cycles) await scrapeRecheckCycles(store, metrics, cycles);
   const [depth, oldestAt, guilds] = await Promise.all([
     store.pendingRoleChanges(),
     store.oldestOpenRoleChangeAt(),
@@ -36,6 +44,40 @@ export async function scrapeGatingStore(store: GatingStore, metrics: BotMetrics)
   metrics.recheckOldestSeconds.set(
     lastPasses.length === 0 ? 0 : Math.max(0, (now - Math.min(...lastPasses)) / 1_000),
   );
+}
+
+/** The re-check interval and Web3.bio quota a cycle's health is weighed against (issue #37). */
+export interface RecheckCycleScrape {
+  intervalMs: number;
+  quota: UpstreamQuota;
+}
+
+/** With gating on: what the re-check cycle gauges weigh a cycle against (the interval and the quota). */
+export function recheckCycleScrape(
+  config: Pick<Config, 'GATING_ENABLED' | 'GATING_RECHECK_HOURS'>,
+  web3bio: Pick<Web3BioClient, 'rateLimit'>,
+): RecheckCycleScrape | undefined {
+  if (!config.GATING_ENABLED) return undefined;
+  return { intervalMs: config.GATING_RECHECK_HOURS * 3_600_000, quota: web3bio.rateLimit };
+}
+
+/** The current and previous re-check cycles' counts (every process's passes), and whether it keeps up. */
+async function scrapeRecheckCycles(
+  store: GatingStore,
+  metrics: BotMetrics,
+  { intervalMs, quota }: RecheckCycleScrape,
+): Promise<void> {
+  const cycles = await store.recheckCycle(Date.now(), intervalMs);
+  const labelled = [['current', cycles.current] as const, ['previous', cycles.previous] as const];
+  for (const [cycle, counts] of labelled) {
+    if (!counts) continue;
+    const health = cycleHealth({ current: counts, previous: null }, intervalMs, quota);
+    metrics.recheckCycleUpstreamRequests.set({ cycle }, counts.upstreamRequests);
+    metrics.recheckCycleReusedChecks.set({ cycle }, counts.reusedChecks);
+    metrics.recheckCycleSeconds.set({ cycle }, health.passSeconds);
+    metrics.recheckCycleQuotaSeconds.set({ cycle }, health.quotaSeconds);
+  }
+  metrics.recheckCycleKeepingUp.set(cycleHealth(cycles, intervalMs, quota).keepingUp ? 1 : 0);
 }
 
 /** One guild's re-check, counted. */

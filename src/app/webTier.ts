@@ -13,7 +13,7 @@ import { type OpsServers, startOpsServers } from '../web/listeners.ts';
 import type { MetricsSource, ReadinessCheck } from '../web/ops.ts';
 import type { WebServer } from '../web/server.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
-import { scrapeGatingStore } from './botMetrics.ts';
+import { recheckCycleScrape, scrapeGatingStore } from './botMetrics.ts';
 import type { Config } from './config.ts';
 import { openGatingStore } from './gatingSetup.ts';
 import { UpstreamHealthSampler } from './upstreamHealth.ts';
@@ -84,7 +84,7 @@ export async function startWebTier(o: {
         ...(store ? { store: async () => void (await store.pendingRoleChanges()) } : {}),
       },
       beforeScrape: async () => {
-        if (store) await scrapeGatingStore(store, metrics);
+        if (store) await scrapeGatingStore(store, metrics, recheckCycleScrape(config, o.web3bio));
       },
       registry: o.registry,
     });

@@ -246,6 +246,7 @@ function buildRechecks(
     walk,
     recheckIntervalMs: options.recheckIntervalMs,
     onRechecked: options.onRechecked,
+    quota: options.web3bio.rateLimit,
   });
   const dueChecks = new DueChecks({
     store,

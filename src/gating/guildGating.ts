@@ -224,12 +224,13 @@ export class GuildGating {
 
   /** Permissions, intents, hierarchy problems, blocked roles, held removals, last sync and queue. */
   async status(guildId: string): Promise<GuildStatus> {
-    const [settings, queueLength, linkedMembers, losses, roleRules] = await Promise.all([
+    const [settings, queueLength, linkedMembers, losses, roleRules, recheckCycle] = await Promise.all([
       this.#store.getGuildSettings(guildId),
       this.#store.pendingRoleChanges(guildId),
       this.#store.countLinkedUsers(guildId),
       this.#store.listPendingLosses(guildId),
       loadRoleRules(this.#store, guildId),
+      this.#rechecks.cycleHealth(),
     ]);
     const guild = await guildOf(this.#discord, guildId);
     const ruleRoles = roleRules.map((r) => r.roleId);
@@ -254,6 +255,7 @@ export class GuildGating {
       heldRemovals: losses.filter((l) => l.heldAt !== null).length,
       signingLinksBound: this.#signingLinksBound,
       failingChains: failingChains(this.#holdings, roleRules),
+      recheckCycle,
     };
   }
 }

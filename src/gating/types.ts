@@ -2,7 +2,9 @@
  * What the gating module answers: the results of verification, reports, previews and status, as data
  * and codes for the commands and render that turn them into sentences.
  */
+
 import type { GuildSettings, LinkRecord, PendingLoss, ProofMethod, RoleChange } from '../store/types.ts';
+import type { CycleHealth } from './rechecks/cycleHealth.ts';
 import type { RoleProblem } from './roles/hierarchy.ts';
 import type { ExemptBy } from './rules/exemptions.ts';
 import type { IdentityEvidence, RoleChangeWanted, RoleDecision, RoleDiff } from './rules/rules.ts';
@@ -133,6 +135,8 @@ export interface GuildStatus {
   signingLinksBound: boolean;
   /** Chains of the guild's holdings rules whose node's last read failed (their roles are kept as they are). */
   failingChains?: string[];
+  /** The last re-check cycle of every server (issue #37): its cost and whether the re-check keeps up. */
+  recheckCycle?: CycleHealth;
 }
 
 export interface SetupInput {

@@ -33,6 +33,16 @@ export interface BotMetrics {
   readonly recheckSeconds: Histogram<'cause'>;
   /** Since the least recently re-checked enabled guild's last full pass (collected on scrape). */
   readonly recheckOldestSeconds: Gauge;
+  /** A re-check cycle's credential requests upstream, by cycle (`current`, `previous`): read from the store. */
+  readonly recheckCycleUpstreamRequests: Gauge<'cycle'>;
+  /** A cycle's credential reads answered by another server's check of the identity in the cycle. */
+  readonly recheckCycleReusedChecks: Gauge<'cycle'>;
+  /** A cycle's guild passes, their lengths summed, seconds. */
+  readonly recheckCycleSeconds: Gauge<'cycle'>;
+  /** What a cycle's upstream requests take at the configured Web3.bio quota, seconds (0 without one). */
+  readonly recheckCycleQuotaSeconds: Gauge<'cycle'>;
+  /** 1 when the last finished cycle's passes and its requests at the quota each fit in the interval. */
+  readonly recheckCycleKeepingUp: Gauge;
 }
 
 const LATENCY_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
@@ -131,6 +141,35 @@ export function createMetrics(options: { defaultMetrics?: boolean } = {}): BotMe
       name: 'gating_recheck_oldest_seconds',
       help: 'Time since the least recently re-checked enabled guild was last fully re-checked',
       registers,
+    }),
+    ...recheckCycleGauges(registers),
+  };
+}
+
+function recheckCycleGauges(registers: Registry[]) {
+  // Read from the store, the same in every process: a shard manager's sum over its processes takes the highest.
+  const aggregator = 'max' as const;
+  const byCycle = (name: string, help: string) =>
+    new Gauge({ name, help, labelNames: ['cycle'] as const, registers, aggregator });
+  return {
+    recheckCycleUpstreamRequests: byCycle(
+      'gating_recheck_cycle_upstream_requests',
+      'Credential requests a re-check cycle sent upstream (current or previous cycle, every process)',
+    ),
+    recheckCycleReusedChecks: byCycle(
+      'gating_recheck_cycle_reused_checks',
+      "Credential reads of a re-check cycle answered by another server's check of the identity in the cycle",
+    ),
+    recheckCycleSeconds: byCycle('gating_recheck_cycle_seconds', "A re-check cycle's guild passes, summed"),
+    recheckCycleQuotaSeconds: byCycle(
+      'gating_recheck_cycle_quota_seconds',
+      "What a re-check cycle's upstream requests take at the configured Web3.bio quota",
+    ),
+    recheckCycleKeepingUp: new Gauge({
+      name: 'gating_recheck_cycle_keeping_up',
+      help: "1 when the last finished cycle's passes and its requests at the quota each fit in GATING_RECHECK_HOURS",
+      registers,
+      aggregator,
     }),
   };
 }

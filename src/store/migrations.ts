@@ -5,6 +5,7 @@ import type { SqlDriver } from './sql.ts';
 import { ACCOUNT_PROOFS_MIGRATION, SHARING_ACROSS_PROCESSES_MIGRATION } from './sqlAccountProofs.ts';
 import { DASHBOARD_SIGN_OUTS_MIGRATION } from './sqlDashboardSignOuts.ts';
 import { FARCASTER_FLOW_GRANTS_MIGRATION } from './sqlFarcasterFlows.ts';
+import { RECHECK_CYCLES_MIGRATION } from './sqlRecheckCycles.ts';
 
 /**
  * Ordered list; append new steps, never edit an applied one. The earlier steps sit in migrations/, by
@@ -142,6 +143,7 @@ export const MIGRATIONS: readonly Migration[] = [
   FARCASTER_FLOW_GRANTS_MIGRATION,
   ACCOUNT_PROOFS_MIGRATION,
   SHARING_ACROSS_PROCESSES_MIGRATION,
+  RECHECK_CYCLES_MIGRATION,
 ];
 
 /**

@@ -114,9 +114,9 @@ export function createSqlLinks(driver: SqlDriver, rows: SqlRows): LinkReadStore 
     async recordLinkCheck(key, check: LinkCheck) {
       const rows = check.ok
         ? await driver.query(
-            `UPDATE links SET last_check_at = $4, last_check_ok = $5, last_result = $6
+            `UPDATE links SET last_check_at = $4, last_check_ok = $5, last_result = $6, last_check_not_found = $7
              WHERE ${LINK_WHERE} RETURNING identity`,
-            [...linkParams(key), check.at, true, toJson(check.result)],
+            [...linkParams(key), check.at, true, toJson(check.result), check.notFound === true],
           )
         : await driver.query(
             `UPDATE links SET last_check_at = $4, last_check_ok = $5 WHERE ${LINK_WHERE} RETURNING identity`,

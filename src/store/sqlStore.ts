@@ -12,6 +12,7 @@ import { createSqlLinks } from './sqlLinks.ts';
 import { createSqlLinkWrites } from './sqlLinkWrites.ts';
 import { createSqlNonces } from './sqlNonces.ts';
 import { createSqlPendingLosses } from './sqlPendingLosses.ts';
+import { createSqlRecheckCycles } from './sqlRecheckCycles.ts';
 import { createSqlRoleConnections } from './sqlRoleConnections.ts';
 import { createSqlRoleQueue } from './sqlRoleQueue.ts';
 import { createSqlRoleRules } from './sqlRoleRules.ts';
@@ -44,6 +45,7 @@ export function createSqlStore(driver: SqlDriver, opts: StoreOptions = {}): Gati
     ...createSqlDashboard(driver, { now, leaseMs, rows: mappers }),
     ...createSqlFarcasterFlows(driver, now),
     ...createSqlGuildLeases(driver, now, leaseMs),
+    ...createSqlRecheckCycles(driver, mappers),
     ...createSqlGuildSettings(driver, { now, rows: mappers }),
     ...createSqlLinkWrites(driver, { now, rows: mappers }),
     ...createSqlLinks(driver, mappers),

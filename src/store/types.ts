@@ -21,6 +21,7 @@ import type { GuildAuthorityStore } from './guildAuthorityTypes.ts';
 import type { GuildLeaseStore } from './guildLeaseTypes.ts';
 import type { HandoffStore } from './handoffTypes.ts';
 import type { Holding, HoldingClaim, HoldingRefusal, NonceRecord, ProofMethod } from './proofTypes.ts';
+import type { RecheckCycleStore } from './recheckCycleTypes.ts';
 import type { RoleConnectionStore } from './roleConnectionTypes.ts';
 import type { RoleRuleStore } from './roleRuleTypes.ts';
 import type { SignedProofStore } from './signedProofTypes.ts';
@@ -108,6 +109,8 @@ export interface LinkCheck {
   ok: boolean;
   /** Stored only when `ok`; a failed check keeps the last known result. */
   result?: CredentialSet | null;
+  /** With `ok`: the answer was "not found" (no credentials), which a re-check cycle tells apart (issue #37). */
+  notFound?: boolean;
 }
 
 /** A Discord OAuth2 `state` in flight: what it was issued for (a signing challenge's nonce, say). */
@@ -175,7 +178,8 @@ export interface GatingStore
     DashboardStore,
     DashboardSignOutStore,
     FarcasterFlowStore,
-    GuildLeaseStore {
+    GuildLeaseStore,
+    RecheckCycleStore {
   getGuildSettings(guildId: string): Promise<GuildSettings | undefined>;
   /** Create or replace a guild's settings; with `actor`, a `settings_changed` event is written in the same transaction. */
   saveGuildSettings(

@@ -146,6 +146,8 @@ export function upstreamOutage(error: unknown): boolean {
 /** Client for the Web3.bio Profile API. */
 export class Web3BioClient {
   readonly hasApiKey: boolean;
+  /** The quota this client keeps to (per process, or shared through Redis); null when unlimited. */
+  readonly rateLimit: RateLimit | null;
   readonly #upstream: Web3BioUpstream;
   readonly #lookups: CachedLookups;
 
@@ -154,6 +156,7 @@ export class Web3BioClient {
     this.hasApiKey = apiKey !== undefined;
     const rateLimit =
       options.rateLimit === undefined ? (apiKey ? null : KEYLESS_RATE_LIMIT) : options.rateLimit;
+    this.rateLimit = rateLimit;
     const transport = new Web3BioTransport({
       baseUrl: options.baseUrl ?? DEFAULT_BASE_URL,
       apiKey,

@@ -158,6 +158,37 @@ describe('the holdings reader', () => {
     expect(reader.health()).toEqual([expect.objectContaining({ chain: 'base', failing: false })]);
   });
 
+  it('reads a balance once per re-check cycle, however many servers ask, after its 30 s; the next cycle reads it again (issue #37)', async () => {
+    evm = await startFakeEvmRpc();
+    evm.addToken(TOKEN, 'erc20', 6);
+    evm.setBalance(TOKEN, wallet(1), 5_000_000n);
+    let now = 1_000_000;
+    const reader = new HoldingsReader({
+      chains: [{ chain: 'base', url: evm.url }],
+      requestsPerSecond: 50,
+      now: () => now,
+    });
+    const token = targetOf({ kind: 'token', chain: 'base', contract: TOKEN, min: '1' });
+    const query = [{ target: token, owner: wallet(1) }];
+    const key = balanceKey({ target: token, owner: wallet(1) });
+    const cycle = now - 10;
+    await reader.read(query, false, cycle);
+    evm.setBalance(TOKEN, wallet(1), 0n);
+    // An hour on, another server's pass of the same cycle: the cycle's read, no request.
+    now += 3_600_000;
+    const again = await reader.read(query, false, cycle);
+    expect(again.balances.get(key)).toBe(5_000_000n);
+    expect(evm.counts.ethCalls).toBe(1);
+    // Outside a cycle (a member's own check), 30 s is as long as a balance is kept; the next cycle reads again.
+    expect((await reader.read(query, false)).balances.get(key)).toBe(0n);
+    now += 1;
+    expect((await reader.read(query, false, now - 1)).balances.get(key)).toBe(0n);
+    expect(evm.counts.ethCalls).toBe(2);
+    now += 3_600_000;
+    await reader.read(query, false, now - 1);
+    expect(evm.counts.ethCalls).toBe(3);
+  });
+
   it('answers unknown for every balance of a failing node, names it in health, and never throws', async () => {
     evm = await startFakeEvmRpc();
     evm.addToken(TOKEN, 'erc20', 6);

@@ -84,6 +84,8 @@ describe('the web catalog', () => {
       fid: 3,
       code: 'raced',
       chains: 'base',
+      needed: '9.5 hr',
+      interval: '6 hr',
     };
     for (const key of keys) expect(t(locale, key as MessageKey, values)).not.toContain('{');
   });

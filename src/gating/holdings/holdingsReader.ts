@@ -1,6 +1,7 @@
 /**
  * Holdings reads for rules: balances of proven wallets, batched per chain (a page of members in a few
- * requests), each cached for BALANCE_TTL_MS; a token's decimals read once and kept (they do not change);
+ * requests), each cached for BALANCE_TTL_MS, and for a periodic re-check cycle read once in it whatever
+ * the servers asking (issue #37: in this process; kept as long as the cache has room); a token's decimals read once and kept (they do not change);
  * each chain's node asked at most `requestsPerSecond` times a second. A chain that fails answers `null`
  * for everything asked of it (the rules keep every role as it is) and is named in `health()`.
  */
@@ -53,10 +54,8 @@ export interface HoldingsReaderOptions {
 export class HoldingsReader {
   readonly #readers = new Map<HoldingChain, ChainReader>();
   readonly #health = new Map<HoldingChain, ChainHealth>();
-  readonly #balances = growingLru<string, { value: bigint }>({
-    maxEntries: MAX_CACHED_BALANCES,
-    ttl: BALANCE_TTL_MS,
-  });
+  /** Balances as read, and when: reused for BALANCE_TTL_MS, or by a cycle that began before `at`. */
+  readonly #balances = growingLru<string, { value: bigint; at: number }>({ maxEntries: MAX_CACHED_BALANCES });
   readonly #decimals = growingLru<string, { value: number | null }>({ maxEntries: MAX_KEPT_DECIMALS });
   readonly #now: () => number;
   readonly #onFailure: HoldingsReaderOptions['onFailure'];
@@ -89,10 +88,14 @@ export class HoldingsReader {
   }
 
   /**
-   * Balances and decimals for the queries: cached ones (unless `fresh`) and, per chain, the rest in one
-   * batched read (decimals not yet kept ride along in it).
+   * Balances and decimals for the queries: cached ones (unless `fresh`; with `cycleStartedAt`, any read
+   * since the cycle began) and, per chain, the rest in one batched read (decimals not yet kept ride along).
    */
-  async read(queries: readonly HoldingQuery[], fresh: boolean): Promise<HoldingsBatch> {
+  async read(
+    queries: readonly HoldingQuery[],
+    fresh: boolean,
+    cycleStartedAt?: number,
+  ): Promise<HoldingsBatch> {
     const balances = new Map<string, bigint | null>();
     const decimals = new Map<string, number | null>();
     const missing = new Map<HoldingChain, ChainQuery[]>();
@@ -104,7 +107,7 @@ export class HoldingsReader {
     for (const q of queries) {
       const key = balanceKey(q);
       if (balances.has(key)) continue;
-      const cached = fresh ? undefined : this.#balances.get(key);
+      const cached = fresh ? undefined : this.#keptBalance(key, cycleStartedAt);
       balances.set(key, cached?.value ?? null);
       if (!cached) ask(q.target.chain, q);
       const tKey = targetKey(q.target);
@@ -125,12 +128,19 @@ export class HoldingsReader {
             return;
           }
           const key = balanceKey({ target: q.target, owner: q.owner });
-          if (value !== null) this.#balances.set(key, { value });
+          if (value !== null) this.#balances.set(key, { value, at: this.#now() });
           balances.set(key, value);
         });
       }),
     );
     return { balances, decimals };
+  }
+
+  #keptBalance(key: string, cycleStartedAt: number | undefined): { value: bigint } | undefined {
+    const kept = this.#balances.get(key);
+    if (!kept) return undefined;
+    const recent = this.#now() - kept.at < BALANCE_TTL_MS;
+    return recent || (cycleStartedAt !== undefined && kept.at >= cycleStartedAt) ? kept : undefined;
   }
 
   /** Whether a rule's target can be read: its chain configured, its contract a token of that kind. */

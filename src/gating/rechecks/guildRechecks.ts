@@ -12,9 +12,11 @@ import type { GatingStore, GuildSettings } from '../../store/types.ts';
 import { guildOf, type MemberRoster, roleHolders, servesGuild } from '../roles/discordReads.ts';
 import type { MemberGating } from '../roles/memberGating.ts';
 import { PassLosses, type RoleSync } from '../roles/roleSync.ts';
+import type { PassCycle } from '../rules/cycleReads.ts';
 import { loadRoleRules } from '../rules/ruleReads.ts';
 import type { RecheckResult } from '../types.ts';
 import type { BackgroundTasks } from './backgroundTasks.ts';
+import { type CycleHealth, cycleHealth, type UpstreamQuota } from './cycleHealth.ts';
 import type { GuildWalk } from './guildWalk.ts';
 import { hasRecordLink } from './usernameWatch.ts';
 
@@ -35,6 +37,8 @@ export interface GuildRechecksOptions {
   leaseMs?: number;
   /** Told after each guild's re-check (for metrics). */
   onRechecked?: ((event: RecheckEvent) => void) | undefined;
+  /** Web3.bio's quota, against which a cycle's requests are weighed (cycleHealth). Default none. */
+  quota?: UpstreamQuota;
 }
 
 /** One guild's re-check, as metrics count it: what it found, or that it failed. */
@@ -53,6 +57,11 @@ export interface RecheckGuildOptions {
   fresh?: boolean;
   cause?: string;
   confirmRemovals?: boolean;
+  /**
+   * A periodic pass: when its re-check cycle began (recheckCycle). Credentials read in the cycle by any
+   * server's pass are not read again, and the pass's reads and length are added to the cycle's counts.
+   */
+  cycleStartedAt?: number;
 }
 
 /** Re-evaluates every linked member of a guild and queues the changes. */
@@ -71,6 +80,7 @@ export class GuildRechecks {
   readonly #holder = `${PROCESS_INSTANCE}/${randomBytes(4).toString('hex')}`;
   readonly #running = new Map<string, { fresh: boolean; run: Promise<RecheckResult> }>();
   readonly #onRechecked: (event: RecheckEvent) => void;
+  readonly #quota: UpstreamQuota;
 
   constructor(options: GuildRechecksOptions) {
     this.#store = options.store;
@@ -84,6 +94,13 @@ export class GuildRechecks {
     this.#recheckIntervalMs = options.recheckIntervalMs;
     this.#leaseMs = options.leaseMs ?? options.store.guildLeaseMs;
     this.#onRechecked = options.onRechecked ?? (() => {});
+    this.#quota = options.quota ?? null;
+  }
+
+  /** What the last re-check cycle cost, and whether the re-check keeps up (issue #37). */
+  async cycleHealth(): Promise<CycleHealth> {
+    const cycles = await this.#store.recheckCycle(this.#now(), this.#recheckIntervalMs);
+    return cycleHealth(cycles, this.#recheckIntervalMs, this.#quota);
   }
 
   /**
@@ -100,7 +117,7 @@ export class GuildRechecks {
       if (running) await running.run.catch(() => undefined);
       const started = this.#now();
       try {
-        const result = await this.#recheck(guildId, fresh, cause, opts.confirmRemovals === true);
+        const result = await this.#recheck(guildId, { ...opts, fresh, cause });
         this.#onRechecked({ guildId, cause, ms: this.#now() - started, result });
         return result;
       } catch (error) {
@@ -130,6 +147,7 @@ export class GuildRechecks {
    */
   async recheckDue(cause: 'periodic' | 'catch-up' = 'periodic'): Promise<void> {
     const now = this.#now();
+    const cycle = await this.#store.recheckCycle(now, this.#recheckIntervalMs);
     for (const settings of await this.#store.listGuildSettings({ enabledOnly: true })) {
       if (this.#tasks.stopping) return;
       // Another shard's process re-checks the guilds it serves.
@@ -138,7 +156,11 @@ export class GuildRechecks {
       const due = last === null || now - last >= dueAfter(settings.guildId, this.#recheckIntervalMs);
       if (!due) continue;
       try {
-        await this.recheckGuild(settings.guildId, { fresh: false, cause });
+        await this.recheckGuild(settings.guildId, {
+          fresh: false,
+          cause,
+          cycleStartedAt: cycle.current.startedAt,
+        });
       } catch (error) {
         this.#logger.error({ err: error, guildId: settings.guildId }, 'periodic re-check of a guild failed');
       }
@@ -147,10 +169,9 @@ export class GuildRechecks {
 
   async #recheck(
     guildId: string,
-    fresh: boolean,
-    cause: string,
-    confirmRemovals: boolean,
+    opts: RecheckGuildOptions & { fresh: boolean; cause: string },
   ): Promise<RecheckResult> {
+    const { cause } = opts;
     const totals: RecheckResult = {
       members: 0,
       changes: 0,
@@ -185,7 +206,7 @@ export class GuildRechecks {
     );
     renewal.unref();
     try {
-      return await this.#pass(guild, settings, fresh, cause, confirmRemovals, totals);
+      return await this.#cyclePass(guild, settings, opts, totals);
     } finally {
       clearInterval(renewal);
       await renewing;
@@ -197,14 +218,41 @@ export class GuildRechecks {
     }
   }
 
+  /** The pass, its reads and length added to its re-check cycle's counts when it belongs to one. */
+  async #cyclePass(
+    guild: Guild,
+    settings: GuildSettings,
+    opts: RecheckGuildOptions & { fresh: boolean; cause: string },
+    totals: RecheckResult,
+  ): Promise<RecheckResult> {
+    const { cycleStartedAt: startedAt, fresh, cause } = opts;
+    const confirmRemovals = opts.confirmRemovals === true;
+    if (startedAt === undefined)
+      return this.#pass(guild, settings, { fresh, cause, confirmRemovals }, totals);
+    const cycle: PassCycle = {
+      startedAt,
+      counts: { upstreamRequests: 0, reusedChecks: 0, passes: 1, passMs: 0 },
+    };
+    const started = this.#now();
+    try {
+      return await this.#pass(guild, settings, { fresh, cause, confirmRemovals, cycle }, totals);
+    } finally {
+      cycle.counts.passMs = this.#now() - started;
+      await this.#store
+        .countRecheckCycle(startedAt, cycle.counts)
+        .catch((error: unknown) =>
+          this.#logger.warn({ err: error, guildId: guild.id }, 'could not count the re-check cycle'),
+        );
+    }
+  }
+
   async #pass(
     guild: Guild,
     settings: GuildSettings,
-    fresh: boolean,
-    cause: string,
-    confirmRemovals: boolean,
+    o: { fresh: boolean; cause: string; confirmRemovals: boolean; cycle?: PassCycle },
     totals: RecheckResult,
   ): Promise<RecheckResult> {
+    const { fresh, cause, confirmRemovals } = o;
     const guildId = guild.id;
     const snapshot = await this.#walk.snapshot(guild);
     const { roster } = snapshot;
@@ -222,6 +270,7 @@ export class GuildRechecks {
         checkRecords: true,
         exemptions: await this.#store.listExemptions(guildId),
         roleRules: await loadRoleRules(this.#store, guildId),
+        ...(o.cycle ? { cycle: o.cycle } : {}),
       },
       async (state, evaluation) => {
         totals.members += 1;

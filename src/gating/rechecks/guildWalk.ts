@@ -4,7 +4,8 @@
  */
 import type { Client, Guild } from 'discord.js';
 import type { Logger } from '../../ops/log.ts';
-import type { GatingStore, RoleChange } from '../../store/types.ts';
+import type { IdentityCheck } from '../../store/recheckCycleTypes.ts';
+import type { GatingStore, LinkRecord, RoleChange } from '../../store/types.ts';
 import { SlidingWindowLimiter } from '../../web3bio/rateLimiter.ts';
 import {
   loadMembers,
@@ -90,11 +91,12 @@ export class GuildWalk {
       // Keep an unhandled rejection from firing before the first member awaits the batch.
       batch?.catch(() => undefined);
       // Every balance the page's members need for holdings rules, in one read per chain (issue #35).
-      const holdings = holdingsBatch(evaluator.holdings, o.roleRules, page, o.fresh);
+      const holdings = holdingsBatch(evaluator.holdings, o.roleRules, page, o.fresh, o.cycle?.startedAt);
       const pageOptions = {
         ...o,
         ...(batch ? { batch } : {}),
         ...(holdings ? { holdingsBatch: holdings } : {}),
+        ...(o.cycle ? { cycle: { ...o.cycle, checks: this.#cycleChecks(page, o.cycle.startedAt) } } : {}),
       };
       await eachLimit([...groups], concurrency, async ([userId, links]) => {
         if (tasks.stopping) return;
@@ -109,6 +111,18 @@ export class GuildWalk {
         }
       });
     }
+  }
+
+  /** The page's identities read in this cycle by any server's pass (issue #37): none is read again. */
+  #cycleChecks(page: readonly LinkRecord[], since: number): Promise<Map<string, IdentityCheck>> {
+    const checks = this.#o.store.identityChecksSince(
+      page.map((l) => l.identity),
+      since,
+    );
+    return checks.catch((error: unknown) => {
+      this.#o.logger.warn({ err: error }, "could not read the cycle's checks: the page reads its own");
+      return new Map();
+    });
   }
 }
 

@@ -6,11 +6,10 @@
 import type { Logger } from '../../ops/log.ts';
 import type { Exemption, GatingStore, GuildSettings, LinkKey, LinkRecord } from '../../store/types.ts';
 import type { Web3BioClient } from '../../web3bio/client.ts';
-import { NotFoundError } from '../../web3bio/errors.ts';
 import { type ParsedIdentity, parseIdentity } from '../../web3bio/identity.ts';
-import type { CredentialSet } from '../../web3bio/types.ts';
 import { recordNamesDiscordUser } from '../proofs/recordProof.ts';
 import { ownersCount, type ProofBehind, weighCredentials } from './credentialSubjects.ts';
+import { hasAnyCredential, type PassCycle, readCredentials, type Seen } from './cycleReads.ts';
 import { type ExemptBy, exemptionOf, holdRemovals } from './exemptions.ts';
 import {
   type BatchedRecord,
@@ -34,8 +33,6 @@ import {
   rulesOf,
 } from './rules.ts';
 
-const NO_CREDENTIALS: CredentialSet = { isHuman: [], isRisky: [], isSpam: [] };
-
 export interface MemberState {
   userId: string;
   /** null when the member is not in the guild (then records cannot be compared). */
@@ -57,6 +54,8 @@ export interface EvaluateOptions {
   /** The guild's role rules: what they need is read (cached) only when there are some. */
   roleRules?: readonly RoleRule[];
   holdingsBatch?: RuleReadDeps['holdingsBatch'];
+  /** A periodic pass's cycle: an identity checked in it by any server is not read again (cycleReads.ts). */
+  cycle?: PassCycle;
 }
 
 /** A record link whose record, read just now, does not name the member. */
@@ -92,8 +91,7 @@ export interface Evaluation {
   confirmable: boolean;
 }
 
-/** How a credential lookup ended: a real answer, "not found", or a failure. */
-export type Seen = 'answer' | 'not_found' | 'failed';
+export type { Seen } from './cycleReads.ts';
 
 export interface EvaluatorOptions {
   web3bio: Web3BioClient;
@@ -142,10 +140,9 @@ export class Evaluator {
         }),
       );
     }
-    const reads = await Promise.all([
-      ...active.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
-      ...released.map((link) => this.#credentialsOf(link, o.fresh, o.dryRun)),
-    ]);
+    const reads = await Promise.all(
+      [...active, ...released].map((link) => this.#credentialsOf(link, o.fresh, o.dryRun, o.cycle)),
+    );
     const nowSec = Math.floor(this.#now() / 1000);
     const counted = await this.#weigh(
       active,
@@ -343,33 +340,17 @@ export class Evaluator {
     link: LinkRecord,
     fresh: boolean,
     dryRun: boolean,
+    cycle?: PassCycle,
   ): Promise<{ evidence: IdentityEvidence; seen: Seen; knownBefore: boolean }> {
-    const knownBefore = link.lastResult !== null && hasAny(link.lastResult);
-    let credentials: CredentialSet | null;
-    let seen: Seen;
-    try {
-      const answer = await this.#web3bio.getCredentials(link.identity, { fresh });
-      // A stale answer means the upstream failed just now: treat it as the failure it is.
-      credentials = answer.stale ? null : answer.data;
-      seen = answer.stale ? 'failed' : 'answer';
-    } catch (error) {
-      // "Not found" is an answer (no credentials), but never proof that a known identity lost them.
-      seen = error instanceof NotFoundError ? 'not_found' : 'failed';
-      credentials = seen === 'not_found' ? NO_CREDENTIALS : null;
-      if (seen === 'failed') {
-        this.#logger.warn(
-          { err: error, guildId: link.guildId, identity: link.identity },
-          'credential lookup failed',
-        );
-      }
-    }
+    const knownBefore = link.lastResult !== null && hasAnyCredential(link.lastResult);
+    const deps = { web3bio: this.#web3bio, logger: this.#logger, now: this.#now() };
+    const { credentials, seen, at } = await readCredentials(deps, link, fresh, cycle);
     if (!dryRun) {
       const key: LinkKey = { guildId: link.guildId, userId: link.userId, identity: link.identity };
       // A sudden "not found" keeps the last known result, as a failure does.
-      const check =
-        credentials && !(seen === 'not_found' && knownBefore)
-          ? { at: this.#now(), ok: true, result: credentials }
-          : { at: this.#now(), ok: false };
+      const kept = credentials === null || (seen === 'not_found' && knownBefore);
+      const notFound = seen === 'not_found';
+      const check = kept ? { at, ok: false } : { at, ok: true, result: credentials, notFound };
       await this.#store
         .recordLinkCheck(key, check)
         .catch((error: unknown) => this.#logger.warn({ err: error }, 'could not record a link check'));
@@ -393,8 +374,4 @@ function keepFlags(decisions: RoleDecision[], rules: GatingRules): RoleDecision[
         }
       : d,
   );
-}
-
-function hasAny(set: CredentialSet): boolean {
-  return set.isHuman.length + set.isRisky.length + set.isSpam.length > 0;
 }

@@ -34,7 +34,8 @@ function queriesOf(conditions: readonly HoldingCondition[], wallets: readonly st
 }
 
 /**
- * Every balance a page of links needs for the rules, in one read per chain; undefined when no rule asks
+ * Every balance a page of links needs for the rules, in one read per chain (in a periodic re-check
+ * cycle, a balance this process read since it began is not read again); undefined when no rule asks
  * holdings (nothing to read).
  */
 export function holdingsBatch(
@@ -42,10 +43,11 @@ export function holdingsBatch(
   rules: readonly RoleRule[] | undefined,
   links: readonly LinkRecord[],
   fresh: boolean,
+  cycleStartedAt?: number,
 ): Promise<HoldingsBatch> | undefined {
   const conditions = rulesNeed(rules ?? []).holdings;
   if (!reader || conditions.length === 0) return undefined;
-  return reader.read(queriesOf(conditions, signedWallets(links)), fresh);
+  return reader.read(queriesOf(conditions, signedWallets(links)), fresh, cycleStartedAt);
 }
 
 /** The chains the rules read whose node's last read failed. */

@@ -18,6 +18,7 @@ import {
   roleHtml,
   timeHtml,
 } from './dashboardParts.ts';
+import { cyclePairs, cycleProblem } from './recheckCycleHtml.ts';
 import { escapeHtml, text } from './words.ts';
 
 type GuildFrame = DashboardFrame & { guild: NonNullable<DashboardFrame['guild']> };
@@ -327,6 +328,8 @@ function statusHtml(
   if (!status.signingLinksBound) items.push(text(locale, 'web.dashboard.health.signingLinks'));
   const chains = (status.failingChains ?? []).join(', ');
   if (chains) items.push(text(locale, 'web.dashboard.health.chainsFailing', { chains }));
+  const behind = status.recheckCycle ? cycleProblem(status.recheckCycle, locale) : null;
+  if (behind) items.push(behind);
   const problems =
     items.length === 0
       ? notice('success', text(locale, 'web.dashboard.health.ok'))
@@ -338,6 +341,7 @@ function statusHtml(
     `<dt>${text(locale, 'web.dashboard.health.lastPass')}</dt><dd>${status.lastFullSyncAt === null ? text(locale, 'web.dashboard.health.never') : timeHtml(status.lastFullSyncAt, frame.formats)}</dd>` +
     `<dt>${text(locale, 'web.dashboard.count.queued')}</dt><dd>${escapeHtml(number.format(status.queueLength))}</dd>` +
     `<dt>${text(locale, 'web.dashboard.count.linked')}</dt><dd>${escapeHtml(number.format(status.linkedMembers))}</dd>` +
+    (status.recheckCycle ? cyclePairs(status.recheckCycle, frame) : '') +
     '</dl>'
   );
 }

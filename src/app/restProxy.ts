@@ -1,0 +1,144 @@
+/**
+ * PROCESS_ROLE=rest-proxy: one Discord REST budget for the whole bot. Every other process of the bot sets
+ * DISCORD_API_URL=http://<this host>:<port>/api, and this process sends their requests on through one
+ * `@discordjs/rest` limiter (`@discordjs/proxy`), so Discord's global limit and per-route buckets are
+ * kept once for all of them, and a 429 is waited out here instead of being answered to a caller.
+ *
+ * Each caller's own Authorization header goes to Discord as it came: the proxy never adds its token. The
+ * token only tells the bot's callers from another bot's: a request with a different `Bot` token is
+ * answered 401 here, as Discord would answer it, without reaching Discord, whose invalid-request limit
+ * (10,000 401s, 403s and 429s in 10 minutes bans the IP) counts against the address every caller shares.
+ * Requests with no token (interaction callbacks and webhooks) and OAuth2 `Bearer` ones go through.
+ * @see https://discord.com/developers/docs/topics/rate-limits
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { proxyRequests } from '@discordjs/proxy';
+import { REST, RESTEvents } from '@discordjs/rest';
+import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
+import type { Logger } from '../ops/log.ts';
+import type { RestProxyConfig } from './restProxyConfig.ts';
+
+/** Sent on every request the proxy makes; a request arriving with it has come round in a loop. */
+const VIA = '1.1 web3bio-rest-proxy';
+/** A warning about refused tokens at most this often (a misconfigured caller would fill the log). */
+const REFUSAL_LOG_INTERVAL_MS = 60_000;
+/** Requests still in flight after this long at shutdown are cut. */
+const DRAIN_DEADLINE_MS = 10_000;
+
+/** What `GET /healthz` answers: counts since start. */
+export interface RestProxyCounts {
+  /** Requests sent on to Discord. */
+  forwarded: number;
+  /** Requests answered 401 here: a `Bot` token other than the proxy's own. */
+  refusedTokens: number;
+  /** 429s Discord answered, each waited out and retried here (each counts toward the invalid-request limit). */
+  discord429s: number;
+}
+
+export interface RestProxy {
+  /** `http://host:port`: callers set DISCORD_API_URL to this plus `/api`. */
+  readonly url: string;
+  readonly counts: Readonly<RestProxyCounts>;
+  /** Stops accepting, lets the requests in flight finish (10 s at most), then closes. */
+  stop(): Promise<void>;
+}
+
+/** Starts the proxy on REST_PROXY_HOST:REST_PROXY_PORT; logs "rest proxy ready" once listening. */
+export async function startRestProxy(config: RestProxyConfig, logger: Logger): Promise<RestProxy> {
+  const counts: RestProxyCounts = { forwarded: 0, refusedTokens: 0, discord429s: 0 };
+  const rest = new REST({ api: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL, headers: { Via: VIA } });
+  rest.on(RESTEvents.Debug, (message) => {
+    if (message.startsWith('Encountered unexpected 429')) counts.discord429s += 1;
+  });
+  const forward = proxyRequests(rest);
+  const ownToken = digest(`Bot ${config.DISCORD_TOKEN}`);
+  let lastRefusalLog = 0;
+  let warnedLoop = false;
+
+  const server = createServer((req, res) => {
+    const refusal = refuse(req);
+    if (refusal) {
+      answer(res, refusal.status, refusal.body);
+      return;
+    }
+    counts.forwarded += 1;
+    Promise.resolve(forward(req, res)).catch((error: unknown) => {
+      logger.error({ method: req.method, err: describe(error) }, 'rest proxy could not reach Discord');
+      if (!res.headersSent) answer(res, 502, { message: '502: Discord unreachable', code: 0 });
+      else res.destroy();
+    });
+  });
+
+  /** The answer the proxy gives itself, or null to send the request on to Discord. */
+  function refuse(req: IncomingMessage): { status: number; body: unknown } | null {
+    const path = new URL(req.url ?? '/', 'http://proxy').pathname;
+    if (path === '/healthz' && req.method === 'GET') return { status: 200, body: { ok: true, ...counts } };
+    if (!path.startsWith('/api/')) return { status: 404, body: { message: '404: Not Found', code: 0 } };
+    if (String(req.headers.via ?? '').includes(VIA)) {
+      if (!warnedLoop) logger.error('rest proxy received its own request: DISCORD_API_URL points back at it');
+      warnedLoop = true;
+      return {
+        status: 508,
+        body: { message: 'DISCORD_API_URL of the rest proxy points at itself', code: 0 },
+      };
+    }
+    const authorization = req.headers.authorization;
+    if (authorization?.startsWith('Bot ') && !timingSafeEqual(digest(authorization), ownToken)) {
+      counts.refusedTokens += 1;
+      if (Date.now() - lastRefusalLog >= REFUSAL_LOG_INTERVAL_MS) {
+        lastRefusalLog = Date.now();
+        logger.warn(
+          { refused: counts.refusedTokens },
+          'rest proxy refused a request with another bot token (answered 401 without asking Discord)',
+        );
+      }
+      return { status: 401, body: { message: '401: Unauthorized', code: 0 } };
+    }
+    return null;
+  }
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.REST_PROXY_PORT, config.REST_PROXY_HOST, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { address, port } = server.address() as AddressInfo;
+  const host = address.includes(':') ? `[${address}]` : address;
+  logger.info({ host: address, port, discord: new URL(rest.options.api).origin }, 'rest proxy ready');
+  return {
+    url: `http://${host}:${port}`,
+    counts,
+    async stop() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      const cut = setTimeout(() => server.closeAllConnections(), DRAIN_DEADLINE_MS);
+      await closed;
+      clearTimeout(cut);
+      rest.clearHashSweeper();
+      rest.clearHandlerSweeper();
+    },
+  };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value).digest();
+}
+
+function answer(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json' }).end(JSON.stringify(body));
+}
+
+/** An error's name, code and message for the log: never the request's URL, which may hold a webhook token. */
+function describe(error: unknown): { name: string; code?: string; message: string } {
+  if (!(error instanceof Error)) return { name: 'Error', message: String(error) };
+  const code = (error as { code?: unknown }).code;
+  return {
+    name: error.name,
+    ...(typeof code === 'string' ? { code } : {}),
+    message: error.message.replace(/https?:\/\/\S+/g, '<url>'),
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The REST proxy's own answers, from the sources (test/shipped/restProxy.test.ts runs the bundle between
+ * callers and a rate-limiting stand-in): its health, paths outside /api, and a DISCORD_API_URL that
+ * points back at itself.
+ */
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { type RestProxy, startRestProxy } from '../../src/app/restProxy.ts';
+import { createLogger } from '../../src/ops/log.ts';
+
+let discord: FakeDiscord | undefined;
+let proxies: RestProxy[] = [];
+
+afterEach(async () => {
+  await Promise.all(proxies.map((proxy) => proxy.stop()));
+  proxies = [];
+  await discord?.close();
+});
+
+function logger(lines: string[]) {
+  const destination = new Writable({
+    write(chunk, _encoding, done) {
+      lines.push(String(chunk));
+      done();
+    },
+  });
+  return createLogger({ level: 'info', secrets: [], destination });
+}
+
+async function start(apiUrl: string, lines: string[], port = 0): Promise<RestProxy> {
+  const proxy = await startRestProxy(
+    {
+      DISCORD_TOKEN: 'proxy-test-token',
+      DISCORD_API_URL: apiUrl,
+      REST_PROXY_HOST: '127.0.0.1',
+      REST_PROXY_PORT: port,
+      LOG_LEVEL: 'info',
+    },
+    logger(lines),
+  );
+  proxies.push(proxy);
+  return proxy;
+}
+
+describe('the REST proxy (PROCESS_ROLE=rest-proxy)', () => {
+  it('answers /healthz with its counts and 404 outside /api, asking Discord neither', async () => {
+    discord = await startFakeDiscord({ token: 'proxy-test-token' });
+    const lines: string[] = [];
+    const proxy = await start(discord.apiUrl, lines);
+    expect(lines.join('')).toContain('"msg":"rest proxy ready"');
+
+    const health = await fetch(`${proxy.url}/healthz`);
+    expect(await health.json()).toEqual({ ok: true, forwarded: 0, refusedTokens: 0, discord429s: 0 });
+    expect((await fetch(`${proxy.url}/v10/users/@me`)).status).toBe(404);
+    const me = await fetch(`${proxy.url}/api/v10/users/@me`, {
+      headers: { authorization: 'Bot proxy-test-token' },
+    });
+    expect(me.status).toBe(200);
+    expect(discord.requests.map((request) => request.path)).toEqual(['/users/@me']);
+    expect(proxy.counts.forwarded).toBe(1);
+  });
+
+  it('refuses a request that comes back to it (DISCORD_API_URL pointing at itself) instead of looping', async () => {
+    const lines: string[] = [];
+    const first = await start('http://127.0.0.1:9/api', lines);
+    const port = Number(new URL(first.url).port);
+    await first.stop();
+    proxies = [];
+    const looped = await start(`http://127.0.0.1:${port}/api`, lines, port);
+    const answer = await fetch(`${looped.url}/api/v10/users/@me`, {
+      headers: { authorization: 'Bot proxy-test-token' },
+    });
+    expect(answer.status).toBe(508);
+    expect(lines.join('')).toContain('DISCORD_API_URL points back at it');
+    expect(lines.join('')).not.toContain('proxy-test-token');
+  });
+});

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings] [--quick]
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings,rest-proxy] [--quick]
  * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
  * as markdown.
  */
@@ -13,6 +13,7 @@ import { runGuildScaleBench } from './guildScale.ts';
 import { runHoldingsBench } from './holdings.ts';
 import { runHttpBench } from './http.ts';
 import { runInteractionBench } from './interaction.ts';
+import { runRestProxyBench } from './restProxy.ts';
 import { runSharedQuotaBench } from './sharedQuota.ts';
 import { type BenchTable, machineLine, renderTable, tableFromRecords } from './stats.ts';
 import { runWebBench } from './web.ts';
@@ -29,6 +30,7 @@ export const SUITES = [
   'http',
   'dashboard',
   'holdings',
+  'rest-proxy',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
@@ -145,6 +147,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runDashboardBench({ quick, progress });
     case 'holdings':
       return runHoldingsBench({ quick, progress });
+    case 'rest-proxy':
+      return runRestProxyBench({ quick, progress });
   }
 }
 

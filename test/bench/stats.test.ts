@@ -192,6 +192,7 @@ describe('parseRunArgs', () => {
         'http',
         'dashboard',
         'holdings',
+        'rest-proxy',
       ],
       quick: false,
       help: false,
@@ -215,8 +216,10 @@ describe('parseRunArgs', () => {
       'http',
       'dashboard',
       'holdings',
+      'rest-proxy',
     ]);
     expect(parseRunArgs(['--only', 'holdings']).suites).toEqual(['holdings']);
+    expect(parseRunArgs(['--only', 'rest-proxy']).suites).toEqual(['rest-proxy']);
     expect(parseRunArgs(['--only', 'http']).suites).toEqual(['http']);
     expect(parseRunArgs(['--only', 'web']).suites).toEqual(['web']);
     expect(parseRunArgs(['--only', 'dashboard']).suites).toEqual(['dashboard']);

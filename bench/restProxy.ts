@@ -18,8 +18,10 @@ const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const GLOBAL_PER_SECOND = 50;
 const GUILDS = 8;
 const BUCKET = { limit: 10, windowMs: 1_000 };
-/** Through the proxy, the wall time may exceed the global limit's floor by this share. */
-const WALL_TOLERANCE = 0.25;
+/** The proxy keeps Discord's 50 in any 1.25 s (restProxy.ts): its floor is a quarter above Discord's. */
+const PROXY_WINDOW_S = 1.25;
+/** Through the proxy, the wall time may exceed the proxy's floor by this share (plus a second). */
+const WALL_TOLERANCE = 0.2;
 
 interface Shape {
   callers: number;
@@ -112,9 +114,9 @@ export async function runRestProxyBench(options: {
     {
       suite:
         'One Discord REST budget: N callers × M role edits, straight to Discord and through PROCESS_ROLE=rest-proxy (issue #37)',
-      method: `${rounds} round(s) per row, medians of rounds (edits made once: the fewest of any round); each round a fresh stand-in Discord (in this process) enforcing ${GLOBAL_PER_SECOND} requests a second per bot token (fixed windows from the first request) and a role bucket of ${BUCKET.limit} per ${BUCKET.windowMs} ms per guild over ${GUILDS} guilds (${GUILDS * BUCKET.limit}/s of buckets: the global limit binds); the callers are @discordjs/rest clients in this process, each its own limiter as each bot process has, each starting all its PUT role edits at once; the proxy is \`node src/app/main.js\` with PROCESS_ROLE=rest-proxy, a child process; floor = (⌈edits ÷ ${GLOBAL_PER_SECOND}⌉ − 1) s, the earliest the last edit can go under the global limit`,
+      method: `${rounds} round(s) per row, medians of rounds (edits made once: the fewest of any round); each round a fresh stand-in Discord (in this process) enforcing ${GLOBAL_PER_SECOND} requests a second per bot token (fixed windows from the first request) and a role bucket of ${BUCKET.limit} per ${BUCKET.windowMs} ms per guild over ${GUILDS} guilds (${GUILDS * BUCKET.limit}/s of buckets: the global limit binds); the callers are @discordjs/rest clients in this process, each its own limiter as each bot process has, each starting all its PUT role edits at once; the proxy is \`node src/app/main.js\` with PROCESS_ROLE=rest-proxy, a child process; floor = (⌈edits ÷ ${GLOBAL_PER_SECOND}⌉ − 1) s, the earliest the last edit can go under Discord's global limit, and × ${PROXY_WINDOW_S} through the proxy, which keeps ${GLOBAL_PER_SECOND} in any ${PROXY_WINDOW_S} s`,
       targets: [
-        `via proxy: 0 429s answered, every edit made once, wall ≤ floor + ${WALL_TOLERANCE * 100}% + 1 s`,
+        `via proxy: 0 429s answered in every round, every edit made once, wall ≤ the proxy's floor + ${WALL_TOLERANCE * 100}% + 1 s`,
         'direct: shown for comparison (the 429s each process meets alone)',
       ],
       columns: [
@@ -135,7 +137,7 @@ export async function runRestProxyBench(options: {
 
 function row(shape: Shape, viaProxy: boolean, results: readonly Round[]): string[] {
   const edits = shape.callers * shape.editsPerCaller;
-  const floorS = Math.ceil(edits / GLOBAL_PER_SECOND) - 1;
+  const floorS = (Math.ceil(edits / GLOBAL_PER_SECOND) - 1) * (viaProxy ? PROXY_WINDOW_S : 1);
   const wallS = median(results.map((r) => r.wallMs)) / 1_000;
   const global429s = median(results.map((r) => r.global429s));
   const route429s = median(results.map((r) => r.route429s));

@@ -1,11 +1,12 @@
 /**
- * Several processes of one bot editing roles at once, as after a big re-check: each caller a `REST` from
- * @discordjs/rest configured as the bot configures its own (discord.js's `rest: { api: DISCORD_API_URL }`,
- * the bot token), each editing its share of members with `PUT /guilds/{g}/members/{u}/roles/{r}`, the
- * request `GuildMember#roles.add` sends. For the REST proxy's e2e test and benchmark (issue #37).
+ * Several processes of one bot editing roles at once, as after a big re-check: each caller a process with
+ * a `REST` from @discordjs/rest configured as the bot configures its own (discord.js's
+ * `rest: { api: DISCORD_API_URL }`, the bot token), each editing its share of members with
+ * `PUT /guilds/{g}/members/{u}/roles/{r}`, the request `GuildMember#roles.add` sends. For the REST proxy's
+ * e2e test and benchmark (issue #37).
  */
-import { REST } from '@discordjs/rest';
-import { Routes } from 'discord-api-types/v10';
+import { type ChildProcess, fork } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import type { FakeDiscord } from './server.ts';
 
 /** One role edit a caller makes: the member `userId` of `guildId` gets `roleId`. */
@@ -36,34 +37,55 @@ export function roleEditWorld(
 }
 
 export interface CallersRun {
+  /** From the moment every caller was told to go to the last caller's last answer. */
   wallMs: number;
   /** Edits whose request failed (an error the caller's REST gave up on). */
   failed: number;
 }
 
-/** Every caller sends all its edits at once through its own REST at `apiUrl`; resolves when all are done. */
+const CALLER = fileURLToPath(new URL('./roleEditCaller.ts', import.meta.url));
+
+/**
+ * One process per caller (roleEditCaller.ts), each sending all its edits at once through its own REST at
+ * `apiUrl` once every caller has started; resolves when all are done.
+ */
 export async function runRoleEditCallers(
   apiUrl: string,
   token: string,
   edits: readonly (readonly RoleEdit[])[],
 ): Promise<CallersRun> {
-  const callers = edits.map(() => new REST({ api: apiUrl }).setToken(token));
-  const started = performance.now();
-  const results = await Promise.allSettled(
-    edits.flatMap((own, index) =>
-      own.map((edit) =>
-        callers[index]?.put(Routes.guildMemberRole(edit.guildId, edit.userId, edit.roleId), {
-          reason: 'issue 37 role edit',
-        }),
-      ),
-    ),
-  );
-  const wallMs = performance.now() - started;
-  for (const rest of callers) {
-    rest.clearHashSweeper();
-    rest.clearHandlerSweeper();
+  const callers = edits.map(() => fork(CALLER, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  try {
+    await Promise.all(callers.map((caller) => nextMessage(caller, 'ready')));
+    const started = performance.now();
+    const done = callers.map((caller) => nextMessage<{ type: string; failed: number }>(caller, 'done'));
+    callers.forEach((caller, index) => {
+      caller.send({ type: 'go', apiUrl, token, edits: edits[index] });
+    });
+    const results = await Promise.all(done);
+    return {
+      wallMs: performance.now() - started,
+      failed: results.reduce((sum, result) => sum + result.failed, 0),
+    };
+  } finally {
+    for (const caller of callers) if (caller.exitCode === null) caller.kill();
   }
-  return { wallMs, failed: results.filter((result) => result.status === 'rejected').length };
+}
+
+/** The child's next IPC message of this `type`; rejects when it exits first. */
+function nextMessage<T extends { type: string }>(child: ChildProcess, type: string): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onMessage = (message: T) => {
+      if (message.type !== type) return;
+      child.off('exit', onExit);
+      child.off('message', onMessage);
+      resolve(message);
+    };
+    const onExit = (code: number | null) =>
+      reject(new Error(`role-edit caller exited (${code}) before "${type}"`));
+    child.on('message', onMessage);
+    child.once('exit', onExit);
+  });
 }
 
 /** How many times the stand-in made each edit (answered 204): every edit once means every count is 1. */

@@ -354,18 +354,20 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     let answer: Answer;
     if (routePath === undefined) answer = apiError(404, 0, '404: Not Found');
     else if ('status' in read) answer = read;
-    else answer = fault ?? limitedOrAnswered(parsed);
+    else answer = fault ?? limitedOrAnswered(parsed, at);
     writeAnswer(res, answer);
     record(parsed, at, answer.status, fault !== null);
   }
 
-  /** Discord's rate limits first (`enforceRateLimits`), then the route's answer with the bucket's headers. */
-  function limitedOrAnswered(req: ParsedRequest): Answer {
-    const limits = rateLimits.take({
-      method: req.method,
-      path: req.path,
-      authorization: req.headers.authorization,
-    });
+  /**
+   * Discord's rate limits first (`enforceRateLimits`), counted at the request's arrival, not after its body
+   * was read; then the route's answer with the bucket's headers.
+   */
+  function limitedOrAnswered(req: ParsedRequest, arrivedAt: number): Answer {
+    const limits = rateLimits.take(
+      { method: req.method, path: req.path, authorization: req.headers.authorization },
+      arrivedAt,
+    );
     if ('limited' in limits) return limits.limited;
     const answer = oauth.handle(req) ?? answerSafely(rest, req);
     if (Object.keys(limits.headers).length === 0) return answer;

@@ -15,13 +15,22 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { proxyRequests } from '@discordjs/proxy';
-import { REST, RESTEvents } from '@discordjs/rest';
+import { DefaultRestOptions, REST, RESTEvents } from '@discordjs/rest';
 import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
 import type { RestProxyConfig } from './restProxyConfig.ts';
+import { SlidingWindowPace } from './slidingWindowPace.ts';
 
 /** Sent on every request the proxy makes; a request arriving with it has come round in a loop. */
 const VIA = '1.1 web3bio-rest-proxy';
+/** Discord's global limit: requests a second per bot token. */
+const DISCORD_GLOBAL_LIMIT = 50;
+/**
+ * The window the proxy keeps those 50 in: a quarter longer than Discord's second (40 a second sustained),
+ * so that up to 250 ms of difference between when the proxy sends and when Discord counts (a new
+ * connection's handshake, a busy machine) never puts 51 in one of Discord's seconds.
+ */
+const GLOBAL_WINDOW_MS = 1_250;
 /** A warning about refused tokens at most this often (a misconfigured caller would fill the log). */
 const REFUSAL_LOG_INTERVAL_MS = 60_000;
 /** Requests still in flight after this long at shutdown are cut. */
@@ -48,7 +57,18 @@ export interface RestProxy {
 /** Starts the proxy on REST_PROXY_HOST:REST_PROXY_PORT; logs "rest proxy ready" once listening. */
 export async function startRestProxy(config: RestProxyConfig, logger: Logger): Promise<RestProxy> {
   const counts: RestProxyCounts = { forwarded: 0, refusedTokens: 0, discord429s: 0 };
-  const rest = new REST({ api: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL, headers: { Via: VIA } });
+  const pace = new SlidingWindowPace(DISCORD_GLOBAL_LIMIT, GLOBAL_WINDOW_MS);
+  const rest = new REST({
+    api: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
+    headers: { Via: VIA },
+    // The global limit is kept at the moment of sending (below), not by @discordjs/rest's fixed windows;
+    // a global 429 from Discord still stops every request until its Retry-After.
+    globalRequestsPerSecond: Number.POSITIVE_INFINITY,
+    makeRequest: async (url, init) => {
+      await pace.take(init.signal ?? undefined);
+      return DefaultRestOptions.makeRequest(url, init);
+    },
+  });
   rest.on(RESTEvents.Debug, (message) => {
     if (message.startsWith('Encountered unexpected 429')) counts.discord429s += 1;
   });

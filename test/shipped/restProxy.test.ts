@@ -1,8 +1,9 @@
 /**
  * PROCESS_ROLE=rest-proxy as `npm start` runs it (the bundle in dist/), between the bot's processes and a
  * stand-in Discord that enforces a global 50 requests a second per bot token and per-route buckets (issue
- * #37): six callers (four bot processes and two web replicas, each a REST client configured as the bot
- * configures its own) editing roles through it make every edit once with no 429 answered, where the same
+ * #37): six callers (four bot processes and two web replicas: each a process of its own with a REST client
+ * configured as the bot configures its own) editing roles through it make every edit once with no 429
+ * answered, where the same
  * callers straight to Discord are answered 429s. A caller's own token is what reaches Discord; another
  * bot's is answered 401 by the proxy; the proxy adds no token and logs none; SIGTERM lets requests finish.
  */

@@ -385,8 +385,11 @@ describe('compose.yaml', async () => {
       });
       expect(proxy?.ports).toBeUndefined();
       expect(proxy?.deploy?.replicas ?? 1).toBe(1);
-      for (const name of profile === 'http' ? ['web', 'gateway'] : ['bot'])
+      for (const name of profile === 'http' ? ['web', 'gateway'] : ['bot']) {
         expect(all[name]?.environment?.DISCORD_API_URL, name).toBe('http://rest-proxy:8080/api');
+        // Members' browsers open the OAuth2 page at Discord, not at the proxy they cannot reach.
+        expect(all[name]?.environment?.DISCORD_WEB_URL, name).toBe('https://discord.com/api');
+      }
     }
     // .env's DISCORD_API_URL is where the proxy reaches Discord; the others still send through the proxy.
     const { services: offline } = await composeConfig(
@@ -395,6 +398,7 @@ describe('compose.yaml', async () => {
     );
     expect(offline['rest-proxy']?.environment?.DISCORD_API_URL).toBe('http://10.0.0.9:8787/api');
     expect(offline.web?.environment?.DISCORD_API_URL).toBe('http://rest-proxy:8080/api');
+    expect(offline.web?.environment?.DISCORD_WEB_URL).toBe('http://10.0.0.9:8787/api');
   }, 60_000);
 
   it("rest-proxy's health check passes against the proxy itself", async () => {

@@ -46,6 +46,8 @@ export const ConfigSchema = z.object({
       .regex(/^\d{17,20}$/, 'must be a Discord snowflake'),
   ),
   DISCORD_API_URL: optionalText.pipe(httpUrl.optional()),
+  /** Discord's pages members' browsers open (OAuth2 authorize): its origin; default DISCORD_API_URL's, else Discord's. */
+  DISCORD_WEB_URL: optionalText.pipe(httpUrl.optional()),
   DISCORD_CLIENT_SECRET: optionalText.pipe(
     z.string().min(8, 'must be the OAuth2 client secret (OAuth2 > Client Secret)').optional(),
   ),

@@ -1,8 +1,9 @@
 /**
  * PROCESS_ROLE=rest-proxy: one Discord REST budget for the whole bot. Every other process of the bot sets
  * DISCORD_API_URL=http://<this host>:<port>/api, and this process sends their requests on through one
- * `@discordjs/rest` limiter (`@discordjs/proxy`), so Discord's global limit and per-route buckets are
- * kept once for all of them, and a 429 is waited out here instead of being answered to a caller.
+ * `@discordjs/rest` limiter, answering as `@discordjs/proxy` does (restProxyForward.ts), so Discord's
+ * global limit and per-route buckets are kept once for all of them, and a 429 is waited out here
+ * instead of being answered to a caller.
  *
  * Each caller's own Authorization header goes to Discord as it came: the proxy never adds its token. The
  * token only tells the bot's callers from another bot's: a request with a different `Bot` token is
@@ -14,11 +15,11 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { proxyRequests } from '@discordjs/proxy';
 import { DefaultRestOptions, REST, RESTEvents } from '@discordjs/rest';
 import { DEFAULT_DISCORD_API_URL } from '../discord/oauth.ts';
 import type { Logger } from '../ops/log.ts';
 import type { RestProxyConfig } from './restProxyConfig.ts';
+import { forwardToDiscord } from './restProxyForward.ts';
 import { SlidingWindowPace } from './slidingWindowPace.ts';
 
 /** Sent on every request the proxy makes; a request arriving with it has come round in a loop. */
@@ -44,6 +45,8 @@ export interface RestProxyCounts {
   refusedTokens: number;
   /** 429s Discord answered, each waited out and retried here (each counts toward the invalid-request limit). */
   discord429s: number;
+  /** Requests whose caller hung up first (its REST timed out): dropped, unsent if they still waited here. */
+  abandoned: number;
 }
 
 export interface RestProxy {
@@ -56,7 +59,7 @@ export interface RestProxy {
 
 /** Starts the proxy on REST_PROXY_HOST:REST_PROXY_PORT; logs "rest proxy ready" once listening. */
 export async function startRestProxy(config: RestProxyConfig, logger: Logger): Promise<RestProxy> {
-  const counts: RestProxyCounts = { forwarded: 0, refusedTokens: 0, discord429s: 0 };
+  const counts: RestProxyCounts = { forwarded: 0, refusedTokens: 0, discord429s: 0, abandoned: 0 };
   const pace = new SlidingWindowPace(DISCORD_GLOBAL_LIMIT, GLOBAL_WINDOW_MS);
   const rest = new REST({
     api: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
@@ -73,7 +76,6 @@ export async function startRestProxy(config: RestProxyConfig, logger: Logger): P
     if (message.startsWith('Encountered unexpected 429')) counts.discord429s += 1;
   });
   keepOneQueuePerBucket(rest);
-  const forward = proxyRequests(rest);
   const ownToken = digest(`Bot ${config.DISCORD_TOKEN}`);
   let lastRefusalLog = 0;
   let warnedLoop = false;
@@ -88,11 +90,13 @@ export async function startRestProxy(config: RestProxyConfig, logger: Logger): P
       return;
     }
     counts.forwarded += 1;
-    Promise.resolve(forward(req, res)).catch((error: unknown) => {
-      logger.error({ method: req.method, err: describe(error) }, 'rest proxy could not reach Discord');
-      if (!res.headersSent) answer(res, 502, { message: '502: Discord unreachable', code: 0 });
-      else res.destroy();
-    });
+    forwardToDiscord(rest, req, res).then(
+      (outcome) => {
+        if (outcome === 'abandoned') counts.abandoned += 1;
+      },
+      (error: unknown) =>
+        logger.error({ method: req.method, err: describe(error) }, 'rest proxy could not reach Discord'),
+    );
   });
 
   /** The answer the proxy gives itself, or null to send the request on to Discord. */

@@ -4,8 +4,10 @@
  * points back at itself.
  */
 import { Writable } from 'node:stream';
+import { REST } from '@discordjs/rest';
+import { Routes } from 'discord-api-types/v10';
 import { afterEach, describe, expect, it } from 'vitest';
-import { type FakeDiscord, startFakeDiscord } from '../../fakes/discord/server.ts';
+import { type FakeDiscord, roleEditBucket, startFakeDiscord } from '../../fakes/discord/server.ts';
 import { type RestProxy, startRestProxy } from '../../src/app/restProxy.ts';
 import { createLogger } from '../../src/ops/log.ts';
 
@@ -51,7 +53,13 @@ describe('the REST proxy (PROCESS_ROLE=rest-proxy)', () => {
     expect(lines.join('')).toContain('"msg":"rest proxy ready"');
 
     const health = await fetch(`${proxy.url}/healthz`);
-    expect(await health.json()).toEqual({ ok: true, forwarded: 0, refusedTokens: 0, discord429s: 0 });
+    expect(await health.json()).toEqual({
+      ok: true,
+      forwarded: 0,
+      refusedTokens: 0,
+      discord429s: 0,
+      abandoned: 0,
+    });
     expect((await fetch(`${proxy.url}/v10/users/@me`)).status).toBe(404);
     const me = await fetch(`${proxy.url}/api/v10/users/@me`, {
       headers: { authorization: 'Bot proxy-test-token' },
@@ -75,4 +83,40 @@ describe('the REST proxy (PROCESS_ROLE=rest-proxy)', () => {
     expect(lines.join('')).toContain('DISCORD_API_URL points back at it');
     expect(lines.join('')).not.toContain('proxy-test-token');
   });
+
+  it('drops a request whose caller gave up while it waited, instead of sending a copy the caller will resend', async () => {
+    discord = await startFakeDiscord({ token: 'proxy-test-token' });
+    const guild = discord.addGuild({ name: 'Queued' });
+    const role = discord.addRole(guild.id, { name: 'Verified', position: 1 });
+    for (const id of ['200000000000000001', '200000000000000002'])
+      discord.addMember(guild.id, { id, username: `member-${id.slice(-1)}` });
+    discord.enforceRateLimits({ routes: [roleEditBucket(1, 3_000)] });
+    const proxy = await start(discord.apiUrl, []);
+    // A caller whose REST gives up after 800 ms and does not retry: the second edit waits 3 s in the proxy.
+    const caller = new REST({ api: `${proxy.url}/api`, timeout: 800, retries: 0 }).setToken(
+      'proxy-test-token',
+    );
+    const edit = (userId: string) => caller.put(Routes.guildMemberRole(guild.id, userId, role.id));
+    const [first, second] = await Promise.allSettled([
+      edit('200000000000000001'),
+      edit('200000000000000002'),
+    ]);
+    expect(first.status).toBe('fulfilled');
+    expect(second).toMatchObject({ status: 'rejected', reason: { name: 'AbortError' } });
+    await new Promise((resolve) => setTimeout(resolve, 3_500));
+    expect(discord.requests.map((request) => request.path.split('/')[4])).toEqual(['200000000000000001']);
+    expect(proxy.counts).toMatchObject({ forwarded: 2, abandoned: 1 });
+  });
+
+  it('answers 502 when Discord cannot be reached, never an empty 200', async () => {
+    const lines: string[] = [];
+    const proxy = await start('http://127.0.0.1:9/api', lines);
+    const answer = await fetch(`${proxy.url}/api/v10/users/@me`, {
+      headers: { authorization: 'Bot proxy-test-token' },
+    });
+    expect(answer.status).toBe(502);
+    expect(await answer.json()).toEqual({ message: '502: Discord unreachable', code: 0 });
+    expect(lines.join('')).toContain('rest proxy could not reach Discord');
+    expect(lines.join('')).not.toContain('proxy-test-token');
+  }, 30_000);
 });

@@ -415,6 +415,7 @@ describe('compose.yaml', async () => {
         REST_PROXY_HOST: '127.0.0.1',
         REST_PROXY_PORT: 0,
         LOG_LEVEL: 'silent',
+        DATA_DIR: './data',
       },
       createLogger({ level: 'silent', secrets: [] }),
     );

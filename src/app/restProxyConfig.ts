@@ -3,7 +3,8 @@ import { ConfigError, ConfigSchema } from './config.ts';
 
 /**
  * What PROCESS_ROLE=rest-proxy reads, and nothing else: the bot's token (to tell its callers from another
- * bot's), Discord's address, where to listen and how much to log. No Redis, database or Web3.bio.
+ * bot's), Discord's address, where to listen, how much to log, and where the container's health check
+ * reads its heartbeat (DATA_DIR, default ./data). No Redis, database or Web3.bio.
  */
 export const RestProxyConfigSchema = ConfigSchema.pick({
   DISCORD_TOKEN: true,
@@ -11,6 +12,7 @@ export const RestProxyConfigSchema = ConfigSchema.pick({
   REST_PROXY_HOST: true,
   REST_PROXY_PORT: true,
   LOG_LEVEL: true,
+  DATA_DIR: true,
 });
 
 export type RestProxyConfig = z.output<typeof RestProxyConfigSchema>;

@@ -72,7 +72,12 @@ async function runRestProxy(): Promise<void> {
   process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
   const { startRestProxy } = await import('./restProxy.ts');
   const proxy = await startRestProxy(config, logger);
-  const shutdown = gracefulShutdown(logger, () => proxy.stop());
+  // The image's own health check (src/ops/healthcheck.ts) reads this heartbeat, as for the other roles.
+  const stopHeartbeat = await startHeartbeat(config.DATA_DIR, () => true);
+  const shutdown = gracefulShutdown(logger, async () => {
+    stopHeartbeat();
+    await proxy.stop();
+  });
   process.once('SIGTERM', () => void shutdown('SIGTERM'));
   process.once('SIGINT', () => void shutdown('SIGINT'));
 }

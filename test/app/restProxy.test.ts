@@ -38,6 +38,7 @@ async function start(apiUrl: string, lines: string[], port = 0): Promise<RestPro
       REST_PROXY_HOST: '127.0.0.1',
       REST_PROXY_PORT: port,
       LOG_LEVEL: 'info',
+      DATA_DIR: './data',
     },
     logger(lines),
   );

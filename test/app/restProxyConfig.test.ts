@@ -21,6 +21,7 @@ describe('loadRestProxyConfig (PROCESS_ROLE=rest-proxy)', () => {
       REST_PROXY_HOST: '127.0.0.1',
       REST_PROXY_PORT: 8080,
       LOG_LEVEL: 'info',
+      DATA_DIR: './data',
     });
   });
 

@@ -7,6 +7,11 @@
  * callers straight to Discord are answered 429s. A caller's own token is what reaches Discord; another
  * bot's is answered 401 by the proxy; the proxy adds no token and logs none; SIGTERM lets requests finish.
  */
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { REST } from '@discordjs/rest';
 import { Routes } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -18,15 +23,20 @@ const SHAPE = { guilds: 8, callers: 6, editsPerCaller: 40 };
 /** Discord's global limit, and a member-role bucket of 10 a second per guild: 8 guilds could take 80. */
 const LIMITS = { globalPerSecond: 50, routes: [roleEditBucket(10, 1_000)] };
 const OTHER_BOT_TOKEN = 'another-bots-token.0123456789abcdef';
+const HEALTHCHECK = join(import.meta.dirname, '../../src/ops/healthcheck.ts');
+const run = promisify(execFile);
 
 describe('npm start with PROCESS_ROLE=rest-proxy: one Discord REST budget for the whole bot', () => {
   let discord: FakeDiscord;
   let proxy: ShippedProcess;
   let proxyUrl: string;
 
-  async function startProxy(): Promise<{ process: ShippedProcess; url: string }> {
+  async function startProxy(
+    extra: Record<string, string> = {},
+  ): Promise<{ process: ShippedProcess; url: string }> {
     const started = await startShipped(
       {
+        ...extra,
         PROCESS_ROLE: 'rest-proxy',
         DISCORD_TOKEN: discord.token,
         DISCORD_API_URL: discord.apiUrl,
@@ -114,6 +124,13 @@ describe('npm start with PROCESS_ROLE=rest-proxy: one Discord REST budget for th
     const { process: stopping, url } = await startProxy();
     const running = runRoleEditCallers(`${url}/api`, discord.token, edits);
     await discord.waitForRequest((r) => r.path.startsWith(`/guilds/${guildId}/`));
+    // All three have reached the proxy (one arriving after SIGTERM would find it closed, as it should).
+    for (let tries = 0; ; tries += 1) {
+      const counts = (await (await fetch(`${url}/healthz`)).json()) as { forwarded: number };
+      if (counts.forwarded === 3) break;
+      if (tries > 200) throw new Error(`only ${counts.forwarded} of the three edits reached the proxy`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
     stopping.child.kill('SIGTERM');
     const run = await running;
     expect(run.failed).toBe(0);
@@ -126,6 +143,23 @@ describe('npm start with PROCESS_ROLE=rest-proxy: one Discord REST budget for th
     );
     await stopping.stop();
     discord.enforceRateLimits({});
+  }, 60_000);
+
+  it('writes the heartbeat the image’s own health check reads', async () => {
+    const dataDir = await mkdtemp(join(tmpdir(), 'rest-proxy-data-'));
+    const { process: started } = await startProxy({ DATA_DIR: dataDir });
+    const healthcheck = (dir: string) =>
+      run(process.execPath, [HEALTHCHECK], { env: { PATH: process.env.PATH ?? '', DATA_DIR: dir } }).then(
+        () => 0,
+        (error: { code: number }) => error.code,
+      );
+    try {
+      expect(await healthcheck(dataDir)).toBe(0);
+      expect(await healthcheck(join(dataDir, 'elsewhere'))).toBe(1);
+    } finally {
+      await started.stop();
+      await rm(dataDir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('refuses to start without DISCORD_TOKEN, and says so', async () => {

@@ -65,10 +65,12 @@ export async function startRestProxy(config: RestProxyConfig, logger: Logger): P
     api: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
     headers: { Via: VIA },
     // The global limit is kept at the moment of sending (below), not by @discordjs/rest's fixed windows;
-    // a global 429 from Discord still stops every request until its Retry-After.
+    // a global 429 from Discord still stops every request until its Retry-After. Only the bot token's
+    // requests count: interaction answers are not bound by it, and must not wait behind a role-edit storm
+    // (an interaction not answered within 3 s fails).
     globalRequestsPerSecond: Number.POSITIVE_INFINITY,
     makeRequest: async (url, init) => {
-      await pace.take(init.signal ?? undefined);
+      if (sentAsBot(init.headers)) await pace.take(init.signal ?? undefined);
       return DefaultRestOptions.makeRequest(url, init);
     },
   });
@@ -170,6 +172,12 @@ function keepOneQueuePerBucket(rest: REST): void {
     firstQueue.set(data.value, queue);
     return set(route, { ...data, value: queue });
   };
+}
+
+/** Whether a request carries a bot token, and so counts toward the bot's global limit. */
+function sentAsBot(headers: unknown): boolean {
+  const authorization = new Headers(headers as ConstructorParameters<typeof Headers>[0]).get('authorization');
+  return authorization?.startsWith('Bot ') === true;
 }
 
 function digest(value: string): Buffer {

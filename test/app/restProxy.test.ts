@@ -120,4 +120,23 @@ describe('the REST proxy (PROCESS_ROLE=rest-proxy)', () => {
     expect(lines.join('')).toContain('rest proxy could not reach Discord');
     expect(lines.join('')).not.toContain('proxy-test-token');
   }, 30_000);
+
+  it('keeps 50 bot requests in any 1.25 s, and lets requests without a bot token (interaction answers) pass at once', async () => {
+    discord = await startFakeDiscord({ token: 'proxy-test-token' });
+    const proxy = await start(discord.apiUrl, []);
+    const bot = { headers: { authorization: 'Bot proxy-test-token' } };
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 50 }, () => fetch(`${proxy.url}/api/v10/users/@me`, bot)));
+    const fiftyFirst = fetch(`${proxy.url}/api/v10/users/@me`, bot).then(() => Date.now() - started);
+    // An interaction's answer (no token: its own in the path), while the 51st bot request waits.
+    const answer = fetch(`${proxy.url}/api/v10/interactions/1/not-a-token/callback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 1 }),
+    }).then((reply) => ({ status: reply.status, ms: Date.now() - started }));
+    const { status, ms } = await answer;
+    expect(status).toBeGreaterThanOrEqual(400);
+    expect(await fiftyFirst).toBeGreaterThanOrEqual(1_200);
+    expect(ms).toBeLessThan(1_000);
+  }, 30_000);
 });

@@ -1,5 +1,5 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings,footprint] [--quick]
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings,footprint,rest-proxy] [--quick]
  * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
  * as markdown.
  */
@@ -14,6 +14,7 @@ import { runGuildScaleBench } from './guildScale.ts';
 import { runHoldingsBench } from './holdings.ts';
 import { runHttpBench } from './http.ts';
 import { runInteractionBench } from './interaction.ts';
+import { runRestProxyBench } from './restProxy.ts';
 import { runSharedQuotaBench } from './sharedQuota.ts';
 import { type BenchTable, machineLine, renderTable, tableFromRecords } from './stats.ts';
 import { runWebBench } from './web.ts';
@@ -31,6 +32,7 @@ export const SUITES = [
   'dashboard',
   'holdings',
   'footprint',
+  'rest-proxy',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
@@ -149,6 +151,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runHoldingsBench({ quick, progress });
     case 'footprint':
       return runFootprintBench({ quick, progress });
+    case 'rest-proxy':
+      return runRestProxyBench({ quick, progress });
   }
 }
 

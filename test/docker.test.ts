@@ -241,8 +241,8 @@ describe('compose.yaml', async () => {
   it('runs the gateway bot, or the HTTP topology, never both', async () => {
     const { services: all } = await composeConfig([], DOT_ENV);
     expect(started(all, undefined)).toEqual(['postgres', 'redis']);
-    expect(started(all, 'gateway')).toEqual(['bot', 'postgres', 'redis']);
-    expect(started(all, 'http')).toEqual(['gateway', 'lb', 'postgres', 'redis', 'web']);
+    expect(started(all, 'gateway')).toEqual(['bot', 'postgres', 'redis', 'rest-proxy']);
+    expect(started(all, 'http')).toEqual(['gateway', 'lb', 'postgres', 'redis', 'rest-proxy', 'web']);
     // The default bot is today's: interactions over the gateway, one process doing everything.
     expect(all.bot?.environment).not.toHaveProperty('INTERACTIONS');
     expect(all.bot?.environment).not.toHaveProperty('PROCESS_ROLE');
@@ -268,6 +268,7 @@ describe('compose.yaml', async () => {
       expect(service.depends_on).toEqual({
         redis: { condition: 'service_healthy' },
         postgres: { condition: 'service_healthy' },
+        'rest-proxy': { condition: 'service_healthy' },
       });
       // What the file sets (.env's own keys, passed through env_file, aside).
       const fromFile = Object.keys(service.environment ?? {}).filter((k) => !DOT_ENV.includes(`${k}=`));
@@ -367,9 +368,78 @@ describe('compose.yaml', async () => {
     }
   }, 60_000);
 
+  it('rest-proxy: one in either profile, its own keys only, every other service sending through it', async () => {
+    const { loadRestProxyConfig } = await import('../src/app/restProxyConfig.ts');
+    for (const profile of ['gateway', 'http']) {
+      const { services: all } = await composeConfig(['--profile', profile], DOT_ENV);
+      const proxy = all['rest-proxy'];
+      expect(proxy?.environment, profile).toMatchObject({
+        PROCESS_ROLE: 'rest-proxy',
+        DISCORD_API_URL: 'https://discord.com/api',
+        REST_PROXY_HOST: '0.0.0.0',
+        REST_PROXY_PORT: '8080',
+      });
+      expect(loadRestProxyConfig({ ...proxy?.environment })).toMatchObject({
+        DISCORD_TOKEN: 't',
+        REST_PROXY_PORT: 8080,
+      });
+      expect(proxy?.ports).toBeUndefined();
+      expect(proxy?.deploy?.replicas ?? 1).toBe(1);
+      for (const name of profile === 'http' ? ['web', 'gateway'] : ['bot']) {
+        expect(all[name]?.environment?.DISCORD_API_URL, name).toBe('http://rest-proxy:8080/api');
+        // Members' browsers open the OAuth2 page at Discord, not at the proxy they cannot reach.
+        expect(all[name]?.environment?.DISCORD_WEB_URL, name).toBe('https://discord.com/api');
+      }
+    }
+    // .env's DISCORD_API_URL is where the proxy reaches Discord; the others still send through the proxy.
+    const { services: offline } = await composeConfig(
+      ['--profile', 'http'],
+      `${DOT_ENV}DISCORD_API_URL=http://10.0.0.9:8787/api\n`,
+    );
+    expect(offline['rest-proxy']?.environment?.DISCORD_API_URL).toBe('http://10.0.0.9:8787/api');
+    expect(offline.web?.environment?.DISCORD_API_URL).toBe('http://rest-proxy:8080/api');
+    expect(offline.web?.environment?.DISCORD_WEB_URL).toBe('http://10.0.0.9:8787/api');
+  }, 60_000);
+
+  it("rest-proxy's health check passes against the proxy itself", async () => {
+    const { startRestProxy } = await import('../src/app/restProxy.ts');
+    const { createLogger } = await import('../src/ops/log.ts');
+    const script = /fetch\('http:\/\/127\.0\.0\.1:8080\/healthz'\)[^"]*/.exec(
+      services().get('rest-proxy') ?? '',
+    )?.[0];
+    expect(script).toBeDefined();
+    const proxy = await startRestProxy(
+      {
+        DISCORD_TOKEN: 't',
+        DISCORD_API_URL: undefined,
+        REST_PROXY_HOST: '127.0.0.1',
+        REST_PROXY_PORT: 0,
+        LOG_LEVEL: 'silent',
+        DATA_DIR: './data',
+      },
+      createLogger({ level: 'silent', secrets: [] }),
+    );
+    try {
+      const local = (script ?? '').replace('127.0.0.1:8080', new URL(proxy.url).host);
+      await expect(run(process.execPath, ['-e', local])).resolves.toBeDefined();
+    } finally {
+      await proxy.stop();
+    }
+    const stopped = (script ?? '').replace('127.0.0.1:8080', new URL(proxy.url).host);
+    await expect(run(process.execPath, ['-e', stopped])).rejects.toMatchObject({ code: 1 });
+  });
+
   it('every service has a health check; the bot and the gateway worker report readiness', () => {
     const blocks = services();
-    expect([...blocks.keys()].sort()).toEqual(['bot', 'gateway', 'lb', 'postgres', 'redis', 'web']);
+    expect([...blocks.keys()].sort()).toEqual([
+      'bot',
+      'gateway',
+      'lb',
+      'postgres',
+      'redis',
+      'rest-proxy',
+      'web',
+    ]);
     for (const [name, block] of blocks) expect(block, name).toMatch(/^ {4}healthcheck:/m);
     expect(blocks.get('bot')).toContain('/readyz');
   });

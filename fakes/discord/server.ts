@@ -25,7 +25,13 @@ import {
 import { type InteractionResult, InteractionTracker, type WaitUntil } from './interactions.ts';
 import { asRecord } from './messages.ts';
 import { type FakeOAuth, FakeOAuthProvider } from './oauth.ts';
-import { RoleEditLimiter, tooManyRequests } from './rateLimit.ts';
+import {
+  DiscordRateLimits,
+  type RateLimitCounts,
+  type RateLimitOptions,
+  RoleEditLimiter,
+  tooManyRequests,
+} from './rateLimit.ts';
 import { handleRest, type RestContext } from './rest.ts';
 import { nextSnowflake } from './snowflake.ts';
 import {
@@ -56,6 +62,8 @@ export type {
 export { InteractionFailedError } from './httpDelivery.ts';
 export type { InteractionResult, WaitUntil } from './interactions.ts';
 export type { FakeOAuth } from './oauth.ts';
+export type { RateLimitCounts, RateLimitOptions, RouteBucket } from './rateLimit.ts';
+export { roleEditBucket } from './rateLimit.ts';
 export type {
   AuditEntry,
   FakeDiscordState,
@@ -226,6 +234,13 @@ export interface FakeDiscord extends HttpInteractionsApi {
   clearFaults(): void;
   /** Per-guild limit on member role edits: beyond `perSecond`, 429 with retry_after and X-RateLimit-* headers. */
   limitRoleEdits(guildId: string, perSecond: number | null): void;
+  /**
+   * Enforces Discord's global limit per bot token and per-route buckets (rateLimit.ts), with their headers
+   * and 429s; replaces earlier limits and zeroes `rateLimitCounts`. `{}` lifts them.
+   */
+  enforceRateLimits(options: RateLimitOptions): void;
+  /** The 429s answered for `enforceRateLimits`' limits since it was last called. */
+  readonly rateLimitCounts: Readonly<RateLimitCounts>;
   /** Closes the gateway sockets with `code` (default 4000: the client resumes). 1006 drops them without a frame. */
   disconnectGateway(code?: number): void;
   close(): Promise<void>;
@@ -257,6 +272,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const requestWaiters = new Set<(request: RecordedRestRequest) => void>();
   const faults: (FaultRule & { left: number })[] = [];
   const limiter = new RoleEditLimiter();
+  const rateLimits = new DiscordRateLimits();
 
   const server = createServer((req, res) => {
     handleHttp(req, res).catch((error: unknown) => {
@@ -343,9 +359,24 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     let answer: Answer;
     if (routePath === undefined) answer = apiError(404, 0, '404: Not Found');
     else if ('status' in read) answer = read;
-    else answer = fault ?? oauth.handle(parsed) ?? answerSafely(rest, parsed);
+    else answer = fault ?? limitedOrAnswered(parsed, at);
     writeAnswer(res, answer);
     record(parsed, at, answer.status, fault !== null);
+  }
+
+  /**
+   * Discord's rate limits first (`enforceRateLimits`), counted at the request's arrival, not after its body
+   * was read; then the route's answer with the bucket's headers.
+   */
+  function limitedOrAnswered(req: ParsedRequest, arrivedAt: number): Answer {
+    const limits = rateLimits.take(
+      { method: req.method, path: req.path, authorization: req.headers.authorization },
+      arrivedAt,
+    );
+    if ('limited' in limits) return limits.limited;
+    const answer = oauth.handle(req) ?? answerSafely(rest, req);
+    if (Object.keys(limits.headers).length === 0) return answer;
+    return { ...answer, headers: { ...limits.headers, ...answer.headers } };
   }
 
   function takeFault(req: ParsedRequest): Answer | null {
@@ -653,6 +684,12 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     },
     limitRoleEdits(guildId, perSecond) {
       limiter.set(guildId, perSecond);
+    },
+    enforceRateLimits(options) {
+      rateLimits.enforce(options);
+    },
+    get rateLimitCounts() {
+      return rateLimits.counts;
     },
     disconnectGateway(code = 4000) {
       gateway.disconnect(code);

@@ -47,6 +47,8 @@ export const ConfigSchema = z.object({
       .regex(/^\d{17,20}$/, 'must be a Discord snowflake'),
   ),
   DISCORD_API_URL: optionalText.pipe(httpUrl.optional()),
+  /** Discord's pages members' browsers open (OAuth2 authorize): its origin; default DISCORD_API_URL's, else Discord's. */
+  DISCORD_WEB_URL: optionalText.pipe(httpUrl.optional()),
   DISCORD_CLIENT_SECRET: optionalText.pipe(
     z.string().min(8, 'must be the OAuth2 client secret (OAuth2 > Client Secret)').optional(),
   ),
@@ -105,7 +107,10 @@ export const ConfigSchema = z.object({
   USER_COOLDOWN_COMMANDS: withDefault(z.coerce.number().int().min(0).max(1_000), 5),
   USER_COOLDOWN_SECONDS: withDefault(z.coerce.number().int().min(1).max(3_600), 30),
   INTERACTIONS: withDefault(z.enum(['gateway', 'http']), 'gateway'),
-  PROCESS_ROLE: withDefault(z.enum(['all', 'web', 'gateway']), 'all'),
+  PROCESS_ROLE: withDefault(z.enum(['all', 'web', 'gateway', 'rest-proxy']), 'all'),
+  /** PROCESS_ROLE=rest-proxy: where the bot's one Discord REST proxy listens (restProxy.ts). */
+  REST_PROXY_HOST: withDefault(z.string(), '127.0.0.1'),
+  REST_PROXY_PORT: withDefault(z.coerce.number().int().min(0).max(65_535), 8_080),
   DEFER_AFTER_MS: withDefault(z.coerce.number().int().min(0).max(2_500), 1_200),
 
   DATA_DIR: withDefault(z.string(), './data'),
@@ -313,7 +318,7 @@ export function loadConfig(env: Record<string, string | undefined>): Config {
         `INTERACTIONS=http needs ${missing.join(' and ')}: Discord signs each interaction with the app's public key (General Information > Public Key), and POSTs it to PUBLIC_URL/interactions (set that as the Interactions Endpoint URL)`,
       );
     }
-  } else if (env.PROCESS_ROLE?.trim() && env.PROCESS_ROLE.trim() !== 'all') {
+  } else if (!['', 'all', 'rest-proxy'].includes(env.PROCESS_ROLE?.trim() ?? '')) {
     problems.push(
       'PROCESS_ROLE=web or gateway splits INTERACTIONS=http deployments: set INTERACTIONS=http too',
     );

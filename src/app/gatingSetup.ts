@@ -32,6 +32,7 @@ export type GatingConfig = Pick<
   | 'HOLDINGS_RPC_REQUESTS_PER_SECOND'
   | 'DISCORD_APPLICATION_ID'
   | 'DISCORD_API_URL'
+  | 'DISCORD_WEB_URL'
   | 'DISCORD_CLIENT_SECRET'
   | 'DISCORD_PUBLIC_KEY'
   | 'LINKED_ROLES_ENABLED'
@@ -70,6 +71,7 @@ export function signInConfig(
         clientId: config.DISCORD_APPLICATION_ID,
         clientSecret: config.DISCORD_CLIENT_SECRET,
         apiUrl: config.DISCORD_API_URL ?? DEFAULT_DISCORD_API_URL,
+        ...(config.DISCORD_WEB_URL ? { webUrl: config.DISCORD_WEB_URL } : {}),
         publicUrl: config.PUBLIC_URL,
         ...(config.DISCORD_PUBLIC_KEY ? { publicKey: config.DISCORD_PUBLIC_KEY } : {}),
       }

@@ -20,6 +20,11 @@ export interface DiscordOAuthConfig {
   clientSecret: string;
   /** DISCORD_API_URL (REST base including `/api`), or DEFAULT_DISCORD_API_URL. */
   apiUrl: string;
+  /**
+   * DISCORD_WEB_URL: where members' browsers open Discord's pages (only its origin counts). Unset: the
+   * origin of `apiUrl`, which is not Discord's when the REST goes through the bot's REST proxy.
+   */
+  webUrl?: string;
   /** PUBLIC_URL: the redirect URIs live below it. */
   publicUrl: string;
   /**
@@ -127,12 +132,15 @@ export function redirectUri(cfg: Pick<DiscordOAuthConfig, 'publicUrl'>, path: st
   return `${cfg.publicUrl.replace(/\/+$/, '')}${path}`;
 }
 
-/** The authorize page: the origin of the API URL plus `/oauth2/authorize` (https://discord.com/oauth2/authorize). */
+/**
+ * The authorize page: the origin of the web URL (else of the API URL) plus `/oauth2/authorize`
+ * (https://discord.com/oauth2/authorize).
+ */
 export function authorizeUrl(
-  cfg: Pick<DiscordOAuthConfig, 'clientId' | 'apiUrl' | 'publicUrl'>,
+  cfg: Pick<DiscordOAuthConfig, 'clientId' | 'apiUrl' | 'webUrl' | 'publicUrl'>,
   input: { scopes: OAuthScope[]; state: string; redirectPath: string },
 ): string {
-  const url = new URL('/oauth2/authorize', new URL(cfg.apiUrl).origin);
+  const url = new URL('/oauth2/authorize', new URL(cfg.webUrl ?? cfg.apiUrl).origin);
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('client_id', cfg.clientId);
   url.searchParams.set('scope', input.scopes.join(' '));

@@ -193,6 +193,7 @@ describe('parseRunArgs', () => {
         'dashboard',
         'holdings',
         'footprint',
+        'rest-proxy',
       ],
       quick: false,
       help: false,
@@ -217,8 +218,10 @@ describe('parseRunArgs', () => {
       'dashboard',
       'holdings',
       'footprint',
+      'rest-proxy',
     ]);
     expect(parseRunArgs(['--only', 'holdings']).suites).toEqual(['holdings']);
+    expect(parseRunArgs(['--only', 'rest-proxy']).suites).toEqual(['rest-proxy']);
     expect(parseRunArgs(['--only', 'http']).suites).toEqual(['http']);
     expect(parseRunArgs(['--only', 'web']).suites).toEqual(['web']);
     expect(parseRunArgs(['--only', 'dashboard']).suites).toEqual(['dashboard']);

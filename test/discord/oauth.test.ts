@@ -67,6 +67,16 @@ describe('Discord OAuth2 client against the stand-in', () => {
     expect(url.searchParams.get('response_type')).toBe('code');
   });
 
+  it("builds it on DISCORD_WEB_URL's origin when set: browsers never open the bot's REST proxy", () => {
+    const url = new URL(
+      authorizeUrl(
+        { ...cfg, apiUrl: 'http://rest-proxy:8080/api', webUrl: 'https://discord.com/api' },
+        { scopes: ['identify'], state: 's', redirectPath: '/oauth/callback' },
+      ),
+    );
+    expect(`${url.origin}${url.pathname}`).toBe('https://discord.com/oauth2/authorize');
+  });
+
   it('exchanges a code once and reads the user with the token', async () => {
     const code = await codeFor(['identify']);
     const grant = await exchangeCode(cfg, { code, redirectPath: '/oauth/callback', needs: ['identify'] });

@@ -148,7 +148,7 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
 });
 
 describe('npm start -- --help', () => {
-  it('loads every part either kind of process runs from the bundle, and lists the configuration keys', async () => {
+  it('loads every part each kind of process runs from the bundle (the REST proxy too), and lists the configuration keys', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'shipped-help-'));
     try {
       const help = runNode(shippedMain(), {}, dir, npmStart().flags, ['--help']);
@@ -156,7 +156,14 @@ describe('npm start -- --help', () => {
       const { stdout, stderr } = help.output();
       expect(stderr).toBe('');
       expect(stdout).toContain('Usage: npm start');
-      for (const key of ['DISCORD_TOKEN', 'REDIS_URL', 'DATABASE_URL', 'SHARD_COUNT', 'PROCESS_ROLE'])
+      for (const key of [
+        'DISCORD_TOKEN',
+        'REDIS_URL',
+        'DATABASE_URL',
+        'SHARD_COUNT',
+        'PROCESS_ROLE',
+        'REST_PROXY_PORT',
+      ])
         expect(stdout).toContain(`\n  ${key}\n`);
     } finally {
       await rm(dir, { recursive: true, force: true });

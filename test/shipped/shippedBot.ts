@@ -75,9 +75,10 @@ export async function startShipped(
   return { ...child, stop };
 }
 
-/** A log line saying the process is serving: a gateway bot, a shard manager or a web replica. */
+/** A log line saying the process is serving: a gateway bot, a shard manager, a web replica or the REST proxy. */
 export const READY = {
   bot: (line: LogLine) => line.msg === 'bot ready',
   shards: (line: LogLine) => line.msg === 'all shards ready',
   replica: (line: LogLine) => line.msg === 'web replica ready',
+  restProxy: (line: LogLine) => line.msg === 'rest proxy ready',
 } as const;

@@ -23,18 +23,11 @@ import type { Logger } from '../ops/log.ts';
 import { type BotMetrics, createMetrics } from '../ops/metrics.ts';
 import type { GatingStore } from '../store/types.ts';
 import type { InteractionEndpoint } from '../web/interactions.ts';
-import { type OpsChecks, type OpsServers, startOpsServers } from '../web/listeners.ts';
-import type { ReadinessCheck } from '../web/ops.ts';
+import { type OpsServers, startOpsServers } from '../web/listeners.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import { parseIdentity } from '../web3bio/identity.ts';
 import { type GatingParts, startGating, stopGating } from './botGating.ts';
-import {
-  countRoleEdits,
-  type RecheckCycleScrape,
-  recheckCycleScrape,
-  recordGatewayPings,
-  scrapeGatingStore,
-} from './botMetrics.ts';
+import { botOpsChecks, countRoleEdits, recheckCycleScrape } from './botMetrics.ts';
 import type { Config } from './config.ts';
 import { handoffKey } from './gatingSetup.ts';
 import { httpEndpoint, interactionRouter } from './interactionRouting.ts';
@@ -383,24 +376,4 @@ function logReady(logger: Logger, client: Client, commands: number, shards: Shar
     },
     'bot ready',
   );
-}
-
-/** `/readyz` and the gauges read at each scrape, for one bot process. */
-function botOpsChecks(
-  client: Client,
-  gating: GatingParts | undefined,
-  metrics: BotMetrics,
-  cycles: RecheckCycleScrape | undefined,
-): OpsChecks {
-  const readiness: Record<string, ReadinessCheck> = {
-    gateway: () => {
-      if (!client.isReady()) throw new Error('gateway not ready');
-    },
-  };
-  if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
-  const beforeScrape = async () => {
-    recordGatewayPings(client, metrics);
-    if (gating) await scrapeGatingStore(gating.store, metrics, cycles);
-  };
-  return { readiness, beforeScrape, registry: metrics.registry, publicPort: !gating };
 }

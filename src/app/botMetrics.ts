@@ -11,6 +11,8 @@ import { cycleHealth, type UpstreamQuota } from '../gating/rechecks/cycleHealth.
 import type { RecheckEvent } from '../gating/rechecks/guildRechecks.ts';
 import type { BotMetrics } from '../ops/metrics.ts';
 import type { GatingStore } from '../store/types.ts';
+import type { OpsChecks } from '../web/listeners.ts';
+import type { ReadinessCheck } from '../web/ops.ts';
 import type { Web3BioClient } from '../web3bio/client.ts';
 import type { Config } from './config.ts';
 
@@ -108,4 +110,24 @@ export function roleEditResult(method: string, status: number): string {
   if (status === 404) return 'unknown';
   if (status === 429) return 'rate_limited';
   return 'failed';
+}
+
+/** `/readyz` and the gauges read at each scrape, for one bot process. */
+export function botOpsChecks(
+  client: Client,
+  gating: { store: GatingStore } | undefined,
+  metrics: BotMetrics,
+  cycles: RecheckCycleScrape | undefined,
+): OpsChecks {
+  const readiness: Record<string, ReadinessCheck> = {
+    gateway: () => {
+      if (!client.isReady()) throw new Error('gateway not ready');
+    },
+  };
+  if (gating) readiness.store = async () => void (await gating.store.pendingRoleChanges());
+  const beforeScrape = async () => {
+    recordGatewayPings(client, metrics);
+    if (gating) await scrapeGatingStore(gating.store, metrics, cycles);
+  };
+  return { readiness, beforeScrape, registry: metrics.registry, publicPort: !gating };
 }

@@ -1,6 +1,6 @@
-import { isIP } from 'node:net';
 import { z } from 'zod';
 import { parseEncryptionKey } from '../gating/linkedRoles/linkedRoles.ts';
+import { isLoopbackHost, parseTrustProxy } from './hostAddresses.ts';
 import { parseShardIds, shardIdsProblems } from './shardIds.ts';
 
 /** Blank values count as unset, so `KEY=` in .env falls back to the default. */
@@ -361,33 +361,6 @@ export function runsAsWebReplica(
 ): boolean {
   if (config.INTERACTIONS !== 'http') return false;
   return config.PROCESS_ROLE === 'web' || (config.PROCESS_ROLE === 'all' && !config.GATING_ENABLED);
-}
-
-/** Whether `host` (a bind address) is reachable from this machine only. */
-export function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
-  return bare === 'localhost' || bare === '::1' || /^127(\.\d{1,3}){3}$/.test(bare);
-}
-
-/** `2` (hops) or `10.0.0.2, 172.16.0.0/12` (proxies); undefined when it is neither. */
-function parseTrustProxy(value: string): number | string[] | undefined {
-  if (/^\d+$/.test(value)) {
-    const hops = Number(value);
-    return hops >= 1 && hops <= 10 ? hops : undefined;
-  }
-  const entries = value
-    .split(',')
-    .map((entry) => entry.trim())
-    .filter(Boolean);
-  return entries.length > 0 && entries.every(isAddressOrRange) ? entries : undefined;
-}
-
-function isAddressOrRange(entry: string): boolean {
-  const [address = '', bits, extra] = entry.split('/');
-  if (extra !== undefined || isIP(address) === 0) return false;
-  if (bits === undefined) return true;
-  const max = isIP(address) === 4 ? 32 : 128;
-  return /^\d{1,3}$/.test(bits) && Number(bits) <= max;
 }
 
 /** Where the gating signing page listens when HTTP_PORT is unset. */

@@ -6,7 +6,8 @@
  * through Redis and `/readyz` also pings it.
  */
 import type { Redis } from 'ioredis';
-import { type Config, isLoopbackHost } from '../app/config.ts';
+import type { Config } from '../app/config.ts';
+import { isLoopbackHost } from '../app/hostAddresses.ts';
 import { closeRedisClient, createRedisClient, untilRedisReady } from '../cache/redisStore.ts';
 import type { Logger } from '../ops/log.ts';
 import type { InteractionEndpoint } from './interactions.ts';

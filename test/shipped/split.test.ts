@@ -7,10 +7,10 @@
  * (droppedCommit.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../e2e/processes.ts';
 import { actOutDroppedCommit } from './droppedCommit.ts';
 import { actOut, type Deployment, type Stage, seedGuild, startStage } from './scenario.ts';
-import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
+import type { ShippedProcess } from './shippedBot.ts';
+import { startSplitDeployment } from './splitDeployment.ts';
 
 describe('npm start split: a web replica and the gateway worker (INTERACTIONS=http)', () => {
   let stage: Stage;
@@ -22,23 +22,9 @@ describe('npm start split: a web replica and the gateway worker (INTERACTIONS=ht
   beforeAll(async () => {
     stage = await startStage('split');
     const seeded = seedGuild(stage.discord);
-    const env = { ...stage.env, INTERACTIONS: 'http' };
-    const [workerPort, webPort, web2Port] = [await freePort(), await freePort(), await freePort()];
-    worker = await startShipped(
-      { ...env, PROCESS_ROLE: 'gateway', HTTP_PORT: String(workerPort) },
-      READY.bot,
-    );
-    const replica = (port: number) =>
-      startShipped({ ...env, PROCESS_ROLE: 'web', HTTP_PORT: String(port) }, READY.replica);
-    [web, web2] = await Promise.all([replica(webPort), replica(web2Port)]);
-    stage.discord.useInteractionsEndpoint(`http://127.0.0.1:${webPort}/interactions`);
-    deployment = {
-      ...stage,
-      ...seeded,
-      pagesUrl: `http://127.0.0.1:${webPort}`,
-      otherPagesUrl: `http://127.0.0.1:${web2Port}`,
-      processes: () => [web, web2, worker],
-    };
+    const split = await startSplitDeployment(stage, stage.env);
+    ({ worker, web, web2 } = split);
+    deployment = { ...stage, ...seeded, ...split.urls, processes: () => [web, web2, worker] };
   }, 90_000);
 
   afterAll(async () => {

@@ -6,9 +6,9 @@
  * proxy, and every request the stand-in Discord saw came through it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freePort } from '../e2e/processes.ts';
 import { actOut, type Deployment, type Stage, seedGuild, startStage } from './scenario.ts';
 import { READY, type ShippedProcess, startShipped } from './shippedBot.ts';
+import { startSplitDeployment } from './splitDeployment.ts';
 
 describe('npm start split, every process sending its Discord REST through PROCESS_ROLE=rest-proxy', () => {
   let stage: Stage;
@@ -31,28 +31,13 @@ describe('npm start split, every process sending its Discord REST through PROCES
       READY.restProxy,
     );
     const ready = await proxy.waitForLog(READY.restProxy);
-    const env = {
+    const split = await startSplitDeployment(stage, {
       ...stage.env,
-      INTERACTIONS: 'http',
       DISCORD_API_URL: `http://127.0.0.1:${String(ready.port)}/api`,
       DISCORD_WEB_URL: stage.discord.apiUrl,
-    };
-    const [workerPort, webPort, web2Port] = [await freePort(), await freePort(), await freePort()];
-    worker = await startShipped(
-      { ...env, PROCESS_ROLE: 'gateway', HTTP_PORT: String(workerPort) },
-      READY.bot,
-    );
-    const replica = (port: number) =>
-      startShipped({ ...env, PROCESS_ROLE: 'web', HTTP_PORT: String(port) }, READY.replica);
-    [web, web2] = await Promise.all([replica(webPort), replica(web2Port)]);
-    stage.discord.useInteractionsEndpoint(`http://127.0.0.1:${webPort}/interactions`);
-    deployment = {
-      ...stage,
-      ...seeded,
-      pagesUrl: `http://127.0.0.1:${webPort}`,
-      otherPagesUrl: `http://127.0.0.1:${web2Port}`,
-      processes: () => [web, web2, worker, proxy],
-    };
+    });
+    ({ worker, web, web2 } = split);
+    deployment = { ...stage, ...seeded, ...split.urls, processes: () => [web, web2, worker, proxy] };
   }, 120_000);
 
   afterAll(async () => {

@@ -84,13 +84,14 @@ export function signedBodyReader(o: DeliveryGateOptions) {
         finish(new UnreadBody(503, 'busy'));
       }
     });
-    payload.once('end', () => finish(null));
+    payload.on('end', () => finish(null));
     // The client went before its body was in: there is no one to answer, and nothing to count. ('close'
-    // comes after every body too: the error is made only when it is needed, as making one costs a stack.)
+    // comes after every body too: the error is made only when it is needed, as making one costs a stack.
+    // 'end' and 'close' come once, and `finish` acts once: `on`, as `once` wraps each listener.)
     const gone = () => {
       if (!finished) finish(new UnreadBody(400, 'request closed before its body was read'));
     };
     payload.on('error', gone);
-    payload.once('close', gone);
+    payload.on('close', gone);
   };
 }

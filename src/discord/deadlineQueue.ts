@@ -2,8 +2,9 @@
  * Deadlines of one length on one timer: each waiting thing is a Set entry (added in order, so the oldest
  * is first and due first), and a single timer, armed for the oldest, expires every entry whose time has
  * come and re-arms for the next. Adding and removing costs a Set operation, where a timer of its own per
- * request cost the signed routes' body reader (signedBody.ts) a Timeout to allocate, insert and clear on
- * every delivery (issue #33's CPU per interaction, npm run bench -- --only http).
+ * request cost a Timeout to allocate, insert and clear on every interaction: the router's deferral window
+ * (answerTiming.ts) and the signed routes' body timeout (web/signedBody.ts; issue #33's CPU per
+ * interaction, npm run bench -- --only http).
  */
 
 /** A waiting thing: `expire` runs once its time is up, unless it was removed first. */

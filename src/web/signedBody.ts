@@ -9,7 +9,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type Deadline, DeadlineQueue } from './deadlineQueue.ts';
+import { type Deadline, DeadlineQueue } from '../discord/deadlineQueue.ts';
 import {
   BUSY_RETRY_AFTER_SECONDS,
   bodyBytesOf,

@@ -3,7 +3,7 @@
  * not before, and one removed in time never does; with real timers, as the body reader runs them.
  */
 import { describe, expect, it } from 'vitest';
-import { type Deadline, DeadlineQueue } from '../../src/web/deadlineQueue.ts';
+import { type Deadline, DeadlineQueue } from '../../src/discord/deadlineQueue.ts';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

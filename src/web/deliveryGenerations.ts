@@ -128,7 +128,12 @@ export class DeliveryGenerations {
     for (const claim of claims) keysAndArgs.push(claim.key);
     keysAndArgs.push(generation);
     for (const claim of claims) keysAndArgs.push(claim.ttl);
-    return this.#redis.claimDeliveries(claims.length + 2, ...keysAndArgs).then(claimAnswer);
+    try {
+      return this.#redis.claimDeliveries(claims.length + 2, ...keysAndArgs).then(claimAnswer);
+    } catch (error) {
+      // As the async function it was: a client that throws fails the call, judged as an outage.
+      return Promise.reject(error);
+    }
   }
 
   /** The marker's generation now, or undefined when there is none. */

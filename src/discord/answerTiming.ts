@@ -2,6 +2,7 @@
 import type { Logger } from '../ops/log.ts';
 import type { MessagePayload } from '../render/types.ts';
 import { isWeb3BioError } from '../web3bio/errors.ts';
+import { DeadlineQueue } from './deadlineQueue.ts';
 import type { Responder } from './responder.ts';
 
 export type Outcome = { ok: true; payload: MessagePayload } | { ok: false; error: unknown };
@@ -35,55 +36,22 @@ interface Deadline {
   cancel(): void;
 }
 
-/**
- * Deadlines of one length, with one timer between them: they pass in the order they were made, so the
- * timer waits for the oldest. A timer per answer (made and cleared on every interaction) cost several
- * µs of every cached answer; this costs a push.
- */
+/** Deadlines of one length on one timer (deadlineQueue.ts): a timer per answer cost several µs of every cached answer. */
 class Deadlines {
-  readonly #ms: number;
-  readonly #queue: { at: number; pass: ((value: null) => void) | null }[] = [];
-  #head = 0;
-  #timer: NodeJS.Timeout | undefined;
+  readonly #queue: DeadlineQueue;
 
   constructor(ms: number) {
-    this.#ms = ms;
+    this.#queue = new DeadlineQueue(ms);
   }
 
   add(): Deadline {
-    const entry: { at: number; pass: ((value: null) => void) | null } = {
-      at: performance.now() + this.#ms,
-      pass: null,
-    };
+    let pass: (value: null) => void = () => {};
     const passed = new Promise<null>((resolve) => {
-      entry.pass = resolve;
+      pass = resolve;
     });
-    this.#queue.push(entry);
-    if (this.#timer === undefined) this.#arm(this.#ms);
-    return {
-      passed,
-      cancel: () => {
-        entry.pass = null;
-      },
-    };
-  }
-
-  #arm(ms: number): void {
-    // Unref: an answer in progress keeps the process alive by itself; a passed deadline alone should not.
-    this.#timer = setTimeout(() => this.#tick(), Math.max(0, Math.ceil(ms))).unref();
-  }
-
-  #tick(): void {
-    this.#timer = undefined;
-    const now = performance.now();
-    let entry = this.#queue[this.#head];
-    for (; entry && (entry.pass === null || entry.at <= now); entry = this.#queue[++this.#head])
-      entry.pass?.(null);
-    if (this.#head > 1_024 && this.#head > this.#queue.length / 2) {
-      this.#queue.splice(0, this.#head);
-      this.#head = 0;
-    }
-    if (entry) this.#arm(entry.at - now);
+    const entry = { at: 0, expire: () => pass(null) };
+    this.#queue.add(entry);
+    return { passed, cancel: () => this.#queue.delete(entry) };
   }
 }
 

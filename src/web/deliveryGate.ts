@@ -63,14 +63,14 @@ export class BytesInFlight {
   /**
    * The reservation of one request of `client`'s that declared `declared` bytes (0 when chunked): counted
    * against the client's share at once, against the process's as the body arrives; given back once
-   * `reply` closes ('close' comes once).
+   * `reply` closes ('close' comes once: `on`, which costs less than `once`'s wrapper).
    */
   open(client: string, reply: FastifyReply, declared: number): BodyBytes {
     let claimed = declared;
     let received = 0;
     let open = true;
     this.#claim(client, declared);
-    reply.raw.once('close', () => {
+    reply.raw.on('close', () => {
       open = false;
       this.#held -= received;
       this.#claim(client, -claimed);
@@ -209,7 +209,7 @@ export function busy(reply: FastifyReply): FastifyReply {
 /** The route's onRequest hook (see the module's doc). */
 export function deliveryGate(o: DeliveryGateOptions): onRequestHookHandler {
   const warnFull = fullBudgetWarning(o);
-  const admit = (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+  const admit = (request: FastifyRequest, reply: FastifyReply, done: () => void, client: string) => {
     const check = checkSignatureHeaders({
       signature: header(request, 'x-signature-ed25519'),
       timestamp: header(request, 'x-signature-timestamp'),
@@ -226,7 +226,6 @@ export function deliveryGate(o: DeliveryGateOptions): onRequestHookHandler {
     }
     // A declared length that does not fit now is refused before it is read. What is admitted counts
     // against the client's share at once and against the process's as its bytes come (the body reader).
-    const client = clientKey(request);
     if (!o.budget.fits(client, length)) {
       warnFull(request);
       sendJson(busy(reply), 503, { error: 'busy' });
@@ -236,14 +235,15 @@ export function deliveryGate(o: DeliveryGateOptions): onRequestHookHandler {
     done();
   };
   return (request, reply, done) => {
-    if (o.suspects.size === 0 || !o.suspects.has(clientKey(request))) {
-      admit(request, reply, done);
+    const client = clientKey(request);
+    if (o.suspects.size === 0 || !o.suspects.has(client)) {
+      admit(request, reply, done, client);
       return;
     }
     o.refusals
       .wait(request)
       .then((wait) => {
-        if (wait === undefined) admit(request, reply, done);
+        if (wait === undefined) admit(request, reply, done, client);
         else
           sendJson(closing(reply).header('retry-after', String(wait)), 429, {
             error: 'too many refused deliveries',

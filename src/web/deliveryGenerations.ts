@@ -99,6 +99,12 @@ export interface DeliveryClaim {
 /** What a claim call answered: each claim's first sighting, or why none was judged. */
 export type ClaimAnswer = boolean[] | 'other generation' | 'restoring';
 
+function claimAnswer(answer: number[] | number): ClaimAnswer {
+  if (answer === -1) return 'other generation';
+  if (answer === -2) return 'restoring';
+  return (answer as number[]).map((first) => first === 1);
+}
+
 /** The marker and holds of one key prefix, and the three scripts on one client. */
 export class DeliveryGenerations {
   readonly #redis: Redis & GenerationCommands;
@@ -117,18 +123,17 @@ export class DeliveryGenerations {
   }
 
   /** SET NX PX of each claim, in one call, if `generation` is the marker's and nothing is being restored. */
-  async claim(generation: string, claims: readonly DeliveryClaim[]): Promise<ClaimAnswer> {
-    const answer = await this.#redis.claimDeliveries(
-      claims.length + 2,
-      this.#marker,
-      this.#holds,
-      ...claims.map((c) => c.key),
-      generation,
-      ...claims.map((c) => c.ttl),
-    );
-    if (answer === -1) return 'other generation';
-    if (answer === -2) return 'restoring';
-    return (answer as number[]).map((first) => first === 1);
+  claim(generation: string, claims: readonly DeliveryClaim[]): Promise<ClaimAnswer> {
+    const keysAndArgs: (string | number)[] = [this.#marker, this.#holds];
+    for (const claim of claims) keysAndArgs.push(claim.key);
+    keysAndArgs.push(generation);
+    for (const claim of claims) keysAndArgs.push(claim.ttl);
+    try {
+      return this.#redis.claimDeliveries(claims.length + 2, ...keysAndArgs).then(claimAnswer);
+    } catch (error) {
+      // As the async function it was: a client that throws fails the call, judged as an outage.
+      return Promise.reject(error);
+    }
   }
 
   /** The marker's generation now, or undefined when there is none. */

@@ -9,6 +9,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { type Deadline, DeadlineQueue } from '../discord/deadlineQueue.ts';
 import {
   BUSY_RETRY_AFTER_SECONDS,
   bodyBytesOf,
@@ -42,31 +43,37 @@ type Done = (error: Error | null, body?: Buffer) => void;
 /** The content-type parser of a signed route (its raw body, as sent, for the signature check). */
 export function signedBodyReader(o: DeliveryGateOptions) {
   const warnFull = fullBudgetWarning(o);
+  // One timer for every body this route is reading (they share the timeout), not one per request.
+  const deadlines = new DeadlineQueue(o.bodyTimeoutMs);
   return (request: FastifyRequest, payload: IncomingMessage, done: Done): void => {
     const bytes = bodyBytesOf(request);
     const chunks: Buffer[] = [];
     let received = 0;
     let finished = false;
+    const deadline: Deadline = {
+      at: 0,
+      expire: () => {
+        if (finished) return;
+        finished = true;
+        payload.pause();
+        chunks.length = 0;
+        // Counted before the answer, so the client's next request already meets its count.
+        countRefusal(request, o, 'body_timeout')
+          .catch(() => {})
+          .finally(() => done(new UnreadBody(408, 'request body not received in time')));
+      },
+    };
     const finish = (error: Error | null) => {
       if (finished) return;
       finished = true;
-      clearTimeout(deadline);
+      deadlines.delete(deadline);
       if (error === null) return done(null, Buffer.concat(chunks, received));
       // Read no more of a refused body while its answer goes out (Node drains the rest once it has).
       payload.pause();
       chunks.length = 0;
       done(error);
     };
-    const deadline = setTimeout(() => {
-      if (finished) return;
-      finished = true;
-      payload.pause();
-      chunks.length = 0;
-      // Counted before the answer, so the client's next request already meets its count.
-      countRefusal(request, o, 'body_timeout')
-        .catch(() => {})
-        .finally(() => done(new UnreadBody(408, 'request body not received in time')));
-    }, o.bodyTimeoutMs);
+    deadlines.add(deadline);
     payload.on('data', (chunk: Buffer) => {
       if (finished) return;
       received += chunk.length;
@@ -77,10 +84,14 @@ export function signedBodyReader(o: DeliveryGateOptions) {
         finish(new UnreadBody(503, 'busy'));
       }
     });
-    payload.once('end', () => finish(null));
-    // The client went before its body was in: there is no one to answer, and nothing to count.
-    const gone = () => finish(new UnreadBody(400, 'request closed before its body was read'));
+    payload.on('end', () => finish(null));
+    // The client went before its body was in: there is no one to answer, and nothing to count. ('close'
+    // comes after every body too: the error is made only when it is needed, as making one costs a stack.
+    // 'end' and 'close' come once, and `finish` acts once: `on`, as `once` wraps each listener.)
+    const gone = () => {
+      if (!finished) finish(new UnreadBody(400, 'request closed before its body was read'));
+    };
     payload.on('error', gone);
-    payload.once('close', gone);
+    payload.on('close', gone);
   };
 }

@@ -64,5 +64,5 @@ it('adds a token rule through the dry run and Apply, refuses an NFT as a token, 
   await gatingCommandRun(d.g, 'recheck');
   await d.g.gating.service.idle(d.g.guildId);
   expect(hasRole(d.g, ALICE, holders)).toBe(true);
-  expect(textOf((await owner.get(`${base}/health`)).text)).toContain('The node of base is failing');
+  expect(textOf((await owner.get(`${base}/health`)).text)).toContain('Chain nodes failing: base.');
 });

@@ -228,7 +228,7 @@ describe('holdings rules', () => {
       expect(hasRole(g, ALICE, holders)).toBe(true);
     }
     const status = seen(visibleMessage(await gatingCommandRun(g, 'status')));
-    expect(status).toContain('The node of base is failing');
+    expect(status).toContain('Chain nodes failing: base.');
     const metrics = () => g.h.bot.metrics.registry.metrics();
     const scraped = await metrics();
     expect(scraped).toContain('holdings_rpc_failing{chain="base"} 1');
@@ -238,7 +238,7 @@ describe('holdings rules', () => {
     evm.setMode('up');
     await recheckTwice(g);
     expect(hasRole(g, ALICE, holders)).toBe(false);
-    expect(seen(visibleMessage(await gatingCommandRun(g, 'status')))).not.toContain('is failing');
+    expect(seen(visibleMessage(await gatingCommandRun(g, 'status')))).not.toContain('Chain nodes failing');
     expect(await metrics()).toContain('holdings_rpc_failing{chain="base"} 0');
   });
 

@@ -218,7 +218,7 @@ describe('signing page behind Discord sign-in', () => {
     discord.oauth.signInAs(null);
     const page = await new TestBrowser().open(`${server.url}/verify/${nonce}`);
     expect(page.status).toBe(200);
-    expect(page.text).toContain('Discord sign-in cancelled');
+    expect(page.text).toContain('Discord sign-in canceled');
     expect(page.text).toContain(`href="${server.url}/verify/${nonce}"`);
   });
 

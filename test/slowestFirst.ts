@@ -2,31 +2,17 @@
  * The order files start in: the slowest known first, so that on 2 workers the long waits overlap the
  * short files instead of running alone at the end. Vitest orders by an earlier run's timings when it has
  * them and by file size when it has not (a fresh clone, CI), which left a 20 s attack test and the
- * Farcaster flows to the last minute. Seconds from a fresh clone's run (docs/contributors/tests.md).
+ * Farcaster flows to the last minute. `slowestFiles.json`: the seconds of each file over 9 s (its hooks
+ * included) in fresh-clone runs on 2 workers (docs/contributors/tests.md; `npm run test:timings` after a
+ * run). The `shipped` project's files start first; the rest (under 9 s each) keep Vitest's order.
  */
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
+import SECONDS from './slowestFiles.json' with { type: 'json' };
 
-const SLOWEST: readonly string[] = [
-  'test/e2e/recheckCycles.test.ts', // 35-90 s, mostly waiting for a 36 s re-check cycle to begin (twice)
-  'test/e2e/farcaster.test.ts', // 47 s
-  'test/e2e/linkedRoleFarcaster.test.ts', // 24 s
-  'test/docker.test.ts', // 22 s
-  'test/web/seenDeliveries.test.ts', // 22 s
-  'test/e2e/stalledClient.test.ts', // 20 s
-  'test/e2e/webHardening.test.ts', // 18 s
-  'test/e2e/gating.test.ts', // 16 s
-  'test/store/gatingStore.test.ts', // 15 s
-  'test/e2e/farcaster.browser.test.ts', // 15 s
-  'test/e2e/linkedRoles.browser.test.ts', // 15 s
-  'test/e2e/walletRace.test.ts', // 14 s
-  'test/e2e/dashboardAttacks.test.ts', // 12 s
-  'test/e2e/timedOutModerators.test.ts', // 11 s
-  'test/e2e/httpGating.test.ts', // 11 s
-];
+const seconds = Object.entries(SECONDS as Record<string, number>);
 
-function rank(file: TestSpecification): number {
-  const found = SLOWEST.findIndex((path) => file.moduleId.endsWith(`/${path}`));
-  return found === -1 ? SLOWEST.length : found;
+function knownSeconds(file: TestSpecification): number {
+  return seconds.find(([path]) => file.moduleId.endsWith(`/${path}`))?.[1] ?? 0;
 }
 
 export class SlowestFirst extends BaseSequencer {
@@ -37,7 +23,7 @@ export class SlowestFirst extends BaseSequencer {
     return [...sorted].sort(
       (a, b) =>
         projects.indexOf(a.project.name) - projects.indexOf(b.project.name) ||
-        rank(a) - rank(b) ||
+        knownSeconds(b) - knownSeconds(a) ||
         (position.get(a) ?? 0) - (position.get(b) ?? 0),
     );
   }

@@ -106,6 +106,8 @@ export interface StartBotOptions {
    * else this process's memory). A shard process without Redis gets one that forgets in every process.
    */
   recentLookups?: RecentLookups;
+  /** How often a watched Farcaster sign-in's channel is read; default 1.5 s (the end-to-end tests shorten it). */
+  farcasterPollMs?: number;
 }
 
 /** Log in and route interactions. Resolves once the gateway session is ready. */
@@ -136,6 +138,7 @@ export async function startBot(options: StartBotOptions): Promise<Bot> {
           worker,
           ...(interactions ? { interactions } : {}),
           metrics,
+          farcasterPollMs: options.farcasterPollMs,
         })
       : undefined;
   const recentLookups =

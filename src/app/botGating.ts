@@ -49,10 +49,17 @@ export async function startGating(input: {
   /** INTERACTIONS=http in one process: `POST /interactions` on the pages' server. */
   interactions?: InteractionEndpoint;
   metrics: BotMetrics;
+  /** How often a watched Farcaster sign-in's channel is read (StartBotOptions). */
+  farcasterPollMs?: number | undefined;
 }): Promise<GatingParts> {
   const { config, logger } = input;
   if (!config.PUBLIC_URL) throw new Error('PUBLIC_URL is required when GATING_ENABLED=true');
-  const { oauth, key, siwe, farcaster } = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL }, logger);
+  const signIn = signInConfig({ ...config, PUBLIC_URL: config.PUBLIC_URL }, logger);
+  const { oauth, key, siwe } = signIn;
+  const farcaster =
+    signIn.farcaster && input.farcasterPollMs
+      ? { ...signIn.farcaster, pollMs: input.farcasterPollMs }
+      : signIn.farcaster;
   const store = input.store ?? (await openGatingStore(config));
   try {
     const service = new GatingService({

@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   csrfOf,
   type Dashboard,
+  RIGHTS_SECONDS,
   signIn,
   startServerA,
   TestBrowser,
@@ -34,8 +35,8 @@ describe('the dashboard against its attackers', () => {
   let ruleRole: string;
 
   beforeAll(async () => {
-    // Rights read at most 5 s ago: a demotion shows within that (60 s at most in production).
-    ({ d, base, admins } = await startServerA(5));
+    // Rights read at most RIGHTS_SECONDS ago: a demotion shows within that (60 s at most in production).
+    ({ d, base, admins } = await startServerA(RIGHTS_SECONDS));
     ruleRole = await addGuildRole(d.g, RULE_ROLE, 4);
     await untilSnapshot(d.g, d.g.guildId, [ruleRole]);
     owner = await signIn(d, d.g.ownerId);
@@ -251,8 +252,8 @@ describe('the dashboard against its attackers', () => {
     expect(await rulesStored()).toEqual([]);
     const keep = await mod.post(`${base}/held/keep`, { csrf: token });
     expect(textOf(keep.text)).toContain('Changes need Manage Roles in this server');
-    // Within the rights' age (5 s here, 60 s at most): the server is gone from every page.
-    await new Promise((resolve) => setTimeout(resolve, 5_200));
+    // Within the rights' age (RIGHTS_SECONDS here, 60 s at most): the server is gone from every page.
+    await new Promise((resolve) => setTimeout(resolve, RIGHTS_SECONDS * 1_000 + 200));
     expect((await mod.get(base)).status).toBe(404);
     expect(textOf((await mod.get('/dashboard')).text)).not.toContain('Server A');
     // The cookie from before the demotion, replayed elsewhere, reads the rights again too.
@@ -261,7 +262,7 @@ describe('the dashboard against its attackers', () => {
     expect((await copy.get(base)).status).toBe(404);
     // And a revoked Discord token ends the session.
     d.g.h.discord.oauth.revokeAccessTokens(d.g.ownerId);
-    await new Promise((resolve) => setTimeout(resolve, 5_200));
+    await new Promise((resolve) => setTimeout(resolve, RIGHTS_SECONDS * 1_000 + 200));
     const ended = await owner.get(base);
     expect(ended.status).toBe(403);
     expect(textOf(ended.text)).toContain('Discord no longer accepts this sign-in');

@@ -39,6 +39,9 @@ export async function startDashboard(options: HarnessOptions = {}): Promise<Dash
   return { g, publicUrl };
 }
 
+/** A rights' age (DASHBOARD_RIGHTS_SECONDS) short enough to wait out in a test: 60 s at most in production. */
+export const RIGHTS_SECONDS = 3;
+
 /**
  * The dashboard of a server named 'Server A', set up for gating, with a role of admins (Manage Server and
  * Manage Roles, position 5); rights read at most `rightsSeconds` ago. `base` is the server's pages' path.

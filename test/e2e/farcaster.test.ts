@@ -36,7 +36,7 @@ import {
   seen,
   waitFor,
 } from './gatingHarness.ts';
-import { ALICE, BOB, visibleMessage } from './harness.ts';
+import { ALICE, BOB, FARCASTER_POLL_MS, visibleMessage } from './harness.ts';
 import { addRule } from './ruleShortcuts.ts';
 
 let current: FarcasterGating | undefined;
@@ -267,7 +267,8 @@ describe('Sign in with Farcaster: every approval that is not the one asked for i
     const late = await browser.open(made.url);
     expect(late.status).toBe(410);
     expect(titleOf(late)).toBe('This link has expired');
-    await new Promise((resolve) => setTimeout(resolve, 1_700));
+    // The server's watch reads the channel again meanwhile: the late approval still changes nothing.
+    await new Promise((resolve) => setTimeout(resolve, 5 * FARCASTER_POLL_MS));
     await nothingChanged(f);
   });
 

@@ -33,6 +33,12 @@ import type { Web3BioClient } from '../../src/web3bio/client.ts';
 /** Discord's ephemeral message flag. */
 export const EPHEMERAL = 64;
 
+/**
+ * How often the bot's watch of a Farcaster sign-in reads its channel here (1.5 s in production): each
+ * approval a flow's test acts out waits for the next read.
+ */
+export const FARCASTER_POLL_MS = 100;
+
 /** The two members every harness guild has. */
 export const ALICE = '300000000000000001';
 export const BOB = '300000000000000002';
@@ -236,7 +242,7 @@ export async function startHarness(options: HarnessOptions = {}): Promise<Harnes
   const commands = options.commands?.(config) ?? commandsFor(config);
   let bot: Bot;
   try {
-    bot = await startBot({ config, logger, web3bio, commands, metrics });
+    bot = await startBot({ config, logger, web3bio, commands, metrics, farcasterPollMs: FARCASTER_POLL_MS });
   } catch (error) {
     await Promise.allSettled([web3bio.close(), discord.close(), upstream.close()]);
     await rm(dataDir, { recursive: true, force: true });

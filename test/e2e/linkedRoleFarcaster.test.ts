@@ -20,7 +20,7 @@ import {
   titleOf,
 } from './farcasterHarness.ts';
 import { PUBLIC_URL, waitFor } from './gatingHarness.ts';
-import { ALICE, BOB } from './harness.ts';
+import { ALICE, BOB, FARCASTER_POLL_MS } from './harness.ts';
 
 const startGating = farcasterGatingPerTest();
 
@@ -75,9 +75,9 @@ async function flowOnceSettled(
   }
 }
 
-/** Long enough for the server's watch (a read every 1.5 s) to have read the channel twice more. */
+/** Long enough for the server's watch (a read every FARCASTER_POLL_MS) to have read the channel twice more. */
 function watchPasses(): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, 3_500));
+  return new Promise((resolve) => setTimeout(resolve, 5 * FARCASTER_POLL_MS));
 }
 
 describe('Sign in with Farcaster on the Linked Roles page, finished by the server', () => {

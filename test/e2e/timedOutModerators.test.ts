@@ -7,7 +7,15 @@
  */
 import { ApplicationCommandOptionType, PermissionFlagsBits } from 'discord-api-types/v10';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { csrfOf, type Dashboard, signIn, startServerA, textOf, untilSnapshot } from './dashboardHarness.ts';
+import {
+  csrfOf,
+  type Dashboard,
+  RIGHTS_SECONDS,
+  signIn,
+  startServerA,
+  textOf,
+  untilSnapshot,
+} from './dashboardHarness.ts';
 import {
   addGuildRole,
   addMember,
@@ -45,8 +53,8 @@ describe('a timed-out moderator', () => {
   const rulesStored = () => d.g.gating.store.listRuleConditions(d.g.guildId);
 
   beforeAll(async () => {
-    // Rights read at most 5 s ago (60 s at most in production).
-    ({ d, base, admins: mods } = await startServerA(5));
+    // Rights read at most RIGHTS_SECONDS ago (60 s at most in production).
+    ({ d, base, admins: mods } = await startServerA(RIGHTS_SECONDS));
     admins = await addGuildRole(d.g, 'Administrators', 6, PermissionFlagsBits.Administrator);
     ruleRole = await addGuildRole(d.g, 'Tier', 4);
     await untilSnapshot(d.g, d.g.guildId, [admins, ruleRole]);
@@ -176,11 +184,11 @@ describe('a timed-out moderator', () => {
     expect(await rulesStored()).toEqual([]);
     const keep = await mod.post(`${base}/held/keep`, { csrf: token });
     expect(textOf(keep.text)).toContain('Changes need Manage Roles in this server');
-    await new Promise((resolve) => setTimeout(resolve, 5_200));
+    await new Promise((resolve) => setTimeout(resolve, RIGHTS_SECONDS * 1_000 + 200));
     expect((await mod.get(`${base}/rules`)).status).toBe(403);
     // The timeout lifted: back within the rights' age, and the change goes through.
     await timeOut(g, modId, null);
-    await new Promise((resolve) => setTimeout(resolve, 5_200));
+    await new Promise((resolve) => setTimeout(resolve, RIGHTS_SECONDS * 1_000 + 200));
     const back = await mod.get(`${base}/rules`);
     expect(back.status).toBe(200);
   });

@@ -39,6 +39,8 @@ import { MAX_OPEN_CHALLENGES_PER_USER } from './siwe.ts';
 export interface FarcasterConfig {
   relayUrl: string;
   rpcUrl: string;
+  /** How often a watched flow's channel is read (default 1.5 s; not configuration: the tests shorten it). */
+  pollMs?: number;
 }
 
 /** Which page made a flow: `/verify` (a server's) or the Linked Roles page (every server). */

@@ -59,6 +59,7 @@ export function createFarcasterSignIns(o: FarcasterRoutesOptions): FarcasterSign
     store: o.store,
     siwe: o.siwe,
     relay: new FarcasterRelay(o.farcaster.relayUrl),
+    ...(o.farcaster.pollMs ? { pollMs: o.farcaster.pollMs } : {}),
     chain: optimismChain(o.farcaster.rpcUrl, (problem) => {
       if (problem.kind === 'wrong_chain') {
         if (!warned)

@@ -221,7 +221,7 @@ async function runRow(guilds: number, o: { durationMs: number; progress: (line: 
     const redis = await redisFootprint(redisPrefix);
     const interactions = await runInteractions(layout, world, keys, {
       durationMs: o.durationMs,
-      expectedPerSecond: 4_000,
+      expectedPerSecond: 7_000,
     });
     const atEnd = await counts(world);
     const row: CapacityRow = {
@@ -257,7 +257,7 @@ async function runRow(guilds: number, o: { durationMs: number; progress: (line: 
 export async function runCapacityBench(options: CapacityBenchOptions = {}) {
   const guilds = options.guilds ?? (options.quick ? [250] : [2_500, 10_000, 25_000]);
   const progress = options.progress ?? (() => {});
-  const durationMs = options.quick ? 2_000 : 10_000;
+  const durationMs = options.quick ? 2_000 : 8_000;
   progress("capacity: npm start's build (scripts/build.ts)");
   await buildDist();
   const rows: CapacityRow[] = [];

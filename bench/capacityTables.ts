@@ -49,7 +49,7 @@ export function capacityTables(
     rows.length >= 2 ? linearFit(rows.map((r) => ({ x: r.guilds, y: sum(r.rss.shards) }))) : undefined;
   const memory: BenchTable = {
     suite: 'Capacity: processes and memory by server count, as an operator runs the bot (issue #37)',
-    method: `one run per row, rows one after the other; the stand-in Discord (enforcing a global ${o.discordPerSecond} requests a second per bot token) and Web3.bio in a process of their own holding ${world}; ${layout}; "ready" = spawning both managers → both logged "all shards ready"; RSS = VmRSS from /proc after the re-check cycle, no forced GC; per 1,000 servers = the shard processes' RSS summed over the servers (their floor included); PostgreSQL = pg_database_size after the cycle; Redis = the run's keys (SCAN of its prefix) and their MEMORY USAGE summed, after the processes stopped; load average (1, 5, 15 min) when the cycle ended`,
+    method: `one run per row, rows one after the other; the stand-in Discord (enforcing a global ${o.discordPerSecond} requests a second per bot token) and Web3.bio in a process of their own holding ${world}; ${layout}; "ready" = spawning both managers → both logged "all shards ready"; RSS = VmRSS from /proc after the re-check cycle, no forced GC; per 1,000 servers = the shard processes' RSS summed over the servers (their floor included); PostgreSQL = pg_database_size after the cycle; Redis = the run's keys (SCAN of its prefix) and their MEMORY USAGE summed, after the cycle (before the interactions: the cache, not the deliveries claimed); load average (1, 5, 15 min) when the cycle ended`,
     targets: [],
     columns: [
       'Servers',

@@ -40,6 +40,17 @@ function counts(world: ChildProcess): Promise<WorldCounts> {
   return answer.then((m) => m.counts);
 }
 
+/** Each route's requests in `after` and not in `before`, most first. */
+export function routesBetween(
+  before: Readonly<Record<string, number>>,
+  after: Readonly<Record<string, number>>,
+): [string, number][] {
+  return Object.entries(after)
+    .map(([route, n]): [string, number] => [route, n - (before[route] ?? 0)])
+    .filter(([, n]) => n > 0)
+    .sort((a, b) => b[1] - a[1]);
+}
+
 /** The re-check interval: twice what the cycle's member-list walks take at Discord's pace, at least 3 min. */
 export function recheckHours(guilds: number): number {
   return Math.max(0.05, (2 * guilds) / 40 / 3_600);
@@ -191,6 +202,8 @@ async function runRow(guilds: number, o: { durationMs: number; progress: (line: 
     const url = database.url;
     const db = new pg.Pool({ connectionString: url, max: 1 });
     await db.query('UPDATE guild_settings SET last_full_sync_at = $1', [Date.now()]);
+    // Saving a proof leaves a due check at its time: 4 a server from a bulk seed is not what a bot carries.
+    await db.query('DELETE FROM gating_due_checks');
     await db.end();
     o.progress(`capacity: ${guilds} servers: starting the proxy, two shard managers, two replicas`);
     const keys = signingKeys();
@@ -236,6 +249,7 @@ async function runRow(guilds: number, o: { durationMs: number; progress: (line: 
         upstream: atCycle.web3bioRequests - atReady.web3bioRequests,
         discord: atCycle.discordRequests - atReady.discordRequests,
         ms: cycleMs,
+        routes: routesBetween(atReady.discordRoutes, atCycle.discordRoutes),
       },
       startDiscordRequests: atReady.discordRequests - atStart.discordRequests,
       discord429s: atEnd.discord429s,

@@ -12,7 +12,7 @@ export interface CapacityRow {
   /** After the cycle: each manager's own, each shard process's, each replica's, the proxy's. */
   rss: { managers: number[]; shards: number[]; replicas: number[]; proxy: number };
   identities: number;
-  cycle: { upstream: number; discord: number; ms: number };
+  cycle: { upstream: number; discord: number; ms: number; routes: [string, number][] };
   startDiscordRequests: number;
   discord429s: number;
   interactions: {
@@ -89,7 +89,7 @@ export function capacityTables(
   };
   const work: BenchTable = {
     suite: 'Capacity: a full re-check cycle, Discord REST and interactions by server count (issue #37)',
-    method: `the same runs as the table above; the cycle: every server made due at once once all shards were ready (last_full_sync_at one GATING_RECHECK_HOURS ago, the interval twice what the member-list walks take at Discord's pace so the cycle is one cycle), timed from the first to the last "guild re-checked" line of both managers, with the requests the stand-in Web3.bio and Discord saw meanwhile; Discord REST at start = from spawning the managers to ready; 429s = every 429 the stand-in Discord answered in the run; interactions: signed cached /whois (each a fresh interaction id, signed before the round) POSTed to both replicas at once for ${formatNumber(o.durationMs / 1_000)} s, ${o.concurrency} in flight per replica on keep-alive connections, after a 1 s warm-up; per CPU second = interactions answered ÷ the two replicas' user + system CPU seconds in the round (/proc/<pid>/stat): the interactions one core serves`,
+    method: `the same runs as the table above; the cycle: the seeding's due checks deleted (saving a proof leaves one at its time), every server made due at once once all shards were ready (last_full_sync_at one GATING_RECHECK_HOURS ago, the interval twice what the member-list walks take at Discord's pace so the cycle is one cycle), timed from the first to the last "guild re-checked" line of both managers, with the requests the stand-in Web3.bio and Discord saw meanwhile; Discord REST at start = from spawning the managers to ready; 429s = every 429 the stand-in Discord answered in the run; interactions: signed cached /whois (each a fresh interaction id, signed before the round) POSTed to both replicas at once for ${formatNumber(o.durationMs / 1_000)} s, ${o.concurrency} in flight per replica on keep-alive connections, after a 1 s warm-up; per CPU second = interactions answered ÷ the two replicas' user + system CPU seconds in the round (/proc/<pid>/stat): the interactions one core serves`,
     targets: [],
     columns: [
       'Servers',
@@ -105,6 +105,10 @@ export function capacityTables(
       'interactions per CPU second',
       'non-200 / wrong',
     ],
+    notes: rows.map(
+      (row) =>
+        `Discord requests in the cycle of ${formatNumber(row.guilds)} servers, by route: ${row.cycle.routes.map(([route, n]) => `${route} ${formatNumber(n)}`).join('; ')}.`,
+    ),
     rows: rows.map((row) => [
       formatNumber(row.guilds),
       formatNumber(row.identities),

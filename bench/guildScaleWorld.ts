@@ -39,6 +39,8 @@ export interface WorldCounts {
   web3bioRequests: number;
   discordRequests: number;
   discord429s: number;
+  /** Discord requests by route (`GET /guilds/:id/members`). */
+  discordRoutes: Record<string, number>;
 }
 
 /** The identity a /whois asks about: a profile in the stand-in Web3.bio. */
@@ -103,7 +105,12 @@ async function build(request: WorldBuild): Promise<void> {
         web3bioRequests: web3bio.requests.length,
         discordRequests: discord.requests.length,
         discord429s: Object.values(limited).reduce((sum: number, n) => sum + Number(n), 0),
+        discordRoutes: {},
       };
+      for (const { method, path } of discord.requests) {
+        const route = `${method} ${path.replace(/\d{5,}/g, ':id')}`;
+        counts.discordRoutes[route] = (counts.discordRoutes[route] ?? 0) + 1;
+      }
       process.send?.({ type: 'counts', counts });
     } else {
       const bodies = Array.from({ length: message.count }, () =>

@@ -3,7 +3,7 @@
  * plan extrapolates with, and the distinct interactions POSTed to the replicas.
  */
 import { describe, expect, it } from 'vitest';
-import { distinctInteractions, recheckHours } from '../../bench/capacity.ts';
+import { distinctInteractions, recheckHours, routesBetween } from '../../bench/capacity.ts';
 import { atFit, CAPACITY_GUILD, linearFit, shardLayout, worldRatios } from '../../bench/capacityPlan.ts';
 import { worldIdentity } from '../../bench/guildScaleWorld.ts';
 
@@ -84,4 +84,13 @@ it('makes each interaction a delivery of its own: the id and the token counted u
     ['1002', 'fake-interaction.1002.ab'],
   ]);
   expect(bodies.every((b) => JSON.stringify(b.data) === '{"name":"whois"}')).toBe(true);
+});
+
+it("counts each route's requests between two readings, most first, leaving out routes not used meanwhile", () => {
+  const before = { 'GET /gateway/bot': 2, 'GET /guilds/:id/members': 10 };
+  const after = { 'GET /gateway/bot': 2, 'GET /guilds/:id/members': 260, 'GET /guilds/:id/members/:id': 3 };
+  expect(routesBetween(before, after)).toEqual([
+    ['GET /guilds/:id/members', 250],
+    ['GET /guilds/:id/members/:id', 3],
+  ]);
 });

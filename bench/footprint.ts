@@ -57,7 +57,7 @@ async function readingOf(pid: number): Promise<Omit<Reading, 'manager'>> {
   return rssParts(await readFile(`/proc/${pid}/status`, 'utf8'));
 }
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const address = server.address();
@@ -133,9 +133,17 @@ async function measure(stand: Stand, entry: Entry): Promise<Reading> {
   }
 }
 
-function readyLine(child: ChildProcess, msg: string): Promise<Record<string, unknown>> {
+/** The child's first JSON log line whose `msg` is `msg`; rejects when it exits first or after `timeoutMs`. */
+export function readyLine(
+  child: ChildProcess,
+  msg: string,
+  timeoutMs = 90_000,
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no "${msg}" line within 90 s`)), 90_000);
+    const timer = setTimeout(
+      () => reject(new Error(`no "${msg}" line within ${timeoutMs / 1_000} s`)),
+      timeoutMs,
+    );
     child.once('exit', (code) => reject(new Error(`exited (${code}) before "${msg}"`)));
     if (!child.stdout) return;
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -153,7 +161,8 @@ function readyLine(child: ChildProcess, msg: string): Promise<Record<string, unk
   });
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+/** SIGTERM, then SIGKILL after 20 s. */
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
   child.kill('SIGTERM');

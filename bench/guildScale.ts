@@ -20,7 +20,7 @@ import { RawCredentialSet, toCredentialSet } from '../src/web3bio/schemas.ts';
 import { nextMessage, rssBytes } from './childProcess.ts';
 import type { BotReport, BotStart } from './guildScaleBot.ts';
 import { runMainBot, type ShardRun, shardTable } from './guildScaleShards.ts';
-import { linkedIdentity, WORLD_API_KEY, type WorldReady } from './guildScaleWorld.ts';
+import { linkedIdentity, WORLD_API_KEY, type WorldBuild, type WorldReady } from './guildScaleWorld.ts';
 import { type BenchTable, formatNumber, verdict } from './stats.ts';
 
 export interface GuildScaleBenchOptions {
@@ -51,10 +51,12 @@ export interface BotRun {
 }
 
 /** The stand-ins' process, built and ready. */
-export async function startWorld(guilds: number): Promise<{ child: ChildProcess; world: WorldReady }> {
+export async function startWorld(
+  guilds: number | WorldBuild,
+): Promise<{ child: ChildProcess; world: WorldReady }> {
   const child = fork(WORLD, { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
   const ready = nextMessage<{ type: string; ready: WorldReady }>(child, 'ready');
-  child.send({ type: 'build', build: { guilds } });
+  child.send({ type: 'build', build: typeof guilds === 'number' ? { guilds } : guilds });
   return { child, world: (await ready).ready };
 }
 
@@ -82,8 +84,8 @@ export async function seedDatabase(world: WorldReady): Promise<{ url: string; dr
         spamRemovesHuman: true,
         logChannelId: null,
       });
-      for (const userId of guild.linked) {
-        const identity = linkedIdentity(userId);
+      for (const [index, userId] of guild.linked.entries()) {
+        const identity = guild.identities[index] ?? linkedIdentity(userId);
         const lastResult = toCredentialSet(RawCredentialSet.parse(gatingCredentials(identity)));
         await store.saveLink(
           {

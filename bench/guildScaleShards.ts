@@ -34,7 +34,7 @@ export interface ShardRun {
 }
 
 /** The pids of a process's children (every thread's). */
-async function childPids(pid: number): Promise<number[]> {
+export async function childPids(pid: number): Promise<number[]> {
   const tasks = await readFile(`/proc/${pid}/task/${pid}/children`, 'utf8').catch(() => '');
   return tasks
     .split(/\s+/)
@@ -42,7 +42,8 @@ async function childPids(pid: number): Promise<number[]> {
     .map(Number);
 }
 
-async function shardRss(managerPid: number): Promise<number[]> {
+/** The RSS of each of a shard manager's shard processes. */
+export async function shardRss(managerPid: number): Promise<number[]> {
   return Promise.all((await childPids(managerPid)).map((pid) => rssBytes(pid).catch(() => 0)));
 }
 

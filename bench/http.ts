@@ -188,7 +188,7 @@ export interface HttpRound {
   ranOut: boolean;
 }
 
-interface Sampled {
+export interface Sampled {
   samples: number[];
   elapsedMs: number;
   failures: number;
@@ -198,7 +198,7 @@ interface Sampled {
 }
 
 /** `concurrency` workers, each POSTing the next pre-signed request once the last answer's body has arrived. */
-async function postRound(
+export async function postRound(
   pool: Pool,
   requests: readonly SignedRequest[],
   concurrency: number,

@@ -1,11 +1,12 @@
 /**
- * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings,footprint,rest-proxy] [--quick]
+ * `npm run bench [-- --only client,cache,interaction,shared-quota,gating,guild-scale,web,export,http,dashboard,holdings,footprint,rest-proxy,capacity] [--quick]
  * [--skip-gating]`: runs every benchmark suite against the stand-ins on 127.0.0.1 and prints each table
  * as markdown.
  */
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runCacheBench } from './cache.ts';
+import { runCapacityBench } from './capacity.ts';
 import { runClientBench } from './client.ts';
 import { runDashboardBench } from './dashboard.ts';
 import { runFootprintBench } from './footprint.ts';
@@ -33,6 +34,7 @@ export const SUITES = [
   'holdings',
   'footprint',
   'rest-proxy',
+  'capacity',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
@@ -153,6 +155,8 @@ async function runSuite(suite: SuiteName, quick: boolean, progress: (line: strin
       return runFootprintBench({ quick, progress });
     case 'rest-proxy':
       return runRestProxyBench({ quick, progress });
+    case 'capacity':
+      return runCapacityBench({ quick, progress });
   }
 }
 

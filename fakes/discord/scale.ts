@@ -6,7 +6,7 @@
  */
 import type { APIEmoji, APISticker, APIUser } from 'discord-api-types/v10';
 import { OverwriteType, PermissionFlagsBits, StickerFormatType, StickerType } from 'discord-api-types/v10';
-import { nextSnowflake } from './snowflake.ts';
+import { nextSnowflake, snowflakeOnShard } from './snowflake.ts';
 import {
   createGuild,
   type FakeDiscordState,
@@ -45,14 +45,26 @@ export interface ScaleGuild {
   memberIds: string[];
 }
 
-/** Adds `count` guilds of `shape` to the state (call before the bot connects: nothing is dispatched). */
-export function addScaleGuilds(state: FakeDiscordState, count: number, shape: GuildShape): ScaleGuild[] {
+/**
+ * Adds `count` guilds of `shape` to the state (call before the bot connects: nothing is dispatched). With
+ * `shardCount`, guild g is served by shard g % shardCount, so every shard holds as many (ids made in one
+ * millisecond would otherwise all go to one shard, past Discord's 2,500 a shard).
+ */
+export function addScaleGuilds(
+  state: FakeDiscordState,
+  count: number,
+  shape: GuildShape,
+  shardCount?: number,
+): ScaleGuild[] {
   const guilds: ScaleGuild[] = [];
-  for (let g = 0; g < count; g += 1) guilds.push(addScaleGuild(state, `g${g}`, shape));
+  for (let g = 0; g < count; g += 1) {
+    const id = shardCount === undefined ? undefined : snowflakeOnShard(g % shardCount, shardCount);
+    guilds.push(addScaleGuild(state, `g${g}`, shape, id));
+  }
   return guilds;
 }
 
-function addScaleGuild(state: FakeDiscordState, tag: string, shape: GuildShape): ScaleGuild {
+function addScaleGuild(state: FakeDiscordState, tag: string, shape: GuildShape, id?: string): ScaleGuild {
   const users: APIUser[] = [];
   for (let i = 0; i < Math.max(1, shape.members); i += 1) {
     const user = makeUser({ id: nextSnowflake(), username: `${tag}m${i}` });
@@ -60,6 +72,7 @@ function addScaleGuild(state: FakeDiscordState, tag: string, shape: GuildShape):
     users.push(user);
   }
   const guild = createGuild(state, {
+    ...(id === undefined ? {} : { id }),
     name: `Scale guild ${tag}`,
     ownerId: users[0]?.id ?? '',
     botRolePosition: shape.roles + 1,

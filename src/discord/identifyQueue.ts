@@ -93,12 +93,16 @@ export function redisIdentifyThrottler(
   logger: { warn(obj: object, msg: string): void },
 ): { build(manager: GatewayInfoSource): Promise<IdentifyThrottler>; close(): Promise<void> } {
   let redis: Redis | undefined;
+  let connected: Promise<void> | undefined;
   return {
     async build(manager) {
       const info = await manager.fetchGatewayInformation();
       redis ??= createRedisClient(config.REDIS_URL);
       // The client fails commands while it connects (it never queues them): wait for it, 2 s at most.
-      await untilRedisReady(redis);
+      // Every shard of the process builds at once: one wait, not a 'ready' listener per shard (past 10,
+      // Node warned of a leak).
+      connected ??= untilRedisReady(redis);
+      await connected;
       return new RedisIdentifyQueue({
         redis,
         key: `${config.REDIS_PREFIX}${config.DISCORD_APPLICATION_ID}:`,
@@ -110,6 +114,7 @@ export function redisIdentifyThrottler(
     async close() {
       const client = redis;
       redis = undefined;
+      connected = undefined;
       if (client) await client.quit().catch(() => client.disconnect());
     },
   };

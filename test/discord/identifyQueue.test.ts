@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { REDIS_URL } from '../../fakes/localRedis.ts';
 import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
-import { RedisIdentifyQueue } from '../../src/discord/identifyQueue.ts';
+import { RedisIdentifyQueue, redisIdentifyThrottler } from '../../src/discord/identifyQueue.ts';
 import { closedPort } from '../cache/storeHarness.ts';
 
 const SPACING = 300;
@@ -99,4 +99,24 @@ describe('RedisIdentifyQueue', () => {
     expect(at.get(1) ?? Number.POSITIVE_INFINITY).toBeLessThan(SPACING / 2);
     expect(down).toHaveLength(1);
   });
+});
+
+it("builds every shard's throttler of a process on one wait for Redis, not a listener each (16 shards)", async () => {
+  const warnings: Error[] = [];
+  const onWarning = (warning: Error) => warnings.push(warning);
+  process.on('warning', onWarning);
+  const throttler = redisIdentifyThrottler(
+    { REDIS_URL, REDIS_PREFIX: `identify-${randomUUID()}:`, DISCORD_APPLICATION_ID: '1' },
+    { warn: () => {} },
+  );
+  const manager = { fetchGatewayInformation: async () => ({ session_start_limit: { max_concurrency: 1 } }) };
+  try {
+    const built = await Promise.all(Array.from({ length: 16 }, () => throttler.build(manager)));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(built.every((queue) => queue instanceof RedisIdentifyQueue)).toBe(true);
+    expect(warnings.map((w) => w.name)).not.toContain('MaxListenersExceededWarning');
+  } finally {
+    process.off('warning', onWarning);
+    await throttler.close();
+  }
 });

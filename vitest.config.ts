@@ -3,6 +3,13 @@ import { SlowestFirst } from './test/slowestFirst.ts';
 
 /** What `npm run test:quick` leaves out: the real bot against the stand-ins, and the production install. */
 const QUICK_SKIPS = ['test/e2e/**', 'test/docker.test.ts'];
+/**
+ * Files that need a process of their own: `test/fakes/discord.test.ts` uploads files through discord.js's
+ * REST, whose undici 6 takes the global dispatcher of whichever undici loaded first in the process; after
+ * another file loaded the bot's undici 8, that one refuses Node's FormData (UND_ERR_INVALID_ARG). The bot
+ * itself never uploads through discord.js's REST (src/discord/webhookRest.ts says why).
+ */
+const OWN_PROCESS = ['test/fakes/discord.test.ts'];
 
 export default defineConfig({
   test: {
@@ -32,9 +39,15 @@ export default defineConfig({
           exclude: [
             ...configDefaults.exclude,
             'test/shipped/**',
+            ...OWN_PROCESS,
             ...(process.env.TEST_QUICK ? QUICK_SKIPS : []),
           ],
         },
+      },
+      {
+        // The same, each file in a fresh process (OWN_PROCESS).
+        extends: true,
+        test: { name: 'sources-own-process', include: OWN_PROCESS },
       },
       {
         // What `npm start` runs: the bundle, built once per run (test/shipped/globalSetup.ts).

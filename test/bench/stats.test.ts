@@ -194,6 +194,7 @@ describe('parseRunArgs', () => {
         'holdings',
         'footprint',
         'rest-proxy',
+        'capacity',
       ],
       quick: false,
       help: false,
@@ -219,7 +220,9 @@ describe('parseRunArgs', () => {
       'holdings',
       'footprint',
       'rest-proxy',
+      'capacity',
     ]);
+    expect(parseRunArgs(['--only', 'capacity']).suites).toEqual(['capacity']);
     expect(parseRunArgs(['--only', 'holdings']).suites).toEqual(['holdings']);
     expect(parseRunArgs(['--only', 'rest-proxy']).suites).toEqual(['rest-proxy']);
     expect(parseRunArgs(['--only', 'http']).suites).toEqual(['http']);

@@ -36,6 +36,8 @@ const MEMBERS = 10;
 const FAILOVER = { everyMs: 75, sweeps: 5 };
 /** Faults that keep coming: every connection ended every 30 ms until the burst is answered. */
 const SUSTAINED = { everyMs: 30, sweeps: Number.POSITIVE_INFINITY };
+/** How long the first sweep waits for an operation under way before it ends whatever is connected. */
+const FIRST_SWEEP_WAIT_MS = 5_000;
 /** The driver's waits over all its tries, each at its shortest (half its step). */
 const SHORTEST_RETRY_WINDOW_MS = Array.from({ length: MAX_TRIES - 1 }, (_, i) =>
   retryWaitMs(i + 1, () => 0),
@@ -53,11 +55,23 @@ function startTerminating(database: string, { everyMs, sweeps }: { everyMs: numb
   const ended = { all: 0, inFlight: 0 };
   const loop = (async () => {
     await admin.connect();
+    // The first sweep comes once an operation is under way (its connection active, or in a transaction),
+    // read in the same snapshot as the terminations: on a fast machine a fixed start met only idle ones.
+    const started = Date.now();
     for (let sweep = 0; sweep < sweeps && !stopped; sweep += 1) {
+      const waiting = sweep === 0 && Date.now() - started < FIRST_SWEEP_WAIT_MS;
       const result = await admin.query(
-        'SELECT pg_terminate_backend(pid) AS done, state FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
-        [database],
+        `SELECT pg_terminate_backend(pid) AS done, state FROM pg_stat_activity
+          WHERE datname = $1 AND pid <> pg_backend_pid()
+            AND ($2 = false OR EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = $1
+              AND pid <> pg_backend_pid() AND state IN ('active', 'idle in transaction')))`,
+        [database, waiting],
       );
+      if (waiting && result.rows.length === 0) {
+        sweep -= 1;
+        await sleep(1);
+        continue;
+      }
       for (const row of result.rows as { done: boolean; state: string | null }[]) {
         if (!row.done) continue;
         ended.all += 1;

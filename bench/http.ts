@@ -73,6 +73,8 @@ export interface HttpBenchOptions {
 }
 
 export const THROUGHPUT_RATIO_TARGET = 0.7;
+/** Issue #37: the replica's server CPU per cached /whois at most this many times the bare endpoint's. */
+export const CPU_RATIO_TARGET = 1.4;
 export const RSS_TARGET_BYTES = 100 * 1024 * 1024;
 export const FIRST_ANSWER_TARGET_MS = 1_000;
 const HIT_IDENTITY = 'vitalik.eth';
@@ -376,7 +378,8 @@ async function cpuMicros(child: ChildProcess): Promise<number> {
   return userMicros + systemMicros;
 }
 
-type CaseName = 'replica' | 'local' | 'bare' | 'gateway';
+type CaseName = 'replica' | 'local' | 'floor' | 'bare' | 'gateway';
+type SignedCase = Exclude<CaseName, 'gateway'>;
 
 interface Case {
   name: CaseName;
@@ -388,6 +391,7 @@ interface Case {
 const ROW_LABELS: Record<CaseName, string> = {
   replica: '/whois over HTTP: web replica (startWebReplica) with REDIS_URL, cache hit',
   local: 'the same replica without REDIS_URL (replay set in the process only)',
+  floor: 'floor: the bare check + JSON parse, envelope, shared replay claim (Redis), constant body',
   bare: 'bare node:http: signature check + constant body',
   gateway: '/whois over the gateway: startBot + discord.js, cache hit',
 };
@@ -399,6 +403,7 @@ export const THROUGHPUT_COLUMNS = [
   'p99 ms',
   'interactions/s',
   'server CPU µs/interaction',
+  'server CPU vs bare',
   'non-200 / wrong',
   'throughput vs bare',
   'Target',
@@ -416,9 +421,32 @@ export function pairedRatio(a: readonly HttpRound[], b: readonly HttpRound[]): n
   );
 }
 
+/** Median over ABAB pairs of `a`'s server CPU per interaction over `b`'s in the same round. */
+export function pairedCpuRatio(a: readonly HttpRound[], b: readonly HttpRound[]): number {
+  const pairs = Math.min(a.length, b.length);
+  return median(
+    Array.from(
+      { length: pairs },
+      (_, i) => (a[i]?.cpuMicrosPerRequest ?? Number.NaN) / (b[i]?.cpuMicrosPerRequest ?? Number.NaN),
+    ),
+  );
+}
+
+/** What the floor leaves the rest of the replica under the CPU target, against what the rest costs. */
+export function floorNote(
+  replica: readonly HttpRound[],
+  floor: readonly HttpRound[],
+  bare: readonly HttpRound[],
+): string {
+  const floorRatio = pairedCpuRatio(floor, bare);
+  const rest = pairedCpuRatio(replica, bare) - floorRatio;
+  return `The floor costs ${formatRatio(floorRatio, 1)} the bare endpoint's server CPU: under the ${CPU_RATIO_TARGET}× target that leaves ${formatNumber(Math.max(0, CPU_RATIO_TARGET - floorRatio), 2)}× for everything else a replica does (Fastify, the delivery gate, the router, its render, log line and metrics), which cost ${formatNumber(rest, 2)}× here.`;
+}
+
 /** The throughput table's rows: the replica (with its verdict), the same without Redis, the bare endpoint, the gateway. */
 export function throughputRows(rounds: Readonly<Record<CaseName, readonly HttpRound[]>>): Cell[][] {
   const replicaRatio = pairedRatio(rounds.replica, rounds.bare);
+  const replicaCpu = pairedCpuRatio(rounds.replica, rounds.bare);
   const row = (name: CaseName, target: string, result: string): Cell[] => {
     const list = rounds[name];
     const latency = medianOfRounds(list.map((round) => round.latency));
@@ -431,6 +459,7 @@ export function throughputRows(rounds: Readonly<Record<CaseName, readonly HttpRo
       formatNumber(latency.p99, 2),
       formatNumber(median(list.map((round) => round.perSecond))),
       formatNumber(median(list.map((round) => round.cpuMicrosPerRequest))),
+      name === 'bare' ? '1.00×' : formatRatio(pairedCpuRatio(list, rounds.bare), 1),
       `${formatNumber(failures)} / ${formatNumber(wrong)}`,
       name === 'bare' ? '1.00×' : formatRatio(pairedRatio(list, rounds.bare), 1),
       target,
@@ -438,10 +467,19 @@ export function throughputRows(rounds: Readonly<Record<CaseName, readonly HttpRo
     ];
   };
   const clean = (name: CaseName) => rounds[name].every((round) => round.failures === 0 && round.wrong === 0);
-  const ok = Number.isFinite(replicaRatio) && replicaRatio >= THROUGHPUT_RATIO_TARGET && clean('replica');
+  const ok =
+    Number.isFinite(replicaRatio) &&
+    replicaRatio >= THROUGHPUT_RATIO_TARGET &&
+    replicaCpu <= CPU_RATIO_TARGET &&
+    clean('replica');
   return [
-    row('replica', `≥ ${THROUGHPUT_RATIO_TARGET}× bare, all 200 with the embed`, ok ? 'PASS' : 'FAIL'),
+    row(
+      'replica',
+      `throughput ≥ ${THROUGHPUT_RATIO_TARGET}× bare, server CPU ≤ ${CPU_RATIO_TARGET}× bare, all 200 with the embed`,
+      ok ? 'PASS' : 'FAIL',
+    ),
     row('local', '', ''),
+    row('floor', '', ''),
     row('bare', '', ''),
     row('gateway', '', ''),
   ];
@@ -463,12 +501,13 @@ async function runThroughput(
       child.send({ type: 'start', env });
       return answer;
     };
-    const [{ replicaUrl, bareUrl }, { replicaUrl: localUrl }] = await Promise.all([
+    const [{ replicaUrl, bareUrl, floorUrl }, { replicaUrl: localUrl }] = await Promise.all([
       ready(replicaChild, benchEnv(stand, 'http')),
       ready(localChild, benchEnv(stand, 'http', 0, false)),
       ready(gatewayChild, benchEnv(stand, 'gateway')),
     ]);
-    if (!replicaUrl || !bareUrl || !localUrl) throw new Error('a replica child did not say where it listens');
+    if (!replicaUrl || !bareUrl || !floorUrl || !localUrl)
+      throw new Error('a replica child did not say where it listens');
     const pool = (url: string) => {
       const made = new Pool(url, { connections: concurrency, pipelining: 1 });
       pools.push(made);
@@ -477,6 +516,7 @@ async function runThroughput(
     const replicaPool = pool(replicaUrl);
     const localPool = pool(localUrl);
     const barePool = pool(bareUrl);
+    const floorPool = pool(floorUrl);
 
     // Warm the replicas' caches (an upstream request each), and give the bare endpoint the very same answer.
     for (const target of [replicaPool, localPool]) {
@@ -506,12 +546,13 @@ async function runThroughput(
     await runWhois(discord);
 
     // Pre-signed requests per round: 1.5× the most a round of that case has used, and more when one ran out.
-    const capacity: Record<'replica' | 'local' | 'bare', number> = {
+    const capacity: Record<SignedCase, number> = {
       replica: Math.ceil((6_000 * roundMs) / 1_000),
       local: Math.ceil((6_000 * roundMs) / 1_000),
+      floor: Math.ceil((12_000 * roundMs) / 1_000),
       bare: Math.ceil((12_000 * roundMs) / 1_000),
     };
-    const signedRound = (name: 'replica' | 'local' | 'bare', target: Pool) => async (durationMs: number) => {
+    const signedRound = (name: SignedCase, target: Pool) => async (durationMs: number) => {
       const requests = presign(keys.privateKey, whoisBodies(discord, capacity[name]));
       const result = await postRound(target, requests, concurrency, durationMs);
       capacity[name] = Math.max(capacity[name], Math.ceil(result.samples.length * (result.ranOut ? 2 : 1.5)));
@@ -520,6 +561,7 @@ async function runThroughput(
     const cases: Case[] = [
       { name: 'replica', child: replicaChild, run: signedRound('replica', replicaPool), rounds: [] },
       { name: 'local', child: localChild, run: signedRound('local', localPool), rounds: [] },
+      { name: 'floor', child: replicaChild, run: signedRound('floor', floorPool), rounds: [] },
       { name: 'bare', child: replicaChild, run: signedRound('bare', barePool), rounds: [] },
       {
         name: 'gateway',
@@ -551,16 +593,17 @@ async function runThroughput(
       }
     }
     const upstreamDuringRounds = upstream.requests.length - upstreamBefore;
-    const [replica, local, bare, gateway] = cases as [Case, Case, Case, Case];
+    const [replica, local, floor, bare, gateway] = cases as [Case, Case, Case, Case, Case];
     const byName = {
       replica: replica.rounds,
       local: local.rounds,
+      floor: floor.rounds,
       bare: bare.rounds,
       gateway: gateway.rounds,
     };
     const rows = throughputRows(byName);
     const checked = replica.rounds.reduce((sum, round) => sum + round.checked, 0);
-    const ranOut = [...replica.rounds, ...local.rounds, ...bare.rounds].filter(
+    const ranOut = [...replica.rounds, ...local.rounds, ...floor.rounds, ...bare.rounds].filter(
       (round) => round.ranOut,
     ).length;
     const cpu = (list: readonly HttpRound[]) => median(list.map((round) => round.cpuMicrosPerRequest));
@@ -571,22 +614,24 @@ async function runThroughput(
         suite:
           'HTTP interactions: cached /whois POSTed to a web replica vs a bare signature-checking node:http endpoint, and through the gateway (issue #18)',
         method: [
-          `${rounds} round(s) of ${formatNumber(roundMs)} ms per case after ${formatNumber(warmupMs)} ms of warm-up each, the four cases alternating with the order rotated every round (ABCD, BCDA, …)`,
+          `${rounds} round(s) of ${formatNumber(roundMs)} ms per case after ${formatNumber(warmupMs)} ms of warm-up each, the five cases alternating with the order rotated every round (ABCDE, BCDEA, …)`,
           `${concurrency} interactions in flight from this process (a keep-alive undici Pool of ${concurrency} connections per server, no pipelining); latency from sending to the end of the answer's body`,
-          `servers in child processes ${pin ? `pinned to core ${pin.core} with taskset (this process, the load and the stand-ins, moved to the other core(s) meanwhile)` : 'NOT pinned (taskset unavailable)'}: the replica and the bare endpoint share one process, the replica without Redis and the gateway bot have one each on the same core; the stand-in Discord and Web3.bio run in this process, the local Redis (redis-server) is not pinned`,
+          `servers in child processes ${pin ? `pinned to core ${pin.core} with taskset (this process, the load and the stand-ins, moved to the other core(s) meanwhile)` : 'NOT pinned (taskset unavailable)'}: the replica, the floor and the bare endpoint share one process, the replica without Redis and the gateway bot have one each on the same core; the stand-in Discord and Web3.bio run in this process, the local Redis (redis-server) is not pinned`,
           `replica = startWebReplica (INTERACTIONS=http, PROCESS_ROLE=all, no gating, REDIS_URL on the local Redis: the shared replay set, and the cache's L2 and the recent lookups there too; USER_COOLDOWN_COMMANDS=0, logs made at info then dropped); the same without REDIS_URL in a child of its own; their caches warmed first (${upstreamBefore} upstream request(s) before the rounds: one per replica, one for the gateway bot); every request a distinct interaction from the stand-in's payload builder (own id and token), signed before its round with an ed25519 key whose public half is DISCORD_PUBLIC_KEY, timestamps of that moment`,
           `bare = node:http in the replica's process: reads the body, checkDiscordSignature (the bot's node:crypto verify), answers the replica's own /whois answer (${formatNumber(Buffer.byteLength(firstAnswer.text))} bytes) as a constant`,
+          `floor = node:http in the same process: the bare endpoint's read and check, then what the bot's route does before it may act (JSON parse, the route's zod envelope and its application, the shared replay claim: SharedDeliveries on the same Redis under its own prefix), then the same constant (no Fastify, no delivery gate, no router, render, log line or metrics): the least a replica that keeps issue #33's replay protection can cost`,
           `gateway = startBot against the stand-in gateway, each /whois dispatched by the stand-in (runCommand) until its type-4 callback reaches the stand-in's REST`,
-          `every ${CHECK_EVERY}th 200 answer parsed and checked (type 4 with an embed; ${formatNumber(checked)} replica answers checked), every gateway result checked; figures are medians of rounds, ratios medians of the per-round ratios; server CPU = the serving child's user + system time per interaction (the replica and bare share a process: each is measured over its own rounds only)`,
+          `every ${CHECK_EVERY}th 200 answer parsed and checked (type 4 with an embed; ${formatNumber(checked)} replica answers checked), every gateway result checked; figures are medians of rounds, ratios medians of the per-round ratios; server CPU = the serving child's user + system time per interaction (the replica, the floor and bare share a process: each is measured over its own rounds only); server CPU vs bare = the median of the per-round ratios`,
         ].join('; '),
         targets: [
-          `replica interactions/s ≥ ${THROUGHPUT_RATIO_TARGET}× the bare endpoint's, every answer 200 with the embed`,
+          `replica interactions/s ≥ ${THROUGHPUT_RATIO_TARGET}× the bare endpoint's (issue #33) and server CPU per interaction ≤ ${CPU_RATIO_TARGET}× the bare endpoint's (issue #37), every answer 200 with the embed`,
         ],
         columns: THROUGHPUT_COLUMNS,
         rows,
         notes: [
           `Upstream requests during the timed rounds: ${upstreamDuringRounds} (every /whois a cache hit when 0).`,
           `REDIS_URL's cost per interaction: the replica with it ran at ${formatRatio(pairedRatio(replica.rounds, local.rounds), 1)} the throughput of the one without (paired rounds), ${formatNumber(cpu(replica.rounds) - cpu(local.rounds))} µs more server CPU per interaction (medians).`,
+          floorNote(replica.rounds, floor.rounds, bare.rounds),
           `Gateway vs HTTP: the replica's p50 is ${formatRatio(p50(replica.rounds), p50(gateway.rounds))} the gateway's and its throughput ${formatRatio(pairedRatio(replica.rounds, gateway.rounds), 1)} (paired rounds). The gateway figures include the stand-in's own dispatch and REST work in this process.`,
           ...(ranOut > 0
             ? [

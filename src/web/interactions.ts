@@ -52,7 +52,8 @@ export interface InteractionEndpoint {
   now?: () => number;
 }
 
-const Envelope = z.object({
+/** What the endpoint reads of every interaction before it acts (the rest is the router's). */
+export const InteractionEnvelope = z.object({
   id: z.string().regex(/^\d{17,20}$/),
   application_id: z.string(),
   type: z.number().int(),
@@ -125,7 +126,7 @@ function accept(request: FastifyRequest, reply: FastifyReply, receiver: Receiver
     return;
   }
   const raw = parseJson(body);
-  const envelope = Envelope.safeParse(raw);
+  const envelope = InteractionEnvelope.safeParse(raw);
   if (!envelope.success) {
     sendJson(reply, 400, { error: 'malformed interaction' });
     return;

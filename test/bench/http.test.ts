@@ -1,10 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import {
   affinityMask,
+  CPU_RATIO_TARGET,
+  floorNote,
   type HttpRound,
   heapFigures,
   isWhoisAnswer,
   outcomeSummary,
+  pairedCpuRatio,
   pairedRatio,
   presign,
   signingKeys,
@@ -60,44 +63,67 @@ describe('isWhoisAnswer', () => {
   });
 });
 
-const round = (perSecond: number, failures = 0): HttpRound => ({
+const round = (perSecond: number, failures = 0, cpuMicrosPerRequest = 100): HttpRound => ({
   latency: summarize([1, 2, 3]),
   perSecond,
   requests: 3,
   failures,
   wrong: 0,
   checked: 1,
-  cpuMicrosPerRequest: 100,
+  cpuMicrosPerRequest,
   ranOut: false,
 });
 
 describe('throughput rows', () => {
-  it('pair rounds in order and judge the replica against 0.7× the bare endpoint', () => {
+  it('pair rounds in order and judge the replica against the bare endpoint: 0.7× its throughput, 1.4× its CPU', () => {
     expect(pairedRatio([round(80), round(60)], [round(100), round(100)])).toBeCloseTo(0.7);
+    expect(
+      pairedCpuRatio([round(80, 0, 150), round(80, 0, 120)], [round(100, 0, 100), round(100, 0, 100)]),
+    ).toBeCloseTo(1.35);
     const rows = throughputRows({
-      replica: [round(80), round(70)],
-      local: [round(90), round(80)],
+      replica: [round(80, 0, 130), round(70, 0, 140)],
+      local: [round(90, 0, 120), round(80, 0, 120)],
+      floor: [round(95, 0, 110), round(95, 0, 110)],
       bare: [round(100), round(100)],
-      gateway: [round(40), round(50)],
+      gateway: [round(40, 0, 90), round(50, 0, 90)],
     });
     const at = (row: number, column: (typeof THROUGHPUT_COLUMNS)[number]) =>
       rows[row]?.[THROUGHPUT_COLUMNS.indexOf(column)];
     expect(at(0, 'throughput vs bare')).toBe('0.75×');
+    expect(at(0, 'server CPU vs bare')).toBe('1.35×');
     expect(at(0, 'Result')).toBe('PASS');
-    // The replica without Redis is shown for comparison, not judged.
+    // The replica without Redis and the floor are shown for comparison, not judged.
     expect(at(1, 'throughput vs bare')).toBe('0.85×');
+    expect(at(1, 'server CPU vs bare')).toBe('1.20×');
     expect(at(1, 'Result')).toBe('');
-    expect(at(2, 'throughput vs bare')).toBe('1.00×');
-    expect(at(3, 'throughput vs bare')).toBe('0.45×');
-    expect(at(3, 'Result')).toBe('');
+    expect(at(2, 'Case')).toMatch(/^floor/);
+    expect(at(2, 'server CPU vs bare')).toBe('1.10×');
+    expect(at(2, 'Result')).toBe('');
+    expect(at(3, 'throughput vs bare')).toBe('1.00×');
+    expect(at(3, 'server CPU vs bare')).toBe('1.00×');
+    expect(at(4, 'throughput vs bare')).toBe('0.45×');
+    expect(at(4, 'server CPU vs bare')).toBe('0.90×');
+    expect(at(4, 'Result')).toBe('');
   });
 
-  it('fail the replica below the target or with a non-200 answer', () => {
-    const others = { local: [round(90)], bare: [round(100)], gateway: [round(50)] };
-    const slow = throughputRows({ replica: [round(60)], ...others });
-    expect(slow[0]?.[THROUGHPUT_COLUMNS.indexOf('Result')]).toBe('FAIL');
-    const failing = throughputRows({ replica: [round(90, 1)], ...others });
-    expect(failing[0]?.[THROUGHPUT_COLUMNS.indexOf('Result')]).toBe('FAIL');
+  it('fail the replica below the throughput target, above the CPU target, or with a non-200 answer', () => {
+    const others = { local: [round(90)], floor: [round(95)], bare: [round(100)], gateway: [round(50)] };
+    const result = (replica: HttpRound) =>
+      throughputRows({ replica: [replica], ...others })[0]?.[THROUGHPUT_COLUMNS.indexOf('Result')];
+    expect(result(round(90, 0, 140))).toBe('PASS');
+    expect(result(round(60))).toBe('FAIL');
+    expect(result(round(90, 0, 141))).toBe('FAIL');
+    expect(result(round(90, 1))).toBe('FAIL');
+  });
+
+  it('say what the floor leaves the rest of the replica under the CPU target', () => {
+    const bare = [round(100, 0, 100)];
+    const note = floorNote([round(60, 0, 180)], [round(90, 0, 130)], bare);
+    expect(note).toContain('The floor costs 1.30× the bare endpoint');
+    expect(note).toContain(`under the ${CPU_RATIO_TARGET}× target that leaves 0.10×`);
+    expect(note).toContain('which cost 0.50× here');
+    // A floor above the target leaves nothing.
+    expect(floorNote([round(60, 0, 200)], [round(90, 0, 150)], bare)).toContain('leaves 0.00× for');
   });
 });
 

@@ -122,7 +122,7 @@ async function startFloor(config: ReturnType<typeof loadConfig>, logger: Logger,
     url: server.url,
     close: async () => {
       await server.close();
-      ledger.close();
+      await ledger.close();
       await closeRedisClient(redis);
     },
   };

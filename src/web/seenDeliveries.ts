@@ -148,6 +148,7 @@ export class SharedDeliveries implements DeliveryLedger {
   #generation: string | undefined;
   #restoring: Promise<void> | undefined;
   #restoreAgain = false;
+  #closed = false;
   #unreachable = false;
   /** Claims waiting to be sent, and whether a call is in flight or about to go. */
   #waiting: Claim[] = [];
@@ -189,11 +190,18 @@ export class SharedDeliveries implements DeliveryLedger {
     });
   }
 
-  /** Stops reading the marker and listening to the client (which its owner closes). */
-  close(): void {
+  /**
+   * Stops reading the marker and listening to the client, which its owner closes once this resolves: a
+   * write-back under way is finished first, so that its lease is released, not left to hold every other
+   * replica's deliveries until it lapses (a replica stopped as it wrote back did, and Discord's deliveries
+   * to the others got 503 for seconds). Each command fails within the client's timeout, so this ends.
+   */
+  async close(): Promise<void> {
+    this.#closed = true;
     clearInterval(this.#watch);
     clearTimeout(this.#retryTimer);
     this.#redis.off('ready', this.#onReady);
+    await this.#restoring;
   }
 
   #schedule(): void {
@@ -284,6 +292,7 @@ export class SharedDeliveries implements DeliveryLedger {
 
   /** Adopts the marker's generation, writing back first; claims wait meanwhile. */
   #restore(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
     if (this.#restoring !== undefined) {
       this.#restoreAgain = true;
       return this.#restoring;

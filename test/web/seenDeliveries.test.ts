@@ -171,6 +171,41 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
       'info Redis reachable again',
     ]);
   });
+
+  it('a replica stopped as it writes back leaves no hold: the other replicas go on acting, and what it acted on stays refused', async () => {
+    const redis = createRedisClient(REDIS_URL);
+    clients.push(redis);
+    await untilRedisReady(redis);
+    const stopping = new SharedDeliveries({ redis, prefix, logger });
+    const other = await replica();
+    const named = redis as unknown as { claimDeliveries: (...args: unknown[]) => Promise<number[]> };
+    const claim = named.claimDeliveries.bind(redis);
+    let down = true;
+    named.claimDeliveries = (...args) =>
+      down ? Promise.reject(new Error('Connection is closed.')) : claim(...args);
+    const stamp = Math.floor(Date.now() / 1_000);
+    // Acted on while Redis could not answer: remembered, and written back on the next connection.
+    expect(await stopping.firstSighting(id(30), stamp, Date.now())).toBe(true);
+    down = false;
+    // The connection comes back and the replica starts writing back; it is stopped right then (a deploy),
+    // the way the app stops it: the ledger first, then its client.
+    const stopped = new Promise<void>((resolve, reject) => {
+      redis.once('ready', () => {
+        stopping
+          .close()
+          .then(() => closeRedisClient(redis))
+          .then(resolve, reject);
+      });
+    });
+    redis.disconnect(true);
+    await stopped;
+    // No hold left (a lease would make every replica wait, then refuse Discord's deliveries with 503).
+    expect(await admin.zrangebyscore(`${prefix}deliveries:holds`, Date.now(), '+inf')).toEqual([]);
+    const now = Date.now();
+    expect(await other.firstSighting(id(31), Math.floor(now / 1_000), now)).toBe(true);
+    // What the stopped replica acted on was written back before it went: a replay to the other is refused.
+    expect(await other.firstSighting(id(30), stamp, Date.now())).toBe(false);
+  });
 });
 
 describe('SharedDeliveries when Redis comes back empty (a redis-server of its own, no persistence)', () => {
@@ -208,7 +243,7 @@ describe('SharedDeliveries when Redis comes back empty (a redis-server of its ow
     own = await startOwnRedis();
   });
   afterAll(async () => {
-    for (const ledger of ledgers) ledger.close();
+    for (const ledger of ledgers) await ledger.close();
     for (const c of clients) await closeRedisClient(c);
     await own?.close();
   });

@@ -75,6 +75,10 @@ export async function startOpsServers(
   const publicPort = input.publicPort ? config.HTTP_PORT : undefined;
   if (publicPort === undefined && config.METRICS_PORT === undefined) return { close: async () => {} };
   const redis = config.REDIS_URL === undefined ? undefined : createRedisClient(config.REDIS_URL);
+  // Listening before Redis answers would judge the first deliveries by this process's empty set, as in an
+  // outage: a replay of one another replica acted on, sent as this one starts, was acted on again. Wait
+  // for it briefly, as the pages' server does; a Redis that is down is waited for no longer.
+  if (redis) await untilRedisReady(redis);
   const readiness = { ...input.readiness };
   if (redis) readiness.redis = async () => void (await redis.ping());
   const opsLogger = logger.child({ module: 'http' });

@@ -21,8 +21,13 @@ import type { Redis } from 'ioredis';
 export const SETTLE_MS = 3_000;
 /** How recently a Redis must have started for a new generation to settle when its starter knew no earlier one. */
 export const YOUNG_REDIS_MS = 10_000;
-/** How long a replica's write-back holds the others without a word from it (renewed with every batch). */
-export const WRITE_BACK_LEASE_MS = 10_000;
+/**
+ * How long a replica's write-back holds the others without a word from it (renewed with every batch).
+ * Each call fails within the client's 1 s command timeout, which ends the write-back, so a live replica
+ * renews well within it; one killed as it writes back holds every replica's deliveries no longer than
+ * this (it was 10 s: a deploy's killed replica froze every interaction that long).
+ */
+export const WRITE_BACK_LEASE_MS = 3_000;
 /** Deliveries written back per script call. */
 const WRITE_BACK_BATCH = 1_000;
 

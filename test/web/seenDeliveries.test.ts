@@ -14,6 +14,7 @@ import {
   RECONNECT_MAX_MS,
   untilRedisReady,
 } from '../../src/cache/redisStore.ts';
+import { DeliveryGenerations, WRITE_BACK_LEASE_MS } from '../../src/web/deliveryGenerations.ts';
 import { MAX_SIGNATURE_AGE_MS } from '../../src/web/discordSignature.ts';
 import {
   REMEMBER_MARGIN_MS,
@@ -32,6 +33,15 @@ function recordingLogger() {
   const line = (level: string) => (_obj: object, msg?: string) =>
     void logs.push({ level, ...(msg ? { msg } : {}) });
   return { logs, logger: { info: line('info'), warn: line('warn'), error: line('error') } };
+}
+
+/** Sends the delivery until it is judged (acted on or refused as seen): every answer, in order. */
+async function untilJudged(ledger: SharedDeliveries, key: string, stamp: number): Promise<Sighting[]> {
+  const answers: Sighting[] = [];
+  const deadline = Date.now() + 20_000;
+  do answers.push(await ledger.firstSighting(key, stamp, Date.now()));
+  while (answers.at(-1) === 'unjudged' && Date.now() < deadline);
+  return answers;
 }
 
 describe('SeenDeliveries (one process)', () => {
@@ -206,6 +216,25 @@ describe('SharedDeliveries (every replica, through Redis)', () => {
     // What the stopped replica acted on was written back before it went: a replay to the other is refused.
     expect(await other.firstSighting(id(30), stamp, Date.now())).toBe(false);
   });
+
+  it('a replica killed as it writes back holds the others only until its lease lapses, within seconds', async () => {
+    const other = await replica();
+    const redis = createRedisClient(REDIS_URL);
+    clients.push(redis);
+    await untilRedisReady(redis);
+    const generations = new DeliveryGenerations(redis, prefix);
+    const { generation } = await generations.adopt(randomUUID(), undefined, undefined);
+    // The killed replica had taken its lease to write back, and never released it.
+    await generations.adopt(randomUUID(), generation, `writeback:${randomUUID()}`);
+    const killedAt = Date.now();
+    const answers = await untilJudged(other, id(40), Math.floor(killedAt / 1_000));
+    // Held (refused for now, 503 at the route) while the lease stands, then acted on once.
+    expect(answers[0]).toBe('unjudged');
+    expect(answers.filter((answer) => answer !== 'unjudged')).toEqual([true]);
+    // The lease lapses after WRITE_BACK_LEASE_MS; the 10 s it was froze every replica's interactions that long.
+    expect(Date.now() - killedAt).toBeGreaterThanOrEqual(WRITE_BACK_LEASE_MS - 1_000);
+    expect(Date.now() - killedAt).toBeLessThan(7_000);
+  });
 });
 
 describe('SharedDeliveries when Redis comes back empty (a redis-server of its own, no persistence)', () => {
@@ -227,14 +256,6 @@ describe('SharedDeliveries when Redis comes back empty (a redis-server of its ow
   };
   const reconnected = () =>
     expect.poll(() => clients.map((c) => c.status), { timeout: 10_000 }).toEqual(clients.map(() => 'ready'));
-  /** Sends the delivery until it is judged (acted on or refused as seen): every answer, in order. */
-  const untilJudged = async (ledger: SharedDeliveries, key: string, stamp: number) => {
-    const answers: Sighting[] = [];
-    const deadline = Date.now() + 20_000;
-    do answers.push(await ledger.firstSighting(key, stamp, Date.now()));
-    while (answers.at(-1) === 'unjudged' && Date.now() < deadline);
-    return answers;
-  };
   /** Acted on: a Redis started moments ago holds the first deliveries while a new generation settles. */
   const actedOn = async (ledger: SharedDeliveries, key: string, stamp: number) =>
     expect((await untilJudged(ledger, key, stamp)).filter((answer) => answer !== 'unjudged')).toEqual([true]);

@@ -410,27 +410,23 @@ export const THROUGHPUT_COLUMNS = [
   'Result',
 ] as const;
 
-/** Median over ABAB pairs of `a`'s interactions/s over `b`'s in the same round. */
-export function pairedRatio(a: readonly HttpRound[], b: readonly HttpRound[]): number {
+/** Median over ABAB pairs of `a`'s `measure` (interactions/s unless told) over `b`'s in the same round. */
+export function pairedRatio(
+  a: readonly HttpRound[],
+  b: readonly HttpRound[],
+  measure: 'perSecond' | 'cpuMicrosPerRequest' = 'perSecond',
+): number {
   const pairs = Math.min(a.length, b.length);
   return median(
     Array.from(
       { length: pairs },
-      (_, i) => (a[i]?.perSecond ?? Number.NaN) / (b[i]?.perSecond ?? Number.NaN),
+      (_, i) => (a[i]?.[measure] ?? Number.NaN) / (b[i]?.[measure] ?? Number.NaN),
     ),
   );
 }
 
-/** Median over ABAB pairs of `a`'s server CPU per interaction over `b`'s in the same round. */
-export function pairedCpuRatio(a: readonly HttpRound[], b: readonly HttpRound[]): number {
-  const pairs = Math.min(a.length, b.length);
-  return median(
-    Array.from(
-      { length: pairs },
-      (_, i) => (a[i]?.cpuMicrosPerRequest ?? Number.NaN) / (b[i]?.cpuMicrosPerRequest ?? Number.NaN),
-    ),
-  );
-}
+const pairedCpuRatio = (a: readonly HttpRound[], b: readonly HttpRound[]) =>
+  pairedRatio(a, b, 'cpuMicrosPerRequest');
 
 /** What the floor leaves the rest of the replica under the CPU target, against what the rest costs. */
 export function floorNote(

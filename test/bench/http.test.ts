@@ -7,7 +7,6 @@ import {
   heapFigures,
   isWhoisAnswer,
   outcomeSummary,
-  pairedCpuRatio,
   pairedRatio,
   presign,
   signingKeys,
@@ -78,7 +77,11 @@ describe('throughput rows', () => {
   it('pair rounds in order and judge the replica against the bare endpoint: 0.7× its throughput, 1.4× its CPU', () => {
     expect(pairedRatio([round(80), round(60)], [round(100), round(100)])).toBeCloseTo(0.7);
     expect(
-      pairedCpuRatio([round(80, 0, 150), round(80, 0, 120)], [round(100, 0, 100), round(100, 0, 100)]),
+      pairedRatio(
+        [round(80, 0, 150), round(80, 0, 120)],
+        [round(100, 0, 100), round(100, 0, 100)],
+        'cpuMicrosPerRequest',
+      ),
     ).toBeCloseTo(1.35);
     const rows = throughputRows({
       replica: [round(80, 0, 130), round(70, 0, 140)],

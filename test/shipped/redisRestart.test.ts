@@ -12,7 +12,7 @@ import { rawProfile } from '../../fakes/web3bio/builders.ts';
 import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.ts';
 import { ALICE, BOB, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort } from '../e2e/processes.ts';
-import { READY, type ShippedProcess, standInsEnv, startShipped } from './shippedBot.ts';
+import { READY, replicaEnv, type ShippedProcess, startShipped } from './shippedBot.ts';
 
 interface Replica {
   bot: ShippedProcess;
@@ -29,11 +29,7 @@ describe('npm start: two web replicas across a Redis killed and started again em
     const port = await freePort();
     const bot = await startShipped(
       {
-        ...standInsEnv(discord, upstream),
-        INTERACTIONS: 'http',
-        PUBLIC_URL: 'https://bot.example.test',
-        HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: String(port),
+        ...replicaEnv(discord, upstream, port),
         REDIS_URL: redis.url,
         // Every answer is deferred and then edited in through the stand-in: each edit is an answer it saw.
         DEFER_AFTER_MS: '0',

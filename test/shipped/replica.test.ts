@@ -15,14 +15,7 @@ import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.t
 import { ALICE, BOB, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort, runNode } from '../e2e/processes.ts';
 import { postHead, RawRequest, shapedSignature } from '../e2e/rawRequests.ts';
-import {
-  npmStart,
-  READY,
-  type ShippedProcess,
-  shippedMain,
-  standInsEnv,
-  startShipped,
-} from './shippedBot.ts';
+import { npmStart, READY, replicaEnv, type ShippedProcess, shippedMain, startShipped } from './shippedBot.ts';
 
 describe('npm start: the bundle in dist/, as a web replica', () => {
   let discord: FakeDiscord;
@@ -39,11 +32,7 @@ describe('npm start: the bundle in dist/, as a web replica', () => {
     const port = await freePort();
     bot = await startShipped(
       {
-        ...standInsEnv(discord, upstream),
-        INTERACTIONS: 'http',
-        PUBLIC_URL: 'https://bot.example.test',
-        HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: String(port),
+        ...replicaEnv(discord, upstream, port),
         LOG_LEVEL: 'info',
         DELIVERY_BODY_TIMEOUT_MS: '1000',
       },

@@ -16,7 +16,7 @@ import { type FakeWeb3Bio, startFakeWeb3Bio } from '../../fakes/web3bio/server.t
 import { closeRedisClient, createRedisClient, untilRedisReady } from '../../src/cache/redisStore.ts';
 import { BOB, toCommandOptions, visibleMessage } from '../e2e/harness.ts';
 import { freePort } from '../e2e/processes.ts';
-import { READY, type ShippedProcess, standInsEnv, startShipped } from './shippedBot.ts';
+import { READY, replicaEnv, type ShippedProcess, startShipped } from './shippedBot.ts';
 
 const LINK_DELAY_MS = 800;
 
@@ -31,11 +31,7 @@ describe('npm start: a web replica whose Redis is slow to connect', () => {
     const port = await freePort();
     const bot = await startShipped(
       {
-        ...standInsEnv(discord, upstream),
-        INTERACTIONS: 'http',
-        PUBLIC_URL: 'https://bot.example.test',
-        HTTP_HOST: '127.0.0.1',
-        HTTP_PORT: String(port),
+        ...replicaEnv(discord, upstream, port),
         REDIS_URL: redisUrl,
         REDIS_PREFIX: prefix,
         USER_COOLDOWN_COMMANDS: '0',

@@ -32,6 +32,21 @@ export function standInsEnv(discord: FakeDiscord, upstream: FakeWeb3Bio): Record
   return env;
 }
 
+/** A web replica's settings (INTERACTIONS=http) on 127.0.0.1:`port`, with the stand-ins'. */
+export function replicaEnv(
+  discord: FakeDiscord,
+  upstream: FakeWeb3Bio,
+  port: number,
+): Record<string, string> {
+  return {
+    ...standInsEnv(discord, upstream),
+    INTERACTIONS: 'http',
+    PUBLIC_URL: 'https://bot.example.test',
+    HTTP_HOST: '127.0.0.1',
+    HTTP_PORT: String(port),
+  };
+}
+
 export interface ShippedProcess extends NodeProcess {
   /** SIGTERM, then SIGKILL after `graceMs`; removes the process's folder. Resolves with the exit code. */
   stop(graceMs?: number): Promise<number | null>;
